@@ -1,0 +1,78 @@
+// Command miraj-server is the Miraj SQL server: MySQL protocol on the client
+// port, in-memory tables made durable by a journal per database.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/miraj-db/miraj/internal/sqlserver"
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "miraj-server:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	root := flag.String("root", "./data", "data directory (created if absent)")
+	port := flag.Int("port", 7007, "client port (MySQL protocol)")
+	bindAddr := flag.String("bind", "127.0.0.1", "client address to listen on")
+	logOn := flag.Bool("log", true, "write the server log to ROOT/miraj/server.log as well as stderr")
+	policy := flag.String("save-policy", "commit", "when commits reach the disk: commit, periodic or manual")
+	interval := flag.Int("save-interval-ms", 1000, "fsync interval of the periodic save policy, in milliseconds")
+	keepMB := flag.Int64("journal-keep-mb", 0, "journal kept behind the newest checkpoint, in MiB")
+	clusterConfig := flag.String("cluster-config", "", "cluster configuration file (cluster.toml)")
+	rootPassword := flag.String("root-password", os.Getenv("MIRAJ_ROOT_PASSWORD"), "password of root@localhost and root@127.0.0.1 when they are created (first start)")
+	flag.Parse()
+
+	pol, err := storage.ParseSavePolicy(*policy)
+	if err != nil {
+		return fmt.Errorf("--save-policy: %w", err)
+	}
+	if *interval <= 0 {
+		return fmt.Errorf("--save-interval-ms must be positive, got %d", *interval)
+	}
+	if err := os.MkdirAll(sqlserver.StateDir(*root), 0o700); err != nil {
+		return err
+	}
+	var out io.Writer = os.Stderr
+	if *logOn {
+		f, err := os.OpenFile(filepath.Join(sqlserver.StateDir(*root), "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = io.MultiWriter(os.Stderr, f)
+	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(log)
+	if *clusterConfig != "" {
+		log.Warn("--cluster-config given: cluster mode is not available in this build, starting standalone", "file", *clusterConfig)
+	}
+
+	srv, err := sqlserver.New(sqlserver.Config{Root: *root, Bind: *bindAddr, Port: *port, Policy: pol,
+		SaveInterval: time.Duration(*interval) * time.Millisecond, KeepJournalBytes: *keepMB << 20,
+		RootPassword: *rootPassword, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := srv.Listen(); err != nil {
+		srv.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return srv.Run(ctx)
+}

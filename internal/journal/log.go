@@ -1,0 +1,452 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// LSN is a byte position in a database's log. It only grows, across segment
+// files: segment files are named after the LSN of their first byte.
+type LSN uint64
+
+// ErrCorrupt marks a journal that cannot be read back safely: a damaged frame
+// that is followed by valid data, or segments that do not follow each other.
+// Test for it with errors.Is; the message names the file and offset.
+var ErrCorrupt = errors.New("journal: corrupt")
+
+// ErrFailed is returned by every call after a write or fsync failed: the state
+// of the file is then unknown, and the only safe course is to stop and recover.
+var ErrFailed = errors.New("journal: failed after an I/O error")
+
+// CorruptError says where a journal is damaged.
+type CorruptError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("journal: corrupt frame in %s at offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+const (
+	// DefaultSegmentBytes is the size after which appends go to a new file;
+	// small enough that retention frees space in useful steps.
+	DefaultSegmentBytes = 64 << 20
+	// maxTornScanBytes bounds the search for valid frames after a damaged
+	// one. A torn tail is at most what was written since the last fsync; a
+	// longer stretch of undecodable bytes is reported as corruption rather
+	// than cut.
+	maxTornScanBytes = 256 << 20
+	segmentSuffix    = ".journal"
+)
+
+// Options configure a Log.
+type Options struct {
+	// Dir holds the segment files. It is created if absent.
+	Dir string
+	// SegmentBytes is the roll-over size (DefaultSegmentBytes if zero).
+	SegmentBytes int64
+	// StartLSN is where recovery begins (the LSN of the checkpoint that
+	// was loaded). Frames before it are not read at open.
+	StartLSN LSN
+	Logger   *slog.Logger
+}
+
+// Log is one database's append-only journal. Append, SyncTo, End, Durable and
+// Read are safe for concurrent use. A Log has no goroutines of its own.
+type Log struct {
+	opts Options
+	log  *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		cur      *os.File
+		curStart LSN
+		written  LSN // end of the bytes handed to write(2)
+		synced   LSN // end of the bytes known to be on disk; Invariant: synced <= written
+		syncing  bool
+		failed   error
+		segments []LSN // start LSN of each segment, ascending
+	}
+	synced *sync.Cond
+}
+
+func segmentName(start LSN) string { return fmt.Sprintf("%020d%s", uint64(start), segmentSuffix) }
+
+// listSegments returns the start LSNs of the segment files in dir, ascending.
+func listSegments(dir string) ([]LSN, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []LSN
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, segmentSuffix) {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSuffix(name, segmentSuffix), 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, LSN(n))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// Open validates the journal from opts.StartLSN on, cuts a torn tail and any
+// frames of a transaction that never got its commit marker (both logged), and
+// returns the log positioned at its end. Damage before the last commit marker
+// is an error naming the file and offset: nothing is cut past a committed frame.
+func Open(opts Options) (*Log, error) {
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = DefaultSegmentBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
+	}
+	l := &Log{opts: opts, log: opts.Logger}
+	l.synced = sync.NewCond(&l.mu)
+	segs, err := listSegments(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
+	}
+	if len(segs) == 0 {
+		if err := l.createSegment(opts.StartLSN); err != nil {
+			return nil, err
+		}
+		l.mu.segments = []LSN{opts.StartLSN}
+		l.mu.written, l.mu.synced = opts.StartLSN, opts.StartLSN
+		return l, nil
+	}
+	end, err := l.recover(segs)
+	if err != nil {
+		return nil, err
+	}
+	last := segs[len(segs)-1]
+	f, err := os.OpenFile(filepath.Join(opts.Dir, segmentName(last)), os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
+	}
+	if _, err := f.Seek(int64(end-last), io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
+	}
+	l.mu.cur, l.mu.curStart = f, last
+	l.mu.segments = segs
+	l.mu.written, l.mu.synced = end, end
+	return l, nil
+}
+
+// recover scans the segments from StartLSN and returns the end of the last
+// committed transaction, having truncated the last segment there.
+func (l *Log) recover(segs []LSN) (LSN, error) {
+	start := l.opts.StartLSN
+	if start < segs[0] {
+		return 0, &CorruptError{File: filepath.Join(l.opts.Dir, segmentName(segs[0])), Offset: 0,
+			Reason: fmt.Sprintf("journal starts at LSN %d, after the checkpoint's LSN %d", segs[0], start)}
+	}
+	committed := start
+	for i, seg := range segs {
+		path := filepath.Join(l.opts.Dir, segmentName(seg))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return 0, fmt.Errorf("journal %s: %w", path, err)
+		}
+		segEnd := seg + LSN(len(data))
+		lastSeg := i == len(segs)-1
+		if !lastSeg && segEnd != segs[i+1] {
+			return 0, &CorruptError{File: path, Offset: int64(len(data)),
+				Reason: fmt.Sprintf("segment ends at LSN %d but the next segment starts at %d", segEnd, segs[i+1])}
+		}
+		if segEnd <= start {
+			if lastSeg && segEnd < start {
+				return 0, &CorruptError{File: path, Offset: int64(len(data)),
+					Reason: fmt.Sprintf("journal ends at LSN %d, before the checkpoint's LSN %d", segEnd, start)}
+			}
+			continue
+		}
+		pos := 0
+		if seg < start {
+			pos = int(start - seg)
+		}
+		for pos < len(data) {
+			typ, _, size, ok := DecodeFrame(data[pos:])
+			if !ok {
+				if !lastSeg || validFrameAfter(data[pos+1:]) {
+					return 0, &CorruptError{File: path, Offset: int64(pos), Reason: "checksum or length mismatch before the end of the log"}
+				}
+				l.log.Warn("journal: torn frame at the end of the log cut off",
+					"file", path, "offset", pos, "bytes", len(data)-pos)
+				break
+			}
+			pos += size
+			if typ == FrameCommit {
+				committed = seg + LSN(pos)
+			}
+		}
+		if lastSeg {
+			validEnd := seg + LSN(len(data))
+			if committed < validEnd {
+				if committed < seg {
+					// The whole last segment holds no committed frame.
+					committed = seg
+				}
+				if pos < len(data) || committed < seg+LSN(pos) {
+					l.log.Warn("journal: cutting frames after the last commit marker",
+						"file", path, "offset", committed-seg, "bytes", validEnd-committed)
+				}
+				if err := os.Truncate(path, int64(committed-seg)); err != nil {
+					return 0, fmt.Errorf("journal %s: truncate: %w", path, err)
+				}
+			}
+		}
+	}
+	if committed < segs[len(segs)-1] {
+		// Frames before the last segment were uncommitted; that cannot
+		// happen with whole-transaction appends.
+		return 0, &CorruptError{File: filepath.Join(l.opts.Dir, segmentName(segs[len(segs)-1])), Offset: 0,
+			Reason: "previous segment ends inside a transaction"}
+	}
+	return committed, nil
+}
+
+// validFrameAfter reports whether any valid frame starts somewhere in b,
+// looking at most maxTornScanBytes ahead (beyond that, it answers true so the
+// caller reports corruption instead of cutting).
+func validFrameAfter(b []byte) bool {
+	if len(b) > maxTornScanBytes {
+		return true
+	}
+	for i := 0; i+HeaderBytes <= len(b); i++ {
+		if _, _, _, ok := DecodeFrame(b[i:]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Log) createSegment(start LSN) error {
+	path := filepath.Join(l.opts.Dir, segmentName(start))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal %s: create segment: %w", path, err)
+	}
+	if err := syncDir(l.opts.Dir); err != nil {
+		f.Close()
+		return err
+	}
+	if l.mu.cur != nil {
+		l.mu.cur.Close()
+	}
+	l.mu.cur, l.mu.curStart = f, start
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("journal %s: fsync dir: %w", dir, err)
+	}
+	return nil
+}
+
+// Append writes already encoded frames (see AppendFrame) at the end of the
+// log and returns the LSN range they occupy. The bytes reach the operating
+// system before Append returns; SyncTo makes them durable. One call's bytes
+// never span two segment files.
+func (l *Log) Append(frames []byte) (start, end LSN, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.failed != nil {
+		return 0, 0, l.mu.failed
+	}
+	if int64(l.mu.written-l.mu.curStart) >= l.opts.SegmentBytes {
+		if err := l.rollLocked(); err != nil {
+			return 0, 0, l.failLocked(err)
+		}
+	}
+	if _, err := l.mu.cur.Write(frames); err != nil {
+		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	}
+	start = l.mu.written
+	l.mu.written += LSN(len(frames))
+	return start, l.mu.written, nil
+}
+
+func (l *Log) failLocked(err error) error {
+	l.mu.failed = fmt.Errorf("%w: %v", ErrFailed, err)
+	l.synced.Broadcast()
+	l.log.Error("journal: I/O error, the database refuses further writes", "dir", l.opts.Dir, "err", err)
+	return l.mu.failed
+}
+
+// rollLocked makes the current segment durable and starts the next one.
+func (l *Log) rollLocked() error {
+	if err := l.mu.cur.Sync(); err != nil {
+		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
+	}
+	if l.mu.written > l.mu.synced {
+		l.mu.synced = l.mu.written
+		l.synced.Broadcast()
+	}
+	if err := l.createSegment(l.mu.written); err != nil {
+		return err
+	}
+	l.mu.segments = append(l.mu.segments, l.mu.written)
+	return nil
+}
+
+// SyncTo returns once every byte before upto is on disk. Concurrent callers
+// share fsyncs (group commit): one caller syncs everything written so far
+// while the others wait for it, then at most one more fsync covers them.
+func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.mu.synced < upto {
+		if l.mu.failed != nil {
+			return l.mu.failed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if l.mu.syncing {
+			l.synced.Wait()
+			continue
+		}
+		l.mu.syncing = true
+		target, f := l.mu.written, l.mu.cur
+		l.mu.Unlock()
+		err := f.Sync()
+		l.mu.Lock()
+		l.mu.syncing = false
+		if err != nil {
+			return l.failLocked(fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err))
+		}
+		if target > l.mu.synced {
+			l.mu.synced = target
+		}
+		l.synced.Broadcast()
+	}
+	return nil
+}
+
+// End returns the LSN after the last appended byte.
+func (l *Log) End() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.written
+}
+
+// Durable returns the LSN up to which the log is on disk.
+func (l *Log) Durable() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.synced
+}
+
+// Start returns the LSN of the oldest retained byte.
+func (l *Log) Start() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.segments[0]
+}
+
+// Read calls fn for each frame from LSN from (which must be a frame boundary)
+// up to the end of the log as it is when Read is called. payload is only
+// valid during the call.
+func (l *Log) Read(from LSN, fn func(lsn LSN, typ FrameType, payload []byte) error) error {
+	l.mu.Lock()
+	segs := append([]LSN(nil), l.mu.segments...)
+	end := l.mu.written
+	l.mu.Unlock()
+	if from < segs[0] {
+		return fmt.Errorf("journal %s: LSN %d is no longer retained (oldest %d)", l.opts.Dir, from, segs[0])
+	}
+	for i, seg := range segs {
+		segEnd := end
+		if i+1 < len(segs) {
+			segEnd = segs[i+1]
+		}
+		if segEnd <= from {
+			continue
+		}
+		path := filepath.Join(l.opts.Dir, segmentName(seg))
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("journal %s: %w", path, err)
+		}
+		data := make([]byte, segEnd-seg)
+		_, err = io.ReadFull(f, data)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("journal %s: read: %w", path, err)
+		}
+		pos := 0
+		if seg < from {
+			pos = int(from - seg)
+		}
+		for pos < len(data) {
+			typ, payload, size, ok := DecodeFrame(data[pos:])
+			if !ok {
+				return &CorruptError{File: path, Offset: int64(pos), Reason: "checksum or length mismatch"}
+			}
+			if err := fn(seg+LSN(pos), typ, payload); err != nil {
+				return err
+			}
+			pos += size
+		}
+	}
+	return nil
+}
+
+// RemoveBefore deletes the segment files that hold only bytes before lsn.
+// The current segment is never removed.
+func (l *Log) RemoveBefore(lsn LSN) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.mu.segments) > 1 && l.mu.segments[1] <= lsn {
+		path := filepath.Join(l.opts.Dir, segmentName(l.mu.segments[0]))
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("journal %s: remove: %w", path, err)
+		}
+		l.mu.segments = l.mu.segments[1:]
+	}
+	return nil
+}
+
+// Close makes the log durable and closes it.
+func (l *Log) Close() error {
+	if err := l.SyncTo(context.Background(), l.End()); err != nil && !errors.Is(err, ErrFailed) {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.cur != nil {
+		err := l.mu.cur.Close()
+		l.mu.cur = nil
+		l.mu.failed = fmt.Errorf("%w: closed", ErrFailed)
+		return err
+	}
+	return nil
+}

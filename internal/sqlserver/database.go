@@ -1,0 +1,309 @@
+package sqlserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Provider is the go-mysql-server view of the storage engine's databases.
+type Provider struct {
+	engine *storage.Engine
+}
+
+var _ sql.MutableDatabaseProvider = (*Provider)(nil)
+var _ sql.CollatedDatabaseProvider = (*Provider)(nil)
+
+// dbOptions is what a database's first journal transaction records.
+type dbOptions struct {
+	Name      string `json:"name"`
+	Collation string `json:"collation,omitempty"`
+}
+
+func (p *Provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
+	db, ok := p.engine.Database(name)
+	if !ok {
+		return nil, sql.ErrDatabaseNotFound.New(name)
+	}
+	return &Database{db: db}, nil
+}
+
+func (p *Provider) HasDatabase(ctx *sql.Context, name string) bool {
+	_, ok := p.engine.Database(name)
+	return ok
+}
+
+func (p *Provider) AllDatabases(ctx *sql.Context) []sql.Database {
+	var out []sql.Database
+	for _, db := range p.engine.Databases() {
+		out = append(out, &Database{db: db})
+	}
+	return out
+}
+
+func (p *Provider) CreateDatabase(ctx *sql.Context, name string) error {
+	return p.CreateCollatedDatabase(ctx, name, sql.Collation_Default)
+}
+
+// defaultCollation is MySQL 8's: utf8mb4 with case- and accent-insensitive
+// comparisons. go-mysql-server's own default (utf8mb4_0900_bin) reaches
+// CreateCollatedDatabase when no collation is named, and is replaced by it.
+const defaultCollation = sql.Collation_utf8mb4_0900_ai_ci
+
+func (p *Provider) CreateCollatedDatabase(ctx *sql.Context, name string, collation sql.CollationID) error {
+	if collation == sql.Collation_Default || collation == sql.Collation_Unspecified {
+		collation = defaultCollation
+	}
+	opts, _ := json.Marshal(dbOptions{Name: name, Collation: collation.Name()})
+	_, err := p.engine.CreateDatabase(name, opts)
+	if errors.Is(err, storage.ErrDatabaseExists) {
+		return sql.ErrDatabaseExists.New(name)
+	}
+	return err
+}
+
+func (p *Provider) DropDatabase(ctx *sql.Context, name string) error {
+	err := p.engine.DropDatabase(name)
+	if errors.Is(err, storage.ErrNoDatabase) {
+		return sql.ErrDatabaseNotFound.New(name)
+	}
+	return err
+}
+
+// Database is one database as go-mysql-server sees it. Everything it returns
+// comes from the session's transaction on it.
+type Database struct {
+	db *storage.DB
+}
+
+var (
+	_ sql.Database                = (*Database)(nil)
+	_ sql.TableCreator            = (*Database)(nil)
+	_ sql.TableDropper            = (*Database)(nil)
+	_ sql.TableRenamer            = (*Database)(nil)
+	_ sql.ViewDatabase            = (*Database)(nil)
+	_ sql.TriggerDatabase         = (*Database)(nil)
+	_ sql.StoredProcedureDatabase = (*Database)(nil)
+	_ sql.CollatedDatabase        = (*Database)(nil)
+)
+
+func (d *Database) Name() string { return d.db.Name() }
+
+func (d *Database) tx(ctx *sql.Context) *storage.Tx { return sessionOf(ctx).storageTx(d.db) }
+
+func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	t, ok := d.tx(ctx).Table(name)
+	if !ok {
+		return nil, false, nil
+	}
+	ti, err := info(t.Def())
+	if err != nil {
+		return nil, false, err
+	}
+	return &Table{db: d, info: ti}, true, nil
+}
+
+func (d *Database) GetTableNames(ctx *sql.Context) ([]string, error) {
+	return d.tx(ctx).Catalog().TableNames(), nil
+}
+
+func (d *Database) IsReadOnly() bool { return false }
+
+func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
+	return d.CreateIndexedTable(ctx, name, sch, sql.IndexDef{}, collation)
+}
+
+func (d *Database) createTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
+	tx := d.tx(ctx)
+	if _, exists := tx.Table(name); exists {
+		return sql.ErrTableAlreadyExists.New(name)
+	}
+	def, err := buildDef(name, sch, collation, comment, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return toSQLError(tx.CreateTable(def))
+}
+
+// CreateIndexedTable creates a table whose primary key is given as an index
+// definition (go-mysql-server's form for some CREATE TABLE statements).
+func (d *Database) CreateIndexedTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, idx sql.IndexDef, collation sql.CollationID) error {
+	return d.createTable(ctx, name, sch, collation, "")
+}
+
+func (d *Database) DropTable(ctx *sql.Context, name string) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Table(name); !ok {
+		return sql.ErrTableNotFound.New(name)
+	}
+	return toSQLError(tx.DropTable(name))
+}
+
+func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Table(from); !ok {
+		return sql.ErrTableNotFound.New(from)
+	}
+	if _, ok := tx.Table(to); ok && !strings.EqualFold(from, to) {
+		return sql.ErrTableAlreadyExists.New(to)
+	}
+	return toSQLError(tx.RenameTable(from, to))
+}
+
+func (d *Database) GetCollation(ctx *sql.Context) sql.CollationID {
+	var o dbOptions
+	if json.Unmarshal(d.tx(ctx).Catalog().Options(), &o) == nil && o.Collation != "" {
+		if c, err := sql.ParseCollation("", o.Collation, false); err == nil {
+			return c
+		}
+	}
+	return defaultCollation
+}
+
+func (d *Database) SetCollation(ctx *sql.Context, collation sql.CollationID) error {
+	if collation == sql.Collation_Default || collation == sql.Collation_Unspecified {
+		collation = defaultCollation
+	}
+	opts, _ := json.Marshal(dbOptions{Name: d.Name(), Collation: collation.Name()})
+	return d.tx(ctx).SetOptions(opts)
+}
+
+// Catalog objects: views, triggers and stored procedures are stored as the
+// SQL text go-mysql-server gives, in the journal like rows.
+const (
+	objView      = "view"
+	objTrigger   = "trigger"
+	objProcedure = "procedure"
+)
+
+type viewData struct {
+	Select string `json:"select"`
+	Create string `json:"create"`
+}
+
+func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, createViewStmt string) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Catalog().Object(objView, name); ok {
+		return sql.ErrExistingView.New(d.Name(), name)
+	}
+	b, _ := json.Marshal(viewData{Select: selectStatement, Create: createViewStmt})
+	return tx.PutObject(objView, name, b)
+}
+
+func (d *Database) DropView(ctx *sql.Context, name string) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Catalog().Object(objView, name); !ok {
+		return sql.ErrViewDoesNotExist.New(d.Name(), name)
+	}
+	return tx.DeleteObject(objView, name)
+}
+
+func (d *Database) GetViewDefinition(ctx *sql.Context, name string) (sql.ViewDefinition, bool, error) {
+	o, ok := d.tx(ctx).Catalog().Object(objView, name)
+	if !ok {
+		return sql.ViewDefinition{}, false, nil
+	}
+	return viewDef(o), true, nil
+}
+
+func viewDef(o *storage.Object) sql.ViewDefinition {
+	var v viewData
+	_ = json.Unmarshal(o.Data, &v)
+	return sql.ViewDefinition{Name: o.Name, TextDefinition: v.Select, CreateViewStatement: v.Create}
+}
+
+func (d *Database) AllViews(ctx *sql.Context) ([]sql.ViewDefinition, error) {
+	var out []sql.ViewDefinition
+	for _, o := range d.tx(ctx).Catalog().Objects(objView) {
+		out = append(out, viewDef(o))
+	}
+	return out, nil
+}
+
+func (d *Database) GetTriggers(ctx *sql.Context) ([]sql.TriggerDefinition, error) {
+	var out []sql.TriggerDefinition
+	for _, o := range d.tx(ctx).Catalog().Objects(objTrigger) {
+		var t sql.TriggerDefinition
+		if err := json.Unmarshal(o.Data, &t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	// Triggers fire in creation order.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+func (d *Database) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Catalog().Object(objTrigger, def.Name); ok {
+		return fmt.Errorf("trigger %q already exists", def.Name)
+	}
+	if def.CreatedAt.IsZero() {
+		def.CreatedAt = time.Now()
+	}
+	b, err := json.Marshal(def)
+	if err != nil {
+		return err
+	}
+	return tx.PutObject(objTrigger, def.Name, b)
+}
+
+func (d *Database) DropTrigger(ctx *sql.Context, name string) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Catalog().Object(objTrigger, name); !ok {
+		return sql.ErrTriggerDoesNotExist.New(name)
+	}
+	return tx.DeleteObject(objTrigger, name)
+}
+
+func (d *Database) GetStoredProcedure(ctx *sql.Context, name string) (sql.StoredProcedureDetails, bool, error) {
+	o, ok := d.tx(ctx).Catalog().Object(objProcedure, name)
+	if !ok {
+		return sql.StoredProcedureDetails{}, false, nil
+	}
+	var p sql.StoredProcedureDetails
+	if err := json.Unmarshal(o.Data, &p); err != nil {
+		return p, false, err
+	}
+	return p, true, nil
+}
+
+func (d *Database) GetStoredProcedures(ctx *sql.Context) ([]sql.StoredProcedureDetails, error) {
+	var out []sql.StoredProcedureDetails
+	for _, o := range d.tx(ctx).Catalog().Objects(objProcedure) {
+		var p sql.StoredProcedureDetails
+		if err := json.Unmarshal(o.Data, &p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (d *Database) SaveStoredProcedure(ctx *sql.Context, spd sql.StoredProcedureDetails) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Catalog().Object(objProcedure, spd.Name); ok {
+		return sql.ErrStoredProcedureAlreadyExists.New(spd.Name)
+	}
+	b, err := json.Marshal(spd)
+	if err != nil {
+		return err
+	}
+	return tx.PutObject(objProcedure, spd.Name, b)
+}
+
+func (d *Database) DropStoredProcedure(ctx *sql.Context, name string) error {
+	tx := d.tx(ctx)
+	if _, ok := tx.Catalog().Object(objProcedure, name); !ok {
+		return sql.ErrStoredProcedureDoesNotExist.New(name)
+	}
+	return tx.DeleteObject(objProcedure, name)
+}

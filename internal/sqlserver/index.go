@@ -1,0 +1,202 @@
+package sqlserver
+
+import (
+	"io"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Index is a B-tree index of a table (the primary key, or a secondary index):
+// a lookup seeks to the start of each range and stops past its end, so it
+// costs O(log n + rows returned).
+type Index struct {
+	t      *Table
+	name   string
+	pos    int // storage index position, -1 for the primary key
+	cols   []int
+	unique bool
+	cmt    string
+}
+
+var _ sql.Index = (*Index)(nil)
+var _ sql.OrderedIndex = (*Index)(nil)
+
+func (t *Table) newIndex(name string, pos int, cols []int, unique bool, comment string) *Index {
+	return &Index{t: t, name: name, pos: pos, cols: cols, unique: unique, cmt: comment}
+}
+
+func (i *Index) ID() string       { return i.name }
+func (i *Index) Database() string { return i.t.db.Name() }
+func (i *Index) Table() string    { return i.t.Name() }
+func (i *Index) Expressions() []string {
+	out := make([]string, len(i.cols))
+	tn := strings.ToLower(i.t.Name())
+	for k, c := range i.cols {
+		out[k] = tn + "." + strings.ToLower(i.t.info.schema.Schema[c].Name)
+	}
+	return out
+}
+func (i *Index) IsUnique() bool    { return i.unique }
+func (i *Index) IsSpatial() bool   { return false }
+func (i *Index) IsFullText() bool  { return false }
+func (i *Index) IsVector() bool    { return false }
+func (i *Index) Comment() string   { return i.cmt }
+func (i *Index) IndexType() string { return "BTREE" }
+func (i *Index) IsGenerated() bool { return false }
+func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType {
+	out := make([]sql.ColumnExpressionType, len(i.cols))
+	exprs := i.Expressions()
+	for k, c := range i.cols {
+		out[k] = sql.ColumnExpressionType{Expression: exprs[k], Type: i.t.info.schema.Schema[c].Type}
+	}
+	return out
+}
+func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool { return true }
+func (i *Index) CanSupportOrderBy(sql.Expression) bool      { return false }
+func (i *Index) PrefixLengths() []uint16                    { return nil }
+func (i *Index) Order() sql.IndexOrder                      { return sql.IndexOrderAsc }
+func (i *Index) Reversible() bool                           { return false }
+
+// rangeIter returns the rows of each range in turn.
+type rangeIter struct {
+	st     *storage.Table
+	idx    *Index
+	ranges sql.MySQLRangeCollection
+	cur    *storage.Cursor
+	rng    sql.MySQLRange
+	// points is how many leading columns of rng are single values; past
+	// them, a row beyond the next column's upper bound ends the range.
+	points int
+}
+
+func newRangeIter(st *storage.Table, idx *Index, ranges sql.MySQLRangeCollection) *rangeIter {
+	return &rangeIter{st: st, idx: idx, ranges: ranges}
+}
+
+func isPoint(ce sql.MySQLRangeColumnExpr, st *storage.Table, col int) bool {
+	switch lb := ce.LowerBound.(type) {
+	case sql.Below:
+		ub, ok := ce.UpperBound.(sql.Above)
+		return ok && st.CompareCol(col, lb.Key, ub.Key) == 0
+	case sql.BelowNull:
+		_, ok := ce.UpperBound.(sql.AboveNull)
+		return ok
+	}
+	return false
+}
+
+// start positions the cursor at the first row that can be in rng.
+func (it *rangeIter) start(rng sql.MySQLRange) {
+	vals := make([]any, len(it.idx.t.info.schema.Schema))
+	n, bound := 0, int8(-1)
+	it.points = 0
+	for k, ce := range rng {
+		col := it.idx.cols[k]
+		point := isPoint(ce, it.st, col)
+		switch lb := ce.LowerBound.(type) {
+		case sql.Below:
+			vals[col], n, bound = lb.Key, k+1, -1
+		case sql.Above:
+			vals[col], n, bound = lb.Key, k+1, 1
+		case sql.BelowNull:
+			vals[col], n, bound = nil, k+1, -1
+		case sql.AboveNull:
+			vals[col], n, bound = nil, k+1, 1
+		default: // BelowAll
+			point = false
+		}
+		if !point {
+			break
+		}
+		it.points = k + 1
+	}
+	var pivot *storage.Row
+	if n > 0 {
+		pivot = storage.Seek(vals, n, bound)
+	}
+	it.rng = rng
+	it.cur = it.st.Cursor(it.idx.pos, pivot)
+}
+
+func (it *rangeIter) aboveLower(col int, v any, c sql.MySQLRangeCut) bool {
+	switch lb := c.(type) {
+	case sql.Below:
+		return v != nil && it.st.CompareCol(col, v, lb.Key) >= 0
+	case sql.Above:
+		return v != nil && it.st.CompareCol(col, v, lb.Key) > 0
+	case sql.AboveNull:
+		return v != nil
+	}
+	return true // BelowAll, BelowNull
+}
+
+func (it *rangeIter) belowUpper(col int, v any, c sql.MySQLRangeCut) bool {
+	switch ub := c.(type) {
+	case sql.Above:
+		return v == nil || it.st.CompareCol(col, v, ub.Key) <= 0
+	case sql.Below:
+		return v == nil || it.st.CompareCol(col, v, ub.Key) < 0
+	case sql.AboveNull:
+		return v == nil
+	case sql.BelowNull:
+		return false
+	}
+	return true // AboveAll
+}
+
+// check says whether r is in the range, and whether the range is over.
+func (it *rangeIter) check(r *storage.Row) (in, done bool) {
+	for k, ce := range it.rng {
+		col := it.idx.cols[k]
+		v := r.Vals[col]
+		if !it.belowUpper(col, v, ce.UpperBound) {
+			// Rows are ordered by the point columns then this one: past
+			// the upper bound here, nothing further can match.
+			return false, k <= it.points
+		}
+		if !it.aboveLower(col, v, ce.LowerBound) {
+			if k < it.points {
+				return false, true
+			}
+			return false, false
+		}
+	}
+	return true, false
+}
+
+func (it *rangeIter) Next(*sql.Context) (sql.Row, error) {
+	for {
+		if it.cur == nil {
+			if len(it.ranges) == 0 {
+				return nil, io.EOF
+			}
+			it.start(it.ranges[0])
+			it.ranges = it.ranges[1:]
+		}
+		r, ok := it.cur.Next()
+		if !ok {
+			it.cur.Close()
+			it.cur = nil
+			continue
+		}
+		in, done := it.check(r)
+		if in {
+			return sql.Row(r.Vals), nil
+		}
+		if done {
+			it.cur.Close()
+			it.cur = nil
+		}
+	}
+}
+
+func (it *rangeIter) Close(*sql.Context) error {
+	if it.cur != nil {
+		it.cur.Close()
+		it.cur = nil
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package sqlserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// tableMeta is the SQL layer's description of a table, stored as
+// storage.TableDef.Meta (JSON): it travels in the journal with every DDL.
+type tableMeta struct {
+	Columns     []metaColumn               `json:"columns"`
+	Collation   string                     `json:"collation,omitempty"`
+	Comment     string                     `json:"comment,omitempty"`
+	Indexes     []metaIndex                `json:"indexes,omitempty"`
+	Checks      []sql.CheckDefinition      `json:"checks,omitempty"`
+	ForeignKeys []sql.ForeignKeyConstraint `json:"foreign_keys,omitempty"`
+	_           struct{}                   `json:"-"`
+}
+
+type metaColumn struct {
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	Nullable      bool   `json:"nullable,omitempty"`
+	PrimaryKey    bool   `json:"pk,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Default       string `json:"default,omitempty"`
+	OnUpdate      string `json:"on_update,omitempty"`
+	Generated     string `json:"generated,omitempty"`
+	Virtual       bool   `json:"virtual,omitempty"`
+	Comment       string `json:"comment,omitempty"`
+	Extra         string `json:"extra,omitempty"`
+}
+
+type metaIndex struct {
+	Name     string   `json:"name"`
+	Columns  []string `json:"columns"`
+	Unique   bool     `json:"unique,omitempty"`
+	Comment  string   `json:"comment,omitempty"`
+	Prefixes []uint16 `json:"prefixes,omitempty"`
+}
+
+// tableInfo is a decoded table definition: the SQL schema and what storage
+// needs, cached per *storage.TableDef.
+type tableInfo struct {
+	def    *storage.TableDef
+	meta   *tableMeta
+	schema sql.PrimaryKeySchema
+}
+
+var infoCache sync.Map // *storage.TableDef -> *tableInfo
+
+func colDefault(d *sql.ColumnDefaultValue) string {
+	if d == nil {
+		return ""
+	}
+	return d.String()
+}
+
+// buildDef turns a SQL schema into a storage definition.
+func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string, indexes []metaIndex, checks []sql.CheckDefinition, fks []sql.ForeignKeyConstraint) (*storage.TableDef, error) {
+	m := &tableMeta{Collation: collation.Name(), Comment: comment, Indexes: indexes, Checks: checks, ForeignKeys: fks}
+	def := &storage.TableDef{Name: name, NumCols: len(sch.Schema), AutoCol: -1}
+	for i, c := range sch.Schema {
+		mc := metaColumn{Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, PrimaryKey: c.PrimaryKey,
+			AutoIncrement: c.AutoIncrement, Default: colDefault(c.Default), OnUpdate: colDefault(c.OnUpdate),
+			Virtual: c.Virtual, Comment: c.Comment, Extra: c.Extra}
+		if c.Generated != nil {
+			mc.Generated = c.Generated.String()
+		}
+		if c.AutoIncrement {
+			def.AutoCol = i
+		}
+		m.Columns = append(m.Columns, mc)
+	}
+	def.PK = append([]int(nil), sch.PkOrdinals...)
+	for _, ix := range indexes {
+		var cols []int
+		for _, cn := range ix.Columns {
+			pos := sch.Schema.IndexOfColName(cn)
+			if pos < 0 {
+				return nil, sql.ErrKeyColumnDoesNotExist.New(cn)
+			}
+			cols = append(cols, pos)
+		}
+		def.Indexes = append(def.Indexes, storage.IndexDef{Name: ix.Name, Cols: cols, Unique: ix.Unique})
+	}
+	meta, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	def.Meta = meta
+	return def, nil
+}
+
+// info decodes a storage definition into a SQL schema (cached).
+func info(def *storage.TableDef) (*tableInfo, error) {
+	if v, ok := infoCache.Load(def); ok {
+		return v.(*tableInfo), nil
+	}
+	m := &tableMeta{}
+	if err := json.Unmarshal(def.Meta, m); err != nil {
+		return nil, fmt.Errorf("table %s: schema: %w", def.Name, err)
+	}
+	ctx := sql.NewEmptyContext()
+	sch := make(sql.Schema, len(m.Columns))
+	for i, mc := range m.Columns {
+		typ, err := planbuilder.ParseColumnTypeString(mc.Type)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: column %s: type %q: %w", def.Name, mc.Name, mc.Type, err)
+		}
+		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
+			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
+		if mc.Default != "" {
+			if col.Default, err = planbuilder.StringToColumnDefaultValue(ctx, mc.Default); err != nil {
+				return nil, fmt.Errorf("table %s: column %s: default %q: %w", def.Name, mc.Name, mc.Default, err)
+			}
+		}
+		if mc.OnUpdate != "" {
+			if col.OnUpdate, err = planbuilder.StringToColumnDefaultValue(ctx, mc.OnUpdate); err != nil {
+				return nil, fmt.Errorf("table %s: column %s: on update %q: %w", def.Name, mc.Name, mc.OnUpdate, err)
+			}
+		}
+		if mc.Generated != "" {
+			if col.Generated, err = planbuilder.StringToColumnDefaultValue(ctx, mc.Generated); err != nil {
+				return nil, fmt.Errorf("table %s: column %s: generated %q: %w", def.Name, mc.Name, mc.Generated, err)
+			}
+		}
+		sch[i] = col
+	}
+	ti := &tableInfo{def: def, meta: m, schema: sql.NewPrimaryKeySchema(sch, def.PK...)}
+	infoCache.Store(def, ti)
+	return ti, nil
+}
+
+func (ti *tableInfo) collation() sql.CollationID {
+	if ti.meta.Collation == "" {
+		return sql.Collation_Default
+	}
+	c, err := sql.ParseCollation("", ti.meta.Collation, false)
+	if err != nil {
+		return sql.Collation_Default
+	}
+	return c
+}
+
+// with returns a copy of the definition with the given changes applied
+// (nil arguments keep what is there).
+func (ti *tableInfo) with(name string, sch *sql.PrimaryKeySchema, indexes *[]metaIndex, checks *[]sql.CheckDefinition, fks *[]sql.ForeignKeyConstraint) (*storage.TableDef, error) {
+	s, ix, ck, fk := ti.schema, ti.meta.Indexes, ti.meta.Checks, ti.meta.ForeignKeys
+	if sch != nil {
+		s = *sch
+	}
+	if indexes != nil {
+		ix = *indexes
+	}
+	if checks != nil {
+		ck = *checks
+	}
+	if fks != nil {
+		fk = *fks
+	}
+	return buildDef(name, s, ti.collation(), ti.meta.Comment, ix, ck, fk)
+}
+
+// bind is the storage.Binder: each column compares with its SQL type, so
+// indexes follow the column's collation (utf8mb4_0900_ai_ci: 'a' = 'A').
+func bind(def *storage.TableDef) ([]storage.Compare, error) {
+	ti, err := info(def)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storage.Compare, len(ti.schema.Schema))
+	for i, c := range ti.schema.Schema {
+		typ := c.Type
+		out[i] = func(a, b any) int {
+			r, err := typ.Compare(context.Background(), a, b)
+			if err != nil {
+				return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+			}
+			return r
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,205 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Config is what a Server needs to start.
+type Config struct {
+	Root         string // data directory
+	Bind         string // client address (default 127.0.0.1)
+	Port         int    // client port (default 7007; 0 picks a free one)
+	Policy       storage.SavePolicy
+	SaveInterval time.Duration
+	// KeepJournalBytes of journal are kept behind the newest checkpoint.
+	KeepJournalBytes int64
+	RootPassword     string
+	Logger           *slog.Logger
+}
+
+// Server is a standalone Miraj server: storage, SQL engine and the MySQL
+// protocol listener.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	storage  *storage.Engine
+	engine   *sqle.Engine
+	listener net.Listener
+	accounts string // file the accounts are persisted in
+}
+
+// StateDir returns the folder of the server's own state under root.
+func StateDir(root string) string { return filepath.Join(root, storage.ReservedDir) }
+
+// New opens the data directory (recovering every database) and prepares the
+// SQL engine. It listens on nothing yet.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Bind == "" {
+		cfg.Bind = "127.0.0.1"
+	}
+	logrus.SetLevel(logrus.WarnLevel)
+	if err := os.MkdirAll(StateDir(cfg.Root), 0o700); err != nil {
+		return nil, err
+	}
+	st, err := storage.Open(storage.Options{Root: cfg.Root, Policy: cfg.Policy, SaveInterval: cfg.SaveInterval,
+		KeepBytes: cfg.KeepJournalBytes, Bind: bind, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
+	s.engine = sqle.NewDefault(&Provider{engine: st})
+	if err := s.loadAccounts(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Storage returns the storage engine.
+func (s *Server) Storage() *storage.Engine { return s.storage }
+
+// Engine returns the SQL engine.
+func (s *Server) Engine() *sqle.Engine { return s.engine }
+
+// NewSession makes a session outside any connection (tools and tests).
+func (s *Server) NewSession() *Session {
+	return newSession(sql.NewBaseSession(), s.storage)
+}
+
+func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
+	host, user := "", ""
+	if u, ok := conn.UserData.(sql.MysqlConnectionUser); ok {
+		host, user = u.Host, u.User
+	}
+	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
+	return newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage), nil
+}
+
+// accountPersister writes the accounts file atomically (temp file, fsync, rename).
+type accountPersister struct{ path string }
+
+func (p accountPersister) Persist(ctx *sql.Context, data []byte) error {
+	tmp := p.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p.path)
+}
+
+// loadAccounts restores users and grants, or creates root@localhost and
+// root@127.0.0.1 on first start.
+func (s *Server) loadAccounts() error {
+	db := s.engine.Analyzer.Catalog.MySQLDb
+	ctx := sql.NewContext(context.Background(), sql.WithSession(s.NewSession()))
+	data, err := os.ReadFile(s.accounts)
+	switch {
+	case err == nil:
+		if err := db.LoadData(ctx, data); err != nil {
+			return fmt.Errorf("accounts %s: %w", s.accounts, err)
+		}
+		db.SetEnabled(true)
+	case errors.Is(err, os.ErrNotExist):
+		if s.cfg.RootPassword == "" {
+			s.log.Warn("root accounts created with an empty password: set --root-password or MIRAJ_ROOT_PASSWORD")
+		}
+		ed := db.Editor()
+		db.AddSuperUser(ed, "root", "localhost", s.cfg.RootPassword)
+		db.AddSuperUser(ed, "root", "127.0.0.1", s.cfg.RootPassword)
+		db.SetPersister(accountPersister{s.accounts})
+		err := db.Persist(ctx, ed)
+		ed.Close()
+		if err != nil {
+			return fmt.Errorf("accounts %s: %w", s.accounts, err)
+		}
+		s.log.Info("root accounts created", "users", "root@localhost, root@127.0.0.1")
+	default:
+		return fmt.Errorf("accounts %s: %w", s.accounts, err)
+	}
+	db.SetPersister(accountPersister{s.accounts})
+	return nil
+}
+
+// Listen opens the client port.
+func (s *Server) Listen() error {
+	l, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
+	if err != nil {
+		return err
+	}
+	s.listener = l
+	return nil
+}
+
+// Addr returns the client address once listening.
+func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// Run serves clients until ctx ends, then shuts down cleanly: stops the
+// listener, checkpoints every database and closes the journals.
+func (s *Server) Run(ctx context.Context) error {
+	if s.listener == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	srv, err := server.NewServer(server.Config{Protocol: "tcp", Listener: s.listener, Address: s.listener.Addr().String(), ProtocolListenerFactory: listenerFactory},
+		s.engine, sql.NewContext, s.sessionBuilder, nil)
+	if err != nil {
+		return err
+	}
+	bg, stopBG := context.WithCancel(context.Background())
+	bgDone := make(chan error, 1)
+	go func() { bgDone <- s.storage.Run(bg) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Start() }()
+	s.log.Info("miraj server ready", "addr", s.listener.Addr().String(), "root", s.cfg.Root, "save_policy", s.cfg.Policy.String())
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+		srv.Close()
+		<-serveDone
+	case serveErr = <-serveDone:
+	}
+	stopBG()
+	<-bgDone
+	if err := s.storage.Close(); err != nil {
+		s.log.Error("shutdown checkpoint failed", "err", err)
+		return err
+	}
+	s.log.Info("shutdown complete")
+	return serveErr
+}
+
+// Close releases the storage without serving (for tools and tests that
+// did not call Run).
+func (s *Server) Close() error { return s.storage.Close() }

@@ -1,0 +1,189 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Session is a client connection's state: go-mysql-server's base session plus
+// the storage transactions of its current transaction, one per database.
+type Session struct {
+	*sql.BaseSession
+	engine *storage.Engine
+	txn    *txn
+}
+
+var _ sql.TransactionSession = (*Session)(nil)
+var _ sql.LifecycleAwareSession = (*Session)(nil)
+
+// txn is a SQL transaction: it may span databases; each database has its
+// own storage transaction, begun at the first access to that database.
+type txn struct {
+	dbs        map[string]*storage.Tx // key: lower-case database name
+	savepoints []savepoint
+	readOnly   bool
+}
+
+type savepoint struct {
+	name string
+	at   map[string]storage.Savepoint
+}
+
+func (t *txn) String() string   { return "miraj transaction" }
+func (t *txn) IsReadOnly() bool { return t.readOnly }
+
+func newSession(base *sql.BaseSession, e *storage.Engine) *Session {
+	return &Session{BaseSession: base, engine: e}
+}
+
+func sessionOf(ctx *sql.Context) *Session {
+	s, ok := ctx.Session.(*Session)
+	if !ok {
+		panic(fmt.Sprintf("sqlserver: session of type %T", ctx.Session))
+	}
+	return s
+}
+
+// storageTx returns the storage transaction of this session on db, starting
+// the SQL transaction or the database's part of it as needed.
+func (s *Session) storageTx(db *storage.DB) *storage.Tx {
+	if s.txn == nil {
+		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+	}
+	key := strings.ToLower(db.Name())
+	tx, ok := s.txn.dbs[key]
+	if !ok {
+		tx = db.Begin()
+		s.txn.dbs[key] = tx
+	}
+	return tx
+}
+
+// StartTransaction begins a transaction. Snapshots are taken per database at
+// the first statement that reads it.
+func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacteristic) (sql.Transaction, error) {
+	if s.txn == nil {
+		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+	}
+	s.txn.readOnly = ch == sql.ReadOnly
+	return s.txn, nil
+}
+
+// CommitTransaction commits each database's part of the transaction. A
+// conflict (1213) rolls back the whole transaction.
+func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error {
+	t := s.txn
+	s.txn = nil
+	if t == nil {
+		return nil
+	}
+	var first error
+	for _, dtx := range t.dbs {
+		if first != nil {
+			dtx.Rollback()
+			continue
+		}
+		if dtx.Writes() && t.readOnly {
+			first = sql.ErrReadOnlyTransaction.New()
+			dtx.Rollback()
+			continue
+		}
+		if err := dtx.Commit(ctx); err != nil {
+			first = err
+		}
+	}
+	if first != nil {
+		ctx.SetTransaction(nil)
+		return toSQLError(first)
+	}
+	return nil
+}
+
+// Rollback discards the transaction.
+func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
+	if s.txn != nil {
+		for _, dtx := range s.txn.dbs {
+			dtx.Rollback()
+		}
+	}
+	s.txn = nil
+	return nil
+}
+
+// CreateSavepoint records every database's state under name.
+func (s *Session) CreateSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
+	if s.txn == nil {
+		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+	}
+	sp := savepoint{name: name, at: map[string]storage.Savepoint{}}
+	for k, dtx := range s.txn.dbs {
+		sp.at[k] = dtx.Savepoint()
+	}
+	s.dropSavepoint(name)
+	s.txn.savepoints = append(s.txn.savepoints, sp)
+	return nil
+}
+
+func (s *Session) findSavepoint(name string) int {
+	if s.txn == nil {
+		return -1
+	}
+	for i := len(s.txn.savepoints) - 1; i >= 0; i-- {
+		if strings.EqualFold(s.txn.savepoints[i].name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Session) dropSavepoint(name string) {
+	if i := s.findSavepoint(name); i >= 0 {
+		s.txn.savepoints = append(s.txn.savepoints[:i], s.txn.savepoints[i+1:]...)
+	}
+}
+
+// RollbackToSavepoint returns every database to its state at the savepoint;
+// later savepoints are forgotten, as in MySQL.
+func (s *Session) RollbackToSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
+	i := s.findSavepoint(name)
+	if i < 0 {
+		return sql.ErrSavepointDoesNotExist.New(name)
+	}
+	sp := s.txn.savepoints[i]
+	for k, dtx := range s.txn.dbs {
+		if at, ok := sp.at[k]; ok {
+			dtx.RollbackTo(at)
+		} else {
+			dtx.RollbackTo(dtx.Initial())
+		}
+	}
+	s.txn.savepoints = s.txn.savepoints[:i+1]
+	return nil
+}
+
+// ReleaseSavepoint forgets a savepoint.
+func (s *Session) ReleaseSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
+	if s.findSavepoint(name) < 0 {
+		return sql.ErrSavepointDoesNotExist.New(name)
+	}
+	s.dropSavepoint(name)
+	return nil
+}
+
+// CommandBegin, CommandEnd and SessionEnd are connection lifecycle hooks.
+func (s *Session) CommandBegin() error { return nil }
+func (s *Session) CommandEnd()         {}
+
+// SessionEnd rolls back what the connection left open.
+func (s *Session) SessionEnd() {
+	if s.txn != nil {
+		for _, dtx := range s.txn.dbs {
+			dtx.Rollback()
+		}
+		s.txn = nil
+	}
+}

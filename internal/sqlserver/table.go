@@ -1,0 +1,597 @@
+package sqlserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Table is a table as go-mysql-server sees it: a name and a definition; the
+// rows always come from the session's transaction.
+type Table struct {
+	db     *Database
+	info   *tableInfo
+	lookup *sql.IndexLookup
+}
+
+var (
+	_ sql.Table                 = (*Table)(nil)
+	_ sql.IndexAddressableTable = (*Table)(nil)
+	_ sql.IndexedTable          = (*Table)(nil)
+	_ sql.InsertableTable       = (*Table)(nil)
+	_ sql.UpdatableTable        = (*Table)(nil)
+	_ sql.DeletableTable        = (*Table)(nil)
+	_ sql.ReplaceableTable      = (*Table)(nil)
+	_ sql.TruncateableTable     = (*Table)(nil)
+	_ sql.AutoIncrementTable    = (*Table)(nil)
+	_ sql.AlterableTable        = (*Table)(nil)
+	_ sql.IndexAlterableTable   = (*Table)(nil)
+	_ sql.CheckTable            = (*Table)(nil)
+	_ sql.CheckAlterableTable   = (*Table)(nil)
+	_ sql.PrimaryKeyTable       = (*Table)(nil)
+	_ sql.CommentedTable        = (*Table)(nil)
+)
+
+func (t *Table) Name() string                           { return t.info.def.Name }
+func (t *Table) String() string                         { return t.info.def.Name }
+func (t *Table) Schema() sql.Schema                     { return t.info.schema.Schema }
+func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.schema }
+func (t *Table) Collation() sql.CollationID             { return t.info.collation() }
+func (t *Table) Comment() string                        { return t.info.meta.Comment }
+
+// current returns the table as the session's transaction sees it now.
+func (t *Table) current(ctx *sql.Context) (*storage.Tx, *storage.Table, error) {
+	tx := t.db.tx(ctx)
+	st, ok := tx.Table(t.Name())
+	if !ok {
+		return nil, nil, sql.ErrTableNotFound.New(t.Name())
+	}
+	return tx, st, nil
+}
+
+type partition struct{ lookup *sql.IndexLookup }
+
+func (p partition) Key() []byte { return []byte("p") }
+
+type partitionIter struct {
+	p    partition
+	done bool
+}
+
+func (it *partitionIter) Next(*sql.Context) (sql.Partition, error) {
+	if it.done {
+		return nil, io.EOF
+	}
+	it.done = true
+	return it.p, nil
+}
+
+func (it *partitionIter) Close(*sql.Context) error { return nil }
+
+func (t *Table) Partitions(*sql.Context) (sql.PartitionIter, error) {
+	return &partitionIter{p: partition{lookup: t.lookup}}, nil
+}
+
+func (t *Table) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.PartitionIter, error) {
+	return &partitionIter{p: partition{lookup: &lookup}}, nil
+}
+
+func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.IndexedTable {
+	nt := *t
+	nt.lookup = &lookup
+	return &nt
+}
+
+func (t *Table) PreciseMatch() bool { return false }
+
+func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	_, st, err := t.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	part, _ := p.(partition)
+	if part.lookup == nil || part.lookup.Index == nil {
+		return &scanIter{cur: st.Cursor(-1, nil)}, nil
+	}
+	idx, ok := part.lookup.Index.(*Index)
+	if !ok {
+		return nil, fmt.Errorf("sqlserver: lookup on a foreign index %T", part.lookup.Index)
+	}
+	ranges, ok := part.lookup.Ranges.(sql.MySQLRangeCollection)
+	if !ok {
+		return nil, fmt.Errorf("sqlserver: unsupported range type %T", part.lookup.Ranges)
+	}
+	return newRangeIter(st, idx, ranges), nil
+}
+
+// scanIter returns every row in primary key order.
+type scanIter struct{ cur *storage.Cursor }
+
+func (it *scanIter) Next(*sql.Context) (sql.Row, error) {
+	r, ok := it.cur.Next()
+	if !ok {
+		return nil, io.EOF
+	}
+	return sql.Row(r.Vals), nil
+}
+
+func (it *scanIter) Close(*sql.Context) error { it.cur.Close(); return nil }
+
+func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
+	var out []sql.Index
+	def := t.info.def
+	if len(def.PK) > 0 {
+		out = append(out, t.newIndex("PRIMARY", -1, def.PK, true, ""))
+	}
+	for i, ix := range def.Indexes {
+		out = append(out, t.newIndex(ix.Name, i, ix.Cols, ix.Unique, t.info.meta.Indexes[i].Comment))
+	}
+	return out, nil
+}
+
+// editor carries out a statement's writes in the session's transaction.
+// A statement that fails is rolled back to where it began.
+type editor struct {
+	t  *Table
+	tx *storage.Tx
+	sp *storage.Savepoint
+}
+
+func (t *Table) editor(ctx *sql.Context) *editor {
+	return &editor{t: t, tx: t.db.tx(ctx)}
+}
+
+func (t *Table) Inserter(ctx *sql.Context) sql.RowInserter { return t.editor(ctx) }
+func (t *Table) Updater(ctx *sql.Context) sql.RowUpdater   { return t.editor(ctx) }
+func (t *Table) Deleter(ctx *sql.Context) sql.RowDeleter   { return t.editor(ctx) }
+func (t *Table) Replacer(ctx *sql.Context) sql.RowReplacer { return t.editor(ctx) }
+
+func (e *editor) StatementBegin(ctx *sql.Context) {
+	sp := e.tx.Savepoint()
+	e.sp = &sp
+}
+
+func (e *editor) DiscardChanges(ctx *sql.Context, _ error) error {
+	if e.sp != nil {
+		e.tx.RollbackTo(*e.sp)
+		e.sp = nil
+	}
+	return nil
+}
+
+func (e *editor) StatementComplete(ctx *sql.Context) error { e.sp = nil; return nil }
+func (e *editor) Close(*sql.Context) error                 { return nil }
+
+func (e *editor) dupError(err error) error {
+	var dup *storage.DuplicateError
+	if !errors.As(err, &dup) {
+		return toSQLError(err)
+	}
+	parts := make([]string, len(dup.Key))
+	for i, v := range dup.Key {
+		parts[i] = fmt.Sprint(v)
+	}
+	key := "[" + strings.Join(parts, ",") + "]"
+	if dup.Index != "PRIMARY" {
+		return sql.NewUniqueKeyErr(key, false, sql.Row(dup.Existing.Vals))
+	}
+	return sql.NewUniqueKeyErr(key, true, sql.Row(dup.Existing.Vals))
+}
+
+func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
+	vals := append([]any(nil), row...)
+	if _, err := e.tx.Insert(e.t.Name(), vals); err != nil {
+		return e.dupError(err)
+	}
+	return nil
+}
+
+func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	if err := e.tx.Update(e.t.Name(), old, append([]any(nil), new...)); err != nil {
+		return e.dupError(err)
+	}
+	return nil
+}
+
+func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	err := e.tx.Delete(e.t.Name(), row)
+	if errors.Is(err, storage.ErrRowMissing) {
+		return sql.ErrDeleteRowNotFound.New()
+	}
+	return toSQLError(err)
+}
+
+func (t *Table) Truncate(ctx *sql.Context) (int, error) {
+	tx, st, err := t.current(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := st.Len()
+	return n, toSQLError(tx.Truncate(t.Name()))
+}
+
+func (t *Table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
+	_, st, err := t.current(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.NextAuto(), nil
+}
+
+// GetNextAutoIncrementValue hands out a value (never handed out again, as in
+// MySQL) when none is given, and moves the counter past a given value.
+func (t *Table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal any) (uint64, error) {
+	_, st, err := t.current(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if insertVal == nil {
+		return st.TakeAuto(), nil
+	}
+	v, _, err := typesUint64(ctx, insertVal)
+	if err != nil {
+		return 0, err
+	}
+	st.BumpAuto(v + 1)
+	return v, nil
+}
+
+func (t *Table) AutoIncrementSetter(ctx *sql.Context) sql.AutoIncrementSetter {
+	return &autoSetter{t: t}
+}
+
+type autoSetter struct{ t *Table }
+
+func (a *autoSetter) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
+	return toSQLError(a.t.db.tx(ctx).SetAutoIncrement(a.t.Name(), v))
+}
+
+func (a *autoSetter) AcquireAutoIncrementLock(ctx *sql.Context) (func(), error) {
+	return func() {}, nil
+}
+func (a *autoSetter) Close(*sql.Context) error { return nil }
+
+// alter replaces the table's definition, converting every row.
+func (t *Table) alter(ctx *sql.Context, def *storage.TableDef, convert func([]any) ([]any, error)) error {
+	tx := t.db.tx(ctx)
+	if err := tx.AlterTable(t.Name(), def, convert); err != nil {
+		return t.editor(ctx).dupError(err)
+	}
+	ti, err := info(def)
+	if err != nil {
+		return err
+	}
+	t.info = ti
+	return nil
+}
+
+func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.ColumnOrder) error {
+	old := t.info.schema.Schema
+	pos := len(old)
+	if order != nil {
+		if order.First {
+			pos = 0
+		} else if order.AfterColumn != "" {
+			pos = old.IndexOfColName(order.AfterColumn) + 1
+		}
+	}
+	col := column.Copy()
+	col.Source = t.Name()
+	sch := make(sql.Schema, 0, len(old)+1)
+	sch = append(sch, old[:pos]...)
+	sch = append(sch, col)
+	sch = append(sch, old[pos:]...)
+	pk := t.pkSchema(sch)
+	indexes := remapIndexes(t.info.meta.Indexes, "", "")
+	def, err := t.info.with(t.Name(), &pk, &indexes, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, func(vals []any) ([]any, error) {
+		v, err := columnDefaultValue(ctx, col, sql.Row(vals))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, 0, len(vals)+1)
+		out = append(out, vals[:pos]...)
+		out = append(out, v)
+		return append(out, vals[pos:]...), nil
+	})
+}
+
+func (t *Table) DropColumn(ctx *sql.Context, name string) error {
+	old := t.info.schema.Schema
+	pos := old.IndexOfColName(name)
+	if pos < 0 {
+		return sql.ErrTableColumnNotFound.New(t.Name(), name)
+	}
+	sch := make(sql.Schema, 0, len(old)-1)
+	sch = append(sch, old[:pos]...)
+	sch = append(sch, old[pos+1:]...)
+	pk := t.pkSchema(sch)
+	var indexes []metaIndex
+	for _, ix := range t.info.meta.Indexes {
+		var cols []string
+		for _, c := range ix.Columns {
+			if !strings.EqualFold(c, name) {
+				cols = append(cols, c)
+			}
+		}
+		if len(cols) > 0 {
+			ix.Columns = cols
+			indexes = append(indexes, ix)
+		}
+	}
+	def, err := t.info.with(t.Name(), &pk, &indexes, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, func(vals []any) ([]any, error) {
+		out := make([]any, 0, len(vals)-1)
+		out = append(out, vals[:pos]...)
+		return append(out, vals[pos+1:]...), nil
+	})
+}
+
+func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, order *sql.ColumnOrder) error {
+	old := t.info.schema.Schema
+	pos := old.IndexOfColName(name)
+	if pos < 0 {
+		return sql.ErrTableColumnNotFound.New(t.Name(), name)
+	}
+	col := column.Copy()
+	col.Source = t.Name()
+	rest := make(sql.Schema, 0, len(old))
+	rest = append(rest, old[:pos]...)
+	rest = append(rest, old[pos+1:]...)
+	newPos := pos
+	if order != nil {
+		if order.First {
+			newPos = 0
+		} else if order.AfterColumn != "" {
+			newPos = rest.IndexOfColName(order.AfterColumn) + 1
+		}
+	}
+	sch := make(sql.Schema, 0, len(old))
+	sch = append(sch, rest[:newPos]...)
+	sch = append(sch, col)
+	sch = append(sch, rest[newPos:]...)
+	pk := t.pkSchema(sch)
+	indexes := remapIndexes(t.info.meta.Indexes, name, col.Name)
+	def, err := t.info.with(t.Name(), &pk, &indexes, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, func(vals []any) ([]any, error) {
+		v := vals[pos]
+		if v != nil {
+			conv, _, err := col.Type.Convert(ctx, v)
+			if err != nil {
+				return nil, sql.ErrInvalidValue.New(fmt.Sprint(v), col.Type.String())
+			}
+			v = conv
+		} else if !col.Nullable {
+			return nil, sql.ErrInsertIntoNonNullableProvidedNull.New(col.Name)
+		}
+		others := make([]any, 0, len(vals)-1)
+		others = append(others, vals[:pos]...)
+		others = append(others, vals[pos+1:]...)
+		out := make([]any, 0, len(vals))
+		out = append(out, others[:newPos]...)
+		out = append(out, v)
+		return append(out, others[newPos:]...), nil
+	})
+}
+
+func (t *Table) CreateIndex(ctx *sql.Context, idx sql.IndexDef) error {
+	if idx.IsPrimary() {
+		return t.CreatePrimaryKey(ctx, idx.Columns)
+	}
+	if idx.IsFullText() || idx.IsSpatial() || idx.IsVector() {
+		return sql.ErrUnsupportedFeature.New("FULLTEXT, SPATIAL and VECTOR indexes")
+	}
+	for _, ix := range t.info.meta.Indexes {
+		if strings.EqualFold(ix.Name, idx.Name) {
+			return sql.ErrDuplicateKey.New(idx.Name)
+		}
+	}
+	mi := metaIndex{Name: idx.Name, Unique: idx.IsUnique(), Comment: idx.Comment}
+	for _, c := range idx.Columns {
+		mi.Columns = append(mi.Columns, c.Name)
+		mi.Prefixes = append(mi.Prefixes, uint16(c.Length))
+	}
+	indexes := append(append([]metaIndex(nil), t.info.meta.Indexes...), mi)
+	def, err := t.info.with(t.Name(), nil, &indexes, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, nil)
+}
+
+func (t *Table) DropIndex(ctx *sql.Context, name string) error {
+	if strings.EqualFold(name, "PRIMARY") {
+		return t.DropPrimaryKey(ctx)
+	}
+	var indexes []metaIndex
+	found := false
+	for _, ix := range t.info.meta.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			found = true
+			continue
+		}
+		indexes = append(indexes, ix)
+	}
+	if !found {
+		return sql.ErrIndexNotFound.New(name)
+	}
+	def, err := t.info.with(t.Name(), nil, &indexes, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, nil)
+}
+
+func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
+	indexes := append([]metaIndex(nil), t.info.meta.Indexes...)
+	found := false
+	for i := range indexes {
+		if strings.EqualFold(indexes[i].Name, from) {
+			indexes[i].Name, found = to, true
+		}
+	}
+	if !found {
+		return sql.ErrIndexNotFound.New(from)
+	}
+	def, err := t.info.with(t.Name(), nil, &indexes, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, nil)
+}
+
+// CreatePrimaryKey and DropPrimaryKey implement ALTER TABLE … PRIMARY KEY.
+func (t *Table) CreatePrimaryKey(ctx *sql.Context, columns []sql.IndexColumn) error {
+	if len(t.info.def.PK) > 0 {
+		return sql.ErrMultiplePrimaryKeysDefined.New()
+	}
+	sch := t.info.schema.Schema.Copy()
+	var ords []int
+	for _, c := range columns {
+		i := sch.IndexOfColName(c.Name)
+		if i < 0 {
+			return sql.ErrKeyColumnDoesNotExist.New(c.Name)
+		}
+		sch[i].PrimaryKey = true
+		sch[i].Nullable = false
+		ords = append(ords, i)
+	}
+	pk := sql.NewPrimaryKeySchema(sch, ords...)
+	def, err := t.info.with(t.Name(), &pk, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, func(vals []any) ([]any, error) {
+		for _, o := range ords {
+			if vals[o] == nil {
+				return nil, sql.ErrInsertIntoNonNullableProvidedNull.New(sch[o].Name)
+			}
+		}
+		return vals, nil
+	})
+}
+
+func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
+	if len(t.info.def.PK) == 0 {
+		return sql.ErrCantDropFieldOrKey.New("PRIMARY")
+	}
+	sch := t.info.schema.Schema.Copy()
+	for _, c := range sch {
+		c.PrimaryKey = false
+	}
+	pk := sql.NewPrimaryKeySchema(sch)
+	def, err := t.info.with(t.Name(), &pk, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, nil)
+}
+
+func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {
+	return t.info.meta.Checks, nil
+}
+
+func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error {
+	for _, c := range t.info.meta.Checks {
+		if strings.EqualFold(c.Name, check.Name) {
+			return fmt.Errorf("check constraint %q already exists", check.Name)
+		}
+	}
+	checks := append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), *check)
+	def, err := t.info.with(t.Name(), nil, nil, &checks, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, nil)
+}
+
+func (t *Table) DropCheck(ctx *sql.Context, name string) error {
+	var checks []sql.CheckDefinition
+	found := false
+	for _, c := range t.info.meta.Checks {
+		if strings.EqualFold(c.Name, name) {
+			found = true
+			continue
+		}
+		checks = append(checks, c)
+	}
+	if !found {
+		return sql.ErrUnknownConstraint.New(name)
+	}
+	def, err := t.info.with(t.Name(), nil, nil, &checks, nil)
+	if err != nil {
+		return err
+	}
+	return t.alter(ctx, def, nil)
+}
+
+// pkSchema keeps the primary key's column order (PRIMARY KEY (b, a)) across
+// a change of the columns.
+func (t *Table) pkSchema(sch sql.Schema) sql.PrimaryKeySchema {
+	var ords []int
+	for _, o := range t.info.schema.PkOrdinals {
+		if i := sch.IndexOfColName(t.info.schema.Schema[o].Name); i >= 0 && sch[i].PrimaryKey {
+			ords = append(ords, i)
+		}
+	}
+	for i, c := range sch {
+		if c.PrimaryKey && !containsInt(ords, i) {
+			ords = append(ords, i)
+		}
+	}
+	return sql.NewPrimaryKeySchema(sch, ords...)
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func remapIndexes(in []metaIndex, from, to string) []metaIndex {
+	out := make([]metaIndex, len(in))
+	for i, ix := range in {
+		ix.Columns = append([]string(nil), ix.Columns...)
+		for j, c := range ix.Columns {
+			if from != "" && strings.EqualFold(c, from) {
+				ix.Columns[j] = to
+			}
+		}
+		out[i] = ix
+	}
+	return out
+}
+
+func columnDefaultValue(ctx *sql.Context, col *sql.Column, row sql.Row) (any, error) {
+	if col.Default != nil {
+		v, err := col.Default.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			v, _, err = col.Type.Convert(ctx, v)
+			return v, err
+		}
+	}
+	if col.Nullable {
+		return nil, nil
+	}
+	return col.Type.Zero(), nil
+}

@@ -1,0 +1,304 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync/atomic"
+)
+
+// ErrNoTable is returned for an operation on a table that does not exist.
+var ErrNoTable = errors.New("storage: no such table")
+
+// ErrTableExists is returned when creating a table that exists.
+var ErrTableExists = errors.New("storage: table already exists")
+
+// ErrRowMissing is returned when an update or delete names a row that is not
+// there: in replay, the sign of a log that does not match the tables.
+var ErrRowMissing = errors.New("storage: row not found")
+
+// Object is a named catalog object stored as the SQL layer gives it: a view,
+// trigger, stored procedure or event definition.
+type Object struct {
+	Kind string
+	Name string
+	Data []byte
+}
+
+func objectKey(kind, name string) string { return kind + "\x00" + lower(name) }
+
+// Catalog is one consistent version of a database: its tables and objects.
+// A published Catalog is never modified.
+type Catalog struct {
+	tables  map[string]*Table
+	objects map[string]*Object
+	options []byte
+	// seq counts the transactions applied; rows carry the seq that wrote them.
+	seq uint64
+}
+
+func newCatalog() *Catalog {
+	return &Catalog{tables: map[string]*Table{}, objects: map[string]*Object{}}
+}
+
+func (c *Catalog) shallowClone() *Catalog {
+	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, seq: c.seq}
+	for k, v := range c.tables {
+		n.tables[k] = v
+	}
+	for k, v := range c.objects {
+		n.objects[k] = v
+	}
+	return n
+}
+
+// Table returns the table called name (case-insensitive).
+func (c *Catalog) Table(name string) (*Table, bool) {
+	t, ok := c.tables[lower(name)]
+	return t, ok
+}
+
+// TableNames returns the tables' names, sorted.
+func (c *Catalog) TableNames() []string {
+	out := make([]string, 0, len(c.tables))
+	for _, t := range c.tables {
+		out = append(out, t.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Object returns the object of that kind and name (case-insensitive).
+func (c *Catalog) Object(kind, name string) (*Object, bool) {
+	o, ok := c.objects[objectKey(kind, name)]
+	return o, ok
+}
+
+// Objects returns the objects of a kind, sorted by name.
+func (c *Catalog) Objects(kind string) []*Object {
+	var out []*Object
+	for _, o := range c.objects {
+		if o.Kind == kind {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Options returns the database options recorded at creation.
+func (c *Catalog) Options() []byte { return c.options }
+
+// schemaSeq numbers table definitions so a commit can tell a table's
+// definition changed since its snapshot.
+var schemaSeq atomic.Uint64
+
+// applier executes ops on a private copy of a catalog. It is the one apply
+// function: commits, transactions' own views, checkpoint loading and journal
+// replay (recovery, and replicas) all go through apply.
+type applier struct {
+	cat   *Catalog
+	owned map[*Table]bool // tables cloned by this applier, safe to modify
+	ver   uint64          // stamped on the rows written
+	bind  Binder
+}
+
+func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
+	return &applier{cat: base.shallowClone(), owned: map[*Table]bool{}, ver: ver, bind: bind}
+}
+
+// release forgets which tables are private, so that what was built so far
+// stays frozen (a savepoint keeps it) and later writes clone again.
+func (a *applier) release() { a.owned = map[*Table]bool{} }
+
+func (a *applier) writable(name string) (*Table, error) {
+	key := lower(name)
+	t, ok := a.cat.tables[key]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoTable, name)
+	}
+	if !a.owned[t] {
+		t = t.clone()
+		a.cat.tables[key] = t
+		a.owned[t] = true
+	}
+	return t, nil
+}
+
+func (a *applier) put(t *Table) {
+	a.cat.tables[lower(t.Name())] = t
+	a.owned[t] = true
+}
+
+func toUint64(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return uint64(max(x, 0)), true
+	case int16:
+		return uint64(max(x, 0)), true
+	case int32:
+		return uint64(max(x, 0)), true
+	case int64:
+		return uint64(max(x, 0)), true
+	case int:
+		return uint64(max(x, 0)), true
+	case uint8:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint32:
+		return uint64(x), true
+	case uint64:
+		return x, true
+	case uint:
+		return uint64(x), true
+	case float32:
+		return uint64(max(x, 0)), true
+	case float64:
+		return uint64(max(x, 0)), true
+	}
+	return 0, false
+}
+
+func (a *applier) stamp(t *Table, r *Row) {
+	bumpTo(&t.ctr.nextID, r.ID+1)
+	if ac := t.shape.def.AutoCol; ac >= 0 {
+		if v, ok := toUint64(r.Vals[ac]); ok && v > 0 {
+			bumpTo(&t.ctr.nextAuto, v+1)
+		}
+	}
+	t.lastWrite = a.ver
+}
+
+// locate finds the stored row that op.Old (or op.Row for updates) designates.
+func (t *Table) locate(old *Row) (*Row, bool) {
+	if len(t.shape.def.PK) == 0 {
+		return t.primary.Get(&Row{ID: old.ID})
+	}
+	return t.primary.Get(old)
+}
+
+func (a *applier) apply(op *Op) error {
+	switch op.Kind {
+	case OpInsert:
+		t, err := a.writable(op.Table)
+		if err != nil {
+			return err
+		}
+		r := &Row{ID: op.Row.ID, Vals: op.Row.Vals, ver: a.ver}
+		if len(r.Vals) != t.shape.def.NumCols {
+			return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
+		}
+		if err := t.checkUnique(r, r.ID, true); err != nil {
+			return err
+		}
+		if _, exists := t.primary.Get(r); exists && len(t.shape.def.PK) == 0 {
+			return fmt.Errorf("storage: table %s: row number %d already used", op.Table, r.ID)
+		}
+		t.insertRow(r)
+		a.stamp(t, r)
+	case OpUpdate:
+		t, err := a.writable(op.Table)
+		if err != nil {
+			return err
+		}
+		old, ok := t.locate(op.Old)
+		if !ok {
+			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
+		}
+		r := &Row{ID: old.ID, Vals: op.Row.Vals, ver: a.ver}
+		if len(r.Vals) != t.shape.def.NumCols {
+			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
+		}
+		if err := t.checkUnique(r, old.ID, true); err != nil {
+			return err
+		}
+		t.removeRow(old)
+		t.insertRow(r)
+		a.stamp(t, r)
+	case OpDelete:
+		t, err := a.writable(op.Table)
+		if err != nil {
+			return err
+		}
+		old, ok := t.locate(op.Old)
+		if !ok {
+			return fmt.Errorf("%w: delete in %s", ErrRowMissing, op.Table)
+		}
+		t.removeRow(old)
+		t.lastWrite = a.ver
+	case OpCreateTable:
+		if _, exists := a.cat.tables[lower(op.Def.Name)]; exists {
+			return fmt.Errorf("%w: %s", ErrTableExists, op.Def.Name)
+		}
+		t, err := newTable(op.Def, a.bind)
+		if err != nil {
+			return err
+		}
+		bumpTo(&t.ctr.nextID, op.NextID)
+		bumpTo(&t.ctr.nextAuto, op.NextAuto)
+		t.schemaVer = schemaSeq.Add(1)
+		t.lastWrite = a.ver
+		a.put(t)
+	case OpDropTable:
+		if _, ok := a.cat.tables[lower(op.Table)]; !ok {
+			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
+		}
+		delete(a.cat.tables, lower(op.Table))
+	case OpRenameTable:
+		t, ok := a.cat.tables[lower(op.Table)]
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
+		}
+		if _, exists := a.cat.tables[lower(op.NewName)]; exists && lower(op.NewName) != lower(op.Table) {
+			return fmt.Errorf("%w: %s", ErrTableExists, op.NewName)
+		}
+		def := *t.shape.def
+		def.Name = op.NewName
+		n := t.clone()
+		n.shape = &shape{def: &def, cmp: t.shape.cmp}
+		n.schemaVer = schemaSeq.Add(1)
+		n.lastWrite = a.ver
+		delete(a.cat.tables, lower(op.Table))
+		a.put(n)
+	case OpAlterTable, OpTruncate:
+		old, ok := a.cat.tables[lower(op.Table)]
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
+		}
+		def := op.Def
+		if op.Kind == OpTruncate {
+			def = old.shape.def
+		}
+		t, err := newTable(def, a.bind)
+		if err != nil {
+			return err
+		}
+		bumpTo(&t.ctr.nextID, old.ctr.nextID.Load())
+		if op.Kind == OpAlterTable {
+			bumpTo(&t.ctr.nextAuto, old.ctr.nextAuto.Load())
+		}
+		t.schemaVer = schemaSeq.Add(1)
+		t.lastWrite = a.ver
+		delete(a.cat.tables, lower(op.Table))
+		a.put(t)
+	case OpSetCounters:
+		t, ok := a.cat.tables[lower(op.Table)]
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
+		}
+		bumpTo(&t.ctr.nextID, op.NextID)
+		if op.NextAuto > 0 {
+			t.ctr.nextAuto.Store(op.NextAuto)
+		}
+	case OpPutObject:
+		a.cat.objects[objectKey(op.ObjKind, op.ObjName)] = &Object{Kind: op.ObjKind, Name: op.ObjName, Data: op.Data}
+	case OpDeleteObject:
+		delete(a.cat.objects, objectKey(op.ObjKind, op.ObjName))
+	case OpDatabase:
+		a.cat.options = op.Data
+	default:
+		panic(fmt.Sprintf("storage: apply of unknown op kind %d", op.Kind))
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package storage
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// A checkpoint file is a sequence of journal frames that rebuild a catalog
+// from nothing, through the same apply function as the journal:
+//
+//	frame ckptHeader   uvarint LSN, uvarint seq
+//	frame OpDatabase   database options
+//	per table:  frame OpCreateTable (definition, counters)
+//	            frame OpInsert per row
+//	per object: frame OpPutObject
+//	frame FrameCommit  (a file without it is incomplete and ignored)
+//
+// It is written to a temporary file, fsync'd, then renamed: a checkpoint
+// file either exists whole or not at all.
+const ckptHeader journal.FrameType = 2
+
+const ckptSuffix = ".ckpt"
+
+type ckptName struct {
+	lsn, seq uint64
+	path     string
+}
+
+func listCheckpoints(dir string) ([]ckptName, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []ckptName
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, "checkpoint-") || !strings.HasSuffix(n, ckptSuffix) {
+			continue
+		}
+		parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(n, "checkpoint-"), ckptSuffix), "-")
+		if len(parts) != 2 {
+			continue
+		}
+		lsn, err1 := strconv.ParseUint(parts[0], 10, 64)
+		seq, err2 := strconv.ParseUint(parts[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out = append(out, ckptName{lsn: lsn, seq: seq, path: filepath.Join(dir, n)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].lsn != out[j].lsn {
+			return out[i].lsn > out[j].lsn
+		}
+		return out[i].seq > out[j].seq
+	})
+	return out, nil
+}
+
+// writeCheckpoint writes the catalog at lsn into dir and returns the file's path.
+func writeCheckpoint(dir string, cat *Catalog, lsn journal.LSN) (string, error) {
+	final := filepath.Join(dir, fmt.Sprintf("checkpoint-%020d-%020d%s", uint64(lsn), cat.seq, ckptSuffix))
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
+	}
+	defer os.Remove(tmp)
+	w := bufio.NewWriterSize(f, 1<<20)
+	var buf []byte
+	flush := func(force bool) error {
+		if len(buf) >= 1<<20 || force {
+			_, err := w.Write(buf)
+			buf = buf[:0]
+			return err
+		}
+		return nil
+	}
+	var hdr []byte
+	hdr = appendUvarint(hdr, uint64(lsn))
+	hdr = appendUvarint(hdr, cat.seq)
+	buf = journal.AppendFrame(buf, ckptHeader, hdr)
+	buf = AppendOp(buf, &Op{Kind: OpDatabase, Data: cat.options})
+	for _, name := range sortedKeys(cat.tables) {
+		t := cat.tables[name]
+		buf = AppendOp(buf, &Op{Kind: OpCreateTable, Def: t.shape.def, NextID: t.ctr.nextID.Load(), NextAuto: t.ctr.nextAuto.Load()})
+		var werr error
+		t.primary.Scan(func(r *Row) bool {
+			buf = AppendOp(buf, &Op{Kind: OpInsert, Table: t.Name(), Row: r})
+			werr = flush(false)
+			return werr == nil
+		})
+		if werr != nil {
+			f.Close()
+			return "", fmt.Errorf("checkpoint %s: %w", tmp, werr)
+		}
+	}
+	for _, key := range sortedKeys(cat.objects) {
+		o := cat.objects[key]
+		buf = AppendOp(buf, &Op{Kind: OpPutObject, ObjKind: o.Kind, ObjName: o.Name, Data: o.Data})
+	}
+	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
+	if err := flush(true); err != nil {
+		f.Close()
+		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", fmt.Errorf("checkpoint %s: fsync: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", final, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+var errIncomplete = errors.New("incomplete checkpoint")
+
+// readCheckpoint rebuilds the catalog stored in a checkpoint file.
+func readCheckpoint(path string, bind Binder) (*Catalog, journal.LSN, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	typ, payload, size, ok := journal.DecodeFrame(data)
+	if !ok || typ != ckptHeader {
+		return nil, 0, fmt.Errorf("%s at offset 0: %w: bad header", path, errIncomplete)
+	}
+	d := &decoder{b: payload}
+	lsn, seq := d.uvarint(), d.uvarint()
+	if d.err != nil {
+		return nil, 0, fmt.Errorf("%s: header: %w", path, d.err)
+	}
+	a := newApplier(newCatalog(), seq, bind)
+	pos := size
+	for {
+		typ, payload, size, ok := journal.DecodeFrame(data[pos:])
+		if !ok {
+			return nil, 0, fmt.Errorf("%s at offset %d: %w: bad frame", path, pos, errIncomplete)
+		}
+		pos += size
+		if typ == journal.FrameCommit {
+			break
+		}
+		op, err := DecodeOp(OpKind(typ), payload)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, pos-size, err)
+		}
+		if err := a.apply(op); err != nil {
+			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, pos-size, err)
+		}
+	}
+	a.cat.seq = seq
+	return a.cat, journal.LSN(lsn), nil
+}

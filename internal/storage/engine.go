@@ -1,0 +1,377 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// ErrDatabaseExists and ErrNoDatabase are returned by CreateDatabase and DropDatabase.
+var (
+	ErrDatabaseExists = errors.New("storage: database exists")
+	ErrNoDatabase     = errors.New("storage: no such database")
+)
+
+// ReservedDir is the folder of the data directory that holds the server's
+// own state (accounts, cluster state); no database is stored there.
+const ReservedDir = "miraj"
+
+const (
+	// defaultCheckpointBytes of journal since the last checkpoint trigger
+	// a new one: bounds recovery time and lets old segments go.
+	defaultCheckpointBytes = 64 << 20
+	// checkpointPoll is how often Run looks at journal growth.
+	checkpointPoll = time.Second
+)
+
+// Options configure an Engine.
+type Options struct {
+	Root         string
+	Policy       SavePolicy
+	SaveInterval time.Duration // SavePeriodic: time between fsyncs
+	SegmentBytes int64
+	// CheckpointBytes of journal written since the newest checkpoint
+	// make Run take a new one (default 64 MiB).
+	CheckpointBytes int64
+	// KeepBytes of journal are kept behind the newest checkpoint (on top
+	// of what the previous checkpoint needs).
+	KeepBytes int64
+	Bind      Binder
+	Logger    *slog.Logger
+}
+
+// Engine is the set of databases under a data directory.
+type Engine struct {
+	opts Options
+	log  *slog.Logger
+	mu   struct {
+		sync.Mutex
+		dbs map[string]*DB // key: lower-case name
+	}
+}
+
+// DirName is the folder name of a database: the name itself when it is made
+// of lower-case letters, digits and '_', otherwise each other byte is
+// written as @xx (hex), so that every name maps to one folder and back.
+func DirName(db string) string {
+	var b strings.Builder
+	for i := 0; i < len(db); i++ {
+		c := db[i]
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "@%02x", c)
+		}
+	}
+	s := b.String()
+	if s == ReservedDir {
+		s = fmt.Sprintf("@%02x%s", s[0], s[1:])
+	}
+	return s
+}
+
+func nameFromDir(dir string) (string, bool) {
+	var b []byte
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '@' {
+			if i+2 >= len(dir) {
+				return "", false
+			}
+			var c byte
+			if _, err := fmt.Sscanf(dir[i+1:i+3], "%02x", &c); err != nil {
+				return "", false
+			}
+			b = append(b, c)
+			i += 2
+			continue
+		}
+		b = append(b, dir[i])
+	}
+	return string(b), true
+}
+
+// Open loads every database found under opts.Root: the newest valid
+// checkpoint, then the journal after it.
+func Open(opts Options) (*Engine, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.CheckpointBytes <= 0 {
+		opts.CheckpointBytes = defaultCheckpointBytes
+	}
+	if opts.SaveInterval <= 0 {
+		opts.SaveInterval = time.Second
+	}
+	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, log: opts.Logger}
+	e.mu.dbs = map[string]*DB{}
+	ents, err := os.ReadDir(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	for _, ent := range ents {
+		n := ent.Name()
+		if strings.HasPrefix(n, ".dropped-") || strings.HasPrefix(n, ".creating-") {
+			os.RemoveAll(filepath.Join(opts.Root, n)) // an interrupted DROP or CREATE DATABASE
+			continue
+		}
+		if !ent.IsDir() || n == ReservedDir || strings.HasPrefix(n, ".") {
+			continue
+		}
+		name, ok := nameFromDir(n)
+		if !ok {
+			e.log.Warn("storage: folder in the data directory is not a database, ignored", "dir", n)
+			continue
+		}
+		db, err := e.openDB(name, filepath.Join(opts.Root, n))
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.mu.dbs[lower(name)] = db
+	}
+	return e, nil
+}
+
+func (e *Engine) openDB(name, dir string) (*DB, error) {
+	db := &DB{name: name, dir: dir, policy: e.opts.Policy, bind: e.opts.Bind, log: e.log}
+	ckpts, err := listCheckpoints(dir)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
+	cat, lsn := newCatalog(), journal.LSN(0)
+	loaded := false
+	for _, c := range ckpts {
+		cc, cl, err := readCheckpoint(c.path, e.opts.Bind)
+		if err != nil {
+			e.log.Warn("storage: checkpoint unreadable, trying an older one", "database", name, "err", err)
+			continue
+		}
+		cat, lsn, loaded = cc, cl, true
+		db.ckptLSN.Store(uint64(cl))
+		break
+	}
+	if !loaded && len(ckpts) > 0 {
+		if segs, _ := listSegmentStarts(dir); len(segs) == 0 || segs[0] != 0 {
+			return nil, fmt.Errorf("database %s: no readable checkpoint in %s and the journal does not start at LSN 0", name, dir)
+		}
+	}
+	j, err := journal.Open(journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: lsn, Logger: e.log})
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
+	db.jrnl = j
+	db.cur.Store(&state{cat: cat, lsn: lsn})
+	if err := db.replay(); err != nil {
+		j.Close()
+		return nil, err
+	}
+	e.log.Info("database opened", "database", name, "checkpoint_lsn", lsn, "lsn", db.LSN(), "tables", len(db.Snapshot().tables))
+	return db, nil
+}
+
+func listSegmentStarts(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, ent := range ents {
+		var n uint64
+		if _, err := fmt.Sscanf(ent.Name(), "%020d.journal", &n); err == nil {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// Database returns the database called name (case-insensitive).
+func (e *Engine) Database(name string) (*DB, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	db, ok := e.mu.dbs[lower(name)]
+	return db, ok
+}
+
+// Databases returns the databases, sorted by name.
+func (e *Engine) Databases() []*DB {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*DB, 0, len(e.mu.dbs))
+	for _, db := range e.mu.dbs {
+		out = append(out, db)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// CreateDatabase creates a database whose first journal transaction records
+// options. The database appears whole or not at all: it is built in a
+// temporary folder, made durable, then renamed.
+func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.mu.dbs[lower(name)]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrDatabaseExists, name)
+	}
+	final := filepath.Join(e.opts.Root, DirName(name))
+	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
+	os.RemoveAll(tmp)
+	j, err := journal.Open(journal.Options{Dir: tmp, SegmentBytes: e.opts.SegmentBytes, Logger: e.log})
+	if err != nil {
+		return nil, err
+	}
+	buf := AppendOp(nil, &Op{Kind: OpDatabase, Data: options})
+	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
+	if _, end, err := j.Append(buf); err != nil {
+		j.Close()
+		return nil, err
+	} else if err := j.SyncTo(context.Background(), end); err != nil {
+		j.Close()
+		return nil, err
+	}
+	j.Close()
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
+	if err := syncDir(e.opts.Root); err != nil {
+		return nil, err
+	}
+	db, err := e.openDB(name, final)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.dbs[lower(name)] = db
+	return db, nil
+}
+
+// DropDatabase removes a database and its files.
+func (e *Engine) DropDatabase(name string) error {
+	e.mu.Lock()
+	db, ok := e.mu.dbs[lower(name)]
+	if ok {
+		delete(e.mu.dbs, lower(name))
+	}
+	e.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoDatabase, name)
+	}
+	db.commitMu.Lock()
+	db.jrnl.Close()
+	db.commitMu.Unlock()
+	gone := filepath.Join(e.opts.Root, ".dropped-"+filepath.Base(db.dir))
+	os.RemoveAll(gone)
+	if err := os.Rename(db.dir, gone); err != nil {
+		return fmt.Errorf("database %s: %w", name, err)
+	}
+	if err := syncDir(e.opts.Root); err != nil {
+		return err
+	}
+	return os.RemoveAll(gone)
+}
+
+// Checkpoint writes a snapshot of db at its current LSN, in the caller's
+// goroutine, without stopping writers: the snapshot is an immutable catalog.
+// It then removes the checkpoints and journal segments no longer needed.
+func (e *Engine) Checkpoint(db *DB) error {
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	st := db.cur.Load()
+	if db.commits.Load() == 0 && uint64(st.lsn) == db.ckptLSN.Load() {
+		if cks, _ := listCheckpoints(db.dir); len(cks) > 0 {
+			return nil
+		}
+	}
+	db.commits.Store(0)
+	start := time.Now()
+	path, err := writeCheckpoint(db.dir, st.cat, st.lsn)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", db.name, err)
+	}
+	db.ckptLSN.Store(uint64(st.lsn))
+	e.log.Info("checkpoint written", "database", db.name, "lsn", st.lsn, "file", filepath.Base(path), "duration", time.Since(start).Round(time.Millisecond))
+	// Keep this checkpoint and the previous one (in case this one is
+	// damaged later), and the journal both need.
+	cks, err := listCheckpoints(db.dir)
+	if err != nil {
+		return err
+	}
+	keepFrom := st.lsn
+	for i, c := range cks {
+		if i < 2 {
+			keepFrom = min(keepFrom, journal.LSN(c.lsn))
+			continue
+		}
+		os.Remove(c.path)
+	}
+	if e.opts.KeepBytes > 0 {
+		if journal.LSN(e.opts.KeepBytes) >= st.lsn {
+			keepFrom = 0
+		} else {
+			keepFrom = min(keepFrom, st.lsn-journal.LSN(e.opts.KeepBytes))
+		}
+	}
+	return db.jrnl.RemoveBefore(keepFrom)
+}
+
+// Run does the engine's background work until ctx ends: the fsyncs of the
+// periodic save policy and checkpoints as journals grow.
+func (e *Engine) Run(ctx context.Context) error {
+	syncTick := time.NewTicker(e.opts.SaveInterval)
+	defer syncTick.Stop()
+	ckptTick := time.NewTicker(checkpointPoll)
+	defer ckptTick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-syncTick.C:
+			if e.opts.Policy != SavePeriodic {
+				continue
+			}
+			for _, db := range e.Databases() {
+				if err := db.jrnl.SyncTo(ctx, db.jrnl.End()); err != nil && ctx.Err() == nil {
+					e.log.Error("journal fsync failed", "database", db.name, "err", err)
+				}
+			}
+		case <-ckptTick.C:
+			if e.opts.Policy == SaveManual {
+				continue
+			}
+			for _, db := range e.Databases() {
+				if int64(db.LSN())-int64(db.ckptLSN.Load()) < e.opts.CheckpointBytes {
+					continue
+				}
+				if err := e.Checkpoint(db); err != nil {
+					e.log.Error("checkpoint failed", "database", db.name, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// Close checkpoints every database and closes the journals.
+func (e *Engine) Close() error {
+	var first error
+	for _, db := range e.Databases() {
+		if err := e.Checkpoint(db); err != nil && first == nil {
+			first = err
+		}
+		if err := db.jrnl.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,229 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// OpKind is the kind of one change. Each kind is one journal frame type.
+type OpKind uint8
+
+const (
+	OpInsert       OpKind = 10 // Table, Row (ID + full image)
+	OpUpdate       OpKind = 11 // Table, Old (full image), Row (ID + full new image)
+	OpDelete       OpKind = 12 // Table, Old (ID + full image)
+	OpCreateTable  OpKind = 20 // Def, Counters
+	OpDropTable    OpKind = 21 // Table
+	OpRenameTable  OpKind = 22 // Table, NewName
+	OpAlterTable   OpKind = 23 // Table, Def: replaces the definition and empties the rows; Insert ops follow
+	OpTruncate     OpKind = 24 // Table
+	OpSetCounters  OpKind = 25 // Table, Counters
+	OpPutObject    OpKind = 30 // ObjKind, ObjName, Data
+	OpDeleteObject OpKind = 31 // ObjKind, ObjName
+	OpDatabase     OpKind = 40 // Data: database options written when the database is created
+)
+
+// Op is one change to a database: what a journal frame carries and what the
+// apply function executes.
+type Op struct {
+	Kind    OpKind
+	Table   string
+	Row     *Row
+	Old     *Row
+	Def     *TableDef
+	NewName string
+	// Counters: next row number and next AUTO_INCREMENT value.
+	NextID, NextAuto uint64
+	ObjKind          string
+	ObjName          string
+	Data             []byte
+}
+
+// Payload layouts (integers as uvarints, strings as length + bytes):
+//
+//	Insert      table, id, row
+//	Update      table, id, old row, new row
+//	Delete      table, id, old row
+//	CreateTable def, next id, next auto
+//	DropTable   table
+//	RenameTable table, new name
+//	AlterTable  table, def
+//	Truncate    table
+//	SetCounters table, next id, next auto
+//	PutObject   kind, name, data
+//	DeleteObj.  kind, name
+//	Database    data
+//
+// def = name, meta bytes, column count, auto-increment column + 1 (0: none), pk count, pk columns..., index count,
+// then per index: name, unique (0/1), column count, columns...
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendDef(b []byte, d *TableDef) []byte {
+	b = appendString(b, d.Name)
+	b = appendBytes(b, d.Meta)
+	b = appendUvarint(b, uint64(d.NumCols))
+	b = appendUvarint(b, uint64(d.AutoCol+1))
+	b = appendInts(b, d.PK)
+	b = appendUvarint(b, uint64(len(d.Indexes)))
+	for _, ix := range d.Indexes {
+		b = appendString(b, ix.Name)
+		if ix.Unique {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = appendInts(b, ix.Cols)
+	}
+	return b
+}
+
+func appendInts(b []byte, xs []int) []byte {
+	b = appendUvarint(b, uint64(len(xs)))
+	for _, x := range xs {
+		b = appendUvarint(b, uint64(x))
+	}
+	return b
+}
+
+func (d *decoder) ints() []int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail("int list length")
+		return nil
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = int(d.uvarint())
+	}
+	return out
+}
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+func (d *decoder) def() *TableDef {
+	def := &TableDef{Name: d.str(), Meta: append([]byte(nil), d.bytes()...), NumCols: int(d.uvarint())}
+	def.AutoCol = int(d.uvarint()) - 1
+	def.PK = d.ints()
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail("index count")
+		return def
+	}
+	for i := uint64(0); i < n; i++ {
+		ix := IndexDef{Name: d.str(), Unique: d.byte1() == 1, Cols: d.ints()}
+		def.Indexes = append(def.Indexes, ix)
+	}
+	return def
+}
+
+// AppendOp encodes op as one journal frame appended to buf.
+func AppendOp(buf []byte, op *Op) []byte {
+	p := encodeOp(make([]byte, 0, 64), op)
+	return journal.AppendFrame(buf, journal.FrameType(op.Kind), p)
+}
+
+func encodeOp(b []byte, op *Op) []byte {
+	switch op.Kind {
+	case OpInsert:
+		b = appendString(b, op.Table)
+		b = appendUvarint(b, op.Row.ID)
+		b = appendRow(b, op.Row.Vals)
+	case OpUpdate:
+		b = appendString(b, op.Table)
+		b = appendUvarint(b, op.Row.ID)
+		b = appendRow(b, op.Old.Vals)
+		b = appendRow(b, op.Row.Vals)
+	case OpDelete:
+		b = appendString(b, op.Table)
+		b = appendUvarint(b, op.Old.ID)
+		b = appendRow(b, op.Old.Vals)
+	case OpCreateTable:
+		b = appendDef(b, op.Def)
+		b = appendUvarint(b, op.NextID)
+		b = appendUvarint(b, op.NextAuto)
+	case OpDropTable, OpTruncate:
+		b = appendString(b, op.Table)
+	case OpRenameTable:
+		b = appendString(b, op.Table)
+		b = appendString(b, op.NewName)
+	case OpAlterTable:
+		b = appendString(b, op.Table)
+		b = appendDef(b, op.Def)
+	case OpSetCounters:
+		b = appendString(b, op.Table)
+		b = appendUvarint(b, op.NextID)
+		b = appendUvarint(b, op.NextAuto)
+	case OpPutObject:
+		b = appendString(b, op.ObjKind)
+		b = appendString(b, op.ObjName)
+		b = appendBytes(b, op.Data)
+	case OpDeleteObject:
+		b = appendString(b, op.ObjKind)
+		b = appendString(b, op.ObjName)
+	case OpDatabase:
+		b = appendBytes(b, op.Data)
+	default:
+		panic(fmt.Sprintf("storage: encode of unknown op kind %d", op.Kind))
+	}
+	return b
+}
+
+// DecodeOp decodes the payload of a frame of type kind.
+func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
+	d := &decoder{b: payload}
+	op := &Op{Kind: kind}
+	switch kind {
+	case OpInsert:
+		op.Table = d.str()
+		op.Row = &Row{ID: d.uvarint()}
+		op.Row.Vals = d.row()
+	case OpUpdate:
+		op.Table = d.str()
+		id := d.uvarint()
+		op.Old = &Row{ID: id, Vals: d.row()}
+		op.Row = &Row{ID: id, Vals: d.row()}
+	case OpDelete:
+		op.Table = d.str()
+		op.Old = &Row{ID: d.uvarint()}
+		op.Old.Vals = d.row()
+	case OpCreateTable:
+		op.Def = d.def()
+		op.NextID = d.uvarint()
+		op.NextAuto = d.uvarint()
+	case OpDropTable, OpTruncate:
+		op.Table = d.str()
+	case OpRenameTable:
+		op.Table = d.str()
+		op.NewName = d.str()
+	case OpAlterTable:
+		op.Table = d.str()
+		op.Def = d.def()
+	case OpSetCounters:
+		op.Table = d.str()
+		op.NextID = d.uvarint()
+		op.NextAuto = d.uvarint()
+	case OpPutObject:
+		op.ObjKind = d.str()
+		op.ObjName = d.str()
+		op.Data = append([]byte(nil), d.bytes()...)
+	case OpDeleteObject:
+		op.ObjKind = d.str()
+		op.ObjName = d.str()
+	case OpDatabase:
+		op.Data = append([]byte(nil), d.bytes()...)
+	default:
+		return nil, fmt.Errorf("%w: unknown frame type %d", ErrDecode, kind)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("op kind %d: %w", kind, d.err)
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%w: op kind %d: %d trailing bytes", ErrDecode, kind, len(d.b))
+	}
+	return op, nil
+}

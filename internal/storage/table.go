@@ -1,0 +1,441 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tidwall/btree"
+)
+
+// TableDef is what storage knows of a table's shape. Meta is the SQL layer's
+// own encoding of the full schema (types, defaults, constraints), stored and
+// replicated as is.
+type TableDef struct {
+	Name    string
+	Meta    []byte
+	NumCols int
+	AutoCol int   // position of the AUTO_INCREMENT column, -1 if none
+	PK      []int // primary key columns; empty: rows are keyed by row number
+	Indexes []IndexDef
+}
+
+// IndexDef is a secondary index over columns of the table.
+type IndexDef struct {
+	Name   string
+	Cols   []int
+	Unique bool
+}
+
+// Compare orders two non-NULL values of one column (negative, zero, positive).
+type Compare func(a, b any) int
+
+// Binder gives the comparison function of each column of a table definition.
+// It is provided by the SQL layer, which knows the types and collations.
+type Binder func(def *TableDef) ([]Compare, error)
+
+// Row is one row. Rows are never modified once stored: an update stores a new
+// Row with the same ID.
+type Row struct {
+	// ID is the row number, unique in the table and the same on every node
+	// (it travels in the journal). It is the key of a table without a
+	// primary key.
+	ID   uint64
+	Vals []any
+	ver  uint64 // commit sequence of the transaction that wrote it; pendingVer inside a transaction
+	// seek rows (never stored): only the first prefix key columns count,
+	// and bound (-1 or +1) places the row before or after every stored row
+	// that shares them.
+	bound  int8
+	prefix uint8
+}
+
+// pendingVer marks rows written by a transaction that has not committed.
+const pendingVer = math.MaxUint64
+
+// shape holds what orders a table's rows; shared by all versions of a table
+// with the same definition.
+type shape struct {
+	def *TableDef
+	cmp []Compare
+}
+
+func (s *shape) compareCol(col int, a, b any) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return s.cmp[col](a, b)
+}
+
+func boundOrder(a, b *Row) int {
+	if a.bound != 0 {
+		return int(a.bound)
+	}
+	return -int(b.bound)
+}
+
+func keyLen(r *Row, n int) int {
+	if r.bound != 0 && int(r.prefix) < n {
+		return int(r.prefix)
+	}
+	return n
+}
+
+// comparePrimary orders rows by primary key, or by row number without one.
+func (s *shape) comparePrimary(a, b *Row) int {
+	if len(s.def.PK) == 0 {
+		if a.bound != 0 || b.bound != 0 {
+			return boundOrder(a, b)
+		}
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	}
+	return s.compareCols(s.def.PK, a, b)
+}
+
+func (s *shape) compareCols(cols []int, a, b *Row) int {
+	na, nb := keyLen(a, len(cols)), keyLen(b, len(cols))
+	for i, col := range cols {
+		if i >= na || i >= nb {
+			return boundOrder(a, b)
+		}
+		if c := s.compareCol(col, a.Vals[col], b.Vals[col]); c != 0 {
+			return c
+		}
+	}
+	if a.bound != 0 || b.bound != 0 {
+		return boundOrder(a, b)
+	}
+	return 0
+}
+
+// compareIndex orders index entries by the index columns, then by primary key.
+func (s *shape) compareIndex(cols []int, a, b *Row) int {
+	if c := s.compareCols(cols, a, b); c != 0 {
+		return c
+	}
+	return s.comparePrimary(a, b)
+}
+
+// Table is one version of a table. A published Table (in a committed Catalog
+// or a snapshot) is never modified; writers modify a clone.
+type Table struct {
+	shape   *shape
+	primary *btree.BTreeG[*Row]
+	indexes []*btree.BTreeG[*Row]
+	ctr     *counters
+	// schemaVer changes with every DDL on the table; lastWrite is the
+	// commit sequence of the last transaction that wrote it. Both let a
+	// commit detect that its snapshot of the table went stale.
+	schemaVer uint64
+	lastWrite uint64
+	// cloneMu serialises Copy of the trees: btree.Copy writes to the source.
+	cloneMu *sync.Mutex
+}
+
+// counters are not transactional (like MySQL's): a number handed out is
+// never handed out again, even if its transaction rolls back.
+type counters struct {
+	nextID   atomic.Uint64
+	nextAuto atomic.Uint64
+}
+
+func bumpTo(c *atomic.Uint64, v uint64) {
+	for {
+		cur := c.Load()
+		if cur >= v || c.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+var btreeOpts = btree.Options{NoLocks: true, Degree: 32}
+
+func newTable(def *TableDef, bind Binder) (*Table, error) {
+	cmp, err := bind(def)
+	if err != nil {
+		return nil, fmt.Errorf("storage: table %s: %w", def.Name, err)
+	}
+	if len(cmp) != def.NumCols {
+		panic(fmt.Sprintf("storage: table %s: %d comparators for %d columns", def.Name, len(cmp), def.NumCols))
+	}
+	s := &shape{def: def, cmp: cmp}
+	t := &Table{shape: s, ctr: &counters{}, cloneMu: &sync.Mutex{}}
+	t.primary = btree.NewBTreeGOptions(func(a, b *Row) bool { return s.comparePrimary(a, b) < 0 }, btreeOpts)
+	for i := range def.Indexes {
+		cols := def.Indexes[i].Cols
+		t.indexes = append(t.indexes, btree.NewBTreeGOptions(func(a, b *Row) bool { return s.compareIndex(cols, a, b) < 0 }, btreeOpts))
+	}
+	t.ctr.nextID.Store(1)
+	t.ctr.nextAuto.Store(1)
+	return t, nil
+}
+
+// clone returns a writable copy sharing unchanged nodes (copy-on-write).
+func (t *Table) clone() *Table {
+	t.cloneMu.Lock()
+	defer t.cloneMu.Unlock()
+	c := *t
+	c.primary = t.primary.Copy()
+	c.indexes = make([]*btree.BTreeG[*Row], len(t.indexes))
+	for i, ix := range t.indexes {
+		c.indexes[i] = ix.Copy()
+	}
+	return &c
+}
+
+// Def returns the table's definition.
+func (t *Table) Def() *TableDef { return t.shape.def }
+
+// Name returns the table's name.
+func (t *Table) Name() string { return t.shape.def.Name }
+
+// Len returns the number of rows.
+func (t *Table) Len() int { return t.primary.Len() }
+
+// NextAuto returns the next AUTO_INCREMENT value.
+func (t *Table) NextAuto() uint64 { return t.ctr.nextAuto.Load() }
+
+// TakeAuto hands out the next AUTO_INCREMENT value.
+func (t *Table) TakeAuto() uint64 { return t.ctr.nextAuto.Add(1) - 1 }
+
+// BumpAuto makes sure the next AUTO_INCREMENT value is at least v.
+func (t *Table) BumpAuto(v uint64) { bumpTo(&t.ctr.nextAuto, v) }
+
+// snapshotTrees returns read-only copies of the trees, safe to iterate while
+// the table is being written by its owner.
+func (t *Table) snapshotTrees() (*btree.BTreeG[*Row], []*btree.BTreeG[*Row]) {
+	t.cloneMu.Lock()
+	defer t.cloneMu.Unlock()
+	ix := make([]*btree.BTreeG[*Row], len(t.indexes))
+	for i, x := range t.indexes {
+		ix[i] = x.Copy()
+	}
+	return t.primary.Copy(), ix
+}
+
+// Snapshot returns a version of the table frozen as it is now: reading it
+// is safe while the original is written.
+func (t *Table) Snapshot() *Table {
+	c := *t
+	c.primary, c.indexes = t.snapshotTrees()
+	c.cloneMu = &sync.Mutex{}
+	return &c
+}
+
+// Scan calls fn for each row in primary key order until fn returns false.
+func (t *Table) Scan(fn func(r *Row) bool) { t.primary.Scan(fn) }
+
+// Get returns the row with the primary key (or row number) of key.
+func (t *Table) Get(key *Row) (*Row, bool) { return t.primary.Get(key) }
+
+// IndexCount returns the number of secondary indexes.
+func (t *Table) IndexCount() int { return len(t.indexes) }
+
+// Seek makes a seek row over the first n key columns whose values are in
+// vals (a full-width row). bound -1: before every row with that prefix; +1:
+// after.
+func Seek(vals []any, n int, bound int8) *Row {
+	return &Row{Vals: vals, bound: bound, prefix: uint8(n)}
+}
+
+// AscendIndex calls fn for rows of index ix (-1: primary) from pivot on (nil:
+// from the start) until fn returns false.
+func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
+	tree := t.primary
+	if ix >= 0 {
+		tree = t.indexes[ix]
+	}
+	if pivot == nil {
+		tree.Scan(fn)
+		return
+	}
+	tree.Ascend(pivot, fn)
+}
+
+// DescendIndex is AscendIndex in reverse order, from pivot down (nil: from the end).
+func (t *Table) DescendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
+	tree := t.primary
+	if ix >= 0 {
+		tree = t.indexes[ix]
+	}
+	if pivot == nil {
+		tree.Reverse(fn)
+		return
+	}
+	tree.Descend(pivot, fn)
+}
+
+// CompareCol compares two values of column col as the table's indexes do.
+func (t *Table) CompareCol(col int, a, b any) int { return t.shape.compareCol(col, a, b) }
+
+// FindRow finds a stored row equal in every column to vals: the way to
+// identify a row of a table without a primary key. It uses the first index
+// when there is one, and a scan otherwise.
+func (t *Table) FindRow(vals []any) (*Row, bool) {
+	if len(t.shape.def.PK) > 0 {
+		return t.primary.Get(&Row{Vals: vals})
+	}
+	var found *Row
+	match := func(r *Row) bool {
+		for i, v := range vals {
+			if t.shape.compareCol(i, r.Vals[i], v) != 0 {
+				return true
+			}
+		}
+		found = r
+		return false
+	}
+	if len(t.indexes) > 0 {
+		cols := t.shape.def.Indexes[0].Cols
+		pivot := Seek(vals, len(cols), -1)
+		t.indexes[0].Ascend(pivot, func(r *Row) bool {
+			if t.shape.compareCols(cols, r, &Row{Vals: vals}) != 0 {
+				return false
+			}
+			return match(r)
+		})
+	} else {
+		t.primary.Scan(match)
+	}
+	return found, found != nil
+}
+
+// DuplicateError is a unique key violation. Existing is the row that holds
+// the key already (ON DUPLICATE KEY UPDATE needs it).
+type DuplicateError struct {
+	Table    string
+	Index    string // "PRIMARY" for the primary key
+	Key      []any
+	Existing *Row
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("storage: duplicate entry %v for key '%s.%s'", e.Key, e.Table, e.Index)
+}
+
+func (t *Table) keyOf(cols []int, r *Row) []any {
+	out := make([]any, len(cols))
+	for i, c := range cols {
+		out[i] = r.Vals[c]
+	}
+	return out
+}
+
+// checkUnique returns a *DuplicateError if r's key collides with a row other
+// than the row numbered except.
+func (t *Table) checkUnique(r *Row, except uint64, checkPK bool) error {
+	def := t.shape.def
+	if checkPK && len(def.PK) > 0 {
+		if old, ok := t.primary.Get(r); ok && old.ID != except {
+			return &DuplicateError{Table: def.Name, Index: "PRIMARY", Key: t.keyOf(def.PK, r), Existing: old}
+		}
+	}
+	for i, ix := range def.Indexes {
+		if !ix.Unique {
+			continue
+		}
+		hasNull := false
+		for _, c := range ix.Cols {
+			if r.Vals[c] == nil {
+				hasNull = true
+				break
+			}
+		}
+		if hasNull {
+			continue // NULLs never collide in a unique index
+		}
+		var dup *Row
+		t.indexes[i].Ascend(Seek(r.Vals, len(ix.Cols), -1), func(o *Row) bool {
+			if t.shape.compareCols(ix.Cols, o, r) != 0 {
+				return false
+			}
+			if o.ID != except {
+				dup = o
+				return false
+			}
+			return true
+		})
+		if dup != nil {
+			return &DuplicateError{Table: def.Name, Index: ix.Name, Key: t.keyOf(ix.Cols, r), Existing: dup}
+		}
+	}
+	return nil
+}
+
+func (t *Table) insertRow(r *Row) {
+	if _, replaced := t.primary.Set(r); replaced {
+		panic(fmt.Sprintf("storage: table %s: insert replaced row %d", t.shape.def.Name, r.ID))
+	}
+	for _, ix := range t.indexes {
+		ix.Set(r)
+	}
+}
+
+func (t *Table) removeRow(r *Row) {
+	if _, ok := t.primary.Delete(r); !ok {
+		panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, r.ID))
+	}
+	for i, ix := range t.indexes {
+		if _, ok := ix.Delete(r); !ok {
+			panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, r.ID, t.shape.def.Indexes[i].Name))
+		}
+	}
+}
+
+func lower(s string) string { return strings.ToLower(s) }
+
+// Cursor walks the rows of one index (or the primary key) of a table frozen
+// when the cursor was made, so the table's owner may write while it runs.
+type Cursor struct {
+	it      btree.IterG[*Row]
+	started bool
+	pivot   *Row
+	valid   bool
+}
+
+// Cursor returns a cursor on index ix (-1: primary) starting at pivot (nil:
+// at the first row).
+func (t *Table) Cursor(ix int, pivot *Row) *Cursor {
+	t.cloneMu.Lock()
+	tree := t.primary
+	if ix >= 0 {
+		tree = t.indexes[ix]
+	}
+	tree = tree.Copy()
+	t.cloneMu.Unlock()
+	return &Cursor{it: tree.Iter(), pivot: pivot}
+}
+
+// Next returns the next row, or false at the end.
+func (c *Cursor) Next() (*Row, bool) {
+	if !c.started {
+		c.started = true
+		if c.pivot != nil {
+			c.valid = c.it.Seek(c.pivot)
+		} else {
+			c.valid = c.it.First()
+		}
+	} else if c.valid {
+		c.valid = c.it.Next()
+	}
+	if !c.valid {
+		return nil, false
+	}
+	return c.it.Item(), true
+}
+
+// Close releases the cursor.
+func (c *Cursor) Close() { c.it.Release() }

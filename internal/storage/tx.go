@@ -1,0 +1,325 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/btree"
+)
+
+// ErrConflict is returned by Commit when another transaction committed a
+// write to a row (or a definition) this one wrote, after this one's snapshot.
+// The transaction is rolled back; nothing of it is visible.
+var ErrConflict = errors.New("storage: write conflict with a concurrent transaction")
+
+// ErrTxDone is returned when a committed or rolled back transaction is used.
+var ErrTxDone = errors.New("storage: transaction already ended")
+
+// Tx is a transaction on one database with snapshot isolation: it reads the
+// catalog as it was when the transaction began, plus its own writes. A Tx is
+// used by one goroutine at a time.
+type Tx struct {
+	db   *DB
+	base *Catalog
+	work *applier // nil until the first write
+	ops  []*Op
+	// touched holds, per table, what this transaction's writes depend on:
+	// the row versions (and table definition) it saw. Commit checks them
+	// against the committed catalog.
+	touched map[string]*tableTouch
+	done    bool
+}
+
+type tableTouch struct {
+	present   bool
+	schemaVer uint64
+	lastWrite uint64
+	ddl       bool
+	keys      *btree.BTreeG[*keyTouch]
+}
+
+type keyTouch struct {
+	key *Row   // the row's key columns (or ID)
+	ver uint64 // version seen in the snapshot, 0 if absent
+}
+
+// Savepoint is a state of a transaction to return to.
+type Savepoint struct {
+	cat  *Catalog
+	nops int
+}
+
+// Catalog returns the catalog as this transaction sees it.
+func (tx *Tx) Catalog() *Catalog {
+	if tx.work != nil {
+		return tx.work.cat
+	}
+	return tx.base
+}
+
+// Table returns the table as this transaction sees it.
+func (tx *Tx) Table(name string) (*Table, bool) { return tx.Catalog().Table(name) }
+
+// Writes reports whether the transaction has written anything.
+func (tx *Tx) Writes() bool { return len(tx.ops) > 0 }
+
+func (tx *Tx) applier() *applier {
+	if tx.work == nil {
+		tx.work = newApplier(tx.base, pendingVer, tx.db.bind)
+	}
+	return tx.work
+}
+
+func (tx *Tx) touchTable(name string, ddl bool) *tableTouch {
+	key := lower(name)
+	tt, ok := tx.touched[key]
+	if !ok {
+		t, present := tx.Catalog().Table(name)
+		tt = &tableTouch{present: present}
+		if present {
+			tt.schemaVer, tt.lastWrite = t.schemaVer, t.lastWrite
+			s := t.shape
+			tt.keys = btree.NewBTreeGOptions(func(a, b *keyTouch) bool { return s.comparePrimary(a.key, b.key) < 0 }, btreeOpts)
+		}
+		tx.touched[key] = tt
+	}
+	tt.ddl = tt.ddl || ddl
+	return tt
+}
+
+// touchRow records the version of the row with r's key as the transaction
+// sees it now, the first time the transaction writes that key.
+func (tx *Tx) touchRow(t *Table, r *Row) {
+	tt := tx.touchTable(t.Name(), false)
+	if tt.keys == nil || tt.ddl {
+		return // the table is new or redefined in this transaction
+	}
+	probe := &keyTouch{key: r}
+	if _, seen := tt.keys.Get(probe); seen {
+		return
+	}
+	if cur, ok := t.locate(r); ok {
+		probe.ver = cur.ver
+	}
+	if probe.ver == pendingVer {
+		return
+	}
+	tt.keys.Set(probe)
+}
+
+func (tx *Tx) do(op *Op) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	if err := tx.applier().apply(op); err != nil {
+		return err
+	}
+	tx.ops = append(tx.ops, op)
+	return nil
+}
+
+// Insert adds a row and returns it.
+func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
+	t, ok := tx.Table(table)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoTable, table)
+	}
+	r := &Row{ID: t.ctr.nextID.Add(1) - 1, Vals: vals}
+	tx.touchRow(t, r)
+	if err := tx.do(&Op{Kind: OpInsert, Table: t.Name(), Row: r}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Update replaces the row equal to oldVals by newVals.
+func (tx *Tx) Update(table string, oldVals, newVals []any) error {
+	t, ok := tx.Table(table)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoTable, table)
+	}
+	old, ok := t.FindRow(oldVals)
+	if !ok {
+		return fmt.Errorf("%w: update in %s", ErrRowMissing, table)
+	}
+	nr := &Row{ID: old.ID, Vals: newVals}
+	tx.touchRow(t, old)
+	if len(t.shape.def.PK) > 0 && t.shape.comparePrimary(old, nr) != 0 {
+		tx.touchRow(t, nr)
+	}
+	return tx.do(&Op{Kind: OpUpdate, Table: t.Name(), Old: old, Row: nr})
+}
+
+// Delete removes the row equal to vals.
+func (tx *Tx) Delete(table string, vals []any) error {
+	t, ok := tx.Table(table)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoTable, table)
+	}
+	old, ok := t.FindRow(vals)
+	if !ok {
+		return fmt.Errorf("%w: delete in %s", ErrRowMissing, table)
+	}
+	tx.touchRow(t, old)
+	return tx.do(&Op{Kind: OpDelete, Table: t.Name(), Old: old})
+}
+
+// CreateTable creates a table.
+func (tx *Tx) CreateTable(def *TableDef) error {
+	tx.touchTable(def.Name, true)
+	return tx.do(&Op{Kind: OpCreateTable, Def: def, NextID: 1, NextAuto: 1})
+}
+
+// DropTable drops a table.
+func (tx *Tx) DropTable(name string) error {
+	tx.touchTable(name, true)
+	return tx.do(&Op{Kind: OpDropTable, Table: name})
+}
+
+// RenameTable renames a table.
+func (tx *Tx) RenameTable(from, to string) error {
+	tx.touchTable(from, true)
+	tx.touchTable(to, true)
+	return tx.do(&Op{Kind: OpRenameTable, Table: from, NewName: to})
+}
+
+// Truncate removes every row and resets AUTO_INCREMENT.
+func (tx *Tx) Truncate(name string) error {
+	tx.touchTable(name, true)
+	return tx.do(&Op{Kind: OpTruncate, Table: name})
+}
+
+// AlterTable gives a table a new definition. convert maps each old row to
+// the new columns (nil: the rows are kept as they are). Every row is written
+// again under the new definition, so replicas replay the same change.
+func (tx *Tx) AlterTable(name string, def *TableDef, convert func(old []any) ([]any, error)) error {
+	t, ok := tx.Table(name)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoTable, name)
+	}
+	var rows []*Row
+	t.Scan(func(r *Row) bool { rows = append(rows, r); return true })
+	tx.touchTable(name, true)
+	if err := tx.do(&Op{Kind: OpAlterTable, Table: name, Def: def}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		vals := r.Vals
+		if convert != nil {
+			var err error
+			if vals, err = convert(vals); err != nil {
+				return err
+			}
+		}
+		if err := tx.do(&Op{Kind: OpInsert, Table: def.Name, Row: &Row{ID: r.ID, Vals: vals}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetAutoIncrement sets the next AUTO_INCREMENT value of a table.
+func (tx *Tx) SetAutoIncrement(name string, next uint64) error {
+	tx.touchTable(name, true)
+	return tx.do(&Op{Kind: OpSetCounters, Table: name, NextAuto: next})
+}
+
+// SetOptions replaces the database options recorded at creation.
+func (tx *Tx) SetOptions(data []byte) error {
+	return tx.do(&Op{Kind: OpDatabase, Data: data})
+}
+
+// PutObject stores a view, trigger, procedure or event definition.
+func (tx *Tx) PutObject(kind, name string, data []byte) error {
+	return tx.do(&Op{Kind: OpPutObject, ObjKind: kind, ObjName: name, Data: data})
+}
+
+// DeleteObject removes a stored object.
+func (tx *Tx) DeleteObject(kind, name string) error {
+	return tx.do(&Op{Kind: OpDeleteObject, ObjKind: kind, ObjName: name})
+}
+
+// Savepoint records the current state of the transaction.
+func (tx *Tx) Savepoint() Savepoint {
+	if tx.work == nil {
+		return Savepoint{cat: tx.base, nops: 0}
+	}
+	tx.work.release()
+	return Savepoint{cat: tx.work.cat.shallowClone(), nops: len(tx.ops)}
+}
+
+// Initial is the savepoint of the transaction before any write.
+func (tx *Tx) Initial() Savepoint { return Savepoint{cat: tx.base, nops: 0} }
+
+// RollbackTo returns the transaction to a savepoint.
+func (tx *Tx) RollbackTo(sp Savepoint) {
+	if tx.work == nil || sp.cat == nil {
+		return
+	}
+	if sp.nops == 0 {
+		tx.work, tx.ops = nil, tx.ops[:0]
+		return
+	}
+	tx.work.cat = sp.cat.shallowClone()
+	tx.work.release()
+	tx.ops = tx.ops[:sp.nops]
+}
+
+// Rollback ends the transaction without keeping anything.
+func (tx *Tx) Rollback() {
+	tx.done = true
+	tx.work, tx.ops = nil, nil
+}
+
+// Commit makes the transaction's writes durable per the save policy and
+// visible to transactions that begin afterwards. On ErrConflict, or any
+// error, nothing of the transaction is kept.
+func (tx *Tx) Commit(ctx context.Context) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	tx.done = true
+	if len(tx.ops) == 0 {
+		return nil
+	}
+	return tx.db.commit(ctx, tx)
+}
+
+// checkLocked compares what the transaction saw with the committed catalog.
+func (tx *Tx) checkLocked(cur *Catalog) error {
+	for name, tt := range tx.touched {
+		t, present := cur.tables[name]
+		if present != tt.present {
+			return fmt.Errorf("%w: table %s was created or dropped", ErrConflict, name)
+		}
+		if !present {
+			continue
+		}
+		if t.schemaVer != tt.schemaVer {
+			return fmt.Errorf("%w: table %s was altered", ErrConflict, t.Name())
+		}
+		if tt.ddl {
+			if t.lastWrite != tt.lastWrite {
+				return fmt.Errorf("%w: table %s was written", ErrConflict, t.Name())
+			}
+			continue
+		}
+		var err error
+		tt.keys.Scan(func(k *keyTouch) bool {
+			var ver uint64
+			if r, ok := t.locate(k.key); ok {
+				ver = r.ver
+			}
+			if ver != k.ver {
+				err = fmt.Errorf("%w: a row of %s", ErrConflict, t.Name())
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
