@@ -109,7 +109,6 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 	if err := json.Unmarshal(def.Meta, m); err != nil {
 		return nil, fmt.Errorf("table %s: schema: %w", def.Name, err)
 	}
-	ctx := sql.NewEmptyContext()
 	sch := make(sql.Schema, len(m.Columns))
 	for i, mc := range m.Columns {
 		typ, err := planbuilder.ParseColumnTypeString(mc.Type)
@@ -118,20 +117,16 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 		}
 		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
 			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
+		// Defaults stay text: the planner resolves them against the
+		// table each time it uses the table, as for a table it created.
 		if mc.Default != "" {
-			if col.Default, err = planbuilder.StringToColumnDefaultValue(ctx, mc.Default); err != nil {
-				return nil, fmt.Errorf("table %s: column %s: default %q: %w", def.Name, mc.Name, mc.Default, err)
-			}
+			col.Default = sql.NewUnresolvedColumnDefaultValue(mc.Default)
 		}
 		if mc.OnUpdate != "" {
-			if col.OnUpdate, err = planbuilder.StringToColumnDefaultValue(ctx, mc.OnUpdate); err != nil {
-				return nil, fmt.Errorf("table %s: column %s: on update %q: %w", def.Name, mc.Name, mc.OnUpdate, err)
-			}
+			col.OnUpdate = sql.NewUnresolvedColumnDefaultValue(mc.OnUpdate)
 		}
 		if mc.Generated != "" {
-			if col.Generated, err = planbuilder.StringToColumnDefaultValue(ctx, mc.Generated); err != nil {
-				return nil, fmt.Errorf("table %s: column %s: generated %q: %w", def.Name, mc.Name, mc.Generated, err)
-			}
+			col.Generated = sql.NewUnresolvedColumnDefaultValue(mc.Generated)
 		}
 		sch[i] = col
 	}
