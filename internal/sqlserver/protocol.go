@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	"errors"
+	"regexp"
 
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/vitess/go/mysql"
@@ -20,7 +21,9 @@ var sqlStates = map[int]string{
 	1051: "42S02", // ER_BAD_TABLE_ERROR
 	1054: "42S22", // ER_BAD_FIELD_ERROR
 	1062: "23000", // ER_DUP_ENTRY
+	1060: "42S21", // ER_DUP_FIELDNAME
 	1064: "42000", // ER_PARSE_ERROR
+	1364: "HY000", // ER_NO_DEFAULT_FOR_FIELD
 	1146: "42S02", // ER_NO_SUCH_TABLE
 	1213: "40001", // ER_LOCK_DEADLOCK
 	1216: "23000", // ER_NO_REFERENCED_ROW
@@ -32,14 +35,46 @@ var sqlStates = map[int]string{
 	3819: "HY000", // ER_CHECK_CONSTRAINT_VIOLATED
 }
 
-// fixSQLState sets the SQLSTATE MySQL uses for err's code.
+// unknownErrors gives the MySQL code of errors that go-mysql-server sends as
+// 1105 (ER_UNKNOWN_ERROR); by then only the message is left to tell them apart.
+var unknownErrors = []struct {
+	re   *regexp.Regexp
+	code int
+}{
+	{regexp.MustCompile(`^table with name .* already exists`), 1050},
+	{regexp.MustCompile(`^syntax error at position`), 1064},
+	{regexp.MustCompile(`^column ".*" could not be found in any table in scope`), 1054},
+	{regexp.MustCompile(`^Unknown column '.*' in '.*'`), 1054},
+	{regexp.MustCompile(`^table ".*" does not have column ".*"`), 1054},
+	{regexp.MustCompile(`^Column ".*" already exists`), 1060},
+	{regexp.MustCompile(`^Field '.*' doesn't have a default value`), 1364},
+	{regexp.MustCompile(`^column name '.*' is non-nullable but attempted to set a value of null`), 1048},
+	{regexp.MustCompile(`out of range for`), 1264},
+	{regexp.MustCompile(`^string '.*' is too large for column '.*'`), 1406},
+	{regexp.MustCompile(`^Check constraint ".*" violated`), 3819},
+}
+
+// fixSQLState sets the code and SQLSTATE MySQL uses for err.
 func fixSQLState(err error) error {
 	var se *mysql.SQLError
 	if !errors.As(err, &se) {
 		return err
 	}
-	if st, ok := sqlStates[se.Num]; ok && se.State != st {
-		return mysql.NewSQLError(se.Num, st, "%s", se.Message)
+	num := se.Num
+	if num == mysql.ERUnknownError {
+		for _, u := range unknownErrors {
+			if u.re.MatchString(se.Message) {
+				num = u.code
+				break
+			}
+		}
+	}
+	st, ok := sqlStates[num]
+	if !ok {
+		st = se.State
+	}
+	if num != se.Num || st != se.State {
+		return mysql.NewSQLError(num, st, "%s", se.Message)
 	}
 	return err
 }

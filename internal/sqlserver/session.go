@@ -97,7 +97,10 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		}
 	}
 	if first != nil {
+		// The transaction is over (rolled back): the next statement
+		// starts afresh, with autocommit as the session has it.
 		ctx.SetTransaction(nil)
+		s.SetIgnoreAutoCommit(false)
 		return toSQLError(first)
 	}
 	return nil

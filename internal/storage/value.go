@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"sync"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 //	string, bytes  tag, uvarint length, bytes
 //	bool           tag, 0 or 1
 //	time.Time      tag, uvarint length, time.MarshalBinary
-//	decimal        tag, uvarint length, decimal text
+//	decimal        tag, varint exponent, uvarint length, coefficient text
 //	extension      tag (>= firstExtTag), uvarint length, bytes of the
 //	               extension's encoder (registered by the SQL layer)
 //
@@ -136,7 +137,9 @@ func appendValue(b []byte, v any) []byte {
 		}
 		return appendBytes(append(b, tagTime), p)
 	case decimal.Decimal:
-		return appendBytes(append(b, tagDecimal), []byte(x.String()))
+		// Coefficient and exponent, so that 12.3400 stays 12.3400.
+		b = binary.AppendVarint(append(b, tagDecimal), int64(x.Exponent()))
+		return appendBytes(b, []byte(x.Coefficient().String()))
 	}
 	extTypes.RLock()
 	defer extTypes.RUnlock()
@@ -271,11 +274,13 @@ func (d *decoder) value() any {
 		}
 		return t
 	case tagDecimal:
-		v, err := decimal.NewFromString(string(d.bytes()))
-		if err != nil && d.err == nil {
+		exp := d.varint()
+		coef, ok := new(big.Int).SetString(string(d.bytes()), 10)
+		if !ok {
 			d.fail("decimal")
+			return nil
 		}
-		return v
+		return decimal.NewFromBigInt(coef, int32(exp))
 	}
 	extTypes.RLock()
 	t, ok := extTypes.byTag[tag]

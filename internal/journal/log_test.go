@@ -1,0 +1,242 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const frameData FrameType = 10
+
+func tx(payloads ...string) []byte {
+	var b []byte
+	for _, p := range payloads {
+		b = AppendFrame(b, frameData, []byte(p))
+	}
+	return AppendFrame(b, FrameCommit, nil)
+}
+
+func openLog(t *testing.T, dir string, logBuf *bytes.Buffer) *Log {
+	t.Helper()
+	l, err := Open(Options{Dir: dir, SegmentBytes: 256, Logger: slog.New(slog.NewTextHandler(logBuf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func readAll(t *testing.T, l *Log) []string {
+	t.Helper()
+	var out []string
+	if err := l.Read(l.Start(), func(lsn LSN, typ FrameType, p []byte) error {
+		if typ == FrameCommit {
+			out = append(out, "commit")
+		} else {
+			out = append(out, string(p))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestFrameRoundTrip(t *testing.T) {
+	b := AppendFrame(nil, frameData, []byte("hello"))
+	typ, p, n, ok := DecodeFrame(b)
+	if !ok || typ != frameData || string(p) != "hello" || n != len(b) {
+		t.Fatalf("decode = %v %q %d %v", typ, p, n, ok)
+	}
+	for i := range b {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0x40
+		if _, _, _, ok := DecodeFrame(c); ok {
+			t.Fatalf("flipped byte %d not detected", i)
+		}
+	}
+}
+
+func TestAppendReopenAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	var want []string
+	for i := 0; i < 40; i++ {
+		p := fmt.Sprintf("row-%02d", i)
+		if _, end, err := l.Append(tx(p)); err != nil {
+			t.Fatal(err)
+		} else if err := l.SyncTo(context.Background(), end); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p, "commit")
+	}
+	end := l.End()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := listSegments(dir)
+	if len(segs) < 3 {
+		t.Fatalf("expected several segments, got %d", len(segs))
+	}
+	l = openLog(t, dir, &lb)
+	defer l.Close()
+	if l.End() != end {
+		t.Fatalf("end after reopen = %d, want %d", l.End(), end)
+	}
+	if got := readAll(t, l); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("read back %v", got)
+	}
+}
+
+func TestTornTailIsCut(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	l.Append(tx("a"))
+	_, committed, _ := l.Append(tx("b"))
+	l.Close()
+	// A crash in the middle of writing the next transaction: its first
+	// frame complete, the second torn.
+	seg := filepath.Join(dir, segmentName(0))
+	f, _ := os.OpenFile(seg, os.O_APPEND|os.O_WRONLY, 0)
+	next := tx("c", "dddddddddddd")
+	f.Write(next[:len(next)-12])
+	f.Close()
+
+	l = openLog(t, dir, &lb)
+	defer l.Close()
+	if l.End() != committed {
+		t.Fatalf("end = %d, want %d (last commit)", l.End(), committed)
+	}
+	if !strings.Contains(lb.String(), "torn frame") {
+		t.Fatalf("torn tail not logged: %s", lb.String())
+	}
+	if got := readAll(t, l); strings.Join(got, ",") != "a,commit,b,commit" {
+		t.Fatalf("read back %v", got)
+	}
+}
+
+func TestUncommittedFramesAreCut(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	_, committed, _ := l.Append(tx("a"))
+	l.Append(AppendFrame(nil, frameData, []byte("no commit marker")))
+	l.Close()
+	l = openLog(t, dir, &lb)
+	defer l.Close()
+	if l.End() != committed {
+		t.Fatalf("end = %d, want %d", l.End(), committed)
+	}
+	if !strings.Contains(lb.String(), "after the last commit marker") {
+		t.Fatalf("cut not logged: %s", lb.String())
+	}
+}
+
+func TestCorruptFrameBeforeLastCommitIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	l.Append(tx("first"))
+	l.Append(tx("second"))
+	l.Append(tx("third"))
+	l.Close()
+	seg := filepath.Join(dir, segmentName(0))
+	data, _ := os.ReadFile(seg)
+	off := len(tx("first")) + HeaderBytes + 2 // inside the payload of "second"
+	data[off] ^= 0xff
+	os.WriteFile(seg, data, 0o644)
+	size := len(data)
+
+	_, err := Open(Options{Dir: dir, SegmentBytes: 256, Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("open error = %v, want ErrCorrupt", err)
+	}
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.File != seg || ce.Offset != int64(len(tx("first"))) {
+		t.Fatalf("error %v does not name %s at offset %d", err, seg, len(tx("first")))
+	}
+	if st, _ := os.Stat(seg); st.Size() != int64(size) {
+		t.Fatalf("corrupt journal was truncated to %d bytes", st.Size())
+	}
+}
+
+func TestGroupCommitSharesFsyncs(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l, err := Open(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				_, end, err := l.Append(tx(fmt.Sprintf("w%d-%d", w, i)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := l.SyncTo(context.Background(), end); err != nil {
+					t.Error(err)
+					return
+				}
+				if l.Durable() < end {
+					t.Errorf("durable %d < end %d after SyncTo", l.Durable(), end)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(readAll(t, l)); n != 8*50*2 {
+		t.Fatalf("read %d frames", n)
+	}
+}
+
+func TestRemoveBefore(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	defer l.Close()
+	for i := 0; i < 40; i++ {
+		l.Append(tx(fmt.Sprintf("row-%02d", i)))
+	}
+	mid := l.End() / 2
+	if err := l.RemoveBefore(mid); err != nil {
+		t.Fatal(err)
+	}
+	if l.Start() == 0 || l.Start() > mid {
+		t.Fatalf("start after RemoveBefore(%d) = %d", mid, l.Start())
+	}
+	if err := l.Read(0, func(LSN, FrameType, []byte) error { return nil }); err == nil {
+		t.Fatal("reading a removed position succeeded")
+	}
+	if len(readAll(t, l)) == 0 {
+		t.Fatal("nothing left to read")
+	}
+}
+
+func FuzzDecodeFrame(f *testing.F) {
+	f.Add(AppendFrame(nil, frameData, []byte("x")))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		typ, p, n, ok := DecodeFrame(b)
+		if !ok {
+			return
+		}
+		again := AppendFrame(nil, typ, p)
+		if !bytes.Equal(again, b[:n]) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}

@@ -1,0 +1,376 @@
+package storage
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// testBind compares int64 and string columns (case-insensitively, like a
+// _ci collation).
+func testBind(def *TableDef) ([]Compare, error) {
+	out := make([]Compare, def.NumCols)
+	for i := range out {
+		out[i] = func(a, b any) int {
+			switch x := a.(type) {
+			case int64:
+				return cmp.Compare(x, b.(int64))
+			case string:
+				return strings.Compare(strings.ToLower(x), strings.ToLower(b.(string)))
+			}
+			panic(fmt.Sprintf("type %T", a))
+		}
+	}
+	return out, nil
+}
+
+// users: id (pk), name (unique), age (index)
+var usersDef = &TableDef{Name: "users", NumCols: 3, AutoCol: 0, PK: []int{0},
+	Indexes: []IndexDef{{Name: "uname", Cols: []int{1}, Unique: true}, {Name: "iage", Cols: []int{2}}}}
+
+func openEngine(t *testing.T, dir string, pol SavePolicy) (*Engine, *bytes.Buffer) {
+	t.Helper()
+	var lb bytes.Buffer
+	e, err := Open(Options{Root: dir, Policy: pol, Bind: testBind, SegmentBytes: 4096, Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, &lb
+}
+
+func mustCommit(t *testing.T, tx *Tx) {
+	t.Helper()
+	if err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setup(t *testing.T, e *Engine) *DB {
+	t.Helper()
+	db, err := e.CreateDatabase("app", []byte("opts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := db.Begin()
+	if err := tx.CreateTable(usersDef); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []string{"ann", "bob", "cid"} {
+		if _, err := tx.Insert("users", []any{int64(i + 1), n, int64(20 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCommit(t, tx)
+	return db
+}
+
+func names(t *testing.T, tb *Table) string {
+	var out []string
+	tb.Scan(func(r *Row) bool { out = append(out, strings.Trim(fmt.Sprint(r.Vals), "[]")); return true })
+	return strings.Join(out, ";")
+}
+
+func committed(t *testing.T, db *DB) string {
+	t.Helper()
+	tb, ok := db.Snapshot().Table("users")
+	if !ok {
+		t.Fatal("no table users")
+	}
+	return names(t, tb)
+}
+
+func TestUniqueKeys(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	tx := db.Begin()
+	_, err := tx.Insert("users", []any{int64(9), "BOB", int64(1)})
+	var dup *DuplicateError
+	if !errors.As(err, &dup) || dup.Index != "uname" || dup.Existing.Vals[1] != "bob" {
+		t.Fatalf("insert of a duplicate name: %v", err)
+	}
+	_, err = tx.Insert("users", []any{int64(1), "zed", int64(1)})
+	if !errors.As(err, &dup) || dup.Index != "PRIMARY" {
+		t.Fatalf("insert of a duplicate id: %v", err)
+	}
+	mustCommit(t, tx)
+	if got := committed(t, db); got != "1 ann 20;2 bob 21;3 cid 22" {
+		t.Fatalf("rows = %s", got)
+	}
+}
+
+func TestSnapshotIsolationAndConflict(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+
+	t1, t2 := db.Begin(), db.Begin()
+	if err := t1.Update("users", []any{int64(1), "ann", int64(20)}, []any{int64(1), "ann", int64(30)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := t2.Update("users", []any{int64(1), "ann", int64(20)}, []any{int64(1), "ann", int64(40)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := t2.Insert("users", []any{int64(4), "dan", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, t1)
+	// t2 still reads its snapshot plus its own writes.
+	tb, _ := t2.Table("users")
+	if got := names(t, tb); got != "1 ann 40;2 bob 21;3 cid 22;4 dan 1" {
+		t.Fatalf("t2 sees %s", got)
+	}
+	if err := t2.Commit(context.Background()); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second commit: %v, want ErrConflict", err)
+	}
+	if got := committed(t, db); got != "1 ann 30;2 bob 21;3 cid 22" {
+		t.Fatalf("after conflict rows = %s (nothing of t2 may be visible)", got)
+	}
+	// Writes to different rows do not conflict.
+	t3, t4 := db.Begin(), db.Begin()
+	t3.Delete("users", []any{int64(2), "bob", int64(21)})
+	t4.Update("users", []any{int64(3), "cid", int64(22)}, []any{int64(3), "cid", int64(23)})
+	mustCommit(t, t3)
+	mustCommit(t, t4)
+	if got := committed(t, db); got != "1 ann 30;3 cid 23" {
+		t.Fatalf("rows = %s", got)
+	}
+}
+
+func TestConcurrentUniqueInsertFailsAtCommit(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	t1, t2 := db.Begin(), db.Begin()
+	t1.Insert("users", []any{int64(10), "eve", int64(1)})
+	t2.Insert("users", []any{int64(11), "EVE", int64(1)})
+	mustCommit(t, t1)
+	var dup *DuplicateError
+	if err := t2.Commit(context.Background()); !errors.As(err, &dup) {
+		t.Fatalf("commit of a concurrent duplicate: %v", err)
+	}
+}
+
+func TestSavepoints(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	tx := db.Begin()
+	tx.Insert("users", []any{int64(4), "dan", int64(1)})
+	sp := tx.Savepoint()
+	tx.Insert("users", []any{int64(5), "eve", int64(1)})
+	tx.Delete("users", []any{int64(1), "ann", int64(20)})
+	tx.RollbackTo(sp)
+	tx.Insert("users", []any{int64(6), "fay", int64(1)})
+	mustCommit(t, tx)
+	if got := committed(t, db); got != "1 ann 20;2 bob 21;3 cid 22;4 dan 1;6 fay 1" {
+		t.Fatalf("rows = %s", got)
+	}
+}
+
+func TestRecoveryReplaysJournal(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	tx := db.Begin()
+	tx.Update("users", []any{int64(2), "bob", int64(21)}, []any{int64(2), "bob", int64(99)})
+	tx.Delete("users", []any{int64(3), "cid", int64(22)})
+	mustCommit(t, tx)
+	tx = db.Begin()
+	tx.Insert("users", []any{int64(7), "rolled back", int64(0)})
+	tx.Rollback()
+	want := committed(t, db)
+	// No Close: as after a crash, only the journal is on disk.
+	e2, lb := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, ok := e2.Database("APP")
+	if !ok {
+		t.Fatal("database lost")
+	}
+	if got := committed(t, db2); got != want {
+		t.Fatalf("after recovery %s, want %s", got, want)
+	}
+	if string(db2.Snapshot().Options()) != "opts" {
+		t.Fatalf("options = %q", db2.Snapshot().Options())
+	}
+	if !strings.Contains(lb.String(), "database opened") {
+		t.Fatal(lb.String())
+	}
+}
+
+func TestCheckpointThenJournal(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	for i := 0; i < 200; i++ {
+		tx := db.Begin()
+		tx.Insert("users", []any{int64(100 + i), fmt.Sprintf("user%03d", i), int64(i)})
+		mustCommit(t, tx)
+	}
+	if err := e.Checkpoint(db); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		tx := db.Begin()
+		tx.Delete("users", []any{int64(100 + i), fmt.Sprintf("user%03d", i), int64(i)})
+		tx.Insert("users", []any{int64(1000 + i), fmt.Sprintf("user%03d", i), int64(i)})
+		mustCommit(t, tx)
+	}
+	if err := e.Checkpoint(db); err != nil {
+		t.Fatal(err)
+	}
+	if db.Journal().Start() == 0 {
+		t.Fatal("no journal segment was removed after two checkpoints")
+	}
+	tx := db.Begin()
+	tx.Insert("users", []any{int64(5000), "after", int64(0)})
+	mustCommit(t, tx)
+	want := committed(t, db)
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, _ := e2.Database("app")
+	if got := committed(t, db2); got != want {
+		t.Fatalf("recovered rows differ")
+	}
+	// AUTO_INCREMENT and row numbers continue where they were.
+	tb, _ := db2.Snapshot().Table("users")
+	if tb.NextAuto() <= 5000 {
+		t.Fatalf("next auto = %d", tb.NextAuto())
+	}
+}
+
+func TestCorruptJournalNamesFileAndOffset(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	for i := 0; i < 5; i++ {
+		tx := db.Begin()
+		tx.Insert("users", []any{int64(100 + i), fmt.Sprintf("u%d", i), int64(i)})
+		mustCommit(t, tx)
+	}
+	seg := filepath.Join(dir, "app", fmt.Sprintf("%020d.journal", 0))
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x5a
+	os.WriteFile(seg, data, 0o644)
+	_, err = Open(Options{Root: dir, Bind: testBind, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	if !errors.Is(err, journal.ErrCorrupt) || !strings.Contains(err.Error(), seg) || !strings.Contains(err.Error(), "offset") {
+		t.Fatalf("open error = %v", err)
+	}
+}
+
+func TestManualPolicySavesAtClose(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveManual)
+	db := setup(t, e)
+	if db.Journal().End() > 200 {
+		t.Fatalf("manual policy wrote %d journal bytes", db.Journal().End())
+	}
+	want := committed(t, db)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, _ := e2.Database("app")
+	if got := committed(t, db2); got != want {
+		t.Fatalf("rows = %s, want %s", got, want)
+	}
+}
+
+func TestAlterRenameTruncateDrop(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	tx := db.Begin()
+	def := &TableDef{Name: "users", NumCols: 4, AutoCol: 0, PK: []int{0}}
+	if err := tx.AlterTable("users", def, func(v []any) ([]any, error) { return append(v[:3:3], "x"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.RenameTable("users", "people"); err != nil {
+		t.Fatal(err)
+	}
+	tx.CreateTable(&TableDef{Name: "tmp", NumCols: 1, AutoCol: -1})
+	tx.Insert("tmp", []any{int64(1)})
+	tx.Insert("tmp", []any{int64(1)}) // no primary key: duplicates allowed
+	mustCommit(t, tx)
+	tx = db.Begin()
+	tx.Truncate("people")
+	tx.DropTable("tmp")
+	mustCommit(t, tx)
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, _ := e2.Database("app")
+	cat := db2.Snapshot()
+	if got := strings.Join(cat.TableNames(), ","); got != "people" {
+		t.Fatalf("tables = %s", got)
+	}
+	p, _ := cat.Table("people")
+	if p.Len() != 0 || p.Def().NumCols != 4 {
+		t.Fatalf("people: %d rows, %d columns", p.Len(), p.Def().NumCols)
+	}
+}
+
+func TestValueCodecRoundTrip(t *testing.T) {
+	vals := []any{nil, int8(-3), int16(4), int32(-5), int64(1 << 40), uint8(7), uint16(8), uint32(9), uint64(1 << 63),
+		float32(1.5), float64(-2.25), "héllo", []byte{0, 1, 2}, true, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
+		decimal.RequireFromString("-12.3400")}
+	b := appendRow(nil, vals)
+	d := &decoder{b: b}
+	got := d.row()
+	if d.err != nil || len(d.b) != 0 {
+		t.Fatalf("decode: %v, %d left", d.err, len(d.b))
+	}
+	for i := range vals {
+		if g, w := fmt.Sprintf("%T %v", got[i], got[i]), fmt.Sprintf("%T %v", vals[i], vals[i]); g != w {
+			t.Errorf("value %d: got %s, want %s", i, g, w)
+		}
+	}
+}
+
+func TestConcurrentCommitsAreAllDurable(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				tx := db.Begin()
+				if _, err := tx.Insert("users", []any{int64(1000*(w+1) + i), fmt.Sprintf("w%d-%d", w, i), int64(i)}); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := tx.Commit(context.Background()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, _ := e2.Database("app")
+	tb, _ := db2.Snapshot().Table("users")
+	if tb.Len() != 3+200 {
+		t.Fatalf("%d rows after reopen, want 203", tb.Len())
+	}
+}
