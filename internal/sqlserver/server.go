@@ -67,6 +67,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
 	s.engine = sqle.NewDefault(&Provider{engine: st})
+	if err := setServerDefaults(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := s.loadAccounts(); err != nil {
 		st.Close()
 		return nil, err
@@ -92,6 +96,23 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	}
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	return newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage), nil
+}
+
+// setServerDefaults makes the server's defaults MySQL 8's: utf8mb4 with the
+// case-insensitive utf8mb4_0900_ai_ci collation.
+func setServerDefaults() error {
+	ctx := sql.NewEmptyContext()
+	for name, v := range map[string]any{
+		"collation_server":     defaultCollation.Name(),
+		"collation_database":   defaultCollation.Name(),
+		"collation_connection": defaultCollation.Name(),
+		"character_set_server": "utf8mb4",
+	} {
+		if err := sql.SystemVariables.SetGlobal(ctx, name, v); err != nil {
+			return fmt.Errorf("system variable %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // accountPersister writes the accounts file atomically (temp file, fsync, rename).
