@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,6 +37,7 @@ func run() error {
 	keepMB := flag.Int64("journal-keep-mb", 0, "journal kept behind the newest checkpoint, in MiB")
 	clusterConfig := flag.String("cluster-config", "", "cluster configuration file (cluster.toml)")
 	rootPassword := flag.String("root-password", os.Getenv("MIRAJ_ROOT_PASSWORD"), "password of root@localhost and root@127.0.0.1 when they are created (first start)")
+	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	flag.Parse()
 
 	pol, err := storage.ParseSavePolicy(*policy)
@@ -60,6 +63,14 @@ func run() error {
 	slog.SetDefault(log)
 	if *clusterConfig != "" {
 		log.Warn("--cluster-config given: cluster mode is not available in this build, starting standalone", "file", *clusterConfig)
+	}
+
+	if *pprofAddr != "" {
+		go func() {
+			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
+				log.Error("pprof endpoint stopped", "addr", *pprofAddr, "err", err)
+			}
+		}()
 	}
 
 	srv, err := sqlserver.New(sqlserver.Config{Root: *root, Bind: *bindAddr, Port: *port, Policy: pol,

@@ -92,13 +92,35 @@ var (
 	_ sql.TriggerDatabase         = (*Database)(nil)
 	_ sql.StoredProcedureDatabase = (*Database)(nil)
 	_ sql.CollatedDatabase        = (*Database)(nil)
+	_ sql.TemporaryTableCreator   = (*Database)(nil)
+	_ sql.TemporaryTableDatabase  = (*Database)(nil)
 )
 
 func (d *Database) Name() string { return d.db.Name() }
 
 func (d *Database) tx(ctx *sql.Context) *storage.Tx { return sessionOf(ctx).storageTx(d.db) }
 
+// tempTx returns the session's transaction on its temporary tables of this
+// database, or nil when it has none.
+func (d *Database) tempTx(ctx *sql.Context) *storage.Tx {
+	s := sessionOf(ctx)
+	if t := s.tempDB(d.Name(), false); t != nil {
+		return s.storageTx(t)
+	}
+	return nil
+}
+
 func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	if ttx := d.tempTx(ctx); ttx != nil {
+		if t, ok := ttx.Table(name); ok {
+			// A temporary table hides a table of the same name.
+			ti, err := info(t.Def())
+			if err != nil {
+				return nil, false, err
+			}
+			return &Table{db: d, info: ti, temp: true}, true, nil
+		}
+	}
 	t, ok := d.tx(ctx).Table(name)
 	if !ok {
 		return nil, false, nil
@@ -138,7 +160,42 @@ func (d *Database) CreateIndexedTable(ctx *sql.Context, name string, sch sql.Pri
 	return d.createTable(ctx, name, sch, collation, "")
 }
 
+// CreateTemporaryTable creates a table seen by this session only, kept in
+// memory and dropped when the session ends.
+func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID) error {
+	s := sessionOf(ctx)
+	tx := s.storageTx(s.tempDB(d.Name(), true))
+	if _, exists := tx.Table(name); exists {
+		return sql.ErrTableAlreadyExists.New(name)
+	}
+	def, err := buildDef(name, sch, collation, "", nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return toSQLError(tx.CreateTable(def))
+}
+
+func (d *Database) GetAllTemporaryTables(ctx *sql.Context) ([]sql.Table, error) {
+	var out []sql.Table
+	if ttx := d.tempTx(ctx); ttx != nil {
+		for _, n := range ttx.Catalog().TableNames() {
+			t, _ := ttx.Table(n)
+			ti, err := info(t.Def())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &Table{db: d, info: ti, temp: true})
+		}
+	}
+	return out, nil
+}
+
 func (d *Database) DropTable(ctx *sql.Context, name string) error {
+	if ttx := d.tempTx(ctx); ttx != nil {
+		if _, ok := ttx.Table(name); ok {
+			return toSQLError(ttx.DropTable(name))
+		}
+	}
 	tx := d.tx(ctx)
 	if _, ok := tx.Table(name); !ok {
 		return sql.ErrTableNotFound.New(name)

@@ -1,14 +1,17 @@
 package sqlserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -117,10 +120,10 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 		}
 		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
 			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
-		// Defaults stay text: the planner resolves them against the
-		// table each time it uses the table, as for a table it created.
-		if mc.Default != "" {
-			col.Default = sql.NewUnresolvedColumnDefaultValue(mc.Default)
+		// A literal default is resolved once here; an expression stays
+		// text that the planner resolves against the table when it uses it.
+		if col.Default, err = storedDefault(mc.Default, typ, mc.Nullable); err != nil {
+			return nil, fmt.Errorf("table %s: column %s: default %q: %w", def.Name, mc.Name, mc.Default, err)
 		}
 		if mc.OnUpdate != "" {
 			col.OnUpdate = sql.NewUnresolvedColumnDefaultValue(mc.OnUpdate)
@@ -133,6 +136,22 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 	ti := &tableInfo{def: def, meta: m, schema: sql.NewPrimaryKeySchema(sch, def.PK...)}
 	infoCache.Store(def, ti)
 	return ti, nil
+}
+
+var literalDefault = regexp.MustCompile(`^(NULL|-?[0-9]+(\.[0-9]+)?|'([^'\\]|'')*')$`)
+
+func storedDefault(text string, typ sql.Type, nullable bool) (*sql.ColumnDefaultValue, error) {
+	if text == "" {
+		return nil, nil
+	}
+	if !literalDefault.MatchString(text) {
+		return sql.NewUnresolvedColumnDefaultValue(text), nil
+	}
+	d, err := planbuilder.StringToColumnDefaultValue(sql.NewEmptyContext(), text)
+	if err != nil {
+		return nil, err
+	}
+	return sql.NewColumnDefaultValue(d.Expr, typ, true, false, nullable)
 }
 
 func (ti *tableInfo) collation() sql.CollationID {
@@ -174,14 +193,73 @@ func bind(def *storage.TableDef) ([]storage.Compare, error) {
 	}
 	out := make([]storage.Compare, len(ti.schema.Schema))
 	for i, c := range ti.schema.Schema {
-		typ := c.Type
-		out[i] = func(a, b any) int {
-			r, err := typ.Compare(context.Background(), a, b)
-			if err != nil {
-				return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-			}
-			return r
-		}
+		out[i] = comparator(c.Type)
 	}
 	return out, nil
+}
+
+// comparator compares two values of a column. Integers, the most common
+// keys, are compared directly; everything else goes through the type (which
+// knows collations, decimals, times…).
+func comparator(typ sql.Type) storage.Compare {
+	slow := func(a, b any) int {
+		r, err := typ.Compare(context.Background(), a, b)
+		if err != nil {
+			return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+		}
+		return r
+	}
+	switch {
+	case types.IsSigned(typ):
+		return func(a, b any) int {
+			x, ok1 := asInt64(a)
+			y, ok2 := asInt64(b)
+			if ok1 && ok2 {
+				return cmp.Compare(x, y)
+			}
+			return slow(a, b)
+		}
+	case types.IsUnsigned(typ):
+		return func(a, b any) int {
+			x, ok1 := asUint64(a)
+			y, ok2 := asUint64(b)
+			if ok1 && ok2 {
+				return cmp.Compare(x, y)
+			}
+			return slow(a, b)
+		}
+	}
+	return slow
+}
+
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func asUint64(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint64:
+		return x, true
+	case uint32:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint8:
+		return uint64(x), true
+	case uint:
+		return uint64(x), true
+	}
+	return 0, false
 }

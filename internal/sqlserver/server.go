@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/eventscheduler"
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -196,6 +197,13 @@ func (s *Server) Run(ctx context.Context) error {
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {
 		return err
+	}
+	// Events run as root, in a session of their own each time.
+	if err := s.engine.InitializeEventScheduler(func() (*sql.Context, error) {
+		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), s.storage)
+		return sql.NewContext(context.Background(), sql.WithSession(sess)), nil
+	}, eventscheduler.SchedulerOn, 1); err != nil {
+		return fmt.Errorf("event scheduler: %w", err)
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	bgDone := make(chan error, 1)

@@ -15,6 +15,9 @@ type Session struct {
 	*sql.BaseSession
 	engine *storage.Engine
 	txn    *txn
+	// temp holds the session's temporary tables, per database (lower-case
+	// name): in memory only, gone with the session.
+	temp map[string]*storage.DB
 }
 
 var _ sql.TransactionSession = (*Session)(nil)
@@ -55,12 +58,30 @@ func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 		s.txn = &txn{dbs: map[string]*storage.Tx{}}
 	}
 	key := strings.ToLower(db.Name())
+	if db.Journal() == nil {
+		key = "\x00temp:" + key
+	}
 	tx, ok := s.txn.dbs[key]
 	if !ok {
 		tx = db.Begin()
 		s.txn.dbs[key] = tx
 	}
 	return tx
+}
+
+// tempDB returns the store of this session's temporary tables in database
+// db, creating it when create is set (nil otherwise).
+func (s *Session) tempDB(db string, create bool) *storage.DB {
+	key := strings.ToLower(db)
+	t, ok := s.temp[key]
+	if !ok && create {
+		if s.temp == nil {
+			s.temp = map[string]*storage.DB{}
+		}
+		t = storage.NewScratch(db, bind)
+		s.temp[key] = t
+	}
+	return t
 }
 
 // StartTransaction begins a transaction. Snapshots are taken per database at
@@ -189,4 +210,5 @@ func (s *Session) SessionEnd() {
 		}
 		s.txn = nil
 	}
+	s.temp = nil
 }

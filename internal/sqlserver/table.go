@@ -17,7 +17,20 @@ type Table struct {
 	db     *Database
 	info   *tableInfo
 	lookup *sql.IndexLookup
+	temp   bool // a session temporary table
 }
+
+// tx returns the session's transaction that holds this table.
+func (t *Table) tx(ctx *sql.Context) *storage.Tx {
+	if t.temp {
+		s := sessionOf(ctx)
+		return s.storageTx(s.tempDB(t.db.Name(), true))
+	}
+	return t.db.tx(ctx)
+}
+
+// IsTemporary reports whether this is a session temporary table.
+func (t *Table) IsTemporary() bool { return t.temp }
 
 var (
 	_ sql.Table                 = (*Table)(nil)
@@ -35,6 +48,7 @@ var (
 	_ sql.CheckAlterableTable   = (*Table)(nil)
 	_ sql.PrimaryKeyTable       = (*Table)(nil)
 	_ sql.CommentedTable        = (*Table)(nil)
+	_ sql.TemporaryTable        = (*Table)(nil)
 )
 
 func (t *Table) Name() string                           { return t.info.def.Name }
@@ -46,7 +60,7 @@ func (t *Table) Comment() string                        { return t.info.meta.Com
 
 // current returns the table as the session's transaction sees it now.
 func (t *Table) current(ctx *sql.Context) (*storage.Tx, *storage.Table, error) {
-	tx := t.db.tx(ctx)
+	tx := t.tx(ctx)
 	st, ok := tx.Table(t.Name())
 	if !ok {
 		return nil, nil, sql.ErrTableNotFound.New(t.Name())
@@ -143,7 +157,7 @@ type editor struct {
 }
 
 func (t *Table) editor(ctx *sql.Context) *editor {
-	return &editor{t: t, tx: t.db.tx(ctx)}
+	return &editor{t: t, tx: t.tx(ctx)}
 }
 
 func (t *Table) Inserter(ctx *sql.Context) sql.RowInserter { return t.editor(ctx) }
@@ -248,7 +262,7 @@ func (t *Table) AutoIncrementSetter(ctx *sql.Context) sql.AutoIncrementSetter {
 type autoSetter struct{ t *Table }
 
 func (a *autoSetter) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
-	return toSQLError(a.t.db.tx(ctx).SetAutoIncrement(a.t.Name(), v))
+	return toSQLError(a.t.tx(ctx).SetAutoIncrement(a.t.Name(), v))
 }
 
 func (a *autoSetter) AcquireAutoIncrementLock(ctx *sql.Context) (func(), error) {
@@ -258,9 +272,23 @@ func (a *autoSetter) Close(*sql.Context) error { return nil }
 
 // alter replaces the table's definition, converting every row.
 func (t *Table) alter(ctx *sql.Context, def *storage.TableDef, convert func([]any) ([]any, error)) error {
-	tx := t.db.tx(ctx)
+	tx := t.tx(ctx)
 	if err := tx.AlterTable(t.Name(), def, convert); err != nil {
 		return t.editor(ctx).dupError(err)
+	}
+	ti, err := info(def)
+	if err != nil {
+		return err
+	}
+	t.info = ti
+	return nil
+}
+
+// redefine changes the definition without touching rows (constraints,
+// comments, index names).
+func (t *Table) redefine(ctx *sql.Context, def *storage.TableDef) error {
+	if err := t.tx(ctx).SetMeta(t.Name(), def); err != nil {
+		return toSQLError(err)
 	}
 	ti, err := info(def)
 	if err != nil {
@@ -451,7 +479,7 @@ func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, nil)
+	return t.redefine(ctx, def)
 }
 
 // CreatePrimaryKey and DropPrimaryKey implement ALTER TABLE … PRIMARY KEY.
@@ -516,7 +544,7 @@ func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error 
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, nil)
+	return t.redefine(ctx, def)
 }
 
 func (t *Table) DropCheck(ctx *sql.Context, name string) error {
@@ -536,7 +564,7 @@ func (t *Table) DropCheck(ctx *sql.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, nil)
+	return t.redefine(ctx, def)
 }
 
 // pkSchema keeps the primary key's column order (PRIMARY KEY (b, a)) across

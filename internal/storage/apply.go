@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 )
@@ -178,6 +179,19 @@ func (t *Table) locate(old *Row) (*Row, bool) {
 	return t.primary.Get(old)
 }
 
+// sameStructure reports whether two definitions order and index rows alike.
+func sameStructure(a, b *TableDef) bool {
+	if lower(a.Name) != lower(b.Name) || a.NumCols != b.NumCols || a.AutoCol != b.AutoCol || !slices.Equal(a.PK, b.PK) || len(a.Indexes) != len(b.Indexes) {
+		return false
+	}
+	for i := range a.Indexes {
+		if !slices.Equal(a.Indexes[i].Cols, b.Indexes[i].Cols) || a.Indexes[i].Unique != b.Indexes[i].Unique {
+			return false
+		}
+	}
+	return true
+}
+
 func (a *applier) apply(op *Op) error {
 	switch op.Kind {
 	case OpInsert:
@@ -282,6 +296,23 @@ func (a *applier) apply(op *Op) error {
 		t.lastWrite = a.ver
 		delete(a.cat.tables, lower(op.Table))
 		a.put(t)
+	case OpSetMeta:
+		t, err := a.writable(op.Table)
+		if err != nil {
+			return err
+		}
+		if !sameStructure(t.shape.def, op.Def) {
+			return fmt.Errorf("storage: table %s: a definition change that moves columns or keys must rewrite the table", op.Table)
+		}
+		cmp, err := a.bind(op.Def)
+		if err != nil {
+			return err
+		}
+		// The trees keep ordering with the previous comparators, which
+		// are the same functions: the columns and their types are unchanged.
+		t.shape = &shape{def: op.Def, cmp: cmp}
+		t.schemaVer = schemaSeq.Add(1)
+		t.lastWrite = a.ver
 	case OpSetCounters:
 		t, ok := a.cat.tables[lower(op.Table)]
 		if !ok {

@@ -74,6 +74,14 @@ type DB struct {
 	commits atomic.Uint64 // commits since the newest checkpoint (manual policy)
 }
 
+// NewScratch returns a database that lives in memory only, outside any
+// engine: no journal, no checkpoint (session temporary tables).
+func NewScratch(name string, bind Binder) *DB {
+	db := &DB{name: name, policy: SaveManual, bind: bind, log: slog.Default()}
+	db.cur.Store(&state{cat: newCatalog()})
+	return db
+}
+
 // Name returns the database's name.
 func (db *DB) Name() string { return db.name }
 

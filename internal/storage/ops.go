@@ -20,6 +20,7 @@ const (
 	OpAlterTable   OpKind = 23 // Table, Def: replaces the definition and empties the rows; Insert ops follow
 	OpTruncate     OpKind = 24 // Table
 	OpSetCounters  OpKind = 25 // Table, Counters
+	OpSetMeta      OpKind = 26 // Table, Def: same columns, keys and indexes; new Meta (constraints, comments)
 	OpPutObject    OpKind = 30 // ObjKind, ObjName, Data
 	OpDeleteObject OpKind = 31 // ObjKind, ObjName
 	OpDatabase     OpKind = 40 // Data: database options written when the database is created
@@ -50,6 +51,7 @@ type Op struct {
 //	DropTable   table
 //	RenameTable table, new name
 //	AlterTable  table, def
+//	SetMeta     table, def
 //	Truncate    table
 //	SetCounters table, next id, next auto
 //	PutObject   kind, name, data
@@ -151,7 +153,7 @@ func encodeOp(b []byte, op *Op) []byte {
 	case OpRenameTable:
 		b = appendString(b, op.Table)
 		b = appendString(b, op.NewName)
-	case OpAlterTable:
+	case OpAlterTable, OpSetMeta:
 		b = appendString(b, op.Table)
 		b = appendDef(b, op.Def)
 	case OpSetCounters:
@@ -200,7 +202,7 @@ func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 	case OpRenameTable:
 		op.Table = d.str()
 		op.NewName = d.str()
-	case OpAlterTable:
+	case OpAlterTable, OpSetMeta:
 		op.Table = d.str()
 		op.Def = d.def()
 	case OpSetCounters:

@@ -219,6 +219,13 @@ func (tx *Tx) AlterTable(name string, def *TableDef, convert func(old []any) ([]
 	return nil
 }
 
+// SetMeta changes what a table's definition says beyond its columns, keys
+// and indexes (constraints, comments, index names), without rewriting rows.
+func (tx *Tx) SetMeta(name string, def *TableDef) error {
+	tx.touchTable(name, true)
+	return tx.do(&Op{Kind: OpSetMeta, Table: name, Def: def})
+}
+
 // SetAutoIncrement sets the next AUTO_INCREMENT value of a table.
 func (tx *Tx) SetAutoIncrement(name string, next uint64) error {
 	tx.touchTable(name, true)
