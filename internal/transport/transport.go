@@ -404,6 +404,13 @@ func (t *Transport) tlsConfig(serverName string) *tls.Config {
 		// that the certificate carries ServerName (IP or DNS) in its SAN.
 		cfg.RootCAs = t.pool
 		cfg.ServerName = serverName
+		// Always present our certificate, even when the listener's list
+		// of acceptable authorities does not name its issuer: the
+		// listener then logs the precise reason of its refusal.
+		cfg.Certificates = nil
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return &t.cert, nil
+		}
 	}
 	return cfg
 }
@@ -486,8 +493,10 @@ func describeTLS(err error, dialled string) string {
 		return fmt.Sprintf("handshake not finished within %s", HandshakeTimeout)
 	case strings.Contains(err.Error(), "certificate required") || strings.Contains(err.Error(), "didn't provide a certificate"):
 		return "peer presented no certificate"
-	case strings.Contains(err.Error(), "protocol version"):
+	case strings.Contains(err.Error(), "protocol version") || strings.Contains(err.Error(), "unsupported versions"):
 		return "TLS 1.3 required"
+	case strings.Contains(err.Error(), "remote error"):
+		return "the peer refused our certificate (" + err.Error() + ")"
 	}
 	return err.Error()
 }
