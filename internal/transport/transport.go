@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -489,6 +490,8 @@ func describeTLS(err error, dialled string) string {
 		return "peer certificate invalid: " + invalid.Error()
 	case errors.As(err, &rec):
 		return "not a TLS connection"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "closed by the peer during the TLS handshake"
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return fmt.Sprintf("handshake not finished within %s", HandshakeTimeout)
 	case strings.Contains(err.Error(), "certificate required") || strings.Contains(err.Error(), "didn't provide a certificate"):
