@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -36,9 +37,10 @@ type Conn struct {
 	rmu sync.Mutex // serializes readers
 	wmu sync.Mutex // serializes writers
 
-	closeOnce sync.Once
-	done      chan struct{}
-	err       error // why the link closed; set before done is closed
+	established atomic.Bool // tracked by the transport: closing is logged
+	closeOnce   sync.Once
+	done        chan struct{}
+	err         error // why the link closed; set before done is closed
 }
 
 // readBufferBytes sizes the read buffer: frames are mostly small, and a
@@ -81,33 +83,38 @@ func (c *Conn) SetMaxFrame(n int) error {
 
 // Close closes the link.
 func (c *Conn) Close() error {
-	c.closeWith(ErrClosed)
+	c.closeWith(errLocalClose)
 	return nil
 }
 
-// closeWith closes the link once, recording reason.
+// closeWith closes the link once, recording reason; the closing of an
+// established link is logged (info: a peer's disconnection).
 func (c *Conn) closeWith(reason error) {
+	c.closeLogged(reason, slog.LevelInfo, strings.TrimPrefix(reason.Error(), ErrClosed.Error()+": "))
+}
+
+func (c *Conn) closeLogged(reason error, level slog.Level, why string) {
 	c.closeOnce.Do(func() {
 		c.err = reason
 		close(c.done)
 		c.tc.Close()
 		c.t.untrack(c)
-		if errors.Is(reason, ErrLinksReset) {
-			c.t.log.Info(fmt.Sprintf("link with node %s (%s) closed: revocation list changed, links are re-established",
-				c.peer.ID, addrString(c.peer.Addr)), "peer", c.peer.ID)
+		if c.established.Load() {
+			c.t.log.Log(context.Background(), level,
+				fmt.Sprintf("link with node %s (%s) closed: %s", c.peer.ID, addrString(c.peer.Addr), why),
+				"peer", c.peer.ID, "peer_addr", addrString(c.peer.Addr))
 		}
 	})
 }
 
-// fail closes the link because of something the peer sent, and logs it.
+// fail closes the link because of something the peer sent; logged as a
+// warning with the reason.
 func (c *Conn) fail(reason string, err error) error {
-	c.t.log.Warn(fmt.Sprintf("link with node %s (%s) closed: %s", c.peer.ID, addrString(c.peer.Addr), reason),
-		"peer", c.peer.ID, "peer_addr", addrString(c.peer.Addr), "reason", "malformed")
 	e := fmt.Errorf("%w: %s", ErrClosed, reason)
 	if err != nil {
 		e = fmt.Errorf("%w: %s: %w", ErrClosed, reason, err)
 	}
-	c.closeWith(e)
+	c.closeLogged(e, slog.LevelWarn, reason)
 	return e
 }
 

@@ -40,12 +40,23 @@ const (
 
 // Errors returned by Dial, Conn.Recv and Conn.Send.
 var (
-	ErrRefused      = errors.New("transport: connection refused")
-	ErrClosed       = errors.New("transport: link closed")
-	ErrLinksReset   = errors.New("transport: links reset: revocation list changed")
-	ErrShuttingDown = errors.New("transport: shutting down")
+	ErrRefused = errors.New("transport: connection refused")
+	ErrClosed  = errors.New("transport: link closed")
+	// ErrLinksReset and ErrShuttingDown are also ErrClosed.
+	ErrLinksReset   = fmt.Errorf("%w: revocation list changed, links are re-established", ErrClosed)
+	ErrShuttingDown = fmt.Errorf("%w: node shutting down", ErrClosed)
+	errLocalClose   = fmt.Errorf("%w: closed by this node", ErrClosed)
 	errRevoked      = errors.New("peer certificate revoked (tls_crl)")
 )
+
+// revokedError is returned by the TLS verification for a revoked peer.
+type revokedError struct{ id, serial string }
+
+func (e *revokedError) Error() string {
+	return fmt.Sprintf("%v (node %q, serial %s)", errRevoked, e.id, e.serial)
+}
+
+func (e *revokedError) Unwrap() error { return errRevoked }
 
 // notMemberError is returned by the TLS verification for a peer outside
 // members.
@@ -310,6 +321,9 @@ func (t *Transport) serve(ctx context.Context, nc net.Conn) {
 	defer cancel()
 	deadline, _ := hctx.Deadline()
 	nc.SetDeadline(deadline)
+	// Shutdown interrupts the hello exchange too, not only TLS.
+	release := armCancel(hctx, nc.SetDeadline)
+	defer release()
 	tc := tls.Server(nc, t.tlsConfig(""))
 	if err := tc.HandshakeContext(hctx); err != nil {
 		t.refused(true, remote, "", err)
@@ -340,7 +354,8 @@ func (t *Transport) serve(ctx context.Context, nc net.Conn) {
 		c.closeWith(ErrShuttingDown)
 		return
 	}
-	defer c.closeWith(ErrClosed)
+	defer c.closeWith(errLocalClose)
+	release()
 	nc.SetDeadline(time.Time{})
 	t.log.Info(fmt.Sprintf("node %s (%s) connected", id, remote), "peer", id, "peer_addr", addrString(remote))
 	if t.opts.Handler != nil {
@@ -366,6 +381,8 @@ func (t *Transport) Dial(ctx context.Context, peerID, addr string) (*Conn, error
 	}
 	deadline, _ := hctx.Deadline()
 	nc.SetDeadline(deadline)
+	release := armCancel(hctx, nc.SetDeadline)
+	defer release()
 	tc := tls.Client(nc, t.tlsConfig(host))
 	if err := tc.HandshakeContext(hctx); err != nil {
 		t.refused(false, nc.RemoteAddr(), addr, err)
@@ -383,6 +400,7 @@ func (t *Transport) Dial(ctx context.Context, peerID, addr string) (*Conn, error
 		c.closeWith(ErrShuttingDown)
 		return nil, ErrShuttingDown
 	}
+	release()
 	nc.SetDeadline(time.Time{})
 	t.log.Info(fmt.Sprintf("connected to node %s (%s)", id, addr), "peer", id, "peer_addr", addr)
 	return c, nil
@@ -428,7 +446,7 @@ func (t *Transport) verifyPeer(cs tls.ConnectionState) error {
 	revoked := t.mu.revoked[leaf.SerialNumber.String()]
 	t.mu.Unlock()
 	if revoked {
-		return errRevoked
+		return &revokedError{id: leaf.Subject.CommonName, serial: fmt.Sprintf("%X", leaf.SerialNumber)}
 	}
 	if !t.isMember(leaf.Subject.CommonName) {
 		return &notMemberError{id: leaf.Subject.CommonName}
@@ -473,7 +491,11 @@ func describeTLS(err error, dialled string) string {
 	var nm *notMemberError
 	switch {
 	case errors.Is(err, errRevoked):
-		return "peer certificate revoked (tls_crl)"
+		var re *revokedError
+		if errors.As(err, &re) {
+			return re.Error()
+		}
+		return errRevoked.Error()
 	case errors.As(err, &nm):
 		return nm.Error()
 	case errors.As(err, &unknown):
@@ -539,6 +561,7 @@ func (t *Transport) track(c *Conn) bool {
 		return false
 	}
 	t.mu.conns[c] = struct{}{}
+	c.established.Store(true)
 	return true
 }
 
