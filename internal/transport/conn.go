@@ -407,7 +407,7 @@ func describeRemote(err error) string {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return "closed by the peer during the handshake"
 	case isTimeout(err):
-		return fmt.Sprintf("handshake not finished within %s", HandshakeTimeout)
+		return "handshake not finished in time (" + err.Error() + ")"
 	}
 	return err.Error()
 }

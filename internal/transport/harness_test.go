@@ -124,6 +124,9 @@ func withCluster(name string) nodeOpt { return func(o *Options) { o.ClusterName 
 func withID(id string) nodeOpt        { return func(o *Options) { o.NodeID = id } }
 func withCRL(path string) nodeOpt     { return func(o *Options) { o.CRLFile = path } }
 func withCA(path string) nodeOpt      { return func(o *Options) { o.CAFile = path } }
+func withHandshakeTimeout(d time.Duration) nodeOpt {
+	return func(o *Options) { o.HandshakeTimeout = d }
+}
 
 // start runs a transport for files (its id is files.ID unless withID says
 // otherwise) on 127.0.0.1:0 until the test ends.

@@ -92,6 +92,9 @@ type Options struct {
 	Now    func() time.Time // nil: time.Now (used for log rate limiting)
 	// CRLPollInterval: how often tls_crl is checked; 0 means 1 s.
 	CRLPollInterval time.Duration
+	// HandshakeTimeout: 0 means HandshakeTimeout (10 s, §17.2.5); tests
+	// shorten it.
+	HandshakeTimeout time.Duration
 }
 
 // OptionsFromConfig fills Options from a loaded cluster.toml.
@@ -153,6 +156,9 @@ func New(opts Options) (*Transport, error) {
 	}
 	if t.opts.Now == nil {
 		t.opts.Now = time.Now
+	}
+	if t.opts.HandshakeTimeout <= 0 {
+		t.opts.HandshakeTimeout = HandshakeTimeout
 	}
 	if t.opts.CRLPollInterval <= 0 {
 		t.opts.CRLPollInterval = defaultCRLPoll
@@ -317,7 +323,7 @@ func (t *Transport) serve(ctx context.Context, nc net.Conn) {
 	peerKey := ""
 	defer func() { t.release(peerKey) }()
 	remote := nc.RemoteAddr()
-	hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
+	hctx, cancel := context.WithTimeout(ctx, t.opts.HandshakeTimeout)
 	defer cancel()
 	deadline, _ := hctx.Deadline()
 	nc.SetDeadline(deadline)
@@ -326,7 +332,7 @@ func (t *Transport) serve(ctx context.Context, nc net.Conn) {
 	defer release()
 	tc := tls.Server(nc, t.tlsConfig(""))
 	if err := tc.HandshakeContext(hctx); err != nil {
-		t.refused(true, remote, "", err)
+		t.refused(true, remote, "", t.timeoutErr(hctx, err))
 		tc.Close()
 		return
 	}
@@ -372,7 +378,7 @@ func (t *Transport) Dial(ctx context.Context, peerID, addr string) (*Conn, error
 	if err != nil {
 		return nil, fmt.Errorf("transport: dial %s: %w", addr, err)
 	}
-	hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
+	hctx, cancel := context.WithTimeout(ctx, t.opts.HandshakeTimeout)
 	defer cancel()
 	var d net.Dialer
 	nc, err := d.DialContext(hctx, "tcp", addr)
@@ -385,6 +391,7 @@ func (t *Transport) Dial(ctx context.Context, peerID, addr string) (*Conn, error
 	defer release()
 	tc := tls.Client(nc, t.tlsConfig(host))
 	if err := tc.HandshakeContext(hctx); err != nil {
+		err = t.timeoutErr(hctx, err)
 		t.refused(false, nc.RemoteAddr(), addr, err)
 		tc.Close()
 		return nil, fmt.Errorf("%w: %s: %s", ErrRefused, addr, describeTLS(err, addr))
@@ -489,6 +496,7 @@ func describeTLS(err error, dialled string) string {
 	var invalid x509.CertificateInvalidError
 	var rec tls.RecordHeaderError
 	var nm *notMemberError
+	var slow *slowHandshakeError
 	switch {
 	case errors.Is(err, errRevoked):
 		var re *revokedError
@@ -514,8 +522,8 @@ func describeTLS(err error, dialled string) string {
 		return "not a TLS connection"
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return "closed by the peer during the TLS handshake"
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return fmt.Sprintf("handshake not finished within %s", HandshakeTimeout)
+	case errors.As(err, &slow):
+		return slow.Error()
 	case strings.Contains(err.Error(), "certificate required") || strings.Contains(err.Error(), "didn't provide a certificate"):
 		return "peer presented no certificate"
 	case strings.Contains(err.Error(), "protocol version") || strings.Contains(err.Error(), "unsupported versions"):
@@ -538,6 +546,22 @@ func tlsReason(err error) string {
 		return "san_mismatch"
 	}
 	return "tls"
+}
+
+// slowHandshakeError: the handshake did not finish in time.
+type slowHandshakeError struct{ limit time.Duration }
+
+func (e *slowHandshakeError) Error() string {
+	return fmt.Sprintf("handshake not finished within %s", e.limit)
+}
+
+// timeoutErr turns err into a slowHandshakeError when hctx's deadline has
+// passed (not when the node is shutting down).
+func (t *Transport) timeoutErr(hctx context.Context, err error) error {
+	if errors.Is(hctx.Err(), context.DeadlineExceeded) || (isTimeout(err) && hctx.Err() == nil) {
+		return &slowHandshakeError{limit: t.opts.HandshakeTimeout}
+	}
+	return err
 }
 
 func isTimeout(err error) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miraj-db/miraj/internal/config"
 	"github.com/miraj-db/miraj/internal/pki"
 	"github.com/miraj-db/miraj/internal/pki/pkitest"
 )
@@ -459,5 +461,74 @@ func TestRunStopsEverything(t *testing.T) {
 	defer rcancel()
 	if _, err := c.Recv(rctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("link after shutdown: %v", err)
+	}
+}
+
+func TestHandshakeTimeout(t *testing.T) {
+	cl := newCluster(t, "n1", "n2")
+	n1 := start(t, cl.nodes["n1"], withHandshakeTimeout(200*time.Millisecond))
+	n2 := start(t, cl.nodes["n2"])
+	// A connection that never speaks is closed when the handshake is due.
+	nc, err := net.Dial("tcp", n1.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	waitLog(t, n1.log, "refused (TLS): handshake not finished within 200ms")
+	nc.SetReadDeadline(time.Now().Add(waitTimeout))
+	if _, err := nc.Read(make([]byte, 1)); err == nil {
+		t.Fatal("silent connection still open")
+	}
+	if err := roundTrip(t, mustDial(t, n2, "n1", n1.addr), "ok"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFromConfig: a cluster.toml loaded by config.Load is all a transport
+// needs.
+func TestFromConfig(t *testing.T) {
+	ca := pkitest.NewCA(t, "gestium-prod")
+	var nodes []*node
+	for _, id := range []string{"n1", "n2"} {
+		files := pkitest.Issue(t, ca, id, "127.0.0.1")
+		doc := `[node]
+id = "` + id + `"
+listen = "127.0.0.1:7107"
+[cluster]
+name = "gestium-prod"
+tls_cert = "node.pem"
+tls_key = "node-key.pem"
+tls_ca = "cluster-ca.pem"
+members = ["n1", "n2"]
+`
+		path := filepath.Join(files.Dir, config.FileName)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, warnings, err := config.Load(path, config.DefaultClientPort)
+		if err != nil || len(warnings) != 0 {
+			t.Fatalf("Load: %v %q", err, warnings)
+		}
+		opts := OptionsFromConfig(c)
+		opts.ListenAddr = "127.0.0.1:0" // never a fixed port in tests
+		rec := &recorder{}
+		opts.Logger = slog.New(rec)
+		opts.Handler = func(ctx context.Context, c *Conn) { echo(ctx, c) }
+		tr, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, err := tr.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- tr.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		nodes = append(nodes, &node{t: tr, log: rec, addr: addr.String(), files: files})
+	}
+	if err := roundTrip(t, mustDial(t, nodes[1], "n1", nodes[0].addr), "from config"); err != nil {
+		t.Fatal(err)
 	}
 }
