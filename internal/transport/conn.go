@@ -174,8 +174,9 @@ func (c *Conn) send(ctx context.Context, typ Type, payload []byte) error {
 
 // armCancel makes ctx's end interrupt a blocking read or write through its
 // deadline (set is SetReadDeadline or SetWriteDeadline). The returned
-// release must be called when the operation ends: after it, a late cancel
-// does nothing and the deadline is clear again.
+// release must be called when the operation ends (calling it again does
+// nothing): after it, a late cancel does nothing, and a deadline the cancel
+// had set is cleared.
 func armCancel(ctx context.Context, set func(time.Time) error) (release func()) {
 	var mu sync.Mutex
 	active := true
@@ -189,6 +190,9 @@ func armCancel(ctx context.Context, set func(time.Time) error) (release func()) 
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
+		if !active {
+			return // released already
+		}
 		active = false
 		if !stop() {
 			set(time.Time{})

@@ -532,3 +532,31 @@ members = ["n1", "n2"]
 		t.Fatal(err)
 	}
 }
+
+// TestOpenSSLRevocation: an openssl-made node certificate, revoked with
+// this package's CRL of an openssl-made authority, is refused.
+func TestOpenSSLRevocation(t *testing.T) {
+	caDir := pkitest.OpenSSLCA(t, "c")
+	ca, err := pki.LoadCADir(caDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlPath := filepath.Join(t.TempDir(), "cluster-crl.pem")
+	if _, err := ca.WriteCRL(crlPath, 0); err != nil {
+		t.Fatal(err)
+	}
+	n1 := start(t, pkitest.OpenSSLNode(t, caDir, "n1"), withCRL(crlPath))
+	n3files := pkitest.OpenSSLNode(t, caDir, "n3")
+	n3 := start(t, n3files)
+	if err := roundTrip(t, mustDial(t, n3, "n1", n1.addr), "before"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Revoke(pki.RevokeOptions{CertPath: n3files.Cert, Out: crlPath}); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, n1.log, "reloaded (1 revoked certificate(s))")
+	waitFor(t, "n3 to be refused", func() bool {
+		refusedDial(t, n3, "n1", n1.addr)
+		return n1.log.has(`peer certificate revoked (tls_crl) (node "n3"`)
+	})
+}
