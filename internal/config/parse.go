@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -108,13 +109,16 @@ func decodeError(name string, err error) error {
 	if errors.As(err, &de) {
 		line, _ := de.Position()
 		msg := de.Error()
-		if strings.Contains(msg, "cannot decode TOML") {
-			msg = fmt.Sprintf("wrong type (%s): %s", typeHint(de.Key()), msg)
+		if m := tomlKind.FindStringSubmatch(msg); m != nil {
+			// Say it in the file's terms, not the Go struct's.
+			msg = fmt.Sprintf("wrong type: %s, got a TOML %s", typeHint(de.Key()), m[1])
 		}
 		return &Error{File: name, Line: line, Key: strings.Join(de.Key(), "."), Msg: msg}
 	}
 	return &Error{File: name, Msg: err.Error()}
 }
+
+var tomlKind = regexp.MustCompile(`cannot decode TOML (\w+)`)
 
 // typeHint says what type a key takes, for decode errors.
 func typeHint(key toml.Key) string {
