@@ -103,7 +103,8 @@ const (
 	RefuseMalformed     RefuseCode = 5 // malformed handshake
 	RefuseWrongNode     RefuseCode = 6 // not the node the dialer asked for
 	RefuseShuttingDown  RefuseCode = 7
-	refuseCodeSentinel  RefuseCode = 8 // first unassigned code
+	RefuseTooMany       RefuseCode = 8 // over the incoming connection limit
+	refuseCodeSentinel  RefuseCode = 9 // first unassigned code
 	refuseFramePayloadN            = 2
 )
 
@@ -123,6 +124,8 @@ func (c RefuseCode) String() string {
 		return "not the node that was dialled"
 	case RefuseShuttingDown:
 		return "node shutting down"
+	case RefuseTooMany:
+		return "too many inter-node connections"
 	default:
 		return fmt.Sprintf("refusal code %d", uint16(c))
 	}

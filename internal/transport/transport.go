@@ -348,6 +348,8 @@ func (t *Transport) serve(ctx context.Context, nc net.Conn) {
 	t.mu.Unlock()
 	if over {
 		t.refuseExcess(remote, id)
+		// Closed at once, but with the reason, so the dialler can log it.
+		tc.Write(AppendFrame(nil, typeRefuse, refusePayload(RefuseTooMany)))
 		tc.Close()
 		return
 	}

@@ -302,6 +302,7 @@ func TestConnectionFlood(t *testing.T) {
 	}
 	refusedDial(t, n2, "n1", n1.addr)
 	waitLog(t, n1.log, `refused: too many inter-node connections from node "n2" (at most 4; 1 refused since the last report)`)
+	waitLog(t, n2.log, "refused the link: too many inter-node connections")
 	// More excess within ten seconds: closed, not logged again.
 	refusedDial(t, n2, "n1", n1.addr)
 	refusedDial(t, n2, "n1", n1.addr)
