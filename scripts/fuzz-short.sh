@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the cluster packages for a short time each
+# Runs every fuzz target (decoders of bytes that come from outside) for a short time each
 # (FUZZTIME, 10s by default). Used by CI; run locally before a change to a
 # decoder. Go runs one fuzz target per invocation, hence the loop.
 set -euo pipefail
@@ -14,6 +14,7 @@ targets=(
 	"./internal/transport FuzzDecodeHello"
 	"./internal/transport FuzzCheckFileName"
 	"./internal/epoch FuzzCheck"
+	"./internal/journal FuzzDecodeFrame"
 )
 
 for t in "${targets[@]}"; do

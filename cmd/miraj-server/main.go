@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miraj-db/miraj/internal/config"
 	"github.com/miraj-db/miraj/internal/sqlserver"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -61,8 +62,24 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	slog.SetDefault(log)
-	if *clusterConfig != "" {
-		log.Warn("--cluster-config given: cluster mode is not available in this build, starting standalone", "file", *clusterConfig)
+	cfgPath := *clusterConfig
+	if cfgPath == "" {
+		if p, ok := config.DefaultPath(); ok {
+			cfgPath = p
+		}
+	}
+	if cfgPath != "" {
+		cl, warnings, err := config.Load(cfgPath, *port)
+		for _, w := range warnings {
+			log.Warn("cluster configuration", "warning", w)
+		}
+		if err != nil {
+			return err
+		}
+		// Replication is not wired in yet: the node validates its
+		// configuration and serves as a standalone server.
+		log.Warn("cluster configuration valid; replication is not available in this version, serving standalone",
+			"file", cfgPath, "node", cl.Node.ID, "cluster", cl.Name)
 	}
 
 	if *pprofAddr != "" {

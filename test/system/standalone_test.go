@@ -277,3 +277,16 @@ func TestCorruptJournalRefusesToStart(t *testing.T) {
 		t.Fatal("the corrupt journal was truncated")
 	}
 }
+
+func TestMalformedClusterConfigRefusesToStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cluster.toml")
+	os.WriteFile(cfg, []byte("[node]\nid = \"n1\"\nlisten = \"127.0.0.1:7100\"\n\n[cluster]\nname = \"c\"\nmembers = [\"n1\"]\nelection_timeout_ms = 100\n"), 0o644)
+	out, err := exec.Command(serverBin, "--root", filepath.Join(dir, "data"), "--port", "0", "--cluster-config", cfg).CombinedOutput()
+	if err == nil {
+		t.Fatalf("server started with a malformed cluster.toml:\n%s", out)
+	}
+	if want := cfg + ":8: [cluster] election_timeout_ms: 100 is out of range"; !strings.Contains(string(out), want) {
+		t.Fatalf("error does not name file, line and key (%q):\n%s", want, out)
+	}
+}
