@@ -34,6 +34,7 @@ type Catalog struct {
 	tables  map[string]*Table
 	objects map[string]*Object
 	options []byte
+	baseID  []byte
 	// seq counts the transactions applied; rows carry the seq that wrote them.
 	seq uint64
 }
@@ -43,7 +44,7 @@ func newCatalog() *Catalog {
 }
 
 func (c *Catalog) shallowClone() *Catalog {
-	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, seq: c.seq}
+	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, baseID: c.baseID, seq: c.seq}
 	for k, v := range c.tables {
 		n.tables[k] = v
 	}
@@ -86,6 +87,9 @@ func (c *Catalog) Objects(kind string) []*Object {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// BaseID returns the database's identity (see Op.BaseID).
+func (c *Catalog) BaseID() []byte { return c.baseID }
 
 // Options returns the database options recorded at creation.
 func (c *Catalog) Options() []byte { return c.options }
@@ -328,6 +332,9 @@ func (a *applier) apply(op *Op) error {
 		delete(a.cat.objects, objectKey(op.ObjKind, op.ObjName))
 	case OpDatabase:
 		a.cat.options = op.Data
+		if len(op.BaseID) > 0 {
+			a.cat.baseID = op.BaseID
+		}
 	default:
 		panic(fmt.Sprintf("storage: apply of unknown op kind %d", op.Kind))
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -75,40 +76,7 @@ func writeCheckpoint(dir string, cat *Catalog, lsn journal.LSN) (string, error) 
 	}
 	defer os.Remove(tmp)
 	w := bufio.NewWriterSize(f, 1<<20)
-	var buf []byte
-	flush := func(force bool) error {
-		if len(buf) >= 1<<20 || force {
-			_, err := w.Write(buf)
-			buf = buf[:0]
-			return err
-		}
-		return nil
-	}
-	var hdr []byte
-	hdr = appendUvarint(hdr, uint64(lsn))
-	hdr = appendUvarint(hdr, cat.seq)
-	buf = journal.AppendFrame(buf, ckptHeader, hdr)
-	buf = AppendOp(buf, &Op{Kind: OpDatabase, Data: cat.options})
-	for _, name := range sortedKeys(cat.tables) {
-		t := cat.tables[name]
-		buf = AppendOp(buf, &Op{Kind: OpCreateTable, Def: t.shape.def, NextID: t.ctr.nextID.Load(), NextAuto: t.ctr.nextAuto.Load()})
-		var werr error
-		t.primary.Scan(func(r *Row) bool {
-			buf = AppendOp(buf, &Op{Kind: OpInsert, Table: t.Name(), Row: r})
-			werr = flush(false)
-			return werr == nil
-		})
-		if werr != nil {
-			f.Close()
-			return "", fmt.Errorf("checkpoint %s: %w", tmp, werr)
-		}
-	}
-	for _, key := range sortedKeys(cat.objects) {
-		o := cat.objects[key]
-		buf = AppendOp(buf, &Op{Kind: OpPutObject, ObjKind: o.Kind, ObjName: o.Name, Data: o.Data})
-	}
-	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
-	if err := flush(true); err != nil {
+	if err := writeCatalog(w, cat, lsn); err != nil {
 		f.Close()
 		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
 	}
@@ -130,6 +98,43 @@ func writeCheckpoint(dir string, cat *Catalog, lsn journal.LSN) (string, error) 
 		return "", err
 	}
 	return final, nil
+}
+
+// writeCatalog writes the frames of a checkpoint of cat at lsn to w.
+func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
+	var buf []byte
+	flush := func(force bool) error {
+		if len(buf) >= 1<<20 || force {
+			_, err := w.Write(buf)
+			buf = buf[:0]
+			return err
+		}
+		return nil
+	}
+	var hdr []byte
+	hdr = appendUvarint(hdr, uint64(lsn))
+	hdr = appendUvarint(hdr, cat.seq)
+	buf = journal.AppendFrame(buf, ckptHeader, hdr)
+	buf = AppendOp(buf, &Op{Kind: OpDatabase, BaseID: cat.baseID, Data: cat.options})
+	for _, name := range sortedKeys(cat.tables) {
+		t := cat.tables[name]
+		buf = AppendOp(buf, &Op{Kind: OpCreateTable, Def: t.shape.def, NextID: t.ctr.nextID.Load(), NextAuto: t.ctr.nextAuto.Load()})
+		var werr error
+		t.primary.Scan(func(r *Row) bool {
+			buf = AppendOp(buf, &Op{Kind: OpInsert, Table: t.Name(), Row: r})
+			werr = flush(false)
+			return werr == nil
+		})
+		if werr != nil {
+			return werr
+		}
+	}
+	for _, key := range sortedKeys(cat.objects) {
+		o := cat.objects[key]
+		buf = AppendOp(buf, &Op{Kind: OpPutObject, ObjKind: o.Kind, ObjName: o.Name, Data: o.Data})
+	}
+	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
+	return flush(true)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

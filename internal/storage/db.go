@@ -64,6 +64,7 @@ type DB struct {
 	bind   Binder
 	log    *slog.Logger
 	jrnl   *journal.Log
+	eng    *Engine // nil for a scratch database
 
 	cur atomic.Pointer[state]
 	// commitMu serialises commits: conflict check, append, publish.
@@ -134,6 +135,9 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	db.cur.Store(&state{cat: a.cat, lsn: end})
 	db.commitMu.Unlock()
 	db.commits.Add(1)
+	if db.eng != nil {
+		db.eng.notify()
+	}
 
 	if db.policy == SaveCommit {
 		// Not ctx: once appended, the commit is decided; the client's

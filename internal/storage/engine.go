@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
@@ -57,6 +59,11 @@ type Engine struct {
 		sync.Mutex
 		dbs map[string]*DB // key: lower-case name
 	}
+	readOnly  atomic.Bool
+	chMu      sync.Mutex
+	changed   chan struct{} // closed and replaced at each change
+	retMu     sync.Mutex
+	retention func(db *DB) (journal.LSN, bool)
 }
 
 // DirName is the folder name of a database: the name itself when it is made
@@ -114,7 +121,7 @@ func Open(opts Options) (*Engine, error) {
 	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, log: opts.Logger}
+	e := &Engine{opts: opts, log: opts.Logger, changed: make(chan struct{})}
 	e.mu.dbs = map[string]*DB{}
 	ents, err := os.ReadDir(opts.Root)
 	if err != nil {
@@ -145,7 +152,7 @@ func Open(opts Options) (*Engine, error) {
 }
 
 func (e *Engine) openDB(name, dir string) (*DB, error) {
-	db := &DB{name: name, dir: dir, policy: e.opts.Policy, bind: e.opts.Bind, log: e.log}
+	db := &DB{name: name, dir: dir, policy: e.opts.Policy, bind: e.opts.Bind, log: e.log, eng: e}
 	ckpts, err := listCheckpoints(dir)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
@@ -233,7 +240,11 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := AppendOp(nil, &Op{Kind: OpDatabase, Data: options})
+	baseID := make([]byte, 16)
+	if _, err := rand.Read(baseID); err != nil {
+		return nil, err
+	}
+	buf := AppendOp(nil, &Op{Kind: OpDatabase, BaseID: baseID, Data: options})
 	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
 	if _, end, err := j.Append(buf); err != nil {
 		j.Close()
@@ -254,6 +265,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 		return nil, err
 	}
 	e.mu.dbs[lower(name)] = db
+	defer e.notify()
 	return db, nil
 }
 
@@ -279,6 +291,7 @@ func (e *Engine) DropDatabase(name string) error {
 	if err := syncDir(e.opts.Root); err != nil {
 		return err
 	}
+	e.notify()
 	return os.RemoveAll(gone)
 }
 
@@ -315,6 +328,9 @@ func (e *Engine) Checkpoint(db *DB) error {
 			continue
 		}
 		os.Remove(c.path)
+	}
+	if floor, ok := e.retentionFloor(db); ok {
+		keepFrom = min(keepFrom, floor)
 	}
 	if e.opts.KeepBytes > 0 {
 		if journal.LSN(e.opts.KeepBytes) >= st.lsn {

@@ -23,7 +23,7 @@ const (
 	OpSetMeta      OpKind = 26 // Table, Def: same columns, keys and indexes; new Meta (constraints, comments)
 	OpPutObject    OpKind = 30 // ObjKind, ObjName, Data
 	OpDeleteObject OpKind = 31 // ObjKind, ObjName
-	OpDatabase     OpKind = 40 // Data: database options written when the database is created
+	OpDatabase     OpKind = 40 // BaseID, Data: the database's identity and options, written when it is created
 )
 
 // Op is one change to a database: what a journal frame carries and what the
@@ -40,6 +40,10 @@ type Op struct {
 	ObjKind          string
 	ObjName          string
 	Data             []byte
+	// BaseID is a database's identity: random, set at CREATE DATABASE, so
+	// that a database dropped and created again under the same name is
+	// another database to replication.
+	BaseID []byte
 }
 
 // Payload layouts (integers as uvarints, strings as length + bytes):
@@ -56,7 +60,7 @@ type Op struct {
 //	SetCounters table, next id, next auto
 //	PutObject   kind, name, data
 //	DeleteObj.  kind, name
-//	Database    data
+//	Database    base id, data
 //
 // def = name, meta bytes, column count, auto-increment column + 1 (0: none), pk count, pk columns..., index count,
 // then per index: name, unique (0/1), column count, columns...
@@ -168,6 +172,7 @@ func encodeOp(b []byte, op *Op) []byte {
 		b = appendString(b, op.ObjKind)
 		b = appendString(b, op.ObjName)
 	case OpDatabase:
+		b = appendBytes(b, op.BaseID)
 		b = appendBytes(b, op.Data)
 	default:
 		panic(fmt.Sprintf("storage: encode of unknown op kind %d", op.Kind))
@@ -217,6 +222,7 @@ func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 		op.ObjKind = d.str()
 		op.ObjName = d.str()
 	case OpDatabase:
+		op.BaseID = append([]byte(nil), d.bytes()...)
 		op.Data = append([]byte(nil), d.bytes()...)
 	default:
 		return nil, fmt.Errorf("%w: unknown frame type %d", ErrDecode, kind)

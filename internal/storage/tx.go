@@ -112,6 +112,9 @@ func (tx *Tx) do(op *Op) error {
 	if tx.done {
 		return ErrTxDone
 	}
+	if tx.db.eng != nil && tx.db.eng.ReadOnly() {
+		return ErrReadOnly
+	}
 	if err := tx.applier().apply(op); err != nil {
 		return err
 	}
@@ -234,7 +237,7 @@ func (tx *Tx) SetAutoIncrement(name string, next uint64) error {
 
 // SetOptions replaces the database options recorded at creation.
 func (tx *Tx) SetOptions(data []byte) error {
-	return tx.do(&Op{Kind: OpDatabase, Data: data})
+	return tx.do(&Op{Kind: OpDatabase, BaseID: tx.Catalog().baseID, Data: data})
 }
 
 // PutObject stores a view, trigger, procedure or event definition.
