@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miraj-db/miraj/internal/config"
+	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -68,6 +69,7 @@ func run() error {
 			cfgPath = p
 		}
 	}
+	var cluster *config.Cluster
 	if cfgPath != "" {
 		cl, warnings, err := config.Load(cfgPath, *port)
 		for _, w := range warnings {
@@ -76,10 +78,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		// Replication is not wired in yet: the node validates its
-		// configuration and serves as a standalone server.
-		log.Warn("cluster configuration valid; replication is not available in this version, serving standalone",
-			"file", cfgPath, "node", cl.Node.ID, "cluster", cl.Name)
+		cluster = cl
 	}
 
 	if *pprofAddr != "" {
@@ -102,5 +101,29 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return srv.Run(ctx)
+	if cluster == nil {
+		return srv.Run(ctx)
+	}
+	node, err := repl.New(repl.Options{Config: cluster, Storage: srv.Storage(), StateDir: sqlserver.StateDir(*root),
+		Accounts: srv.ClusterAccounts(), Logger: log})
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	srv.SetCluster(node)
+	// Shutdown order: replication stops first, then the server, whose
+	// last act is the checkpoint of every database.
+	nodeCtx, stopNode := context.WithCancel(context.Background())
+	srvCtx, stopSrv := context.WithCancel(context.Background())
+	nodeDone := make(chan error, 1)
+	go func() { nodeDone <- node.Run(nodeCtx) }()
+	go func() {
+		<-ctx.Done()
+		stopNode()
+		<-nodeDone
+		stopSrv()
+	}()
+	err = srv.Run(srvCtx)
+	stopNode()
+	return err
 }

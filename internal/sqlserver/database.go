@@ -58,6 +58,9 @@ func (p *Provider) CreateDatabase(ctx *sql.Context, name string) error {
 const defaultCollation = sql.Collation_utf8mb4_0900_ai_ci
 
 func (p *Provider) CreateCollatedDatabase(ctx *sql.Context, name string, collation sql.CollationID) error {
+	if p.engine.ReadOnly() {
+		return errReadOnly()
+	}
 	if collation == sql.Collation_Default || collation == sql.Collation_Unspecified {
 		collation = defaultCollation
 	}
@@ -70,6 +73,9 @@ func (p *Provider) CreateCollatedDatabase(ctx *sql.Context, name string, collati
 }
 
 func (p *Provider) DropDatabase(ctx *sql.Context, name string) error {
+	if p.engine.ReadOnly() {
+		return errReadOnly()
+	}
 	err := p.engine.DropDatabase(name)
 	if errors.Is(err, storage.ErrNoDatabase) {
 		return sql.ErrDatabaseNotFound.New(name)

@@ -24,6 +24,8 @@ func toSQLError(err error) error {
 		return sqlErr
 	}
 	switch {
+	case errors.Is(err, storage.ErrReadOnly):
+		return errReadOnly()
 	case errors.Is(err, storage.ErrConflict):
 		return mysql.NewSQLError(mysql.ERLockDeadlock, mysql.SSLockDeadlock,
 			"Deadlock found when trying to get lock; try restarting transaction")

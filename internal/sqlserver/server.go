@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/eventscheduler"
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/sirupsen/logrus"
 
@@ -43,6 +44,7 @@ type Server struct {
 	engine   *sqle.Engine
 	listener net.Listener
 	accounts string // file the accounts are persisted in
+	acct     *accounts
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -67,7 +69,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
-	s.engine = sqle.NewDefault(&Provider{engine: st})
+	s.acct = &accounts{path: s.accounts}
+	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).Build()
+	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema)
+	s.engine = sqle.New(a, nil)
+	s.engine.Parser = clusterParser{s.engine.Parser}
+	registerClusterVariables()
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err
@@ -116,10 +123,24 @@ func setServerDefaults() error {
 	return nil
 }
 
-// accountPersister writes the accounts file atomically (temp file, fsync, rename).
-type accountPersister struct{ path string }
+// accountPersister writes the accounts file atomically (temp file, fsync,
+// rename) and counts the changes, so replication knows to send them.
+type accountPersister struct {
+	path string
+	acct *accounts
+}
 
 func (p accountPersister) Persist(ctx *sql.Context, data []byte) error {
+	if err := p.write(data); err != nil {
+		return err
+	}
+	if p.acct != nil {
+		p.acct.version.Add(1)
+	}
+	return nil
+}
+
+func (p accountPersister) write(data []byte) error {
 	tmp := p.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -158,7 +179,7 @@ func (s *Server) loadAccounts() error {
 		ed := db.Editor()
 		db.AddSuperUser(ed, "root", "localhost", s.cfg.RootPassword)
 		db.AddSuperUser(ed, "root", "127.0.0.1", s.cfg.RootPassword)
-		db.SetPersister(accountPersister{s.accounts})
+		db.SetPersister(accountPersister{path: s.accounts, acct: s.acct})
 		err := db.Persist(ctx, ed)
 		ed.Close()
 		if err != nil {
@@ -168,7 +189,7 @@ func (s *Server) loadAccounts() error {
 	default:
 		return fmt.Errorf("accounts %s: %w", s.accounts, err)
 	}
-	db.SetPersister(accountPersister{s.accounts})
+	db.SetPersister(accountPersister{path: s.accounts, acct: s.acct})
 	return nil
 }
 

@@ -1,0 +1,123 @@
+package repl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/miraj-db/miraj/internal/transport"
+)
+
+// Message types on a replication link (transport frame types).
+//
+//	secondary → primary
+//	  Subscribe   epoch, advertised address, n, n × (database, base id, journal end)
+//	  Ack         database, written LSN, applied LSN
+//	primary → secondary
+//	  NotPrimary  role, epoch, primary id   (then the link closes)
+//	  Welcome     epoch, primary id
+//	  Frames      database, start LSN, frames (the primary's journal bytes)
+//	  SeedBegin   database, base id
+//	  SeedChunk   database, bytes of the copy
+//	  SeedEnd     database, LSN of the copy
+//	  Drop        database
+//	  Heartbeat   n, n × (database, base id, primary LSN)   every second
+//	  Accounts    users and grants (whole)
+//
+// Integers are uvarints, strings and byte strings are length-prefixed.
+const (
+	msgSubscribe  transport.Type = 0x10
+	msgNotPrimary transport.Type = 0x11
+	msgWelcome    transport.Type = 0x12
+	msgFrames     transport.Type = 0x13
+	msgSeedBegin  transport.Type = 0x14
+	msgSeedChunk  transport.Type = 0x15
+	msgSeedEnd    transport.Type = 0x16
+	msgDrop       transport.Type = 0x17
+	msgHeartbeat  transport.Type = 0x18
+	msgAccounts   transport.Type = 0x19
+	msgAck        transport.Type = 0x1A
+)
+
+// ErrProtocol marks a message that does not decode: the link is closed.
+var ErrProtocol = errors.New("repl: protocol violation")
+
+type dbPos struct {
+	Name   string
+	BaseID []byte
+	LSN    uint64
+}
+
+type enc struct{ b []byte }
+
+func (e *enc) u(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) s(v string)  { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) by(v []byte) { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) pos(p dbPos) { e.s(p.Name); e.by(p.BaseID); e.u(p.LSN) }
+func (e *enc) list(ps []dbPos) {
+	e.u(uint64(len(ps)))
+	for _, p := range ps {
+		e.pos(p)
+	}
+}
+
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) u() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad integer", ErrProtocol)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) by() []byte {
+	n := d.u()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = fmt.Errorf("%w: length %d beyond the message", ErrProtocol, n)
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) s() string { return string(d.by()) }
+
+func (d *dec) pos() dbPos {
+	return dbPos{Name: d.s(), BaseID: append([]byte(nil), d.by()...), LSN: d.u()}
+}
+
+// maxListEntries bounds a list of databases in one message.
+const maxListEntries = 1 << 16
+
+func (d *dec) list() []dbPos {
+	n := d.u()
+	if n > maxListEntries {
+		d.err = fmt.Errorf("%w: %d databases in one message", ErrProtocol, n)
+		return nil
+	}
+	out := make([]dbPos, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		out = append(out, d.pos())
+	}
+	return out
+}
+
+func (d *dec) end() error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes", ErrProtocol, len(d.b))
+	}
+	return d.err
+}

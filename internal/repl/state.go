@@ -1,0 +1,85 @@
+package repl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Role is a node's place in the cluster.
+type Role string
+
+const (
+	RoleSecondary Role = "SECONDARY"
+	RolePromoting Role = "PROMOTING"
+	RolePrimary   Role = "PRIMARY"
+)
+
+// Epoch numbers the primaries: each designation or promotion starts a new,
+// higher one.
+type Epoch uint64
+
+// persisted is the node state that survives a restart, written atomically
+// to DIR/miraj/cluster-state.json.
+type persisted struct {
+	Role    Role   `json:"role"`
+	Epoch   Epoch  `json:"epoch"`
+	Primary string `json:"primary"`
+}
+
+const stateFile = "cluster-state.json"
+
+func loadState(dir string) (persisted, error) {
+	p := filepath.Join(dir, stateFile)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		// Never two primaries by default: a new node is a secondary.
+		return persisted{Role: RoleSecondary}, nil
+	}
+	if err != nil {
+		return persisted{}, err
+	}
+	var st persisted
+	if err := json.Unmarshal(data, &st); err != nil {
+		return persisted{}, fmt.Errorf("%s: %w", p, err)
+	}
+	if st.Role != RolePrimary {
+		st.Role = RoleSecondary // a promotion interrupted by a stop did not happen
+	}
+	return st, nil
+}
+
+func saveState(dir string, st persisted) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, stateFile)
+	tmp := p + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,342 @@
+package sqlserver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/repl"
+)
+
+// The SQL side of cluster replication: system variables, read-only
+// enforcement (1290), SHOW CLUSTER STATUS and information_schema.MIRAJ_*.
+
+// errReadOnly is what a secondary answers to a write (§17.6).
+func errReadOnly() error {
+	return mysql.NewSQLError(mysql.EROptionPreventsStatement, "HY000",
+		"The server is running with the read_only option so it cannot execute this statement")
+}
+
+// cluster is the replication node, when the server is one (nil otherwise).
+var clusterNode atomic.Pointer[repl.Node]
+
+func currentRole() string {
+	n := clusterNode.Load()
+	if n == nil {
+		return "NONE"
+	}
+	r := n.Role()
+	if r == repl.RolePromoting {
+		return string(repl.RoleSecondary)
+	}
+	return string(r)
+}
+
+// liveVariables are global-only values read from the node each time, never
+// from a session's copy.
+var liveVariables = map[string]func() any{
+	"cluster_role": func() any { return currentRole() },
+	"cluster_epoch": func() any {
+		if n := clusterNode.Load(); n != nil {
+			return uint64(n.Epoch())
+		}
+		return uint64(0)
+	},
+	"cluster_name": func() any {
+		if n := clusterNode.Load(); n != nil {
+			return n.ClusterName()
+		}
+		return ""
+	},
+	"cluster_node_id": func() any {
+		if n := clusterNode.Load(); n != nil {
+			return n.NodeID()
+		}
+		return ""
+	},
+	"cluster_primary": func() any {
+		if n := clusterNode.Load(); n != nil {
+			return n.PrimaryID()
+		}
+		return ""
+	},
+	"server_id": func() any {
+		if n := clusterNode.Load(); n != nil {
+			return n.ServerID()
+		}
+		return uint32(1)
+	},
+	"read_only": func() any {
+		if n := clusterNode.Load(); n != nil && n.Role() != repl.RolePrimary {
+			return int8(1)
+		}
+		return int8(0)
+	},
+}
+
+func registerClusterVariables() {
+	var vars []sql.SystemVariable
+	for name, fn := range liveVariables {
+		fn := fn
+		v := &sql.MysqlSystemVariable{Name: name, Scope: sql.GetMysqlScope(sql.SystemVariableScope_Global),
+			ValueFunction: func() (any, error) { return fn(), nil }}
+		switch name {
+		case "cluster_epoch":
+			v.Type, v.Default = types.Uint64, uint64(0)
+		case "server_id":
+			v.Type, v.Default = types.Uint32, uint32(1)
+		case "read_only":
+			v.Type, v.Default = types.NewSystemBoolType(name), int8(0)
+		default:
+			v.Type, v.Default = types.NewSystemStringType(name), ""
+		}
+		if name == "cluster_role" {
+			// Settable: SET GLOBAL cluster_role = 'primary' designates
+			// this node the primary of a new epoch.
+			v.ValueFunction = nil
+			v.Dynamic = true
+			v.Default = "NONE"
+			v.NotifyChanged = func(ctx *sql.Context, scope sql.SystemVariableScope, val sql.SystemVarValue) error {
+				return setClusterRole(fmt.Sprint(val.Val))
+			}
+		}
+		vars = append(vars, v)
+	}
+	sql.SystemVariables.AddSystemVariables(vars)
+}
+
+func setClusterRole(v string) error {
+	n := clusterNode.Load()
+	if n == nil {
+		return fmt.Errorf("cluster_role: this server is not a cluster node (no cluster configuration)")
+	}
+	switch strings.ToLower(v) {
+	case "primary":
+		return n.Promote()
+	case strings.ToLower(currentRole()):
+		return nil
+	}
+	return fmt.Errorf("cluster_role: '%s' is not a role this server can take (allowed: 'primary')", v)
+}
+
+// GetSessionVariable reads the live value of the cluster variables, which
+// have no session copy to go stale.
+func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
+	if fn, ok := liveVariables[strings.ToLower(name)]; ok {
+		return fn(), nil
+	}
+	return s.BaseSession.GetSessionVariable(ctx, name)
+}
+
+// accountStatements change users and grants: refused on a secondary.
+func isAccountStatement(n sql.Node) bool {
+	switch n.(type) {
+	case *plan.CreateUser, *plan.DropUser, *plan.RenameUser, *plan.AlterUser, *plan.Grant, *plan.Revoke,
+		*plan.CreateRole, *plan.DropRole, *plan.GrantRole, *plan.RevokeRole, *plan.RevokeAll, *plan.GrantProxy, *plan.RevokeProxy:
+		return true
+	}
+	return false
+}
+
+// readOnlyRule refuses account management on a read-only node; data writes
+// are refused by storage (storage.ErrReadOnly).
+func readOnlyRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qf *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if node := clusterNode.Load(); node == nil || node.Role() == repl.RolePrimary {
+		return n, transform.SameTree, nil
+	}
+	if isAccountStatement(n) {
+		return nil, transform.SameTree, errReadOnly()
+	}
+	return n, transform.SameTree, nil
+}
+
+const readOnlyRuleID analyzer.RuleId = 10_000
+
+// showClusterStatus matches SHOW CLUSTER STATUS, which the parser does not
+// know: it is answered from information_schema.MIRAJ_NODES.
+var showClusterStatus = regexp.MustCompile(`(?is)^\s*show\s+cluster\s+status\s*;?\s*$`)
+
+// clusterParser is the MySQL parser plus Miraj's own statements.
+type clusterParser struct{ sql.Parser }
+
+func (p clusterParser) rewrite(q string) string {
+	if showClusterStatus.MatchString(q) {
+		return "SELECT * FROM information_schema.MIRAJ_NODES"
+	}
+	return q
+}
+
+func (p clusterParser) ParseSimple(q string) (ast.Statement, error) {
+	return p.Parser.ParseSimple(p.rewrite(q))
+}
+
+func (p clusterParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
+	return p.Parser.Parse(ctx, p.rewrite(q), multi)
+}
+
+func (p clusterParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	return p.Parser.ParseWithOptions(ctx, p.rewrite(q), delim, multi, o)
+}
+
+func (p clusterParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
+	return p.Parser.ParseOneWithOptions(ctx, p.rewrite(q), o)
+}
+
+// accounts carries users and grants to the secondaries: the persisted file
+// and a version bumped at each change.
+type accounts struct {
+	path    string
+	version atomic.Uint64
+}
+
+func (a *accounts) snapshot() ([]byte, uint64) {
+	data, err := os.ReadFile(a.path)
+	if err != nil {
+		return nil, a.version.Load()
+	}
+	return data, a.version.Load()
+}
+
+// SetCluster makes the server a cluster node: writes follow the node's role,
+// and the cluster's variables and tables answer from it.
+func (s *Server) SetCluster(n *repl.Node) {
+	clusterNode.Store(n)
+}
+
+// ClusterAccounts returns the hooks replication uses to carry accounts.
+func (s *Server) ClusterAccounts() repl.Accounts {
+	return repl.Accounts{
+		Snapshot: s.acct.snapshot,
+		Install: func(data []byte) error {
+			if err := (accountPersister{path: s.accounts}).write(data); err != nil {
+				return err
+			}
+			db := s.engine.Analyzer.Catalog.MySQLDb
+			ctx := sql.NewContext(context.Background(), sql.WithSession(s.NewSession()))
+			ed := db.Editor()
+			defer ed.Close()
+			return db.OverwriteUsersAndGrantData(ctx, ed, data)
+		},
+	}
+}
+
+// clusterTable is an information_schema table filled from the node.
+type clusterTable struct {
+	name   string
+	schema sql.Schema
+	rows   func() []sql.Row
+}
+
+func (t *clusterTable) Name() string               { return t.name }
+func (t *clusterTable) String() string             { return t.name }
+func (t *clusterTable) Schema() sql.Schema         { return t.schema }
+func (t *clusterTable) Collation() sql.CollationID { return sql.Collation_Information_Schema_Default }
+func (t *clusterTable) Partitions(*sql.Context) (sql.PartitionIter, error) {
+	return &partitionIter{p: partition{}}, nil
+}
+func (t *clusterTable) PartitionRows(*sql.Context, sql.Partition) (sql.RowIter, error) {
+	return sql.RowsToRowIter(t.rows()...), nil
+}
+
+func col(table, name string, typ sql.Type, nullable bool) *sql.Column {
+	return &sql.Column{Name: name, Type: typ, Nullable: nullable, Source: table}
+}
+
+func nodesTable() *clusterTable {
+	const tn = "MIRAJ_NODES"
+	str := types.LongText
+	return &clusterTable{name: tn, schema: sql.Schema{
+		col(tn, "NODE_ID", str, false), col(tn, "ADDRESS", str, false), col(tn, "ROLE", str, false),
+		col(tn, "STATE", str, false), col(tn, "EPOCH", types.Uint64, false), col(tn, "LAG_BYTES", types.Int64, false),
+		col(tn, "LAG_SECONDS", types.Float64, true), col(tn, "CONNECTED_SINCE", types.Datetime, true),
+		col(tn, "LAST_ERROR", str, false), col(tn, "SYNC", str, true),
+	}, rows: func() []sql.Row {
+		n := clusterNode.Load()
+		if n == nil {
+			return nil
+		}
+		var out []sql.Row
+		for _, r := range n.Nodes() {
+			var lag, since, syncv any
+			if r.LagSeconds != nil {
+				lag = *r.LagSeconds
+			}
+			if r.ConnectedSince != nil {
+				since = r.ConnectedSince.UTC().Truncate(time.Second)
+			}
+			if r.Sync != nil {
+				syncv = *r.Sync
+			}
+			out = append(out, sql.Row{r.NodeID, r.Address, r.Role, r.State, r.Epoch, r.LagBytes, lag, since, r.LastError, syncv})
+		}
+		return out
+	}}
+}
+
+func replicationTable() *clusterTable {
+	const tn = "MIRAJ_REPLICATION"
+	str := types.LongText
+	lsn := func(name string) *sql.Column { return col(tn, name, types.Uint64, true) }
+	return &clusterTable{name: tn, schema: sql.Schema{
+		col(tn, "NODE_ID", str, false), col(tn, "DATABASE", str, false), col(tn, "BASE_ID", str, false),
+		lsn("SENT_LSN"), lsn("WRITTEN_LSN"), lsn("APPLIED_LSN"), lsn("RETAINED_LSN"), lsn("PRIMARY_LSN"), lsn("SYNCED_LSN"),
+	}, rows: func() []sql.Row {
+		n := clusterNode.Load()
+		if n == nil {
+			return nil
+		}
+		opt := func(p *uint64) any {
+			if p == nil {
+				return nil
+			}
+			return *p
+		}
+		var out []sql.Row
+		for _, r := range n.Replication() {
+			out = append(out, sql.Row{r.NodeID, r.Database, r.BaseID, opt(r.SentLSN), opt(r.WrittenLSN), opt(r.AppliedLSN),
+				opt(r.RetainedLSN), opt(r.PrimaryLSN), opt(r.SyncedLSN)})
+		}
+		return out
+	}}
+}
+
+// infoSchema is information_schema with Miraj's tables added.
+type infoSchema struct {
+	sql.Database
+	extra map[string]sql.Table
+}
+
+func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	if t, ok := d.extra[strings.ToLower(name)]; ok {
+		return t, true, nil
+	}
+	return d.Database.GetTableInsensitive(ctx, name)
+}
+
+func (d *infoSchema) GetTableNames(ctx *sql.Context) ([]string, error) {
+	names, err := d.Database.GetTableNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range d.extra {
+		names = append(names, t.Name())
+	}
+	return names, nil
+}
+
+func wrapInfoSchema(db sql.Database) sql.Database {
+	n, r := nodesTable(), replicationTable()
+	return &infoSchema{Database: db, extra: map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r}}
+}
