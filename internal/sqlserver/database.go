@@ -273,6 +273,9 @@ func (d *Database) GetViewDefinition(ctx *sql.Context, name string) (sql.ViewDef
 	if !ok {
 		return sql.ViewDefinition{}, false, nil
 	}
+	if s := sessionOf(ctx); s.BaseSession.GetCurrentDatabase() == "" {
+		s.viewDB = d.Name()
+	}
 	return viewDef(o), true, nil
 }
 

@@ -59,7 +59,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Bind == "" {
 		cfg.Bind = "127.0.0.1"
 	}
-	logrus.SetLevel(logrus.WarnLevel)
+	logrus.SetLevel(logrus.ErrorLevel) // its per-query warnings repeat what the client is told
 	if err := os.MkdirAll(StateDir(cfg.Root), 0o700); err != nil {
 		return nil, err
 	}

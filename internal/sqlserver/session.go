@@ -18,6 +18,19 @@ type Session struct {
 	// temp holds the session's temporary tables, per database (lower-case
 	// name): in memory only, gone with the session.
 	temp map[string]*storage.DB
+	// viewDB works around go-mysql-server v0.20 binding a view's query
+	// only when the session has a current database: while a view is
+	// resolved in a session without one, the view's database stands in.
+	viewDB string
+}
+
+// GetCurrentDatabase is the session's database, or the database of the view
+// being resolved when the session has none (see viewDB).
+func (s *Session) GetCurrentDatabase() string {
+	if db := s.BaseSession.GetCurrentDatabase(); db != "" || s.viewDB == "" {
+		return db
+	}
+	return s.viewDB
 }
 
 var _ sql.TransactionSession = (*Session)(nil)
@@ -200,7 +213,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, tx sql.Transaction, name st
 
 // CommandBegin, CommandEnd and SessionEnd are connection lifecycle hooks.
 func (s *Session) CommandBegin() error { return nil }
-func (s *Session) CommandEnd()         {}
+func (s *Session) CommandEnd()         { s.viewDB = "" }
 
 // SessionEnd rolls back what the connection left open.
 func (s *Session) SessionEnd() {

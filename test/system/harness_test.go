@@ -22,7 +22,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-var serverBin string
+var serverBin, pkiBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "miraj-system-")
@@ -30,10 +30,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	serverBin = filepath.Join(dir, "miraj-server")
-	build := exec.Command("go", "build", "-o", serverBin, "github.com/miraj-db/miraj/cmd/miraj-server")
+	pkiBin = filepath.Join(dir, "miraj-cluster-pki")
+	build := exec.Command("go", "build", "-o", dir, "github.com/miraj-db/miraj/cmd/miraj-server", "github.com/miraj-db/miraj/cmd/miraj-cluster-pki")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
-		panic(fmt.Sprintf("build miraj-server: %v", err))
+		panic(fmt.Sprintf("build: %v", err))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -1,0 +1,304 @@
+package system
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// freePort returns a port free on 127.0.0.1 at the time of the call.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// testCluster is a set of nodes with certificates made by miraj-cluster-pki.
+type testCluster struct {
+	t     *testing.T
+	dir   string
+	ids   []string
+	nodes map[string]*server
+}
+
+func pki(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command(pkiBin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("miraj-cluster-pki %v: %v\n%s", args, err, out)
+	}
+}
+
+// newTestCluster writes certificates and cluster.toml files for ids; no
+// node is started.
+func newTestCluster(t *testing.T, ids ...string) *testCluster {
+	dir := t.TempDir()
+	c := &testCluster{t: t, dir: dir, ids: ids, nodes: map[string]*server{}}
+	pki(t, "init-ca", "--name", "test", "--out", filepath.Join(dir, "pki"))
+	addrs := map[string]string{}
+	var seeds []string
+	for _, id := range ids {
+		addrs[id] = "127.0.0.1:" + strconv.Itoa(freePort(t))
+		seeds = append(seeds, strconv.Quote(addrs[id]))
+	}
+	var members []string
+	for _, id := range ids {
+		members = append(members, strconv.Quote(id))
+	}
+	for _, id := range ids {
+		nd := filepath.Join(dir, id)
+		pki(t, "issue-node", "--ca", filepath.Join(dir, "pki"), "--id", id, "--san", "127.0.0.1", "--out", nd)
+		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"test\"\nseeds = [%s]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [%s]\n",
+			id, addrs[id], addrs[id], strings.Join(seeds, ", "), strings.Join(members, ", "))
+		if err := os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func (c *testCluster) start(id string) *server {
+	s := newServer(c.t, filepath.Join(c.dir, "data-"+id), "--cluster-config", filepath.Join(c.dir, id, "cluster.toml"))
+	c.nodes[id] = s
+	return s
+}
+
+func one(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	var v sql.NullString
+	if err := db.QueryRow(q).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v.String
+}
+
+// tableSum hashes a table's rows in primary key order.
+func tableSum(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
+	h := sha256.New()
+	h.Write([]byte(queryString(t, db, "SELECT * FROM "+table+" ORDER BY 1")))
+	return fmt.Sprintf("%x", h.Sum(nil))[:16]
+}
+
+// applied returns a node's APPLIED_LSN of a database (its own row).
+func applied(t *testing.T, s *server, dbName string) string {
+	var v sql.NullString
+	err := s.open("").QueryRow(fmt.Sprintf("SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = @@cluster_node_id AND `DATABASE` = '%s'", dbName)).Scan(&v)
+	if err != nil {
+		return "" // not there yet
+	}
+	return v.String
+}
+
+func TestClusterReplication(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2", "n3", "n4")
+	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
+	p := n1.open("")
+	if got := one(t, p, "SELECT @@cluster_role"); got != "SECONDARY" {
+		t.Fatalf("a new node's role is %s, want SECONDARY", got)
+	}
+	_, err := p.Exec("CREATE DATABASE too_early")
+	if num, _ := mysqlError(err); num != 1290 {
+		t.Fatalf("write before designation: %v, want 1290", err)
+	}
+	mustExec(t, p, "SET GLOBAL cluster_role = 'primary'")
+	waitFor(t, "n1 to become PRIMARY", 30*time.Second, func() bool { return one(t, p, "SELECT @@cluster_role") == "PRIMARY" })
+	if got := one(t, p, "SELECT @@cluster_epoch"); got != "1" {
+		t.Fatalf("epoch = %s", got)
+	}
+
+	for _, q := range []string{
+		"CREATE DATABASE shop",
+		"CREATE TABLE shop.items (id INT PRIMARY KEY, name VARCHAR(40), qty INT, KEY iq (qty))",
+		"INSERT INTO shop.items VALUES (1, 'apple', 3), (2, 'pear', 5)",
+		"CREATE VIEW shop.big AS SELECT name FROM shop.items WHERE qty > 4",
+		"CREATE USER 'reader'@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT ON shop.* TO 'reader'@'%'",
+		"CREATE DATABASE scratch",
+		"CREATE TABLE scratch.t (x INT)",
+	} {
+		mustExec(t, p, q)
+	}
+	mustExec(t, p, "DROP DATABASE scratch")
+	for _, s := range []*server{n2, n3} {
+		db := s.open("")
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("node log:\n%s", s.output())
+			}
+		})
+		waitFor(t, "the rows on a secondary", 30*time.Second, func() bool {
+			rows, err := db.Query("SELECT name FROM shop.big")
+			if err != nil {
+				return false
+			}
+			defer rows.Close()
+			return rows.Next()
+		})
+		if got := queryString(t, db, "SELECT id, name, qty FROM shop.items ORDER BY id"); got != "1 apple 3;2 pear 5;" {
+			t.Fatalf("secondary rows: %s", got)
+		}
+		if got := one(t, db, "SELECT @@read_only"); got != "1" {
+			t.Fatalf("@@read_only on a secondary = %s", got)
+		}
+		if got := one(t, db, "SELECT @@cluster_primary"); got != "n1" {
+			t.Fatalf("@@cluster_primary = %s", got)
+		}
+		waitFor(t, "the dropped database to go", 30*time.Second, func() bool {
+			return queryString(t, db, "SHOW DATABASES LIKE 'scratch'") == ""
+		})
+		reader, err := sql.Open("mysql", s.dsn("reader", "pw", "shop"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the account on a secondary", 30*time.Second, func() bool { return reader.Ping() == nil })
+		reader.Close()
+		for _, q := range []string{
+			"INSERT INTO shop.items VALUES (9, 'x', 1)",
+			"UPDATE shop.items SET qty = 0",
+			"CREATE TABLE shop.other (x INT)",
+			"DROP TABLE shop.items",
+			"CREATE DATABASE other",
+			"CREATE USER 'x'@'%'",
+		} {
+			_, err := db.Exec(q)
+			if num, state := mysqlError(err); num != 1290 || state != "HY000" {
+				t.Fatalf("%s on a secondary: %v, want 1290", q, err)
+			}
+		}
+		// What a secondary still allows.
+		conn, _ := db.Conn(context.Background())
+		for _, q := range []string{
+			"SET @a = 1",
+			"START TRANSACTION", "SELECT COUNT(*) FROM shop.items", "COMMIT",
+			"CREATE TEMPORARY TABLE shop.tmp (x INT)", "INSERT INTO shop.tmp VALUES (1)",
+		} {
+			mustExec(t, conn, q)
+		}
+		conn.Close()
+	}
+
+	// A write load; a secondary killed with SIGKILL in the middle catches
+	// up from its own position, without a new copy.
+	mustExec(t, p, "CREATE TABLE shop.lt (id INT PRIMARY KEY, v VARCHAR(64), n INT)")
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var written atomic.Int64
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, _ := sql.Open("mysql", n1.dsn("root", "", "shop"))
+			defer db.Close()
+			for i := 0; !stop.Load(); i++ {
+				id := w*1_000_000 + i
+				if _, err := db.Exec("INSERT INTO lt VALUES (?, ?, ?)", id, strings.Repeat("v", i%60), i); err == nil {
+					written.Add(1)
+				}
+				if i%5 == 0 {
+					db.Exec("UPDATE lt SET n = n + 1 WHERE id = ?", id-1)
+				}
+				if i%7 == 0 {
+					db.Exec("DELETE FROM lt WHERE id = ?", id-3)
+				}
+			}
+		}()
+	}
+	waitFor(t, "load", 60*time.Second, func() bool { return written.Load() > 300 })
+	n2.kill()
+	waitFor(t, "more load", 60*time.Second, func() bool { return written.Load() > 900 })
+	n2.restart()
+	// A new, empty node joins and is seeded.
+	n4 := c.start("n4")
+	waitFor(t, "n4 to be seeded", 60*time.Second, func() bool { return applied(t, n4, "shop") != "" })
+	after := written.Load()
+	waitFor(t, "more load", 60*time.Second, func() bool { return written.Load() > after+500 })
+	stop.Store(true)
+	wg.Wait()
+
+	target := applied(t, n1, "shop")
+	for _, s := range []*server{n2, n3, n4} {
+		waitFor(t, "secondaries to catch up", 60*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+	if strings.Contains(n2.output(), "receiving a copy of database shop") {
+		t.Fatalf("n2 was seeded again after kill -9 instead of resuming:\n%s", n2.output())
+	}
+	if !strings.Contains(n4.output(), "copy of database shop installed") {
+		t.Fatalf("n4 was not seeded:\n%s", n4.output())
+	}
+	want := tableSum(t, p, "shop.lt")
+	for _, s := range []*server{n2, n3, n4} {
+		if got := tableSum(t, s.open(""), "shop.lt"); got != want {
+			t.Fatalf("table checksum on a secondary %s, primary %s", got, want)
+		}
+	}
+	status := queryString(t, p, "SHOW CLUSTER STATUS")
+	for _, id := range []string{"n2", "n3", "n4"} {
+		if !strings.Contains(status, id+" ") || !strings.Contains(status, "CONNECTED") {
+			t.Fatalf("SHOW CLUSTER STATUS: %s", status)
+		}
+	}
+	for _, id := range []string{"n2", "n3", "n4"} {
+		compareJournals(t, filepath.Join(c.dir, "data-n1", "shop"), filepath.Join(c.dir, "data-"+id, "shop"))
+	}
+}
+
+// compareJournals checks that two journals hold the same bytes at every LSN
+// both hold.
+func compareJournals(t *testing.T, a, b string) {
+	t.Helper()
+	ra, rb := readJournal(t, a), readJournal(t, b)
+	lo := max(ra.start, rb.start)
+	hi := min(ra.start+int64(len(ra.data)), rb.start+int64(len(rb.data)))
+	if hi-lo < 1000 {
+		t.Fatalf("journals %s and %s share only %d bytes", a, b, hi-lo)
+	}
+	if !bytes.Equal(ra.data[lo-ra.start:hi-ra.start], rb.data[lo-rb.start:hi-rb.start]) {
+		t.Fatalf("journals %s and %s differ between LSN %d and %d", a, b, lo, hi)
+	}
+}
+
+type journalBytes struct {
+	start int64
+	data  []byte
+}
+
+func readJournal(t *testing.T, dir string) journalBytes {
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.journal"))
+	sort.Strings(segs)
+	if len(segs) == 0 {
+		t.Fatalf("no journal in %s", dir)
+	}
+	var out journalBytes
+	for i, s := range segs {
+		lsn, _ := strconv.ParseInt(strings.TrimSuffix(filepath.Base(s), ".journal"), 10, 64)
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			out.start = lsn
+		} else if lsn != out.start+int64(len(out.data)) {
+			t.Fatalf("%s: segments not contiguous", dir)
+		}
+		out.data = append(out.data, data...)
+	}
+	return out
+}
