@@ -100,6 +100,7 @@ type followerPos struct {
 	written journal.LSN
 	applied journal.LSN
 	seeding bool
+	pinned  bool // a placeholder: the member has not connected since this node became primary
 }
 
 // New prepares a node from its configuration and persisted state.
@@ -125,6 +126,9 @@ func New(opts Options) (*Node, error) {
 	}
 	n.st.SetReadOnly(st.Role != RolePrimary)
 	n.st.SetRetention(n.retentionFloor)
+	if st.Role == RolePrimary {
+		n.pinMembersLocked()
+	}
 	if opts.Transport != nil {
 		n.tr = opts.Transport
 	} else {
@@ -254,10 +258,30 @@ func (n *Node) finishPromotion() {
 	n.mu.Lock()
 	n.mu.state = next
 	n.mu.role = RolePrimary
+	n.pinMembersLocked()
 	close(n.mu.promoted)
 	n.mu.Unlock()
 	n.st.SetReadOnly(false)
 	n.log.Info(fmt.Sprintf("Cluster: %s is primary of epoch %d", n.cfg.Node.ID, next.Epoch))
+}
+
+// pinMembersLocked makes a primary that does not know its secondaries'
+// positions (it just started, or was just promoted) keep every database's
+// log from its present start for each other member, until that member
+// connects or journal_retention_mb is exceeded (§17.2.1).
+func (n *Node) pinMembersLocked() {
+	for key, p := range n.mu.peers {
+		if _, known := n.mu.followers[key]; known {
+			continue
+		}
+		f := &follower{id: p.id, positions: map[string]*followerPos{}}
+		for _, db := range n.st.Databases() {
+			start := db.Journal().Start()
+			f.positions[strings.ToLower(db.Name())] = &followerPos{name: db.Name(), baseID: db.Snapshot().BaseID(),
+				sent: start, written: start, applied: start, pinned: true}
+		}
+		n.mu.followers[key] = f
+	}
 }
 
 // retentionFloor keeps the journal that connected or known followers still
@@ -358,6 +382,9 @@ func (n *Node) Nodes() []NodeRow {
 					lag += int64(db.LSN())
 					continue
 				}
+				if fp.pinned {
+					continue
+				}
 				seeding = seeding || fp.seeding
 				if db.LSN() > fp.applied {
 					lag += int64(db.LSN() - fp.applied)
@@ -410,7 +437,7 @@ func (n *Node) Replication() []ReplRow {
 		f := n.mu.followers[id]
 		for _, db := range dbs {
 			fp, ok := f.positions[strings.ToLower(db.Name())]
-			if !ok {
+			if !ok || fp.pinned {
 				continue
 			}
 			r := ReplRow{NodeID: f.id, Database: db.Name(), BaseID: fmt.Sprintf("%x", fp.baseID),

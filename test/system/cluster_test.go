@@ -258,6 +258,21 @@ func TestClusterReplication(t *testing.T) {
 	for _, id := range []string{"n2", "n3", "n4"} {
 		compareJournals(t, filepath.Join(c.dir, "data-n1", "shop"), filepath.Join(c.dir, "data-"+id, "shop"))
 	}
+
+	// The primary restarts: it is primary again, and its secondaries
+	// resume the stream where they were, without a new copy.
+	n1.stop()
+	n1.restart()
+	p = n1.open("")
+	if got := one(t, p, "SELECT CONCAT(@@cluster_role, ' ', @@cluster_epoch)"); got != "PRIMARY 1" {
+		t.Fatalf("after restart: %s", got)
+	}
+	mustExec(t, p, "INSERT INTO shop.items VALUES (3, 'fig', 7)")
+	target = applied(t, n1, "shop")
+	waitFor(t, "n3 to resume", 60*time.Second, func() bool { return applied(t, n3, "shop") == target })
+	if k := strings.Count(n3.output(), "receiving a copy of database shop"); k != 1 {
+		t.Fatalf("n3 received %d copies of shop; the restart of the primary must not cause another", k)
+	}
 }
 
 // compareJournals checks that two journals hold the same bytes at every LSN
