@@ -34,7 +34,18 @@ func (d *Database) GetEvent(ctx *sql.Context, name string) (sql.EventDefinition,
 	return ed, err == nil, err
 }
 
+// eventsToken tells the scheduler when to reload: events changed, or the
+// node's role did (events run only on a primary, §17.7).
+type eventsToken struct {
+	version uint64
+	role    string
+}
+
 func (d *Database) GetEvents(ctx *sql.Context) ([]sql.EventDefinition, any, error) {
+	token := eventsToken{version: eventsVersion.Load(), role: currentRole()}
+	if token.role == "SECONDARY" {
+		return nil, token, nil // a secondary never runs events
+	}
 	var out []sql.EventDefinition
 	for _, o := range d.tx(ctx).Catalog().Objects(objEvent) {
 		ed, err := decodeEvent(o.Data)
@@ -43,7 +54,7 @@ func (d *Database) GetEvents(ctx *sql.Context) ([]sql.EventDefinition, any, erro
 		}
 		out = append(out, ed)
 	}
-	return out, eventsVersion.Load(), nil
+	return out, token, nil
 }
 
 func (d *Database) putEvent(ctx *sql.Context, ed sql.EventDefinition) error {
@@ -92,6 +103,6 @@ func (d *Database) UpdateLastExecuted(ctx *sql.Context, name string, at time.Tim
 }
 
 func (d *Database) NeedsToReloadEvents(ctx *sql.Context, token any) (bool, error) {
-	v, ok := token.(uint64)
-	return !ok || v != eventsVersion.Load(), nil
+	t, ok := token.(eventsToken)
+	return !ok || t != (eventsToken{version: eventsVersion.Load(), role: currentRole()}), nil
 }

@@ -137,6 +137,9 @@ func TestClusterReplication(t *testing.T) {
 		mustExec(t, p, q)
 	}
 	mustExec(t, p, "DROP DATABASE scratch")
+	if _, err := p.Exec("RENAME TABLE shop.items TO shop.goods"); err == nil {
+		t.Fatal("RENAME TABLE accepted in a cluster (§17.7)")
+	}
 	for _, s := range []*server{n2, n3} {
 		db := s.open("")
 		t.Cleanup(func() {
