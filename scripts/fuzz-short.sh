@@ -15,6 +15,7 @@ targets=(
 	"./internal/transport FuzzCheckFileName"
 	"./internal/epoch FuzzCheck"
 	"./internal/journal FuzzDecodeFrame"
+	"./internal/repl FuzzDecodeSubscribe"
 )
 
 for t in "${targets[@]}"; do

@@ -1,0 +1,96 @@
+package repl
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestMessageListRoundTrip(t *testing.T) {
+	in := []dbPos{{Name: "shop", BaseID: []byte{1, 2, 3}, LSN: 12345}, {Name: "é", BaseID: nil, LSN: 0}}
+	e := &enc{}
+	e.u(7)
+	e.s("127.0.0.1:7107")
+	e.list(in)
+	d := &dec{b: e.b}
+	if d.u() != 7 || d.s() != "127.0.0.1:7107" {
+		t.Fatal("header")
+	}
+	out := d.list()
+	if err := d.end(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].Name != "shop" || !bytes.Equal(out[0].BaseID, []byte{1, 2, 3}) || out[0].LSN != 12345 || out[1].Name != "é" {
+		t.Fatalf("got %+v", out)
+	}
+}
+
+func TestMalformedMessagesAreProtocolErrors(t *testing.T) {
+	for _, b := range [][]byte{
+		{0xff},                   // unterminated integer
+		{5, 'a'},                 // string longer than the message
+		{0xff, 0xff, 0xff, 0x0f}, // a list of too many databases
+	} {
+		d := &dec{b: b}
+		d.list()
+		if err := d.end(); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%x: %v, want ErrProtocol", b, err)
+		}
+	}
+	d := &dec{b: []byte{1, 'x', 9}}
+	d.s()
+	if err := d.end(); !errors.Is(err, ErrProtocol) {
+		t.Errorf("trailing bytes: %v", err)
+	}
+}
+
+func TestStatePersistence(t *testing.T) {
+	dir := t.TempDir()
+	st, err := loadState(dir)
+	if err != nil || st.Role != RoleSecondary || st.Epoch != 0 {
+		t.Fatalf("fresh node: %+v %v (a new node must be a secondary)", st, err)
+	}
+	if err := saveState(dir, persisted{Role: RolePrimary, Epoch: 3, Primary: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = loadState(dir)
+	if st != (persisted{Role: RolePrimary, Epoch: 3, Primary: "n1"}) {
+		t.Fatalf("reloaded %+v", st)
+	}
+	// A promotion that a stop interrupted did not happen.
+	os.WriteFile(filepath.Join(dir, stateFile), []byte(`{"role":"PROMOTING","epoch":4,"primary":"n2"}`), 0o600)
+	if st, _ = loadState(dir); st.Role != RoleSecondary {
+		t.Fatalf("interrupted promotion restored as %s", st.Role)
+	}
+	os.WriteFile(filepath.Join(dir, stateFile), []byte(`{"role":`), 0o600)
+	if _, err := loadState(dir); err == nil {
+		t.Fatal("a damaged state file was accepted")
+	}
+}
+
+func FuzzDecodeSubscribe(f *testing.F) {
+	e := &enc{}
+	e.u(1)
+	e.s("127.0.0.1:1")
+	e.list([]dbPos{{Name: "a", BaseID: []byte{1}, LSN: 2}})
+	f.Add(e.b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := &dec{b: b}
+		d.u()
+		d.s()
+		ps := d.list()
+		if d.end() != nil {
+			return
+		}
+		e := &enc{}
+		d2 := &dec{b: b}
+		e.u(d2.u())
+		e.s(d2.s())
+		e.list(ps)
+		if !bytes.Equal(e.b, b) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
