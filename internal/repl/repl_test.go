@@ -84,13 +84,25 @@ func FuzzDecodeSubscribe(f *testing.F) {
 		if d.end() != nil {
 			return
 		}
-		e := &enc{}
+		// What decodes must encode and decode back to the same values.
 		d2 := &dec{b: b}
-		e.u(d2.u())
-		e.s(d2.s())
+		epoch, addr := d2.u(), d2.s()
+		e := &enc{}
+		e.u(epoch)
+		e.s(addr)
 		e.list(ps)
-		if !bytes.Equal(e.b, b) {
-			t.Fatalf("re-encoding differs")
+		d3 := &dec{b: e.b}
+		if d3.u() != epoch || d3.s() != addr {
+			t.Fatal("header changed")
+		}
+		again := d3.list()
+		if d3.end() != nil || len(again) != len(ps) {
+			t.Fatalf("re-decoding failed")
+		}
+		for i := range ps {
+			if again[i].Name != ps[i].Name || again[i].LSN != ps[i].LSN || !bytes.Equal(again[i].BaseID, ps[i].BaseID) {
+				t.Fatalf("entry %d changed", i)
+			}
 		}
 	})
 }
