@@ -1,0 +1,17 @@
+// Package sqlserver is the only code that speaks go-mysql-server: it serves
+// the MySQL protocol and maps SQL onto storage.
+//
+// Provider, Database, Table and Index implement go-mysql-server's
+// interfaces over storage; every table read or write goes through the
+// session's storage transaction on that database (Session). Errors become
+// MySQL errors (code and SQLSTATE) in one place (toSQLError, fixSQLState).
+// cluster.go adds the cluster's variables, read-only enforcement (1290),
+// SHOW CLUSTER STATUS and information_schema.MIRAJ_*.
+//
+// Concurrency: go-mysql-server runs each connection's statements on that
+// connection's goroutine; a Session is used by one goroutine at a time.
+// Server.Run owns the listener and the storage engine's background work.
+//
+//	srv, err := sqlserver.New(sqlserver.Config{Root: dir, Port: 7007})
+//	err = srv.Run(ctx) // serves until ctx ends, then checkpoints and closes
+package sqlserver

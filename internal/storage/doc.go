@@ -1,0 +1,32 @@
+// Package storage holds Miraj's databases in memory and makes them durable
+// through each database's journal.
+//
+// A database's state is a Catalog: its tables (a copy-on-write B-tree for
+// the primary key or row number, one per secondary index), views, triggers,
+// procedures and options. A committed Catalog is immutable: readers load it
+// with one atomic pointer read, and a transaction's snapshot is that pointer.
+//
+// Every change is an Op, and one function, applier.apply, turns ops into
+// table state: a transaction's own view of its writes, a commit, a
+// checkpoint being loaded, journal replay at recovery and, on a secondary,
+// the primary's frames all go through it.
+//
+// Transactions (Tx) have snapshot isolation. A commit takes the database's
+// commit lock, checks that no row or definition the transaction wrote was
+// committed by another transaction since its snapshot (ErrConflict
+// otherwise), applies the ops to a copy of the committed catalog (which
+// also checks unique keys), appends the frames to the journal, publishes
+// the new catalog, releases the lock, and waits for the fsync the save
+// policy asks for; concurrent commits share fsyncs.
+//
+// Concurrency: Engine and DB methods are safe for concurrent use; a Tx is
+// used by one goroutine at a time. The Engine owns no goroutine until Run,
+// which does the periodic fsyncs and checkpoints until its context ends.
+//
+//	e, err := storage.Open(storage.Options{Root: dir, Bind: bind})
+//	db, err := e.CreateDatabase("shop", nil)
+//	tx := db.Begin()
+//	tx.CreateTable(def)
+//	tx.Insert("items", []any{int64(1), "apple"})
+//	err = tx.Commit(ctx)
+package storage
