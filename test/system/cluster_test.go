@@ -192,6 +192,8 @@ func TestClusterReplication(t *testing.T) {
 			"SET @a = 1",
 			"START TRANSACTION", "SELECT COUNT(*) FROM shop.items", "COMMIT",
 			"CREATE TEMPORARY TABLE shop.tmp (x INT)", "INSERT INTO shop.tmp VALUES (1)",
+			"LOCK TABLES shop.items READ", "UNLOCK TABLES", "FLUSH TABLES",
+			"CHECK TABLE shop.items", "REPAIR TABLE shop.items",
 		} {
 			mustExec(t, conn, q)
 		}
