@@ -16,6 +16,8 @@ import (
 // Provider is the go-mysql-server view of the storage engine's databases.
 type Provider struct {
 	engine *storage.Engine
+	// collation of a database created without one; 0: defaultCollation.
+	collation sql.CollationID
 }
 
 var _ sql.MutableDatabaseProvider = (*Provider)(nil)
@@ -60,6 +62,9 @@ const defaultCollation = sql.Collation_utf8mb4_0900_ai_ci
 func (p *Provider) CreateCollatedDatabase(ctx *sql.Context, name string, collation sql.CollationID) error {
 	if collation == sql.Collation_Default || collation == sql.Collation_Unspecified {
 		collation = defaultCollation
+		if p.collation != 0 {
+			collation = p.collation
+		}
 	}
 	opts, _ := json.Marshal(dbOptions{Name: name, Collation: collation.Name()})
 	_, err := p.engine.CreateDatabase(name, opts)

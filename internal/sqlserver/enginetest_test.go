@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +128,9 @@ var (
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t}
+	// The first TempDir registers the removal of the data directories; it
+	// must run after (so be registered before) the storage is closed.
+	t.TempDir()
 	t.Cleanup(h.closeStorage)
 	return h
 }
@@ -137,7 +141,10 @@ var quietLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{L
 func (h *harness) storageLocked() *sqlserver.InProcess {
 	if h.inproc == nil {
 		p, err := sqlserver.OpenInProcess(sqlserver.InProcessOptions{Root: h.t.TempDir(),
-			Policy: storage.SavePeriodic, SaveInterval: 100 * time.Millisecond, Logger: quietLogger})
+			Policy: storage.SavePeriodic, SaveInterval: 100 * time.Millisecond, Logger: quietLogger,
+			// The suites' expected results assume go-mysql-server's default
+			// collation (case-sensitive); ours is MySQL 8's (ai_ci).
+			DefaultCollation: sql.Collation_Default})
 		if err != nil {
 			h.t.Fatalf("open storage: %v", err)
 		}
@@ -162,10 +169,39 @@ func (h *harness) closeStorageLocked() {
 	h.session = nil
 }
 
+// unsupportedSetup matches setup statements for features we do not have
+// yet; Setup leaves them out (as go-mysql-server leaves out CREATE INDEX for
+// harnesses without native indexes) and the tests that depend on them are
+// in skipped.
+var unsupportedSetup = []struct {
+	re     *regexp.Regexp
+	reason string
+}{
+	{regexp.MustCompile(`(?is)^\s*alter\s+table\s+\S+\s+add\s+constraint\s+\S+\s+foreign\s+key`), "foreign keys"},
+	{regexp.MustCompile(`(?is)^\s*create\s+(vector|fulltext|spatial)\s+index`), "VECTOR, FULLTEXT and SPATIAL indexes"},
+}
+
+func supportedSetup(stmt string) bool {
+	for _, u := range unsupportedSetup {
+		if u.re.MatchString(stmt) {
+			return false
+		}
+	}
+	return true
+}
+
 func (h *harness) Setup(scripts ...[]setup.SetupScript) {
 	h.setupData = nil
-	for _, s := range scripts {
-		h.setupData = append(h.setupData, s...)
+	for _, group := range scripts {
+		for _, script := range group {
+			var kept setup.SetupScript
+			for _, stmt := range script {
+				if supportedSetup(stmt) {
+					kept = append(kept, stmt)
+				}
+			}
+			h.setupData = append(h.setupData, kept)
+		}
 	}
 }
 

@@ -30,6 +30,9 @@ type InProcessOptions struct {
 	Policy       storage.SavePolicy
 	SaveInterval time.Duration // SavePeriodic: time between fsyncs
 	Logger       *slog.Logger
+	// DefaultCollation of a database created without one (default: MySQL
+	// 8's utf8mb4_0900_ai_ci, as the server).
+	DefaultCollation sql.CollationID
 }
 
 // OpenInProcess opens (or creates) the data directory opts.Root and starts
@@ -48,7 +51,7 @@ func OpenInProcess(opts InProcessOptions) (*InProcess, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &InProcess{storage: st, provider: &Provider{engine: st}, stopBG: cancel, bgDone: make(chan error, 1)}
+	p := &InProcess{storage: st, provider: &Provider{engine: st, collation: opts.DefaultCollation}, stopBG: cancel, bgDone: make(chan error, 1)}
 	go func() { p.bgDone <- st.Run(ctx) }()
 	return p, nil
 }
