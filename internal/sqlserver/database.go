@@ -122,7 +122,7 @@ func (d *Database) GetTableNames(ctx *sql.Context) ([]string, error) {
 func (d *Database) IsReadOnly() bool { return false }
 
 func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
-	return d.CreateIndexedTable(ctx, name, sch, sql.IndexDef{}, collation)
+	return d.createTable(ctx, name, sch, collation, comment)
 }
 
 func (d *Database) createTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
