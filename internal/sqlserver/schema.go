@@ -115,6 +115,7 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("table %s: column %s: type %q: %w", def.Name, mc.Name, mc.Type, err)
 		}
+		typ = withOmittedCollation(typ)
 		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
 			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
 		// Defaults stay text: the planner resolves them against the
@@ -133,6 +134,22 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 	ti := &tableInfo{def: def, meta: m, schema: sql.NewPrimaryKeySchema(sch, def.PK...)}
 	infoCache.Store(def, ti)
 	return ti, nil
+}
+
+// withOmittedCollation gives a text type parsed back from its String() the
+// collation that String() leaves out: go-mysql-server's default
+// (utf8mb4_0900_bin). The parser leaves it unspecified (0), and with an
+// unspecified collation LIKE is always false and COLLATE fails
+// ("COLLATION 'utf8mb4_0900_bin' is not valid for CHARACTER SET").
+func withOmittedCollation(typ sql.Type) sql.Type {
+	tc, ok := typ.(sql.TypeWithCollation)
+	if !ok || tc.Collation() != sql.Collation_Unspecified {
+		return typ
+	}
+	if t, err := tc.WithNewCollation(sql.Collation_Default); err == nil {
+		return t
+	}
+	return typ
 }
 
 func (ti *tableInfo) collation() sql.CollationID {
