@@ -259,7 +259,12 @@ func (a *autoSetter) Close(*sql.Context) error { return nil }
 // alter replaces the table's definition, converting every row.
 func (t *Table) alter(ctx *sql.Context, def *storage.TableDef, convert func([]any) ([]any, error)) error {
 	tx := t.db.tx(ctx)
+	// A failed ALTER changes nothing: without this the new definition and
+	// the rows converted before the error stayed in the transaction (and
+	// were committed with it).
+	sp := tx.Savepoint()
 	if err := tx.AlterTable(t.Name(), def, convert); err != nil {
+		tx.RollbackTo(sp)
 		return t.editor(ctx).dupError(err)
 	}
 	ti, err := info(def)
