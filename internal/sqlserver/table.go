@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -375,9 +376,16 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 	return t.alter(ctx, def, func(vals []any) ([]any, error) {
 		v := vals[pos]
 		if v != nil {
-			conv, _, err := col.Type.Convert(ctx, v)
-			if err != nil {
+			v = enumSetText(old[pos].Type, v)
+			conv, inRange, err := col.Type.Convert(ctx, v)
+			switch {
+			case err != nil && (types.IsEnum(col.Type) || types.IsSet(col.Type)):
+				return nil, types.ErrDataTruncatedForColumn.New(col.Name)
+			case err != nil:
 				return nil, sql.ErrInvalidValue.New(fmt.Sprint(v), col.Type.String())
+			case inRange == sql.OutOfRange:
+				// Convert clamps an out-of-range number; MySQL refuses the ALTER.
+				return nil, sql.ErrValueOutOfRange.New(fmt.Sprint(v), col.Type.String())
 			}
 			v = conv
 		} else if !col.Nullable {
@@ -599,4 +607,27 @@ func columnDefaultValue(ctx *sql.Context, col *sql.Column, row sql.Row) (any, er
 		return nil, nil
 	}
 	return col.Type.Zero(), nil
+}
+
+// enumSetText returns the text of an ENUM or SET value, which is stored as
+// its index (ENUM) or bit set (SET) in the column's own list: converting the
+// number to a new column type would pick whatever member now has that
+// position (ALTER … MODIFY e ENUM('c','a','b') turned 'a' into 'c').
+func enumSetText(typ sql.Type, v any) any {
+	switch t := typ.(type) {
+	case sql.EnumType:
+		// 0 is the empty error value of every ENUM: it stays 0.
+		if i, ok := v.(uint16); ok && i > 0 {
+			if s, ok := t.At(int(i)); ok {
+				return s
+			}
+		}
+	case sql.SetType:
+		if bits, ok := v.(uint64); ok {
+			if s, err := t.BitsToString(bits); err == nil {
+				return s
+			}
+		}
+	}
+	return v
 }
