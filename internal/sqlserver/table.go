@@ -352,6 +352,13 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 	}
 	col := column.Copy()
 	col.Source = t.Name()
+	// The column definition of MODIFY/CHANGE does not say whether the
+	// column is in the primary key: it stays where it was (without this,
+	// MODIFY on a key column dropped the primary key).
+	col.PrimaryKey = old[pos].PrimaryKey
+	if col.PrimaryKey {
+		col.Nullable = false
+	}
 	rest := make(sql.Schema, 0, len(old))
 	rest = append(rest, old[:pos]...)
 	rest = append(rest, old[pos+1:]...)
