@@ -509,6 +509,10 @@ func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
 	if len(t.info.def.PK) == 0 {
 		return sql.ErrCantDropFieldOrKey.New("PRIMARY")
 	}
+	// An AUTO_INCREMENT key column must stay the first column of some index.
+	if err := sql.ValidatePrimaryKeyDrop(ctx, t, t.info.schema); err != nil {
+		return err
+	}
 	sch := t.info.schema.Schema.Copy()
 	for _, c := range sch {
 		c.PrimaryKey = false
