@@ -530,17 +530,34 @@ func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {
 }
 
 func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error {
-	for _, c := range t.info.meta.Checks {
-		if strings.EqualFold(c.Name, check.Name) {
-			return fmt.Errorf("check constraint %q already exists", check.Name)
+	add := *check
+	if add.Name == "" {
+		// MySQL names an unnamed CHECK <table>_chk_<n>.
+		for n := 1; ; n++ {
+			add.Name = fmt.Sprintf("%s_chk_%d", t.Name(), n)
+			if !t.hasCheck(add.Name) {
+				break
+			}
 		}
 	}
-	checks := append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), *check)
+	if t.hasCheck(add.Name) {
+		return fmt.Errorf("check constraint %q already exists", add.Name)
+	}
+	checks := append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), add)
 	def, err := t.info.with(t.Name(), nil, nil, &checks, nil)
 	if err != nil {
 		return err
 	}
 	return t.alter(ctx, def, nil)
+}
+
+func (t *Table) hasCheck(name string) bool {
+	for _, c := range t.info.meta.Checks {
+		if strings.EqualFold(c.Name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Table) DropCheck(ctx *sql.Context, name string) error {
