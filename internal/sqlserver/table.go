@@ -299,14 +299,22 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 		return err
 	}
 	return t.alter(ctx, def, func(vals []any) ([]any, error) {
-		v, err := columnDefaultValue(ctx, col, sql.Row(vals))
+		// The default (or generation) expression reads the row in the
+		// new column order: evaluate it on the new row.
+		out := make([]any, 0, len(vals)+1)
+		out = append(out, vals[:pos]...)
+		out = append(out, nil)
+		out = append(out, vals[pos:]...)
+		row := sql.Row(out)
+		if col.Generated == nil {
+			row = sql.Row(vals)
+		}
+		v, err := columnDefaultValue(ctx, col, row)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]any, 0, len(vals)+1)
-		out = append(out, vals[:pos]...)
-		out = append(out, v)
-		return append(out, vals[pos:]...), nil
+		out[pos] = v
+		return out, nil
 	})
 }
 
@@ -621,8 +629,12 @@ func remapIndexes(in []metaIndex, from, to string) []metaIndex {
 }
 
 func columnDefaultValue(ctx *sql.Context, col *sql.Column, row sql.Row) (any, error) {
-	if col.Default != nil {
-		v, err := col.Default.Eval(ctx, row)
+	def := col.Default
+	if col.Generated != nil {
+		def = col.Generated // a generated column added to existing rows
+	}
+	if def != nil {
+		v, err := def.Eval(ctx, row)
 		if err != nil {
 			return nil, err
 		}
