@@ -53,6 +53,23 @@ type tableInfo struct {
 	def    *storage.TableDef
 	meta   *tableMeta
 	schema sql.PrimaryKeySchema
+	// dbSchema is schema with each column's DatabaseSource set, built at
+	// the first use: a definition belongs to one database.
+	dbOnce   sync.Once
+	dbSchema sql.PrimaryKeySchema
+}
+
+// schemaIn returns the schema as go-mysql-server sees it: columns carry the
+// database name (sent to clients as the column's schema in result sets).
+func (ti *tableInfo) schemaIn(db string) sql.PrimaryKeySchema {
+	ti.dbOnce.Do(func() {
+		sch := ti.schema.Schema.Copy()
+		for _, c := range sch {
+			c.DatabaseSource = db
+		}
+		ti.dbSchema = sql.NewPrimaryKeySchema(sch, ti.schema.PkOrdinals...)
+	})
+	return ti.dbSchema
 }
 
 var infoCache sync.Map // *storage.TableDef -> *tableInfo

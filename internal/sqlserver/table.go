@@ -40,8 +40,8 @@ var (
 
 func (t *Table) Name() string                           { return t.info.def.Name }
 func (t *Table) String() string                         { return t.info.def.Name }
-func (t *Table) Schema() sql.Schema                     { return t.info.schema.Schema }
-func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.schema }
+func (t *Table) Schema() sql.Schema                     { return t.info.schemaIn(t.db.Name()).Schema }
+func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.schemaIn(t.db.Name()) }
 func (t *Table) Collation() sql.CollationID             { return t.info.collation() }
 func (t *Table) Comment() string                        { return t.info.meta.Comment }
 
