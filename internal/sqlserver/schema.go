@@ -78,6 +78,12 @@ func colDefault(d *sql.ColumnDefaultValue) string {
 	if d == nil {
 		return ""
 	}
+	// A default read back from a definition is still the stored text:
+	// keep it. Its String() would wrap it in parentheses (it is not marked
+	// literal), turning DEFAULT 42 into DEFAULT (42) at every ALTER.
+	if u, ok := d.Expr.(*sql.UnresolvedColumnDefault); ok {
+		return u.String()
+	}
 	return d.String()
 }
 
