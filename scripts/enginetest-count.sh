@@ -17,12 +17,12 @@ go test -count=1 -json -run "TestEngine/$pattern" ./internal/sqlserver/ >"$out"
 status=$?
 jq -rs '
   [ .[] | select(.Test != null and (.Action == "pass" or .Action == "fail" or .Action == "skip")) ] as $ev
-  | ($ev | map(.Test)) as $names
-  | (reduce ($names[] | split("/")[:-1] | join("/")) as $p ({}; .[$p] = true)) as $parents
-  | ($ev | map(select(.Test | split("/") | length == 2))) as $suites
+  | (reduce ($ev[] | .Test | split("/")[:-1] | join("/")) as $p ({}; .[$p] = true)) as $parents
+  | ($ev | map(select((.Test | split("/") | length) == 2))) as $suites
   | ($ev | map(select((.Test | split("/") | length) > 2 and ($parents[.Test] | not)))) as $leaves
+  | ($suites | map(select(.Action != "skip" or $parents[.Test]))) as $ran
   | ($suites | map(select(.Action == "fail")) | map(.Test | ltrimstr("TestEngine/"))) as $failedSuites
-  | "enginetest: suites=\($suites | map(select(.Action != "skip")) | length) (skipped \($suites | map(select(.Action == "skip")) | length))"
+  | "enginetest: suites=\($ran | length) (skipped whole: \($suites | length - ($ran | length)))"
     + " subtests passed=\($leaves | map(select(.Action == "pass")) | length)"
     + " failed=\($leaves | map(select(.Action == "fail")) | length)"
     + " skipped=\($leaves | map(select(.Action == "skip")) | length)"
