@@ -17,6 +17,8 @@ import (
 // Provider is the go-mysql-server view of the storage engine's databases.
 type Provider struct {
 	engine *storage.Engine
+	// collation of a database created without one; 0: defaultCollation.
+	collation sql.CollationID
 }
 
 var _ sql.MutableDatabaseProvider = (*Provider)(nil)
@@ -64,6 +66,9 @@ func (p *Provider) CreateCollatedDatabase(ctx *sql.Context, name string, collati
 	}
 	if collation == sql.Collation_Default || collation == sql.Collation_Unspecified {
 		collation = defaultCollation
+		if p.collation != 0 {
+			collation = p.collation
+		}
 	}
 	opts, _ := json.Marshal(dbOptions{Name: name, Collation: collation.Name()})
 	_, err := p.engine.CreateDatabase(name, opts)
@@ -146,7 +151,7 @@ func (d *Database) GetTableNames(ctx *sql.Context) ([]string, error) {
 func (d *Database) IsReadOnly() bool { return false }
 
 func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
-	return d.CreateIndexedTable(ctx, name, sch, sql.IndexDef{}, collation)
+	return d.createTable(ctx, name, sch, collation, comment)
 }
 
 func (d *Database) createTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {

@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"io"
-	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -32,10 +31,12 @@ func (i *Index) ID() string       { return i.name }
 func (i *Index) Database() string { return i.t.db.Name() }
 func (i *Index) Table() string    { return i.t.Name() }
 func (i *Index) Expressions() []string {
+	// go-mysql-server finds a column from its expression by an exact,
+	// case-sensitive match on Source + "." + Name (plan.GetColumnFromIndexExpr).
 	out := make([]string, len(i.cols))
-	tn := strings.ToLower(i.t.Name())
 	for k, c := range i.cols {
-		out[k] = tn + "." + strings.ToLower(i.t.info.schema.Schema[c].Name)
+		col := i.t.info.schema.Schema[c]
+		out[k] = col.Source + "." + col.Name
 	}
 	return out
 }
@@ -56,9 +57,20 @@ func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType {
 }
 func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool { return true }
 func (i *Index) CanSupportOrderBy(sql.Expression) bool      { return false }
-func (i *Index) PrefixLengths() []uint16                    { return nil }
-func (i *Index) Order() sql.IndexOrder                      { return sql.IndexOrderAsc }
-func (i *Index) Reversible() bool                           { return false }
+func (i *Index) PrefixLengths() []uint16 {
+	if i.pos < 0 {
+		return nil
+	}
+	p := i.t.info.meta.Indexes[i.pos].Prefixes
+	for _, n := range p {
+		if n != 0 {
+			return p
+		}
+	}
+	return nil
+}
+func (i *Index) Order() sql.IndexOrder { return sql.IndexOrderAsc }
+func (i *Index) Reversible() bool      { return false }
 
 // rangeIter returns the rows of each range in turn.
 type rangeIter struct {

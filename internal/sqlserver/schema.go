@@ -56,6 +56,23 @@ type tableInfo struct {
 	def    *storage.TableDef
 	meta   *tableMeta
 	schema sql.PrimaryKeySchema
+	// dbSchema is schema with each column's DatabaseSource set, built at
+	// the first use: a definition belongs to one database.
+	dbOnce   sync.Once
+	dbSchema sql.PrimaryKeySchema
+}
+
+// schemaIn returns the schema as go-mysql-server sees it: columns carry the
+// database name (sent to clients as the column's schema in result sets).
+func (ti *tableInfo) schemaIn(db string) sql.PrimaryKeySchema {
+	ti.dbOnce.Do(func() {
+		sch := ti.schema.Schema.Copy()
+		for _, c := range sch {
+			c.DatabaseSource = db
+		}
+		ti.dbSchema = sql.NewPrimaryKeySchema(sch, ti.schema.PkOrdinals...)
+	})
+	return ti.dbSchema
 }
 
 var infoCache sync.Map // *storage.TableDef -> *tableInfo
@@ -63,6 +80,12 @@ var infoCache sync.Map // *storage.TableDef -> *tableInfo
 func colDefault(d *sql.ColumnDefaultValue) string {
 	if d == nil {
 		return ""
+	}
+	// A default read back from a definition is still the stored text:
+	// keep it. Its String() would wrap it in parentheses (it is not marked
+	// literal), turning DEFAULT 42 into DEFAULT (42) at every ALTER.
+	if u, ok := d.Expr.(*sql.UnresolvedColumnDefault); ok {
+		return u.String()
 	}
 	return d.String()
 }
@@ -118,6 +141,7 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("table %s: column %s: type %q: %w", def.Name, mc.Name, mc.Type, err)
 		}
+		typ = withOmittedCollation(typ)
 		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
 			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
 		// A literal default is resolved once here; an expression stays
@@ -149,9 +173,29 @@ func storedDefault(text string, typ sql.Type, nullable bool) (*sql.ColumnDefault
 	}
 	d, err := planbuilder.StringToColumnDefaultValue(sql.NewEmptyContext(), text)
 	if err != nil {
-		return nil, err
+		return sql.NewUnresolvedColumnDefaultValue(text), nil
 	}
-	return sql.NewColumnDefaultValue(d.Expr, typ, true, false, nullable)
+	v, err := sql.NewColumnDefaultValue(d.Expr, typ, true, false, nullable)
+	if err != nil {
+		return sql.NewUnresolvedColumnDefaultValue(text), nil
+	}
+	return v, nil
+}
+
+// withOmittedCollation gives a text type parsed back from its String() the
+// collation that String() leaves out: go-mysql-server's default
+// (utf8mb4_0900_bin). The parser leaves it unspecified (0), and with an
+// unspecified collation LIKE is always false and COLLATE fails
+// ("COLLATION 'utf8mb4_0900_bin' is not valid for CHARACTER SET").
+func withOmittedCollation(typ sql.Type) sql.Type {
+	tc, ok := typ.(sql.TypeWithCollation)
+	if !ok || tc.Collation() != sql.Collation_Unspecified {
+		return typ
+	}
+	if t, err := tc.WithNewCollation(sql.Collation_Default); err == nil {
+		return t
+	}
+	return typ
 }
 
 func (ti *tableInfo) collation() sql.CollationID {

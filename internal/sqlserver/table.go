@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -53,8 +54,8 @@ var (
 
 func (t *Table) Name() string                           { return t.info.def.Name }
 func (t *Table) String() string                         { return t.info.def.Name }
-func (t *Table) Schema() sql.Schema                     { return t.info.schema.Schema }
-func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.schema }
+func (t *Table) Schema() sql.Schema                     { return t.info.schemaIn(t.db.Name()).Schema }
+func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.schemaIn(t.db.Name()) }
 func (t *Table) Collation() sql.CollationID             { return t.info.collation() }
 func (t *Table) Comment() string                        { return t.info.meta.Comment }
 
@@ -273,7 +274,12 @@ func (a *autoSetter) Close(*sql.Context) error { return nil }
 // alter replaces the table's definition, converting every row.
 func (t *Table) alter(ctx *sql.Context, def *storage.TableDef, convert func([]any) ([]any, error)) error {
 	tx := t.tx(ctx)
+	// A failed ALTER changes nothing: without this the new definition and
+	// the rows converted before the error stayed in the transaction (and
+	// were committed with it).
+	sp := tx.Savepoint()
 	if err := tx.AlterTable(t.Name(), def, convert); err != nil {
+		tx.RollbackTo(sp)
 		return t.editor(ctx).dupError(err)
 	}
 	ti, err := info(def)
@@ -321,14 +327,22 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 		return err
 	}
 	return t.alter(ctx, def, func(vals []any) ([]any, error) {
-		v, err := columnDefaultValue(ctx, col, sql.Row(vals))
+		// The default (or generation) expression reads the row in the
+		// new column order: evaluate it on the new row.
+		out := make([]any, 0, len(vals)+1)
+		out = append(out, vals[:pos]...)
+		out = append(out, nil)
+		out = append(out, vals[pos:]...)
+		row := sql.Row(out)
+		if col.Generated == nil {
+			row = sql.Row(vals)
+		}
+		v, err := columnDefaultValue(ctx, col, row)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]any, 0, len(vals)+1)
-		out = append(out, vals[:pos]...)
-		out = append(out, v)
-		return append(out, vals[pos:]...), nil
+		out[pos] = v
+		return out, nil
 	})
 }
 
@@ -374,6 +388,13 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 	}
 	col := column.Copy()
 	col.Source = t.Name()
+	// The column definition of MODIFY/CHANGE does not say whether the
+	// column is in the primary key: it stays where it was (without this,
+	// MODIFY on a key column dropped the primary key).
+	col.PrimaryKey = old[pos].PrimaryKey
+	if col.PrimaryKey {
+		col.Nullable = false
+	}
 	rest := make(sql.Schema, 0, len(old))
 	rest = append(rest, old[:pos]...)
 	rest = append(rest, old[pos+1:]...)
@@ -398,9 +419,16 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 	return t.alter(ctx, def, func(vals []any) ([]any, error) {
 		v := vals[pos]
 		if v != nil {
-			conv, _, err := col.Type.Convert(ctx, v)
-			if err != nil {
+			v = enumSetText(old[pos].Type, v)
+			conv, inRange, err := col.Type.Convert(ctx, v)
+			switch {
+			case err != nil && (types.IsEnum(col.Type) || types.IsSet(col.Type)):
+				return nil, types.ErrDataTruncatedForColumn.New(col.Name)
+			case err != nil:
 				return nil, sql.ErrInvalidValue.New(fmt.Sprint(v), col.Type.String())
+			case inRange == sql.OutOfRange:
+				// Convert clamps an out-of-range number; MySQL refuses the ALTER.
+				return nil, sql.ErrValueOutOfRange.New(fmt.Sprint(v), col.Type.String())
 			}
 			v = conv
 		} else if !col.Nullable {
@@ -517,6 +545,10 @@ func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
 	if len(t.info.def.PK) == 0 {
 		return sql.ErrCantDropFieldOrKey.New("PRIMARY")
 	}
+	// An AUTO_INCREMENT key column must stay the first column of some index.
+	if err := sql.ValidatePrimaryKeyDrop(ctx, t, t.info.schema); err != nil {
+		return err
+	}
 	sch := t.info.schema.Schema.Copy()
 	for _, c := range sch {
 		c.PrimaryKey = false
@@ -534,17 +566,34 @@ func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {
 }
 
 func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error {
-	for _, c := range t.info.meta.Checks {
-		if strings.EqualFold(c.Name, check.Name) {
-			return fmt.Errorf("check constraint %q already exists", check.Name)
+	add := *check
+	if add.Name == "" {
+		// MySQL names an unnamed CHECK <table>_chk_<n>.
+		for n := 1; ; n++ {
+			add.Name = fmt.Sprintf("%s_chk_%d", t.Name(), n)
+			if !t.hasCheck(add.Name) {
+				break
+			}
 		}
 	}
-	checks := append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), *check)
+	if t.hasCheck(add.Name) {
+		return fmt.Errorf("check constraint %q already exists", add.Name)
+	}
+	checks := append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), add)
 	def, err := t.info.with(t.Name(), nil, nil, &checks, nil)
 	if err != nil {
 		return err
 	}
 	return t.redefine(ctx, def)
+}
+
+func (t *Table) hasCheck(name string) bool {
+	for _, c := range t.info.meta.Checks {
+		if strings.EqualFold(c.Name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Table) DropCheck(ctx *sql.Context, name string) error {
@@ -608,8 +657,12 @@ func remapIndexes(in []metaIndex, from, to string) []metaIndex {
 }
 
 func columnDefaultValue(ctx *sql.Context, col *sql.Column, row sql.Row) (any, error) {
-	if col.Default != nil {
-		v, err := col.Default.Eval(ctx, row)
+	def := col.Default
+	if col.Generated != nil {
+		def = col.Generated // a generated column added to existing rows
+	}
+	if def != nil {
+		v, err := def.Eval(ctx, row)
 		if err != nil {
 			return nil, err
 		}
@@ -622,4 +675,27 @@ func columnDefaultValue(ctx *sql.Context, col *sql.Column, row sql.Row) (any, er
 		return nil, nil
 	}
 	return col.Type.Zero(), nil
+}
+
+// enumSetText returns the text of an ENUM or SET value, which is stored as
+// its index (ENUM) or bit set (SET) in the column's own list: converting the
+// number to a new column type would pick whatever member now has that
+// position (ALTER … MODIFY e ENUM('c','a','b') turned 'a' into 'c').
+func enumSetText(typ sql.Type, v any) any {
+	switch t := typ.(type) {
+	case sql.EnumType:
+		// 0 is the empty error value of every ENUM: it stays 0.
+		if i, ok := v.(uint16); ok && i > 0 {
+			if s, ok := t.At(int(i)); ok {
+				return s
+			}
+		}
+	case sql.SetType:
+		if bits, ok := v.(uint64); ok {
+			if s, err := t.BitsToString(bits); err == nil {
+				return s
+			}
+		}
+	}
+	return v
 }
