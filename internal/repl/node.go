@@ -68,6 +68,8 @@ type Node struct {
 		peers map[string]*peerStatus
 		// primaryLSN: last log end announced by the primary, per database.
 		primaryLSN map[string]journal.LSN
+		// lastApply: when this secondary last applied a batch.
+		lastApply time.Time
 		// followers (on a primary): positions of each secondary, by id.
 		followers map[string]*follower
 		// stopFollowing cancels the secondary's follow loop (promotion).
@@ -356,6 +358,13 @@ func (n *Node) Nodes() []NodeRow {
 			}
 		}
 		self.LagBytes = lag
+		if !n.mu.lastApply.IsZero() {
+			secs := 0.0
+			if lag > 0 {
+				secs = time.Since(n.mu.lastApply).Seconds()
+			}
+			self.LagSeconds = &secs
+		}
 	}
 	rows := []NodeRow{self}
 	ids := make([]string, 0, len(n.mu.peers))

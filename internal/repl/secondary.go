@@ -157,6 +157,9 @@ func (n *Node) receive(ctx context.Context, c *transport.Conn) error {
 			if err != nil {
 				return fmt.Errorf("database %s: %w", name, err)
 			}
+			n.mu.Lock()
+			n.mu.lastApply = time.Now()
+			n.mu.Unlock()
 			if err := n.ack(ctx, c, db, end); err != nil {
 				return err
 			}
