@@ -9,6 +9,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -215,8 +216,24 @@ func bind(def *storage.TableDef) ([]storage.Compare, error) {
 	out := make([]storage.Compare, len(ti.schema.Schema))
 	for i, c := range ti.schema.Schema {
 		typ := c.Type
+		// A string type's Compare fails on a value longer than the column
+		// (a range bound such as v < 'defdef' on VARBINARY(3)): compare
+		// such values as the longest type of the same collation, as MySQL
+		// does. The textual fallback below is no consistent order and made
+		// B-tree seeks depend on earlier searches.
+		var wide sql.Type
+		if st, ok := typ.(sql.StringType); ok {
+			if types.IsBinaryType(st) {
+				wide = types.LongBlob
+			} else {
+				wide = types.CreateLongText(st.Collation())
+			}
+		}
 		out[i] = func(a, b any) int {
 			r, err := typ.Compare(context.Background(), a, b)
+			if err != nil && wide != nil {
+				r, err = wide.Compare(context.Background(), a, b)
+			}
 			if err != nil {
 				return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 			}
