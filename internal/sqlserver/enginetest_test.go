@@ -136,7 +136,6 @@ const (
 	whyIndexOrder     = "differs by design: indexes are listed in creation order, as MySQL; go-mysql-server's memory tables sort them by name"
 	whyUpdateJoin     = "bug: UPDATE … JOIN updates a row once per joined match (scans within a statement see its own writes; go-mysql-server's de-duplication assumes they do not)"
 	whyTriggerCall    = "bug: a stored procedure CALLed from a trigger ends the statement's transaction (storage: transaction already ended)"
-	whyVarbinaryRange = "bug: range scans on a VARBINARY primary key with a string bound miss rows"
 	whyReadOnlyDDL    = "bug: DDL inside START TRANSACTION READ ONLY fails at commit (the session refuses every write of a read-only transaction)"
 	whyDatabaseSource = "bug: table columns do not carry DatabaseSource"
 	whySRID           = "bug: the SRID of a spatial column is lost in the stored column type"
@@ -187,8 +186,6 @@ var skipped = map[string]string{
 	"add_column_first_with_existing_defaults_still_functioning":                          whyAddColumnFirst,
 	"add_stored_column_first_with_expression":                                            whyAddColumnFirst,
 	"alter_table_long_ord_pk1_rename_column_y_to_yy":                                     whyNotTriaged,
-	// Scans
-	"varbinary_primary_key": whyVarbinaryRange,
 	// Information schema
 	"select_______table_name,_index_name,_comment,_non_unique,_group_concat(column_name_order_by_seq_in_index)": whyIndexOrder,
 	"select_*_from_information_schema.table_constraints_order_by_table_name,_constraint_type":                   whyFKSetup,
