@@ -31,8 +31,7 @@ import (
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
-// suite is one enginetest suite; skip, when set, says which feature we do
-// not have yet.
+// suite is one enginetest suite; skip, when set, says why it is not run.
 type suite struct {
 	name string
 	run  func(*testing.T, *harness)
@@ -45,6 +44,7 @@ var suites = []suite{
 	{name: "InsertInto", run: func(t *testing.T, h *harness) { enginetest.TestInsertInto(t, h) }},
 	{name: "InsertIgnoreInto", run: func(t *testing.T, h *harness) { enginetest.TestInsertIgnoreInto(t, h) }},
 	{name: "InsertIntoErrors", run: func(t *testing.T, h *harness) { enginetest.TestInsertIntoErrors(t, h) }},
+	// go-mysql-server skips its broken insert scripts itself.
 	{name: "BrokenInsertScripts", run: func(t *testing.T, h *harness) { enginetest.TestBrokenInsertScripts(t, h) }},
 	{name: "Update", run: func(t *testing.T, h *harness) { enginetest.TestUpdate(t, h) }},
 	{name: "UpdateIgnore", run: func(t *testing.T, h *harness) { enginetest.TestUpdateIgnore(t, h) }},
