@@ -31,8 +31,7 @@ import (
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
-// suite is one enginetest suite; skip, when set, says which feature we do
-// not have yet.
+// suite is one enginetest suite; skip, when set, says why it is not run.
 type suite struct {
 	name string
 	run  func(*testing.T, *harness)
@@ -45,6 +44,7 @@ var suites = []suite{
 	{name: "InsertInto", run: func(t *testing.T, h *harness) { enginetest.TestInsertInto(t, h) }},
 	{name: "InsertIgnoreInto", run: func(t *testing.T, h *harness) { enginetest.TestInsertIgnoreInto(t, h) }},
 	{name: "InsertIntoErrors", run: func(t *testing.T, h *harness) { enginetest.TestInsertIntoErrors(t, h) }},
+	// go-mysql-server skips its broken insert scripts itself.
 	{name: "BrokenInsertScripts", run: func(t *testing.T, h *harness) { enginetest.TestBrokenInsertScripts(t, h) }},
 	{name: "Update", run: func(t *testing.T, h *harness) { enginetest.TestUpdate(t, h) }},
 	{name: "UpdateIgnore", run: func(t *testing.T, h *harness) { enginetest.TestUpdateIgnore(t, h) }},
@@ -53,7 +53,7 @@ var suites = []suite{
 	{name: "DeleteErrors", run: func(t *testing.T, h *harness) { enginetest.TestDeleteErrors(t, h) }},
 	{name: "ReplaceInto", run: func(t *testing.T, h *harness) { enginetest.TestReplaceInto(t, h) }},
 	{name: "ReplaceIntoErrors", run: func(t *testing.T, h *harness) { enginetest.TestReplaceIntoErrors(t, h) }},
-	{name: "Truncate", skip: whyForeignKeys + " (2 of its 11 tests use them and it does not consult SkipQueryTest; the other 9 pass)"},
+	{name: "Truncate", run: func(t *testing.T, h *harness) { enginetest.TestTruncate(t, h) }},
 	{name: "CreateTable", run: func(t *testing.T, h *harness) { enginetest.TestCreateTable(t, h) }},
 	{name: "DropTable", run: func(t *testing.T, h *harness) { enginetest.TestDropTable(t, h) }},
 	{name: "RenameTable", run: func(t *testing.T, h *harness) { enginetest.TestRenameTable(t, h) }},
@@ -103,9 +103,9 @@ var suites = []suite{
 	{name: "ShowTriggers", run: func(t *testing.T, h *harness) { enginetest.TestShowTriggers(t, h) }},
 	{name: "PreparedInsert", run: func(t *testing.T, h *harness) { enginetest.TestPreparedInsert(t, h) }},
 	{name: "RowLimit", skip: whyRowSize},
-	{name: "ForeignKeys", skip: whyForeignKeys},
+	{name: "ForeignKeys", run: func(t *testing.T, h *harness) { enginetest.TestForeignKeys(t, h) }},
 	{name: "FulltextIndexes", skip: "FULLTEXT indexes: not supported"},
-	{name: "Events", skip: whyEvents},
+	{name: "Events", run: func(t *testing.T, h *harness) { enginetest.TestEvents(t, h) }},
 }
 
 func TestEngine(t *testing.T) {
@@ -125,19 +125,13 @@ func TestEngine(t *testing.T) {
 // yet ("bug:"), and go-mysql-server's own limitations on a backend like ours
 // ("go-mysql-server:"); "differs by design:" marks a deliberate difference.
 const (
-	whyForeignKeys    = "foreign keys: our tables do not implement sql.ForeignKeyTable yet"
-	whyFKSetup        = "foreign keys: the setup's FOREIGN KEY on fk_tbl is left out (unsupportedSetup)"
-	whyTemporary      = "temporary tables: not supported yet"
-	whyEvents         = "events: not supported yet (no event scheduler)"
 	whyTableCollation = "ALTER TABLE … COLLATE: tables do not implement sql.CollationAlterableTable yet"
 	whyExternalProcs  = "external (Go) stored procedures: only go-mysql-server's memory harness registers them"
 	whyPrefixIndexes  = "prefix indexes: our indexes cover whole values; UNIQUE/PRIMARY KEY col(n) is not enforced on the prefix"
 	whyRowSize        = "row size limit: MySQL's 65,535-byte row limit is not checked"
-	whyIndexOrder     = "differs by design: indexes are listed in creation order, as MySQL; go-mysql-server's memory tables sort them by name"
+	whyIndexOrder     = "differs by design: indexes and foreign keys are listed in creation order; go-mysql-server's memory tables sort them by name"
 	whyUpdateJoin     = "bug: UPDATE … JOIN updates a row once per joined match (scans within a statement see its own writes; go-mysql-server's de-duplication assumes they do not)"
 	whyTriggerCall    = "bug: a stored procedure CALLed from a trigger ends the statement's transaction (storage: transaction already ended)"
-	whyVarbinaryRange = "bug: range scans on a VARBINARY primary key with a string bound miss rows"
-	whyReadOnlyDDL    = "bug: DDL inside START TRANSACTION READ ONLY fails at commit (the session refuses every write of a read-only transaction)"
 	whyDatabaseSource = "bug: table columns do not carry DatabaseSource"
 	whySRID           = "bug: the SRID of a spatial column is lost in the stored column type"
 	whyNotTriaged     = "bug: differs from go-mysql-server's memory tables, not triaged yet"
@@ -152,9 +146,6 @@ var skipPatterns = []struct {
 	re     *regexp.Regexp
 	reason string
 }{
-	{regexp.MustCompile(`(?is)\bforeign\s+key\b|\breferences\s+\S+\s*\(`), whyForeignKeys},
-	{regexp.MustCompile(`(?is)\btemporary\s+table\b|\b(into|table)\s+tmp\b`), whyTemporary},
-	{regexp.MustCompile(`(?is)\b(create|show\s+create|drop|alter)\s+event\b`), whyEvents},
 	{regexp.MustCompile(`(?i)\bmemory_(admin_only|variadic_add)\b`), whyExternalProcs},
 }
 
@@ -177,24 +168,20 @@ var skipped = map[string]string{
 	"multi_alter_with_invalid_schemas":                                                   whyRowSize,
 	"create_table_t1_like_mytable":                                                       whyIndexOrder,
 	"create_table_t1_(i_int_primary_key,_b1_blob,_b2_blob,_index(b1(10)),_index(b2(20))": whyIndexOrder,
+	"show_create_table_child;":                                                           whyIndexOrder,
+	"show_create_table_child4":                                                           whyIndexOrder,
+	"show_create_table_child4#01":                                                        whyIndexOrder,
+	"show_create_table_child5;":                                                          whyIndexOrder,
 	"test_index_naming":                                                                  whyIndexOrder,
 	"show_create_table_mytable":                                                          whyIndexOrder,
-	"show_create_table_fk_tbl":                                                           whyFKSetup,
-	"show_columns_from_fk_tbl":                                                           whyFKSetup,
 	"no_database_selected":                                                               whyDatabaseSource,
 	"add_column_first_default_expression":                                                whyAddColumnFirst,
 	"add_column_back_reference_to_default_literal":                                       whyAddColumnFirst,
 	"add_column_first_with_existing_defaults_still_functioning":                          whyAddColumnFirst,
 	"add_stored_column_first_with_expression":                                            whyAddColumnFirst,
 	"alter_table_long_ord_pk1_rename_column_y_to_yy":                                     whyNotTriaged,
-	// Scans
-	"varbinary_primary_key": whyVarbinaryRange,
 	// Information schema
 	"select_______table_name,_index_name,_comment,_non_unique,_group_concat(column_name_order_by_seq_in_index)": whyIndexOrder,
-	"select_*_from_information_schema.table_constraints_order_by_table_name,_constraint_type":                   whyFKSetup,
-	"select_*_from_information_schema.key_column_usage_order_by_constraint_schema,_table_name":                  whyFKSetup,
-	"select_*_from_information_schema.referential_constraints_where_constraint_schema_=_'mydb'":                 whyFKSetup,
-	"select_*_from_information_schema.table_constraints_extensions_where_table_name_=_'fk_tbl'":                 whyFKSetup,
 	"information_schema.columns_with_srs_id_defined_in_spatial_columns":                                         whySRID,
 	"information_schema.st_geometry_columns_shows_all_column_values":                                            whySRID,
 	"column_specific_tests_on_information_schema.columns_table":                                                 whyNotTriaged,
@@ -227,12 +214,7 @@ var skipped = map[string]string{
 // name, as in skipped.
 var skippedIn = map[string]map[string]string{
 	"read_only_transactions": {
-		"/*_client_a_*/_alter_table_t2_add_val2_int": whyReadOnlyDDL,
-		"/*_client_a_*/_select_*_from_t2":            whyReadOnlyDDL,
-		"/*_client_b_*/_select_*_from_t2":            whyReadOnlyDDL,
-	},
-	"certain_ddl_queries_on_temporary_tables_are_not_implicitly_committed": {
-		"/*_client_b_*/_select_*_from_t;": whyTemporary, // after DDL on a temporary table
+		"/*_client_a_*/_create_temporary_table_tmp2": "differs by design: MySQL allows temporary tables in READ ONLY transactions",
 	},
 }
 
@@ -347,7 +329,6 @@ var unsupportedSetup = []struct {
 	re     *regexp.Regexp
 	reason string
 }{
-	{regexp.MustCompile(`(?is)^\s*alter\s+table\s+\S+\s+add\s+constraint\s+\S+\s+foreign\s+key`), "foreign keys"},
 	{regexp.MustCompile(`(?is)^\s*create\s+(vector|fulltext|spatial)\s+index`), "VECTOR, FULLTEXT and SPATIAL indexes"},
 }
 
@@ -434,5 +415,5 @@ func (h *harness) SkipQueryTest(query string) bool {
 }
 
 func (h *harness) SupportsNativeIndexCreation() bool { return true }
-func (h *harness) SupportsForeignKeys() bool         { return false }
+func (h *harness) SupportsForeignKeys() bool         { return true }
 func (h *harness) SupportsKeylessTables() bool       { return true }

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +87,11 @@ func (d *Database) UpdateEvent(ctx *sql.Context, originalName string, ed sql.Eve
 	tx := d.tx(ctx)
 	if _, ok := tx.Catalog().Object(objEvent, originalName); !ok {
 		return false, sql.ErrEventDoesNotExist.New(originalName)
+	}
+	if !strings.EqualFold(originalName, ed.Name) {
+		if _, taken := tx.Catalog().Object(objEvent, ed.Name); taken {
+			return false, sql.ErrEventAlreadyExists.New(ed.Name)
+		}
 	}
 	if err := tx.DeleteObject(objEvent, originalName); err != nil {
 		return false, err

@@ -68,9 +68,18 @@ func (t *Table) AddForeignKey(ctx *sql.Context, fk sql.ForeignKeyConstraint) err
 	if err != nil {
 		return err
 	}
-	for _, k := range fks {
-		if strings.EqualFold(k.Name, fk.Name) {
-			return sql.ErrForeignKeyDuplicateName.New(fk.Name)
+	// Foreign key names are unique in a database, as in MySQL.
+	cat := t.tx(ctx).Catalog()
+	for _, name := range cat.TableNames() {
+		st, _ := cat.Table(name)
+		ti, err := info(st.Def())
+		if err != nil {
+			return err
+		}
+		for _, k := range ti.meta.ForeignKeys {
+			if strings.EqualFold(k.Name, fk.Name) {
+				return sql.ErrForeignKeyDuplicateName.New(fk.Name)
+			}
 		}
 	}
 	return t.setForeignKeys(ctx, append(append([]sql.ForeignKeyConstraint(nil), fks...), fk))

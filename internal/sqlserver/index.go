@@ -22,6 +22,41 @@ type Index struct {
 
 var _ sql.Index = (*Index)(nil)
 var _ sql.OrderedIndex = (*Index)(nil)
+var _ sql.ExtendedIndex = (*Index)(nil)
+
+// extended returns the index's columns followed by the primary key columns
+// it does not have: what entries are ordered by (a secondary index entry
+// ends with its row's primary key).
+func (i *Index) extended() []int {
+	cols := append([]int(nil), i.cols...)
+	for _, pk := range i.t.info.def.PK {
+		if !containsInt(cols, pk) {
+			cols = append(cols, pk)
+		}
+	}
+	return cols
+}
+
+func (i *Index) exprs(cols []int) []string {
+	out := make([]string, len(cols))
+	for k, c := range cols {
+		col := i.t.info.schema.Schema[c]
+		out[k] = col.Source + "." + col.Name
+	}
+	return out
+}
+
+func (i *Index) ExtendedExpressions() []string { return i.exprs(i.extended()) }
+
+func (i *Index) ExtendedColumnExpressionTypes() []sql.ColumnExpressionType {
+	cols := i.extended()
+	exprs := i.exprs(cols)
+	out := make([]sql.ColumnExpressionType, len(cols))
+	for k, c := range cols {
+		out[k] = sql.ColumnExpressionType{Expression: exprs[k], Type: i.t.info.schema.Schema[c].Type}
+	}
+	return out
+}
 
 func (t *Table) newIndex(name string, pos int, cols []int, unique bool, comment string) *Index {
 	return &Index{t: t, name: name, pos: pos, cols: cols, unique: unique, cmt: comment}
@@ -76,6 +111,7 @@ func (i *Index) Reversible() bool      { return false }
 type rangeIter struct {
 	st     *storage.Table
 	idx    *Index
+	cols   []int // the index's columns extended by the primary key's
 	ranges sql.MySQLRangeCollection
 	cur    *storage.Cursor
 	rng    sql.MySQLRange
@@ -85,7 +121,7 @@ type rangeIter struct {
 }
 
 func newRangeIter(st *storage.Table, idx *Index, ranges sql.MySQLRangeCollection) *rangeIter {
-	return &rangeIter{st: st, idx: idx, ranges: ranges}
+	return &rangeIter{st: st, idx: idx, cols: idx.extended(), ranges: ranges}
 }
 
 func isPoint(ce sql.MySQLRangeColumnExpr, st *storage.Table, col int) bool {
@@ -106,7 +142,7 @@ func (it *rangeIter) start(rng sql.MySQLRange) {
 	n, bound := 0, int8(-1)
 	it.points = 0
 	for k, ce := range rng {
-		col := it.idx.cols[k]
+		col := it.cols[k]
 		point := isPoint(ce, it.st, col)
 		switch lb := ce.LowerBound.(type) {
 		case sql.Below:
@@ -124,6 +160,11 @@ func (it *rangeIter) start(rng sql.MySQLRange) {
 			break
 		}
 		it.points = k + 1
+	}
+	if n > len(it.idx.cols) {
+		// Seeks order by the index's own columns only: start at the
+		// beginning of that prefix; check skips the rows before the range.
+		n, bound = len(it.idx.cols), -1
 	}
 	var pivot *storage.Row
 	if n > 0 {
@@ -162,7 +203,7 @@ func (it *rangeIter) belowUpper(col int, v any, c sql.MySQLRangeCut) bool {
 // check says whether r is in the range, and whether the range is over.
 func (it *rangeIter) check(r *storage.Row) (in, done bool) {
 	for k, ce := range it.rng {
-		col := it.idx.cols[k]
+		col := it.cols[k]
 		v := r.Vals[col]
 		if !it.belowUpper(col, v, ce.UpperBound) {
 			// Rows are ordered by the point columns then this one: past
@@ -170,9 +211,9 @@ func (it *rangeIter) check(r *storage.Row) (in, done bool) {
 			return false, k <= it.points
 		}
 		if !it.aboveLower(col, v, ce.LowerBound) {
-			if k < it.points {
-				return false, true
-			}
+			// Not there yet: the seek places the cursor by the index's
+			// own columns only, so rows before the range's start in the
+			// primary key columns that extend it come first.
 			return false, false
 		}
 	}

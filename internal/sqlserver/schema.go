@@ -246,8 +246,24 @@ func bind(def *storage.TableDef) ([]storage.Compare, error) {
 // keys, are compared directly; everything else goes through the type (which
 // knows collations, decimals, times…).
 func comparator(typ sql.Type) storage.Compare {
+	// A string type's Compare fails on a value longer than the column (a
+	// range bound such as v < 'defdef' on VARBINARY(3)): compare such
+	// values as the longest type of the same collation, as MySQL does. The
+	// textual fallback below is no consistent order and would make B-tree
+	// seeks depend on earlier searches.
+	var wide sql.Type
+	if st, ok := typ.(sql.StringType); ok {
+		if types.IsBinaryType(st) {
+			wide = types.LongBlob
+		} else {
+			wide = types.CreateLongText(st.Collation())
+		}
+	}
 	slow := func(a, b any) int {
 		r, err := typ.Compare(context.Background(), a, b)
+		if err != nil && wide != nil {
+			r, err = wide.Compare(context.Background(), a, b)
+		}
 		if err != nil {
 			return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 		}

@@ -121,11 +121,6 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 			dtx.Rollback()
 			continue
 		}
-		if dtx.Writes() && t.readOnly {
-			first = sql.ErrReadOnlyTransaction.New()
-			dtx.Rollback()
-			continue
-		}
 		if err := dtx.Commit(ctx); err != nil {
 			first = err
 		}
