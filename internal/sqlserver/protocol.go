@@ -79,8 +79,12 @@ func fixSQLState(err error) error {
 	return err
 }
 
-// errorHandler is the protocol handler with MySQL's SQLSTATEs on errors.
-type errorHandler struct{ mysql.Handler }
+// errorHandler is the protocol handler with MySQL's SQLSTATEs on errors,
+// and point lookups answered without the planner (pointget.go).
+type errorHandler struct {
+	mysql.Handler
+	points *pointGets
+}
 
 func (h errorHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
 	return fixSQLState(h.Handler.ComQuery(ctx, c, q, cb))
@@ -97,10 +101,22 @@ func (h errorHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p
 }
 
 func (h errorHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	if h.points != nil {
+		if done, err := h.points.try(ctx, c, p, cb); done {
+			return fixSQLState(err)
+		}
+	}
 	return fixSQLState(h.Handler.ComStmtExecute(ctx, c, p, cb))
 }
 
-func listenerFactory(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
-	lc.Handler = errorHandler{lc.Handler}
+func (h errorHandler) ConnectionClosed(c *mysql.Conn) {
+	if h.points != nil {
+		h.points.forget(c.ConnectionID)
+	}
+	h.Handler.ConnectionClosed(c)
+}
+
+func (s *Server) listenerFactory(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
+	lc.Handler = errorHandler{Handler: lc.Handler, points: s.points}
 	return server.MySQLProtocolListenerFactory(cfg, lc, sel)
 }

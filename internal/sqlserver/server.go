@@ -45,6 +45,7 @@ type Server struct {
 	listener net.Listener
 	accounts string // file the accounts are persisted in
 	acct     *accounts
+	points   *pointGets
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -70,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
 	s.acct = &accounts{path: s.accounts}
+	s.points = newPointGets(s)
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).Build()
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema)
 	s.engine = sqle.New(a, nil)
@@ -103,7 +105,9 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 		host, user = u.Host, u.User
 	}
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
-	return newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage), nil
+	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
+	s.points.sessions.Store(conn.ConnectionID, sess)
+	return sess, nil
 }
 
 // setServerDefaults makes the server's defaults MySQL 8's: utf8mb4 with the
@@ -214,7 +218,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv, err := server.NewServer(server.Config{Protocol: "tcp", Listener: s.listener, Address: s.listener.Addr().String(), ProtocolListenerFactory: listenerFactory},
+	srv, err := server.NewServer(server.Config{Protocol: "tcp", Listener: s.listener, Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {
 		return err

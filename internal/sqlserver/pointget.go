@@ -1,0 +1,340 @@
+package sqlserver
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Point lookups by primary key skip go-mysql-server's planner.
+//
+// A prepared statement of the form
+//
+//	SELECT col, … | * FROM [db.]t WHERE pk1 = ? [AND pk2 = ? …]
+//
+// that names every column of t's primary key with = is answered by one
+// B-tree lookup, in the session's transaction (or, in autocommit outside a
+// transaction, on the committed state). Planning costs several times the
+// lookup itself: this is the statement OLTP applications run most.
+// Anything else — another shape, a view, a temporary table, a missing
+// privilege, a parameter whose type differs from the column's, a
+// transaction that would have to start — goes the usual way, which also
+// produces every error message.
+
+// pointPlan is what a prepared statement's text says, checked once.
+type pointPlan struct {
+	db, table string
+	star      bool
+	cols      []string // projected column names, when not star
+	keyCols   []string
+	keyArgs   []string // bind variable names (":v1" → "v1")
+}
+
+// parsePointPlan returns the plan of a point lookup, or nil.
+func parsePointPlan(query string) *pointPlan {
+	stmt, err := ast.Parse(query)
+	if err != nil {
+		return nil
+	}
+	sel, ok := stmt.(*ast.Select)
+	if !ok || sel.With != nil || sel.QueryOpts.Distinct || len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.OrderBy) > 0 ||
+		sel.Limit != nil || sel.Lock != "" || sel.Into != nil || sel.Where == nil || len(sel.From) != 1 || len(sel.Window) > 0 {
+		return nil
+	}
+	if sel.QueryOpts.SQLCalcFoundRows {
+		return nil
+	}
+	at, ok := sel.From[0].(*ast.AliasedTableExpr)
+	if !ok || !at.As.IsEmpty() || at.Hints != nil || at.AsOf != nil {
+		return nil
+	}
+	tn, ok := at.Expr.(ast.TableName)
+	if !ok {
+		return nil
+	}
+	p := &pointPlan{db: tn.DbQualifier.String(), table: tn.Name.String()}
+	for _, e := range sel.SelectExprs {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			if !x.TableName.IsEmpty() || len(sel.SelectExprs) != 1 {
+				return nil
+			}
+			p.star = true
+		case *ast.AliasedExpr:
+			col, ok := x.Expr.(*ast.ColName)
+			if !ok || !x.As.IsEmpty() || !col.Qualifier.IsEmpty() {
+				return nil
+			}
+			p.cols = append(p.cols, col.Name.String())
+		default:
+			return nil
+		}
+	}
+	if !p.conjuncts(sel.Where.Expr) {
+		return nil
+	}
+	return p
+}
+
+func (p *pointPlan) conjuncts(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.AndExpr:
+		return p.conjuncts(x.Left) && p.conjuncts(x.Right)
+	case *ast.ComparisonExpr:
+		if x.Operator != ast.EqualStr || x.Escape != nil {
+			return false
+		}
+		col, ok := x.Left.(*ast.ColName)
+		arg, ok2 := x.Right.(*ast.SQLVal)
+		if !ok || !ok2 {
+			col, ok = x.Right.(*ast.ColName)
+			arg, ok2 = x.Left.(*ast.SQLVal)
+		}
+		if !ok || !ok2 || arg.Type != ast.ValArg || !col.Qualifier.IsEmpty() {
+			return false
+		}
+		p.keyCols = append(p.keyCols, col.Name.String())
+		p.keyArgs = append(p.keyArgs, strings.TrimPrefix(string(arg.Val), ":"))
+		return true
+	}
+	return false
+}
+
+// pointGets answers eligible prepared statements; it sits in the protocol
+// handler, which knows connections, and finds sessions by connection id.
+type pointGets struct {
+	srv      *Server
+	answered atomic.Int64 // statements answered here (tests read it)
+	mu       sync.Mutex
+	plans    map[uint32]map[uint32]*pointPlan // connection → statement → plan (nil: not eligible)
+	sessions sync.Map                         // connection id → *Session
+}
+
+func newPointGets(s *Server) *pointGets {
+	return &pointGets{srv: s, plans: map[uint32]map[uint32]*pointPlan{}}
+}
+
+func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *pointPlan {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	byStmt, ok := g.plans[c.ConnectionID]
+	if !ok {
+		byStmt = map[uint32]*pointPlan{}
+		g.plans[c.ConnectionID] = byStmt
+	}
+	p, seen := byStmt[prep.StatementID]
+	if !seen {
+		p = parsePointPlan(prep.PrepareStmt)
+		byStmt[prep.StatementID] = p
+	}
+	return p
+}
+
+func (g *pointGets) forget(connID uint32) {
+	g.mu.Lock()
+	delete(g.plans, connID)
+	g.mu.Unlock()
+	g.sessions.Delete(connID)
+}
+
+// try answers the statement if it can; ok false sends it the usual way.
+func (g *pointGets) try(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, callback func(*sqltypes.Result) error) (ok bool, err error) {
+	p := g.plan(c, prep)
+	if p == nil {
+		return false, nil
+	}
+	v, found := g.sessions.Load(c.ConnectionID)
+	if !found {
+		return false, nil
+	}
+	sess := v.(*Session)
+	if len(sess.temp) > 0 {
+		return false, nil // a temporary table could hide the table
+	}
+	ctx := sql.NewContext(goctx, sql.WithSession(sess))
+	dbName := p.db
+	if dbName == "" {
+		dbName = sess.GetCurrentDatabase()
+	}
+	if dbName == "" {
+		return false, nil
+	}
+	db, found := g.srv.storage.Database(dbName)
+	if !found {
+		return false, nil
+	}
+	var t *storage.Table
+	if sess.txn != nil {
+		t, found = sess.storageTx(db).Table(p.table)
+	} else {
+		auto, err := sess.GetSessionVariable(ctx, sql.AutoCommitSessionVar)
+		if err != nil {
+			return false, nil
+		}
+		if on, err := sql.ConvertToBool(ctx, auto); err != nil || !on {
+			return false, nil // a transaction would begin: let the engine do it
+		}
+		t, found = db.Snapshot().Table(p.table)
+	}
+	if !found {
+		return false, nil
+	}
+	ti, err := info(t.Def())
+	if err != nil {
+		return false, nil
+	}
+	sch := ti.schemaIn(db.Name()).Schema
+	def := t.Def()
+	if len(def.PK) == 0 || len(p.keyCols) != len(def.PK) {
+		return false, nil
+	}
+	key := make([]any, len(sch))
+	seen := make([]bool, len(sch))
+	for i, name := range p.keyCols {
+		pos := sch.IndexOfColName(name)
+		if pos < 0 || seen[pos] || !sch[pos].PrimaryKey {
+			return false, nil
+		}
+		seen[pos] = true
+		bv, ok := prep.BindVars[p.keyArgs[i]]
+		if !ok {
+			return false, nil
+		}
+		val, ok := keyValue(ctx, sch[pos].Type, bv)
+		if !ok {
+			return false, nil
+		}
+		key[pos] = val
+	}
+	var proj []int
+	if p.star {
+		for i, col := range sch {
+			if col.Virtual {
+				return false, nil
+			}
+			proj = append(proj, i)
+		}
+	} else {
+		for _, name := range p.cols {
+			pos := sch.IndexOfColName(name)
+			if pos < 0 || sch[pos].Virtual {
+				return false, nil
+			}
+			proj = append(proj, pos)
+		}
+	}
+	if !g.srv.engine.Analyzer.Catalog.MySQLDb.UserHasPrivileges(ctx,
+		sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db.Name(), Table: def.Name}, sql.PrivilegeType_Select)) {
+		return false, nil
+	}
+
+	outSch := make(sql.Schema, len(proj))
+	for i, pos := range proj {
+		col := *sch[pos]
+		if !p.star {
+			col.Name = p.cols[i] // as the client wrote it
+		}
+		outSch[i] = &col
+	}
+	res := &sqltypes.Result{Fields: resultFields(ctx, outSch)}
+	if row, found := t.Get(&storage.Row{Vals: key}); found {
+		vals := make(sql.Row, len(proj))
+		for i, pos := range proj {
+			vals[i] = row.Vals[pos]
+		}
+		out, err := server.RowToSQL(ctx, outSch, vals, nil, sql.NewByteBuffer(256))
+		if err != nil {
+			return false, nil
+		}
+		res.Rows = [][]sqltypes.Value{out}
+	}
+	// As after any SELECT: ROW_COUNT() -1, FOUND_ROWS() the rows returned.
+	sess.SetLastQueryInfoInt(sql.RowCount, -1)
+	sess.SetLastQueryInfoInt(sql.FoundRows, int64(len(res.Rows)))
+	g.answered.Add(1)
+	return true, callback(res)
+}
+
+// keyValue converts a parameter to the column's type when the two are of
+// the same kind (integers for an integer column, strings for a string
+// column); comparisons across kinds follow MySQL's rules, left to the engine.
+func keyValue(ctx *sql.Context, typ sql.Type, bv *querypb.BindVariable) (any, bool) {
+	v, err := sqltypes.BindVariableToValue(bv)
+	if err != nil || v.IsNull() {
+		return nil, false
+	}
+	var raw any
+	switch {
+	case types.IsInteger(typ) && v.IsSigned():
+		n, err := sqltypes.ToInt64(v)
+		if err != nil {
+			return nil, false
+		}
+		raw = n
+	case types.IsInteger(typ) && v.IsUnsigned():
+		n, err := sqltypes.ToUint64(v)
+		if err != nil {
+			return nil, false
+		}
+		raw = n
+	case types.IsText(typ) && (v.IsText() || v.Type() == sqltypes.VarBinary) && !types.IsBinaryType(typ):
+		raw = v.ToString()
+	default:
+		return nil, false
+	}
+	out, inRange, err := typ.Convert(ctx, raw)
+	if err != nil || inRange != sql.InRange {
+		return nil, false
+	}
+	return out, true
+}
+
+// resultFields describes result columns as go-mysql-server's handler does.
+func resultFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
+	charSetResults := ctx.GetCharacterSetResults()
+	fields := make([]*querypb.Field, len(s))
+	for i, c := range s {
+		charset := uint32(sql.Collation_Default.CharacterSet())
+		if ct, ok := c.Type.(sql.TypeWithCollation); ok {
+			charset = uint32(ct.Collation().CharacterSet())
+		}
+		if types.IsBinaryType(c.Type) {
+			charset = uint32(sql.Collation_binary)
+		} else if charSetResults != sql.CharacterSet_Unspecified {
+			charset = uint32(charSetResults)
+		}
+		var flags querypb.MySqlFlag
+		if !c.Nullable {
+			flags |= querypb.MySqlFlag_NOT_NULL_FLAG
+		}
+		if c.AutoIncrement {
+			flags |= querypb.MySqlFlag_AUTO_INCREMENT_FLAG
+		}
+		if c.PrimaryKey {
+			flags |= querypb.MySqlFlag_PRI_KEY_FLAG
+		}
+		if types.IsUnsigned(c.Type) {
+			flags |= querypb.MySqlFlag_UNSIGNED_FLAG
+		}
+		fields[i] = &querypb.Field{Name: c.Name, OrgName: c.Name, Table: c.Source, OrgTable: c.Source,
+			Database: c.DatabaseSource, Type: c.Type.Type(), Charset: charset,
+			ColumnLength: c.Type.MaxTextResponseByteLength(ctx), Flags: uint32(flags)}
+		if types.IsDecimal(c.Type) {
+			fields[i].Decimals = uint32(c.Type.(sql.DecimalType).Scale())
+		} else if types.IsDatetimeType(c.Type) {
+			fields[i].Decimals = uint32(c.Type.(sql.DatetimeType).Precision())
+		}
+	}
+	return fields
+}

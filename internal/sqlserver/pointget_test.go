@@ -1,0 +1,176 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// startServer runs a Server on a free port of 127.0.0.1 in this process.
+func startServer(t *testing.T) (*Server, func(user, pass, db string) *sql.DB) {
+	t.Helper()
+	s, err := New(Config{Root: t.TempDir(), Port: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	open := func(user, pass, db string) *sql.DB {
+		c := mysql.NewConfig()
+		c.User, c.Passwd, c.Net, c.Addr, c.DBName = user, pass, "tcp", s.Addr().String(), db
+		c.AllowNativePasswords = true
+		d, err := sql.Open("mysql", c.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	return s, open
+}
+
+type result struct {
+	cols []string
+	rows []string
+}
+
+func query(t *testing.T, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, text string, args ...any) (result, error) {
+	rows, err := q.QueryContext(context.Background(), text, args...)
+	if err != nil {
+		return result{}, err
+	}
+	defer rows.Close()
+	cts, _ := rows.ColumnTypes()
+	var r result
+	for _, ct := range cts {
+		n, _ := ct.Nullable()
+		l, _ := ct.Length()
+		p, s, _ := ct.DecimalSize()
+		r.cols = append(r.cols, fmt.Sprintf("%s %s null=%v len=%d dec=%d,%d %v", ct.Name(), ct.DatabaseTypeName(), n, l, p, s, ct.ScanType()))
+	}
+	for rows.Next() {
+		vals := make([]sql.RawBytes, len(cts))
+		ptrs := make([]any, len(cts))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, v := range vals {
+			if v == nil {
+				parts = append(parts, "NULL")
+			} else {
+				parts = append(parts, string(v))
+			}
+		}
+		r.rows = append(r.rows, strings.Join(parts, "|"))
+	}
+	return r, rows.Err()
+}
+
+// TestPointLookupsMatchThePlanner runs each point lookup twice: as is
+// (answered without the planner) and with a condition that sends it through
+// the planner, and compares columns, types and values.
+func TestPointLookupsMatchThePlanner(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE p",
+		"CREATE TABLE p.t (id INT PRIMARY KEY, u BIGINT UNSIGNED, name VARCHAR(20), price DECIMAL(10,2), at DATETIME(3), doc JSON, e ENUM('a','b'), b BLOB, f DOUBLE, n INT NULL)",
+		"INSERT INTO p.t VALUES (1, 18446744073709551615, 'Ann', 12.50, '2026-01-02 03:04:05.678', '{\"k\": [1, 2]}', 'b', x'00ff', 1.5, NULL), (2, 0, 'bob', -1.00, NULL, NULL, NULL, NULL, NULL, 7)",
+		"CREATE TABLE p.s (k VARCHAR(10) PRIMARY KEY, v INT)",
+		"INSERT INTO p.s VALUES ('Key', 1)",
+		"CREATE TABLE p.c (a INT, b VARCHAR(5), v INT, PRIMARY KEY (b, a))",
+		"INSERT INTO p.c VALUES (1, 'x', 10), (2, 'x', 20)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	cases := []struct {
+		q    string
+		args []any
+	}{
+		{"SELECT * FROM p.t WHERE id = ?", []any{1}},
+		{"SELECT * FROM p.t WHERE id = ?", []any{2}},
+		{"SELECT * FROM p.t WHERE id = ?", []any{3}},
+		{"SELECT name, price, at FROM p.t WHERE id = ?", []any{int64(1)}},
+		{"SELECT NAME, u FROM p.t WHERE ? = id", []any{1}},
+		{"SELECT v FROM p.s WHERE k = ?", []any{"KEY"}}, // case-insensitive key
+		{"SELECT v, a FROM p.c WHERE a = ? AND b = ?", []any{2, "x"}},
+	}
+	for _, c := range cases {
+		before := s.points.answered.Load()
+		fast, err := query(t, db, c.q, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		if s.points.answered.Load() != before+1 {
+			t.Fatalf("%s was not answered as a point lookup", c.q)
+		}
+		planned, err := query(t, db, c.q+" AND 1 = 1", c.args...)
+		if err != nil {
+			t.Fatalf("%s (planned): %v", c.q, err)
+		}
+		if s.points.answered.Load() != before+1 {
+			t.Fatalf("%s AND 1 = 1 was answered as a point lookup", c.q)
+		}
+		if fmt.Sprint(fast) != fmt.Sprint(planned) {
+			t.Errorf("%s %v:\n point lookup %v\n planner      %v", c.q, c.args, fast, planned)
+		}
+	}
+
+	// What must go through the planner.
+	if _, err := db.Exec("CREATE USER 'nosel'@'%' IDENTIFIED BY 'pw'"); err != nil {
+		t.Fatal(err)
+	}
+	before := s.points.answered.Load()
+	if _, err := query(t, open("nosel", "pw", ""), "SELECT * FROM p.t WHERE id = ?", 1); err == nil {
+		t.Fatal("a user without SELECT read a row")
+	}
+	if _, err := query(t, db, "SELECT * FROM p.t WHERE id = ?", "1"); err != nil { // a string for an INT key
+		t.Fatal(err)
+	}
+	if _, err := query(t, db, "SELECT * FROM p.c WHERE a = ?", 1); err != nil { // part of the key
+		t.Fatal(err)
+	}
+	if got := s.points.answered.Load(); got != before {
+		t.Fatalf("%d statements answered as point lookups, want none", got-before)
+	}
+
+	// Inside a transaction: the transaction's snapshot and its own writes.
+	ctx := context.Background()
+	c1, _ := db.Conn(ctx)
+	defer c1.Close()
+	if _, err := c1.ExecContext(ctx, "START TRANSACTION"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c1.ExecContext(ctx, "UPDATE p.t SET n = 100 WHERE id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE p.t SET name = 'changed' WHERE id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := query(t, c1, "SELECT name, n FROM p.t WHERE id = ?", 2)
+	if err != nil || fmt.Sprint(r.rows) != "[bob|100]" {
+		t.Fatalf("in a transaction: %v %v (want its snapshot and its own write)", r.rows, err)
+	}
+	c1.ExecContext(ctx, "ROLLBACK")
+	r, _ = query(t, db, "SELECT name, n FROM p.t WHERE id = ?", 2)
+	if fmt.Sprint(r.rows) != "[changed|7]" {
+		t.Fatalf("after rollback: %v", r.rows)
+	}
+}
