@@ -7,12 +7,25 @@ import (
 	"strings"
 	"testing"
 
+	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/go-sql-driver/mysql"
 )
 
 // startServer runs a Server on a free port of 127.0.0.1 in this process.
 func startServer(t *testing.T) (*Server, func(user, pass, db string) *sql.DB) {
 	t.Helper()
+	// New sets the server's collation defaults in go-mysql-server's
+	// process-wide variables; put them back for the other tests.
+	saved := map[string]any{}
+	for _, name := range []string{"collation_server", "collation_database", "collation_connection", "character_set_server"} {
+		_, v, _ := gsql.SystemVariables.GetGlobal(name)
+		saved[name] = v
+	}
+	t.Cleanup(func() {
+		for name, v := range saved {
+			gsql.SystemVariables.SetGlobal(gsql.NewEmptyContext(), name, v)
+		}
+	})
 	s, err := New(Config{Root: t.TempDir(), Port: 0})
 	if err != nil {
 		t.Fatal(err)
