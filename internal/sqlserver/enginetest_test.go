@@ -154,10 +154,6 @@ var skipPatterns = []struct {
 // so it matches a query, a script or a script's statement.
 var skipped = map[string]string{
 	// Update
-	"update_one_pk_inner_join_(select_*_from_two_pk_order_by_pk1,_pk2)_as_t2": whyUpdateJoin,
-	"update_othertable_cross_join_tabletest_set":                              whyUpdateJoin,
-	"update_tabletest_cross_join_tabletest_as_t2":                             whyUpdateJoin,
-	"update_one_pk_inner_join_two_pk_on_one_pk.pk_=_two_pk.pk1_inner_join":    whyUpdateJoin,
 	// Triggers, stored procedures
 	"triggers_with_declare_statements_and_stored_procedure": whyTriggerCall,
 	"insert_trigger_with_stored_procedure_with_deletes":     whyTriggerCall,
@@ -174,7 +170,6 @@ var skipped = map[string]string{
 	"show_create_table_child5;":                                                          whyIndexOrder,
 	"test_index_naming":                                                                  whyIndexOrder,
 	"show_create_table_mytable":                                                          whyIndexOrder,
-	"no_database_selected":                                                               whyDatabaseSource,
 	"add_column_first_default_expression":                                                whyAddColumnFirst,
 	"add_column_back_reference_to_default_literal":                                       whyAddColumnFirst,
 	"add_column_first_with_existing_defaults_still_functioning":                          whyAddColumnFirst,

@@ -132,7 +132,9 @@ func (t *Table) GetForeignKeyEditor(ctx *sql.Context) sql.ForeignKeyEditor {
 }
 
 func (e *fkEditor) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.IndexedTable {
-	return e.t.IndexedAccess(ctx, lookup)
+	nt := *e.t
+	nt.live = true
+	return nt.IndexedAccess(ctx, lookup)
 }
 
 func (e *fkEditor) GetIndexes(ctx *sql.Context) ([]sql.Index, error) { return e.t.GetIndexes(ctx) }

@@ -22,6 +22,48 @@ type Session struct {
 	// only when the session has a current database: while a view is
 	// resolved in a session without one, the view's database stands in.
 	viewDB string
+	// frozen holds, while a statement writes a table, the table as it was
+	// when the statement began: the statement's own scans of it read that,
+	// as in MySQL (an UPDATE … JOIN updates each row once). Counted: two
+	// editors of one statement may freeze the same table.
+	frozen map[frozenKey]*frozenTable
+}
+
+type frozenKey struct {
+	tx    *storage.Tx
+	table string // lower-case
+}
+
+type frozenTable struct {
+	t    *storage.Table
+	refs int
+}
+
+func (s *Session) freeze(k frozenKey, t *storage.Table) {
+	if s.frozen == nil {
+		s.frozen = map[frozenKey]*frozenTable{}
+	}
+	if f, ok := s.frozen[k]; ok {
+		f.refs++
+		return
+	}
+	s.frozen[k] = &frozenTable{t: t.Snapshot(), refs: 1}
+}
+
+func (s *Session) unfreeze(k frozenKey) {
+	if f, ok := s.frozen[k]; ok {
+		if f.refs--; f.refs <= 0 {
+			delete(s.frozen, k)
+		}
+	}
+}
+
+func (s *Session) frozenTable(k frozenKey) (*storage.Table, bool) {
+	f, ok := s.frozen[k]
+	if !ok {
+		return nil, false
+	}
+	return f.t, true
 }
 
 // GetCurrentDatabase is the session's database, or the database of the view
@@ -112,6 +154,7 @@ func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacter
 func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error {
 	t := s.txn
 	s.txn = nil
+	s.frozen = nil
 	if t == nil {
 		return nil
 	}
@@ -137,6 +180,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 
 // Rollback discards the transaction.
 func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
+	s.frozen = nil
 	if s.txn != nil {
 		for _, dtx := range s.txn.dbs {
 			dtx.Rollback()
@@ -208,7 +252,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, tx sql.Transaction, name st
 
 // CommandBegin, CommandEnd and SessionEnd are connection lifecycle hooks.
 func (s *Session) CommandBegin() error { return nil }
-func (s *Session) CommandEnd()         { s.viewDB = "" }
+func (s *Session) CommandEnd()         { s.viewDB = ""; s.frozen = nil }
 
 // SessionEnd rolls back what the connection left open.
 func (s *Session) SessionEnd() {

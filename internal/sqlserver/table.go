@@ -19,6 +19,9 @@ type Table struct {
 	info   *tableInfo
 	lookup *sql.IndexLookup
 	temp   bool // a session temporary table
+	// live: reads see the statement's own writes (foreign key checks
+	// between rows of one statement), not the table frozen at its start.
+	live bool
 }
 
 // tx returns the session's transaction that holds this table.
@@ -105,9 +108,14 @@ func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.Inde
 func (t *Table) PreciseMatch() bool { return false }
 
 func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
-	_, st, err := t.current(ctx)
+	tx, st, err := t.current(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !t.live {
+		if f, ok := sessionOf(ctx).frozenTable(frozenKey{tx: tx, table: strings.ToLower(t.Name())}); ok {
+			st = f
+		}
 	}
 	part, _ := p.(partition)
 	if part.lookup == nil || part.lookup.Index == nil {
@@ -152,13 +160,24 @@ func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 // editor carries out a statement's writes in the session's transaction.
 // A statement that fails is rolled back to where it began.
 type editor struct {
-	t  *Table
-	tx *storage.Tx
-	sp *storage.Savepoint
+	t      *Table
+	tx     *storage.Tx
+	sp     *storage.Savepoint
+	sess   *Session
+	frozen bool // this editor froze its table for the statement
+}
+
+func (e *editor) key() frozenKey { return frozenKey{tx: e.tx, table: strings.ToLower(e.t.Name())} }
+
+func (e *editor) thaw() {
+	if e.frozen {
+		e.sess.unfreeze(e.key())
+		e.frozen = false
+	}
 }
 
 func (t *Table) editor(ctx *sql.Context) *editor {
-	return &editor{t: t, tx: t.tx(ctx)}
+	return &editor{t: t, tx: t.tx(ctx), sess: sessionOf(ctx)}
 }
 
 func (t *Table) Inserter(ctx *sql.Context) sql.RowInserter { return t.editor(ctx) }
@@ -169,6 +188,10 @@ func (t *Table) Replacer(ctx *sql.Context) sql.RowReplacer { return t.editor(ctx
 func (e *editor) StatementBegin(ctx *sql.Context) {
 	sp := e.tx.Savepoint()
 	e.sp = &sp
+	if st, ok := e.tx.Table(e.t.Name()); ok && !e.frozen {
+		e.sess.freeze(e.key(), st)
+		e.frozen = true
+	}
 }
 
 func (e *editor) DiscardChanges(ctx *sql.Context, _ error) error {
@@ -176,11 +199,12 @@ func (e *editor) DiscardChanges(ctx *sql.Context, _ error) error {
 		e.tx.RollbackTo(*e.sp)
 		e.sp = nil
 	}
+	e.thaw()
 	return nil
 }
 
-func (e *editor) StatementComplete(ctx *sql.Context) error { e.sp = nil; return nil }
-func (e *editor) Close(*sql.Context) error                 { return nil }
+func (e *editor) StatementComplete(ctx *sql.Context) error { e.sp = nil; e.thaw(); return nil }
+func (e *editor) Close(*sql.Context) error                 { e.thaw(); return nil }
 
 func (e *editor) dupError(err error) error {
 	var dup *storage.DuplicateError
