@@ -155,9 +155,6 @@ var skipPatterns = []struct {
 var skipped = map[string]string{
 	// Update
 	// Triggers, stored procedures
-	"triggers_with_declare_statements_and_stored_procedure": whyTriggerCall,
-	"insert_trigger_with_stored_procedure_with_deletes":     whyTriggerCall,
-	"delete_trigger_with_stored_procedure_with_deletes":     whyTriggerCall,
 	"fetch_captures_state_at_open":                          whyCursorAtOpen,
 	// DDL
 	"alter_table_does_not_change_column_collations":                                      whyTableCollation,

@@ -27,6 +27,11 @@ type Session struct {
 	// as in MySQL (an UPDATE … JOIN updates each row once). Counted: two
 	// editors of one statement may freeze the same table.
 	frozen map[frozenKey]*frozenTable
+	// writing counts the editors between StatementBegin and the end of
+	// their statement. A commit asked for meanwhile comes from a stored
+	// procedure run by a trigger: MySQL does not commit inside a
+	// statement, so neither do we (the statement's own commit will).
+	writing int
 }
 
 type frozenKey struct {
@@ -152,6 +157,9 @@ func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacter
 // CommitTransaction commits each database's part of the transaction. A
 // conflict (1213) rolls back the whole transaction.
 func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error {
+	if s.writing > 0 {
+		return nil
+	}
 	t := s.txn
 	s.txn = nil
 	s.frozen = nil
@@ -252,7 +260,7 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, tx sql.Transaction, name st
 
 // CommandBegin, CommandEnd and SessionEnd are connection lifecycle hooks.
 func (s *Session) CommandBegin() error { return nil }
-func (s *Session) CommandEnd()         { s.viewDB = ""; s.frozen = nil }
+func (s *Session) CommandEnd()         { s.viewDB = ""; s.frozen = nil; s.writing = 0 }
 
 // SessionEnd rolls back what the connection left open.
 func (s *Session) SessionEnd() {

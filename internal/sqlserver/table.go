@@ -165,6 +165,7 @@ type editor struct {
 	sp     *storage.Savepoint
 	sess   *Session
 	frozen bool // this editor froze its table for the statement
+	active bool // between StatementBegin and the end of the statement
 }
 
 func (e *editor) key() frozenKey { return frozenKey{tx: e.tx, table: strings.ToLower(e.t.Name())} }
@@ -173,6 +174,10 @@ func (e *editor) thaw() {
 	if e.frozen {
 		e.sess.unfreeze(e.key())
 		e.frozen = false
+	}
+	if e.active {
+		e.sess.writing--
+		e.active = false
 	}
 }
 
@@ -188,6 +193,10 @@ func (t *Table) Replacer(ctx *sql.Context) sql.RowReplacer { return t.editor(ctx
 func (e *editor) StatementBegin(ctx *sql.Context) {
 	sp := e.tx.Savepoint()
 	e.sp = &sp
+	if !e.active {
+		e.sess.writing++
+		e.active = true
+	}
 	if st, ok := e.tx.Table(e.t.Name()); ok && !e.frozen {
 		e.sess.freeze(e.key(), st)
 		e.frozen = true
