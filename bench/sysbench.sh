@@ -71,16 +71,36 @@ stop_pid() {
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
 	wait "$pid" 2>/dev/null || true
+	forget_pid "$pid"
+}
+
+forget_pid() {
 	local keep=() p
-	for p in "${PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
+	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
 	PIDS=("${keep[@]}")
+}
+
+# waited LOG CMD... runs CMD with its output in LOG and returns its status.
+# CMD runs in the background and the shell waits for it, because bash runs
+# a trap only once the foreground command is done: this way an interrupt
+# stops the script (and, through cleanup, CMD) at once.
+waited() {
+	local logf=$1 pid rc=0
+	shift
+	"$@" >"$logf" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait "$pid" || rc=$?
+	forget_pid "$pid"
+	return "$rc"
 }
 
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	local pid
-	for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+	# Newest first: clients (sysbench, perf) before the servers they use.
+	local i
+	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done
 	if [[ -n $WORK && -d $WORK ]]; then
 		if [[ $BENCH_KEEP_WORK == 1 ]]; then
 			log "work dir kept: $WORK"
@@ -149,6 +169,8 @@ wait_sql() {
 
 # kib_of PID FIELD prints FIELD (VmRSS, VmHWM) of /proc/PID/status in KiB.
 kib_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# mib_of PID FIELD prints it in MiB, or "n/a" once the process is gone.
+mib_of() { awk -v f="$2:" '$1 == f { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo n/a; }
 
 # ---------------------------------------------------------------- servers
 
@@ -191,24 +213,24 @@ start_mariadb() {
 
 # ---------------------------------------------------------------- sysbench
 
-# sb PORT DB SCRIPT ARGS... runs sysbench against 127.0.0.1:PORT.
+# sb PORT DB sets SB to the sysbench connection options for 127.0.0.1:PORT.
 sb() {
-	local port=$1 db=$2 script=$3
-	shift 3
-	sysbench "$script" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" \
-		--mysql-user=root --mysql-password= --mysql-db="$db" "$@"
+	SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1"
+		--mysql-user=root --mysql-password= --mysql-db="$2")
 }
 
-# prepare NAME PORT DB TABLES ROWS loads the sysbench tables; prints seconds.
+# prepare NAME PORT DB TABLES ROWS loads the sysbench tables and sets
+# LOAD_SECS to the time it took.
 prepare() {
 	local name=$1 port=$2 db=$3 tables=$4 rows=$5 t0 logf=$WORK/prepare-$1-$3.log
 	sql "$port" -e "CREATE DATABASE $db" || die "$name: CREATE DATABASE $db failed"
+	sb "$port" "$db"
 	t0=$(date +%s.%N)
-	if ! sb "$port" "$db" oltp_common --tables="$tables" --table-size="$rows" prepare >"$logf" 2>&1; then
+	if ! waited "$logf" sysbench oltp_common "${SB[@]}" --tables="$tables" --table-size="$rows" prepare; then
 		tail -n 20 "$logf" >&2
 		die "$name: sysbench prepare failed (log: $logf)"
 	fi
-	awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
+	LOAD_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
 
 declare -A TPS P95 IGN CODES FATAL
@@ -220,14 +242,15 @@ run_cell() {
 	local logf=$WORK/logs/$srv-$w-$t.log
 	log "$srv $w threads=$t"
 	if ! kill -0 "$pid" 2>/dev/null; then
-		TPS[$key]=""; FATAL[$key]="server not running"
+		TPS[$key]="" FATAL[$key]="server not running"
+		log "$srv is not running: skipped"
 		return
 	fi
 	local rc=0
-	timeout $((BENCH_TIME + runGrace)) sysbench "$w" --db-driver=mysql --mysql-host=127.0.0.1 \
-		--mysql-port="$port" --mysql-user=root --mysql-password= --mysql-db=sbtest \
+	sb "$port" sbtest
+	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench "$w" "${SB[@]}" \
 		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$t" --time="$BENCH_TIME" \
-		--report-interval=0 --verbosity=5 run >"$logf" 2>&1 || rc=$?
+		--report-interval=0 --verbosity=5 run || rc=$?
 	TPS[$key]=$(awk '/^ *transactions:/ { gsub(/\(/, "", $3); print $3 }' "$logf")
 	P95[$key]=$(awk '/95th percentile:/ { print $3 }' "$logf")
 	IGN[$key]=$(awk '/ignored errors:/ { print $3 }' "$logf")
@@ -241,7 +264,9 @@ run_cell() {
 		log "$srv $w threads=$t failed: ${FATAL[$key]}"
 	fi
 	if ! kill -0 "$pid" 2>/dev/null; then
-		FATAL[$key]="server died during the run; ${FATAL[$key]}"
+		local why
+		why=$(awk '/panic|fatal|FATAL|ERROR/ && n++ < 2' "$WORK/$srv"/*.log 2>/dev/null | tr '\n' ' ' | cut -c1-300)
+		FATAL[$key]="server died during the run: $why; ${FATAL[$key]}"
 		log "$srv died during $w threads=$t"
 	fi
 }
@@ -388,7 +413,8 @@ mem_one() {
 	fi
 	before=$(kib_of "$pid" VmRSS)
 	log "$kind: loading $BENCH_MEM_ROWS rows for the memory step"
-	secs=$(prepare "$kind" "$port" sbmem 1 "$BENCH_MEM_ROWS")
+	prepare "$kind" "$port" sbmem 1 "$BENCH_MEM_ROWS"
+	secs=$LOAD_SECS
 	hwm=$(kib_of "$pid" VmHWM)
 	after=$(kib_of "$pid" VmRSS)
 	disk=$(du -sk "$WORK/mem-$kind/data" | awk '{ print $1 }')
@@ -447,12 +473,11 @@ profile_step() {
 		>"$dir/perf-record.log" 2>&1 &
 	local perfPid=$!
 	PIDS+=("$perfPid")
-	sb "$MIRAJ_PORT" sbtest "$BENCH_PROFILE_WORKLOAD" --tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" \
-		--threads="$BENCH_PROFILE_THREADS" --time="$BENCH_TIME" run >"$dir/sysbench.log" 2>&1 || true
+	sb "$MIRAJ_PORT" sbtest
+	waited "$dir/sysbench.log" sysbench "$BENCH_PROFILE_WORKLOAD" "${SB[@]}" --tables="$BENCH_TABLES" \
+		--table-size="$BENCH_ROWS" --threads="$BENCH_PROFILE_THREADS" --time="$BENCH_TIME" run || true
 	wait "$perfPid" || true
-	local keep=() p
-	for p in "${PIDS[@]}"; do [[ $p == "$perfPid" ]] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
+	forget_pid "$perfPid"
 	perf report -i "$dir/perf.data" --stdio --no-children --sort symbol --percent-limit 0.5 -g none \
 		>"$dir/report.txt" 2>/dev/null || true
 	perf report -i "$dir/perf.data" --stdio --children --sort symbol --percent-limit 2 -g none \
@@ -482,9 +507,11 @@ main() {
 	start_mariadb mariadb
 
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into Miraj"
-	LOAD_MIRAJ=$(prepare miraj "$MIRAJ_PORT" sbtest "$BENCH_TABLES" "$BENCH_ROWS")
+	prepare miraj "$MIRAJ_PORT" sbtest "$BENCH_TABLES" "$BENCH_ROWS"
+	LOAD_MIRAJ=$LOAD_SECS
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into MariaDB"
-	LOAD_MARIADB=$(prepare mariadb "$MARIADB_PORT" sbtest "$BENCH_TABLES" "$BENCH_ROWS")
+	prepare mariadb "$MARIADB_PORT" sbtest "$BENCH_TABLES" "$BENCH_ROWS"
+	LOAD_MARIADB=$LOAD_SECS
 	log "load time: Miraj ${LOAD_MIRAJ}s, MariaDB ${LOAD_MARIADB}s"
 
 	# Same workload and thread count on both servers back to back, so that
@@ -496,8 +523,8 @@ main() {
 			run_cell mariadb "$MARIADB_PORT" "$MARIADB_PID" "$w" "$t"
 		done
 	done
-	MIRAJ_BENCH_HWM_MB=$(($(kib_of "$MIRAJ_PID" VmHWM 2>/dev/null || echo 0) / 1024))
-	MARIADB_BENCH_HWM_MB=$(($(kib_of "$MARIADB_PID" VmHWM 2>/dev/null || echo 0) / 1024))
+	MIRAJ_BENCH_HWM_MB=$(mib_of "$MIRAJ_PID" VmHWM)
+	MARIADB_BENCH_HWM_MB=$(mib_of "$MARIADB_PID" VmHWM)
 
 	if [[ $BENCH_PROFILE == 1 ]]; then
 		profile_step
