@@ -128,6 +128,16 @@ ensure_packages() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server mariadb-client sysbench
 }
 
+# port_in_use PORT asks ss (iproute2) whether something listens on PORT,
+# or, where ss is missing (minimal containers), tries to connect to it.
+port_in_use() {
+	if command -v ss >/dev/null 2>&1; then
+		[[ -n $(ss -Hltn "sport = :$1") ]]
+	else
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	fi
+}
+
 # free_port VAR sets VAR to a TCP port on which nothing listens and that this
 # run has not handed out yet.
 USED_PORTS=" "
@@ -136,7 +146,7 @@ free_port() {
 	for ((i = 0; i < 500; i++)); do
 		p=$((portLow + (RANDOM * 32768 + RANDOM) % (portHigh - portLow)))
 		[[ $USED_PORTS == *" $p "* ]] && continue
-		if [[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) ]]; then
+		if ! port_in_use "$p"; then
 			USED_PORTS+="$p "
 			printf -v "$1" '%s' "$p"
 			return 0
@@ -495,6 +505,7 @@ $(awk '!/^#/ && NF && n++ < 25 { sub(/ +- +- *$/, ""); print }' "$dir/report.txt
 
 main() {
 	ensure_packages
+	command -v go >/dev/null 2>&1 || die "go is not in PATH: it is needed to build miraj-server"
 	MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 	LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 	WORK=$(mktemp -d /tmp/miraj-bench.XXXXXX)
