@@ -275,7 +275,7 @@ run_cell() {
 	fi
 	if ! kill -0 "$pid" 2>/dev/null; then
 		local why
-		why=$(awk '/panic|fatal|FATAL|ERROR/ && n++ < 2' "$WORK/$srv"/*.log 2>/dev/null | tr '\n' ' ' | cut -c1-300)
+		why=$(awk '/panic|fatal|FATAL|ERROR/ && n++ < 2' "$WORK/$srv"/*.log 2>/dev/null | tr '\n' ' ' | cut -c1-300 || true)
 		FATAL[$key]="server died during the run: $why; ${FATAL[$key]}"
 		log "$srv died during $w threads=$t"
 	fi
@@ -391,7 +391,7 @@ floor_line() {
 				continue
 			fi
 			if [[ -z $worst ]] || ! ge "$r" "$worst"; then
-				worst=$r worstAt="$w at $t threads"
+				worst=$r worstAt="$w, threads=$t"
 			fi
 		done
 	done
@@ -492,7 +492,7 @@ profile_step() {
 		>"$dir/report.txt" 2>/dev/null || true
 	perf report -i "$dir/perf.data" --stdio --children --sort symbol --percent-limit 2 -g none \
 		>"$dir/report-children.txt" 2>/dev/null || true
-	PROFILE_SECTION="CPU profile of miraj-server under $BENCH_PROFILE_WORKLOAD, $BENCH_PROFILE_THREADS threads, event $ev
+	PROFILE_SECTION="CPU profile of miraj-server under $BENCH_PROFILE_WORKLOAD, threads=$BENCH_PROFILE_THREADS, event $ev
 (separate run, not part of the table above): $dir/perf.data, self time in $dir/report.txt,
 inclusive time in $dir/report-children.txt. Top self-time symbols:
 
@@ -544,6 +544,8 @@ main() {
 	stop_pid "$MARIADB_PID"
 
 	if [[ $BENCH_MEM == 1 ]]; then
+		# Keep the main results should the long memory step fail.
+		report "$BENCH_OUT" >/dev/null
 		mem_step
 	fi
 
