@@ -492,9 +492,10 @@ profile_step() {
 		>"$dir/report.txt" 2>/dev/null || true
 	perf report -i "$dir/perf.data" --stdio --children --sort symbol --percent-limit 2 -g none \
 		>"$dir/report-children.txt" 2>/dev/null || true
+	local shown=${dir#"$REPO"/}
 	PROFILE_SECTION="CPU profile of miraj-server under $BENCH_PROFILE_WORKLOAD, threads=$BENCH_PROFILE_THREADS, event $ev
-(separate run, not part of the table above): $dir/perf.data, self time in $dir/report.txt,
-inclusive time in $dir/report-children.txt. Top self-time symbols:
+(separate run, not part of the table above): $shown/perf.data, self time in $shown/report.txt,
+inclusive time in $shown/report-children.txt. Top self-time symbols:
 
 \`\`\`
 $(awk '!/^#/ && NF && n++ < 25 { sub(/ +- +- *$/, ""); print }' "$dir/report.txt")
