@@ -1,0 +1,557 @@
+#!/usr/bin/env bash
+# sysbench.sh compares Miraj with a private MariaDB server under the standard
+# sysbench OLTP workloads, on this machine, in one run. See bench/README.md.
+#
+# Every knob is an environment variable; the defaults are the full-size run.
+#   BENCH_TIME=20                 seconds per sysbench run
+#   BENCH_TABLES=10               tables loaded by oltp_common prepare
+#   BENCH_ROWS=10000              rows per table
+#   BENCH_THREADS="1 4"           client thread counts
+#   BENCH_WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_read_write"
+#   BENCH_OUT=bench/results/latest.md   markdown results file
+#   BENCH_MEM=1                   0 skips the peak-memory step
+#   BENCH_MEM_ROWS=1000000        rows loaded into one table for the memory step
+#   BENCH_MEM_MARIADB=1           0 skips MariaDB in the memory step
+#   BENCH_PROFILE=0               1 records a perf CPU profile of miraj-server
+#   BENCH_PROFILE_WORKLOAD=oltp_read_write  workload run under perf
+#   BENCH_PROFILE_THREADS=4       threads of that run
+#   BENCH_PROFILE_DIR=bench/results/profile  where perf.data and the report go
+#   BENCH_MARIADB_BUFFER_POOL=1G  innodb_buffer_pool_size of the private MariaDB
+#   BENCH_KEEP_WORK=0             1 keeps the temp dir (server logs, sysbench logs)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+BENCH_TIME=${BENCH_TIME:-20}
+BENCH_TABLES=${BENCH_TABLES:-10}
+BENCH_ROWS=${BENCH_ROWS:-10000}
+BENCH_THREADS=${BENCH_THREADS:-"1 4"}
+BENCH_WORKLOADS=${BENCH_WORKLOADS:-"oltp_point_select oltp_read_only oltp_write_only oltp_read_write"}
+BENCH_OUT=${BENCH_OUT:-$REPO/bench/results/latest.md}
+BENCH_MEM=${BENCH_MEM:-1}
+BENCH_MEM_ROWS=${BENCH_MEM_ROWS:-1000000}
+BENCH_MEM_MARIADB=${BENCH_MEM_MARIADB:-1}
+BENCH_PROFILE=${BENCH_PROFILE:-0}
+BENCH_PROFILE_WORKLOAD=${BENCH_PROFILE_WORKLOAD:-oltp_read_write}
+BENCH_PROFILE_THREADS=${BENCH_PROFILE_THREADS:-4}
+BENCH_PROFILE_DIR=${BENCH_PROFILE_DIR:-$REPO/bench/results/profile}
+BENCH_MARIADB_BUFFER_POOL=${BENCH_MARIADB_BUFFER_POOL:-1G}
+BENCH_KEEP_WORK=${BENCH_KEEP_WORK:-0}
+
+# startTimeout bounds how long a server may take to accept connections.
+readonly startTimeout=120
+# stopTimeout bounds a clean shutdown before the process is killed.
+readonly stopTimeout=60
+# A sysbench run that outlives its --time by this much is hung: it is killed.
+readonly runGrace=120
+# Ports are picked below the kernel's ephemeral range (32768+) so that an
+# outgoing connection cannot grab one between the check and the bind.
+readonly portLow=20000 portHigh=32000
+
+# Targets: Miraj tps / MariaDB tps.
+readonly targetPointSelect1=0.8 targetWriteOnly4=1.5 targetFloor=0.5
+
+log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- cleanup
+
+PIDS=()     # every process this script started and has not stopped yet
+WORK=""
+
+# stop_pid sends SIGTERM and waits for the process to exit, then kills it.
+stop_pid() {
+	local pid=$1 deadline=$((SECONDS + stopTimeout))
+	kill -TERM "$pid" 2>/dev/null || return 0
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.2
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "pid $pid did not stop in ${stopTimeout}s: killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	forget_pid "$pid"
+}
+
+forget_pid() {
+	local keep=() p
+	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+# waited LOG CMD... runs CMD with its output in LOG and returns its status.
+# CMD runs in the background and the shell waits for it, because bash runs
+# a trap only once the foreground command is done: this way an interrupt
+# stops the script (and, through cleanup, CMD) at once.
+waited() {
+	local logf=$1 pid rc=0
+	shift
+	"$@" >"$logf" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait "$pid" || rc=$?
+	forget_pid "$pid"
+	return "$rc"
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	# Newest first: clients (sysbench, perf) before the servers they use.
+	local i
+	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done
+	if [[ -n $WORK && -d $WORK ]]; then
+		if [[ $BENCH_KEEP_WORK == 1 ]]; then
+			log "work dir kept: $WORK"
+		else
+			rm -rf "$WORK"
+		fi
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- tools
+
+ensure_packages() {
+	local missing=0 c
+	for c in mariadbd mariadb mariadb-install-db sysbench; do
+		command -v "$c" >/dev/null 2>&1 || [[ -x /usr/sbin/$c ]] || missing=1
+	done
+	((missing)) || return 0
+	[[ $(id -u) == 0 ]] || die "mariadb-server, mariadb-client and sysbench are missing; run as root to install them"
+	log "installing mariadb-server mariadb-client sysbench"
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server mariadb-client sysbench
+}
+
+# port_in_use PORT asks ss (iproute2) whether something listens on PORT,
+# or, where ss is missing (minimal containers), tries to connect to it.
+port_in_use() {
+	if command -v ss >/dev/null 2>&1; then
+		[[ -n $(ss -Hltn "sport = :$1") ]]
+	else
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	fi
+}
+
+# free_port VAR sets VAR to a TCP port on which nothing listens and that this
+# run has not handed out yet.
+USED_PORTS=" "
+free_port() {
+	local p i
+	for ((i = 0; i < 500; i++)); do
+		p=$((portLow + (RANDOM * 32768 + RANDOM) % (portHigh - portLow)))
+		[[ $USED_PORTS == *" $p "* ]] && continue
+		if ! port_in_use "$p"; then
+			USED_PORTS+="$p "
+			printf -v "$1" '%s' "$p"
+			return 0
+		fi
+	done
+	die "no free port found in $portLow-$portHigh"
+}
+
+# sql PORT ARGS... runs the mariadb client as root@127.0.0.1.
+sql() {
+	local port=$1
+	shift
+	mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P"$port" -uroot --connect-timeout=5 "$@"
+}
+
+# wait_sql NAME PID PORT LOG waits until the server answers SELECT 1.
+wait_sql() {
+	local name=$1 pid=$2 port=$3 logf=$4 deadline=$((SECONDS + startTimeout))
+	while ((SECONDS < deadline)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 20 "$logf" >&2 || true
+			die "$name exited during startup (log: $logf)"
+		fi
+		sql "$port" -e 'SELECT 1' >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	tail -n 20 "$logf" >&2 || true
+	die "$name did not accept connections within ${startTimeout}s"
+}
+
+# kib_of PID FIELD prints FIELD (VmRSS, VmHWM) of /proc/PID/status in KiB.
+kib_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# mib_of PID FIELD prints it in MiB, or "n/a" once the process is gone.
+mib_of() { awk -v f="$2:" '$1 == f { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo n/a; }
+
+# ---------------------------------------------------------------- servers
+
+# start_miraj NAME starts a fresh miraj-server; sets MIRAJ_PID and MIRAJ_PORT.
+start_miraj() {
+	local dir=$WORK/$1 port
+	mkdir -p "$dir"
+	free_port port
+	"$WORK/miraj-server" --root "$dir/data" --port "$port" --bind 127.0.0.1 \
+		--save-policy commit >"$dir/stderr.log" 2>&1 &
+	MIRAJ_PID=$!
+	PIDS+=("$MIRAJ_PID")
+	MIRAJ_PORT=$port
+	wait_sql "miraj-server ($1)" "$MIRAJ_PID" "$port" "$dir/stderr.log"
+	log "miraj-server ($1) up: pid $MIRAJ_PID port $port"
+}
+
+# start_mariadb NAME starts a fresh private mariadbd; sets MARIADB_PID and
+# MARIADB_PORT. --no-defaults keeps /etc/mysql out of it: own datadir, socket,
+# port and pid file, so a system MariaDB service is not touched.
+start_mariadb() {
+	local dir=$WORK/$1 port
+	mkdir -p "$dir"
+	mariadb-install-db --no-defaults --datadir="$dir/data" --user=root \
+		--auth-root-authentication-method=normal --skip-test-db \
+		>"$dir/install.log" 2>&1 || { tail -n 20 "$dir/install.log" >&2; die "mariadb-install-db failed"; }
+	free_port port
+	"$MARIADBD" --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir" \
+		--socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+		--port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
+		--skip-log-bin --sync-binlog=0 --innodb-flush-log-at-trx-commit=1 \
+		--innodb-buffer-pool-size="$BENCH_MARIADB_BUFFER_POOL" --max-connections=500 \
+		>"$dir/stderr.log" 2>&1 &
+	MARIADB_PID=$!
+	PIDS+=("$MARIADB_PID")
+	MARIADB_PORT=$port
+	wait_sql "mariadbd ($1)" "$MARIADB_PID" "$port" "$dir/error.log"
+	log "mariadbd ($1) up: pid $MARIADB_PID port $port"
+}
+
+# ---------------------------------------------------------------- sysbench
+
+# sb PORT DB sets SB to the sysbench connection options for 127.0.0.1:PORT.
+sb() {
+	SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1"
+		--mysql-user=root --mysql-password= --mysql-db="$2")
+}
+
+# prepare NAME PORT DB TABLES ROWS loads the sysbench tables and sets
+# LOAD_SECS to the time it took.
+prepare() {
+	local name=$1 port=$2 db=$3 tables=$4 rows=$5 t0 logf=$WORK/prepare-$1-$3.log
+	sql "$port" -e "CREATE DATABASE $db" || die "$name: CREATE DATABASE $db failed"
+	sb "$port" "$db"
+	t0=$(date +%s.%N)
+	if ! waited "$logf" sysbench oltp_common "${SB[@]}" --tables="$tables" --table-size="$rows" prepare; then
+		tail -n 20 "$logf" >&2
+		die "$name: sysbench prepare failed (log: $logf)"
+	fi
+	LOAD_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
+
+declare -A TPS P95 IGN CODES FATAL
+
+# run_cell SERVER PORT PID WORKLOAD THREADS runs one sysbench run and records
+# tps, p95 latency, ignored (retried) errors and any fatal error.
+run_cell() {
+	local srv=$1 port=$2 pid=$3 w=$4 t=$5 key="$1|$4|$5"
+	local logf=$WORK/logs/$srv-$w-$t.log
+	log "$srv $w threads=$t"
+	if ! kill -0 "$pid" 2>/dev/null; then
+		TPS[$key]="" FATAL[$key]="server not running"
+		log "$srv is not running: skipped"
+		return
+	fi
+	local rc=0
+	sb "$port" sbtest
+	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench "$w" "${SB[@]}" \
+		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$t" --time="$BENCH_TIME" \
+		--report-interval=0 --verbosity=5 run || rc=$?
+	TPS[$key]=$(awk '/^ *transactions:/ { gsub(/\(/, "", $3); print $3 }' "$logf")
+	P95[$key]=$(awk '/95th percentile:/ { print $3 }' "$logf")
+	IGN[$key]=$(awk '/ignored errors:/ { print $3 }' "$logf")
+	CODES[$key]=$(grep -o 'Ignoring error [0-9]*' "$logf" | awk '{ print $3 }' | sort -u | paste -sd, - || true)
+	FATAL[$key]=""
+	if ((rc != 0)) || [[ -z ${TPS[$key]} ]]; then
+		TPS[$key]=""
+		FATAL[$key]=$(awk '/FATAL|ALERT|error/ && !/ignored errors/ && n++ < 3' "$logf" | tr '\n' ' ' | cut -c1-300)
+		[[ -n ${FATAL[$key]} ]] || FATAL[$key]="sysbench exit status $rc"
+		((rc == 124)) && FATAL[$key]="timed out; ${FATAL[$key]}"
+		log "$srv $w threads=$t failed: ${FATAL[$key]}"
+	fi
+	if ! kill -0 "$pid" 2>/dev/null; then
+		local why
+		why=$(awk '/panic|fatal|FATAL|ERROR/ && n++ < 2' "$WORK/$srv"/*.log 2>/dev/null | tr '\n' ' ' | cut -c1-300 || true)
+		FATAL[$key]="server died during the run: $why; ${FATAL[$key]}"
+		log "$srv died during $w threads=$t"
+	fi
+}
+
+# ---------------------------------------------------------------- report
+
+# ratio A B prints A/B with two decimals, or nothing if either is missing.
+ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+# target_of WORKLOAD THREADS prints the minimum ratio asked of Miraj.
+target_of() {
+	case "$1/$2" in
+	oltp_point_select/1) echo "$targetPointSelect1" ;;
+	oltp_write_only/4) echo "$targetWriteOnly4" ;;
+	*) echo "$targetFloor" ;;
+	esac
+}
+
+# report writes the markdown results to BENCH_OUT and prints them.
+report() {
+	local out=$1 w t k m d r tg st
+	{
+		echo "# Miraj vs MariaDB, sysbench OLTP"
+		echo
+		echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "- miraj: $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (dirty)'), --save-policy commit"
+		echo "- mariadb: $("$MARIADBD" --version | awk '{ print $3 }'), innodb_flush_log_at_trx_commit=1, binlog off, buffer pool $BENCH_MARIADB_BUFFER_POOL"
+		echo "- $(sysbench --version): ${BENCH_TABLES} tables x ${BENCH_ROWS} rows, ${BENCH_TIME}s per run, threads: ${BENCH_THREADS}"
+		echo "- machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average at start: ${LOAD_AT_START}"
+		echo "- load time: Miraj ${LOAD_MIRAJ}s, MariaDB ${LOAD_MARIADB}s"
+		echo
+		echo "Figures are indicative: the machine may be shared with other work."
+		echo
+		printf '| %-17s | %7s | %10s | %11s | %6s | %11s | %12s | %-13s |\n' \
+			workload threads "Miraj tps" "MariaDB tps" ratio "Miraj p95ms" "MariaDB p95ms" target
+		printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s|\n' ------------------- -------- ----------- ------------ ------- ------------ ------------- ---------------
+		for w in $BENCH_WORKLOADS; do
+			for t in $BENCH_THREADS; do
+				m=${TPS[miraj|$w|$t]:-} d=${TPS[mariadb|$w|$t]:-}
+				r=$(ratio "$m" "$d" || true)
+				tg=$(target_of "$w" "$t")
+				if [[ -z $r ]]; then
+					st="n/a"
+				elif ge "$r" "$tg"; then
+					st="met"
+				else
+					st="MISSED"
+				fi
+				printf '| %-17s | %7s | %10s | %11s | %6s | %11s | %12s | %-13s |\n' \
+					"$w" "$t" "${m:-ERR}" "${d:-ERR}" "${r:+${r}x}" "${P95[miraj|$w|$t]:-}" \
+					"${P95[mariadb|$w|$t]:-}" ">=${tg}x $st"
+			done
+		done
+		echo
+		echo "Targets:"
+		echo
+		summary_line "point select at 1 thread >= ${targetPointSelect1}x" oltp_point_select 1
+		summary_line "write-only at 4 threads >= ${targetWriteOnly4}x" oltp_write_only 4
+		floor_line
+		echo
+		echo "Errors (sysbench retries 1213 deadlocks, 1020 and 1205 and counts them as ignored errors):"
+		echo
+		echo "| server | workload | threads | ignored errors | codes | fatal error |"
+		echo "|---|---|---:|---:|---|---|"
+		for w in $BENCH_WORKLOADS; do
+			for t in $BENCH_THREADS; do
+				for k in miraj mariadb; do
+					printf '| %s | %s | %s | %s | %s | %s |\n' "$k" "$w" "$t" "${IGN[$k|$w|$t]:-}" \
+						"${CODES[$k|$w|$t]:-}" "$(printf '%s' "${FATAL[$k|$w|$t]:-}" | tr '|' '/')"
+				done
+			done
+		done
+		echo
+		echo "Miraj RSS after the benchmark: VmHWM ${MIRAJ_BENCH_HWM_MB} MiB (${BENCH_TABLES}x${BENCH_ROWS} rows loaded); MariaDB VmHWM ${MARIADB_BENCH_HWM_MB} MiB."
+		if [[ -n ${MEM_SECTION:-} ]]; then
+			echo
+			printf '%s\n' "$MEM_SECTION"
+		fi
+		if [[ -n ${PROFILE_SECTION:-} ]]; then
+			echo
+			printf '%s\n' "$PROFILE_SECTION"
+		fi
+	} >"$out"
+	cat "$out"
+}
+
+summary_line() {
+	local label=$1 w=$2 t=$3 r tg
+	if [[ " $BENCH_WORKLOADS " != *" $w "* || " $BENCH_THREADS " != *" $t "* ]]; then
+		echo "- $label: not run"
+		return
+	fi
+	r=$(ratio "${TPS[miraj|$w|$t]:-}" "${TPS[mariadb|$w|$t]:-}" || true)
+	tg=$(target_of "$w" "$t")
+	if [[ -z $r ]]; then
+		echo "- $label: n/a (a run failed)"
+	elif ge "$r" "$tg"; then
+		echo "- $label: met (${r}x)"
+	else
+		echo "- $label: MISSED (${r}x)"
+	fi
+}
+
+floor_line() {
+	local w t r worst="" worstAt="" failed=0
+	for w in $BENCH_WORKLOADS; do
+		for t in $BENCH_THREADS; do
+			r=$(ratio "${TPS[miraj|$w|$t]:-}" "${TPS[mariadb|$w|$t]:-}" || true)
+			if [[ -z $r ]]; then
+				failed=1
+				continue
+			fi
+			if [[ -z $worst ]] || ! ge "$r" "$worst"; then
+				worst=$r worstAt="$w, threads=$t"
+			fi
+		done
+	done
+	local note=""
+	((failed)) && note=", some runs failed"
+	if [[ -z $worst ]]; then
+		echo "- no workload below ${targetFloor}x: n/a (no complete pair)"
+	elif ge "$worst" "$targetFloor"; then
+		echo "- no workload below ${targetFloor}x: met (worst ${worst}x, $worstAt$note)"
+	else
+		echo "- no workload below ${targetFloor}x: MISSED (worst ${worst}x, $worstAt$note)"
+	fi
+}
+
+# ---------------------------------------------------------------- memory
+
+# mem_one KIND loads BENCH_MEM_ROWS rows into one table on a fresh server of
+# KIND (miraj or mariadb) and appends a markdown row of its memory use to
+# MEM_ROWS. It runs in the main shell so that cleanup knows its server.
+MEM_ROWS=""
+mem_one() {
+	local kind=$1 pid port before hwm after secs disk
+	if [[ $kind == miraj ]]; then
+		start_miraj mem-miraj
+		pid=$MIRAJ_PID port=$MIRAJ_PORT
+	else
+		start_mariadb mem-mariadb
+		pid=$MARIADB_PID port=$MARIADB_PORT
+	fi
+	before=$(kib_of "$pid" VmRSS)
+	log "$kind: loading $BENCH_MEM_ROWS rows for the memory step"
+	prepare "$kind" "$port" sbmem 1 "$BENCH_MEM_ROWS"
+	secs=$LOAD_SECS
+	hwm=$(kib_of "$pid" VmHWM)
+	after=$(kib_of "$pid" VmRSS)
+	disk=$(du -sk "$WORK/mem-$kind/data" | awk '{ print $1 }')
+	stop_pid "$pid"
+	[[ -z $MEM_ROWS ]] || MEM_ROWS+=$'\n'
+	MEM_ROWS+=$(awk -v k="$kind" -v b="$before" -v h="$hwm" -v a="$after" -v n="$BENCH_MEM_ROWS" -v s="$secs" -v d="$disk" 'BEGIN {
+		printf "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s |", k, b/1024, a/1024, h/1024, (h-b)/1024*1e6/n, d/1024, s }')
+}
+
+mem_step() {
+	mem_one miraj
+	if [[ $BENCH_MEM_MARIADB == 1 ]]; then
+		mem_one mariadb
+	fi
+	MEM_SECTION="Peak memory: ${BENCH_MEM_ROWS} rows loaded into one table by sysbench prepare on a fresh server.
+RSS per 1M rows = (VmHWM after load - VmRSS before) scaled to 1,000,000 rows. MariaDB's figure
+is bounded by its buffer pool (${BENCH_MARIADB_BUFFER_POOL}); Miraj keeps every row in memory.
+
+| server | RSS before MiB | RSS after MiB | VmHWM MiB | MiB per 1M rows | data dir MiB | load s |
+|---|---:|---:|---:|---:|---:|---:|
+$MEM_ROWS"
+}
+
+# ---------------------------------------------------------------- profile
+
+# perf_event prints a perf event that works here (cycles, else the cpu-clock
+# software event that also works in VMs), or nothing.
+perf_event() {
+	local ev
+	for ev in cycles cpu-clock; do
+		if perf stat -x, -e "$ev" true 2>&1 >/dev/null | grep -q "[0-9],.*$ev"; then
+			echo "$ev"
+			return
+		fi
+	done
+}
+
+profile_step() {
+	local dir=$BENCH_PROFILE_DIR ev
+	if ! command -v perf >/dev/null 2>&1 || ! perf version >/dev/null 2>&1; then
+		if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+			log "installing linux-perf"
+			DEBIAN_FRONTEND=noninteractive apt-get install -y linux-perf >/dev/null || true
+		fi
+	fi
+	ev=""
+	if command -v perf >/dev/null 2>&1 && perf version >/dev/null 2>&1; then ev=$(perf_event); fi
+	if [[ -z $ev ]]; then
+		PROFILE_SECTION="CPU profile: unavailable (perf missing or no usable perf event on this machine)."
+		log "profiling unavailable"
+		return
+	fi
+	mkdir -p "$dir"
+	log "profiling miraj-server under $BENCH_PROFILE_WORKLOAD threads=$BENCH_PROFILE_THREADS (event $ev)"
+	perf record -e "$ev" -F 999 -g -p "$MIRAJ_PID" -o "$dir/perf.data" -- sleep "$BENCH_TIME" \
+		>"$dir/perf-record.log" 2>&1 &
+	local perfPid=$!
+	PIDS+=("$perfPid")
+	sb "$MIRAJ_PORT" sbtest
+	waited "$dir/sysbench.log" sysbench "$BENCH_PROFILE_WORKLOAD" "${SB[@]}" --tables="$BENCH_TABLES" \
+		--table-size="$BENCH_ROWS" --threads="$BENCH_PROFILE_THREADS" --time="$BENCH_TIME" run || true
+	wait "$perfPid" || true
+	forget_pid "$perfPid"
+	perf report -i "$dir/perf.data" --stdio --no-children --sort symbol --percent-limit 0.5 -g none \
+		>"$dir/report.txt" 2>/dev/null || true
+	perf report -i "$dir/perf.data" --stdio --children --sort symbol --percent-limit 2 -g none \
+		>"$dir/report-children.txt" 2>/dev/null || true
+	local shown=${dir#"$REPO"/}
+	PROFILE_SECTION="CPU profile of miraj-server under $BENCH_PROFILE_WORKLOAD, threads=$BENCH_PROFILE_THREADS, event $ev
+(separate run, not part of the table above): $shown/perf.data, self time in $shown/report.txt,
+inclusive time in $shown/report-children.txt. Top self-time symbols:
+
+\`\`\`
+$(awk '!/^#/ && NF && n++ < 25 { sub(/ +- +- *$/, ""); print }' "$dir/report.txt")
+\`\`\`"
+}
+
+# ---------------------------------------------------------------- main
+
+main() {
+	ensure_packages
+	command -v go >/dev/null 2>&1 || die "go is not in PATH: it is needed to build miraj-server"
+	MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+	LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+	WORK=$(mktemp -d /tmp/miraj-bench.XXXXXX)
+	mkdir -p "$WORK/logs" "$(dirname "$BENCH_OUT")"
+
+	log "building miraj-server"
+	(cd "$REPO" && go build -o "$WORK/miraj-server" ./cmd/miraj-server)
+
+	start_miraj miraj
+	start_mariadb mariadb
+
+	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into Miraj"
+	prepare miraj "$MIRAJ_PORT" sbtest "$BENCH_TABLES" "$BENCH_ROWS"
+	LOAD_MIRAJ=$LOAD_SECS
+	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into MariaDB"
+	prepare mariadb "$MARIADB_PORT" sbtest "$BENCH_TABLES" "$BENCH_ROWS"
+	LOAD_MARIADB=$LOAD_SECS
+	log "load time: Miraj ${LOAD_MIRAJ}s, MariaDB ${LOAD_MARIADB}s"
+
+	# Same workload and thread count on both servers back to back, so that
+	# drift in the machine's load hits both alike.
+	local w t
+	for w in $BENCH_WORKLOADS; do
+		for t in $BENCH_THREADS; do
+			run_cell miraj "$MIRAJ_PORT" "$MIRAJ_PID" "$w" "$t"
+			run_cell mariadb "$MARIADB_PORT" "$MARIADB_PID" "$w" "$t"
+		done
+	done
+	MIRAJ_BENCH_HWM_MB=$(mib_of "$MIRAJ_PID" VmHWM)
+	MARIADB_BENCH_HWM_MB=$(mib_of "$MARIADB_PID" VmHWM)
+
+	if [[ $BENCH_PROFILE == 1 ]]; then
+		profile_step
+	fi
+	stop_pid "$MIRAJ_PID"
+	stop_pid "$MARIADB_PID"
+
+	if [[ $BENCH_MEM == 1 ]]; then
+		# Keep the main results should the long memory step fail.
+		report "$BENCH_OUT" >/dev/null
+		mem_step
+	fi
+
+	report "$BENCH_OUT"
+	log "results written to $BENCH_OUT"
+}
+
+main "$@"
