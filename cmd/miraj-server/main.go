@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -42,12 +41,6 @@ func run() error {
 	rootPassword := flag.String("root-password", os.Getenv("MIRAJ_ROOT_PASSWORD"), "password of root@localhost and root@127.0.0.1 when they are created (first start)")
 	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	flag.Parse()
-	if os.Getenv("GOGC") == "" {
-		// Tables live in the heap: with Go's default (100) every
-		// collection rescans them after the heap grows by its own size
-		// again. Collect less often; GOGC in the environment overrides.
-		debug.SetGCPercent(400)
-	}
 
 	pol, err := storage.ParseSavePolicy(*policy)
 	if err != nil {
