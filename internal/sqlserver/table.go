@@ -323,6 +323,35 @@ func (t *Table) alter(ctx *sql.Context, def *storage.TableDef, convert func([]an
 	return nil
 }
 
+// reindex gives the table another primary key or other indexes over the
+// same columns: the rows stay where they are, checked by check (if set);
+// no row is written to the journal again.
+func (t *Table) reindex(ctx *sql.Context, def *storage.TableDef, check func([]any) error) error {
+	tx, st, err := t.current(ctx)
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		var cerr error
+		st.Scan(func(r *storage.Row) bool {
+			cerr = check(r.Vals)
+			return cerr == nil
+		})
+		if cerr != nil {
+			return cerr
+		}
+	}
+	if err := tx.Reindex(t.Name(), def); err != nil {
+		return t.editor(ctx).dupError(err)
+	}
+	ti, err := info(def)
+	if err != nil {
+		return err
+	}
+	t.info = ti
+	return nil
+}
+
 // redefine changes the definition without touching rows (constraints,
 // comments, index names).
 func (t *Table) redefine(ctx *sql.Context, def *storage.TableDef) error {
@@ -499,7 +528,7 @@ func (t *Table) CreateIndex(ctx *sql.Context, idx sql.IndexDef) error {
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, nil)
+	return t.reindex(ctx, def, nil)
 }
 
 func (t *Table) DropIndex(ctx *sql.Context, name string) error {
@@ -522,7 +551,7 @@ func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, nil)
+	return t.reindex(ctx, def, nil)
 }
 
 func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
@@ -564,13 +593,13 @@ func (t *Table) CreatePrimaryKey(ctx *sql.Context, columns []sql.IndexColumn) er
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, func(vals []any) ([]any, error) {
+	return t.reindex(ctx, def, func(vals []any) error {
 		for _, o := range ords {
 			if vals[o] == nil {
-				return nil, sql.ErrInsertIntoNonNullableProvidedNull.New(sch[o].Name)
+				return sql.ErrInsertIntoNonNullableProvidedNull.New(sch[o].Name)
 			}
 		}
-		return vals, nil
+		return nil
 	})
 }
 
@@ -591,7 +620,7 @@ func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
 	if err != nil {
 		return err
 	}
-	return t.alter(ctx, def, nil)
+	return t.reindex(ctx, def, nil)
 }
 
 func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {

@@ -317,6 +317,37 @@ func (a *applier) apply(op *Op) error {
 		t.shape = &shape{def: op.Def, cmp: cmp}
 		t.schemaVer = schemaSeq.Add(1)
 		t.lastWrite = a.ver
+	case OpReindex:
+		old, ok := a.cat.tables[lower(op.Table)]
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
+		}
+		if old.shape.def.NumCols != op.Def.NumCols {
+			return fmt.Errorf("storage: table %s: a reindex cannot change the columns", op.Table)
+		}
+		t, err := newTable(op.Def, a.bind)
+		if err != nil {
+			return err
+		}
+		// The same rows (the same Row values: versions and row numbers
+		// unchanged), ordered and indexed by the new definition.
+		var dupErr error
+		old.primary.Scan(func(r *Row) bool {
+			if err := t.checkUnique(r, r.ID, true); err != nil {
+				dupErr = err
+				return false
+			}
+			t.insertRow(r)
+			return true
+		})
+		if dupErr != nil {
+			return dupErr
+		}
+		t.ctr = old.ctr
+		t.schemaVer = schemaSeq.Add(1)
+		t.lastWrite = a.ver
+		delete(a.cat.tables, lower(op.Table))
+		a.put(t)
 	case OpSetCounters:
 		t, ok := a.cat.tables[lower(op.Table)]
 		if !ok {

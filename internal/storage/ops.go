@@ -21,6 +21,7 @@ const (
 	OpTruncate     OpKind = 24 // Table
 	OpSetCounters  OpKind = 25 // Table, Counters
 	OpSetMeta      OpKind = 26 // Table, Def: same columns, keys and indexes; new Meta (constraints, comments)
+	OpReindex      OpKind = 27 // Table, Def: same columns; other primary key or indexes, built from the rows there
 	OpPutObject    OpKind = 30 // ObjKind, ObjName, Data
 	OpDeleteObject OpKind = 31 // ObjKind, ObjName
 	OpDatabase     OpKind = 40 // BaseID, Data: the database's identity and options, written when it is created
@@ -56,6 +57,7 @@ type Op struct {
 //	RenameTable table, new name
 //	AlterTable  table, def
 //	SetMeta     table, def
+//	Reindex     table, def
 //	Truncate    table
 //	SetCounters table, next id, next auto
 //	PutObject   kind, name, data
@@ -157,7 +159,7 @@ func encodeOp(b []byte, op *Op) []byte {
 	case OpRenameTable:
 		b = appendString(b, op.Table)
 		b = appendString(b, op.NewName)
-	case OpAlterTable, OpSetMeta:
+	case OpAlterTable, OpSetMeta, OpReindex:
 		b = appendString(b, op.Table)
 		b = appendDef(b, op.Def)
 	case OpSetCounters:
@@ -207,7 +209,7 @@ func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 	case OpRenameTable:
 		op.Table = d.str()
 		op.NewName = d.str()
-	case OpAlterTable, OpSetMeta:
+	case OpAlterTable, OpSetMeta, OpReindex:
 		op.Table = d.str()
 		op.Def = d.def()
 	case OpSetCounters:

@@ -374,3 +374,39 @@ func TestConcurrentCommitsAreAllDurable(t *testing.T) {
 		t.Fatalf("%d rows after reopen, want 203", tb.Len())
 	}
 }
+
+func TestReindexKeepsRowsAndJournalsNoRow(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	tx := db.Begin()
+	tx.Insert("users", []any{int64(4), "dan", int64(20)}) // same age as ann
+	mustCommit(t, tx)
+	before := db.Journal().End()
+
+	unique := *usersDef
+	unique.Indexes = append([]IndexDef{}, usersDef.Indexes...)
+	unique.Indexes[1].Unique = true // iage unique: ann and dan collide
+	tx = db.Begin()
+	var dup *DuplicateError
+	if err := tx.Reindex("users", &unique); !errors.As(err, &dup) {
+		t.Fatalf("unique index over duplicates: %v", err)
+	}
+	plain := *usersDef
+	plain.Indexes = usersDef.Indexes[:1] // drop iage
+	if err := tx.Reindex("users", &plain); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, tx)
+	if grown := db.Journal().End() - before; grown > 300 {
+		t.Fatalf("a reindex wrote %d journal bytes: rows were written again", grown)
+	}
+	want := committed(t, db)
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, _ := e2.Database("app")
+	tb, _ := db2.Snapshot().Table("users")
+	if got := names(t, tb); got != want || tb.IndexCount() != 1 {
+		t.Fatalf("after recovery: %s (%d indexes), want %s", got, tb.IndexCount(), want)
+	}
+}

@@ -229,6 +229,13 @@ func (tx *Tx) SetMeta(name string, def *TableDef) error {
 	return tx.do(&Op{Kind: OpSetMeta, Table: name, Def: def})
 }
 
+// Reindex gives a table another primary key or other indexes over the same
+// columns, built from its rows where they are (no row is written again).
+func (tx *Tx) Reindex(name string, def *TableDef) error {
+	tx.touchTable(name, true)
+	return tx.do(&Op{Kind: OpReindex, Table: name, Def: def})
+}
+
 // SetAutoIncrement sets the next AUTO_INCREMENT value of a table.
 func (tx *Tx) SetAutoIncrement(name string, next uint64) error {
 	tx.touchTable(name, true)
