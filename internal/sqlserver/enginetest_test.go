@@ -155,7 +155,7 @@ var skipPatterns = []struct {
 var skipped = map[string]string{
 	// Update
 	// Triggers, stored procedures
-	"fetch_captures_state_at_open":                          whyCursorAtOpen,
+	"fetch_captures_state_at_open": whyCursorAtOpen,
 	// DDL
 	"alter_table_does_not_change_column_collations":                                      whyTableCollation,
 	"multi_alter_with_invalid_schemas":                                                   whyRowSize,
