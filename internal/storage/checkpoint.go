@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -160,13 +161,58 @@ func syncDir(dir string) error {
 
 var errIncomplete = errors.New("incomplete checkpoint")
 
-// readCheckpoint rebuilds the catalog stored in a checkpoint file.
+// frameReader reads journal frames one at a time from a stream.
+type frameReader struct {
+	r   *bufio.Reader
+	buf []byte
+	off int64
+}
+
+// next returns the next frame; ok is false at a damaged or cut frame.
+func (fr *frameReader) next() (typ journal.FrameType, payload []byte, ok bool, err error) {
+	var hdr [journal.HeaderBytes]byte
+	if _, err := io.ReadFull(fr.r, hdr[:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return 0, nil, false, nil
+		}
+		return 0, nil, false, err
+	}
+	n := int(binary.LittleEndian.Uint32(hdr[0:4]))
+	if n > journal.MaxPayloadBytes {
+		return 0, nil, false, nil
+	}
+	if cap(fr.buf) < journal.HeaderBytes+n {
+		fr.buf = make([]byte, journal.HeaderBytes+n)
+	}
+	fr.buf = fr.buf[:journal.HeaderBytes+n]
+	copy(fr.buf, hdr[:])
+	if _, err := io.ReadFull(fr.r, fr.buf[journal.HeaderBytes:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return 0, nil, false, nil
+		}
+		return 0, nil, false, err
+	}
+	typ, payload, size, ok := journal.DecodeFrame(fr.buf)
+	if !ok {
+		return 0, nil, false, nil
+	}
+	fr.off += int64(size)
+	return typ, payload, true, nil
+}
+
+// readCheckpoint rebuilds the catalog stored in a checkpoint file, reading
+// it as a stream (a checkpoint can be as large as the database).
 func readCheckpoint(path string, bind Binder) (*Catalog, journal.LSN, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	typ, payload, size, ok := journal.DecodeFrame(data)
+	defer f.Close()
+	fr := &frameReader{r: bufio.NewReaderSize(f, 1<<20)}
+	typ, payload, ok, err := fr.next()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
 	if !ok || typ != ckptHeader {
 		return nil, 0, fmt.Errorf("%s at offset 0: %w: bad header", path, errIncomplete)
 	}
@@ -176,22 +222,24 @@ func readCheckpoint(path string, bind Binder) (*Catalog, journal.LSN, error) {
 		return nil, 0, fmt.Errorf("%s: header: %w", path, d.err)
 	}
 	a := newApplier(newCatalog(), seq, bind)
-	pos := size
 	for {
-		typ, payload, size, ok := journal.DecodeFrame(data[pos:])
-		if !ok {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w: bad frame", path, pos, errIncomplete)
+		at := fr.off
+		typ, payload, ok, err := fr.next()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, at, err)
 		}
-		pos += size
+		if !ok {
+			return nil, 0, fmt.Errorf("%s at offset %d: %w: bad frame", path, at, errIncomplete)
+		}
 		if typ == journal.FrameCommit {
 			break
 		}
 		op, err := DecodeOp(OpKind(typ), payload)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, pos-size, err)
+			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, at, err)
 		}
 		if err := a.apply(op); err != nil {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, pos-size, err)
+			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, at, err)
 		}
 	}
 	a.cat.seq = seq
