@@ -130,9 +130,6 @@ const (
 	whyPrefixIndexes  = "prefix indexes: our indexes cover whole values; UNIQUE/PRIMARY KEY col(n) is not enforced on the prefix"
 	whyRowSize        = "row size limit: MySQL's 65,535-byte row limit is not checked"
 	whyIndexOrder     = "differs by design: indexes and foreign keys are listed in creation order; go-mysql-server's memory tables sort them by name"
-	whyUpdateJoin     = "bug: UPDATE … JOIN updates a row once per joined match (scans within a statement see its own writes; go-mysql-server's de-duplication assumes they do not)"
-	whyTriggerCall    = "bug: a stored procedure CALLed from a trigger ends the statement's transaction (storage: transaction already ended)"
-	whyDatabaseSource = "bug: table columns do not carry DatabaseSource"
 	whySRID           = "bug: the SRID of a spatial column is lost in the stored column type"
 	whyNotTriaged     = "bug: differs from go-mysql-server's memory tables, not triaged yet"
 	whyAddColumnFirst = "go-mysql-server: ADD COLUMN … FIRST/AFTER with an expression on a table that is not sql.RewritableTable re-evaluates it with the old column positions"
@@ -153,8 +150,7 @@ var skipPatterns = []struct {
 // start of a test's name as go test prints it (lower case, blanks as '_'),
 // so it matches a query, a script or a script's statement.
 var skipped = map[string]string{
-	// Update
-	// Triggers, stored procedures
+	// Stored procedures
 	"fetch_captures_state_at_open": whyCursorAtOpen,
 	// DDL
 	"alter_table_does_not_change_column_collations":                                      whyTableCollation,
