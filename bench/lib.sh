@@ -183,9 +183,11 @@ sb() {
 		--mysql-user=root --mysql-password= --mysql-db="$2")
 }
 
-# sysbench_stats LOG sets SB_TPS, SB_P95 (ms), SB_IGN (ignored errors) and
-# SB_CODES (their error codes) from a sysbench run's output.
+# sysbench_stats LOG sets SB_TPS, SB_TXNS (transactions), SB_P95 (ms),
+# SB_IGN (ignored errors) and SB_CODES (their error codes) from a sysbench
+# run's output.
 sysbench_stats() {
+	SB_TXNS=$(awk '/^ *transactions:/ { print $2 }' "$1")
 	SB_TPS=$(awk '/^ *transactions:/ { gsub(/\(/, "", $3); print $3 }' "$1")
 	SB_P95=$(awk '/95th percentile:/ { print $3 }' "$1")
 	SB_IGN=$(awk '/ignored errors:/ { print $3 }' "$1")

@@ -210,7 +210,16 @@ wait_log() {
 
 # ---------------------------------------------------------------- workload
 
-declare -A TPS P95 IGN CODES FAIL LAGFILE DRAIN
+declare -A TPS TXNS LOGBYTES P95 IGN CODES FAIL LAGFILE DRAIN
+
+# miraj_lsn prints the primary's log end of sbtest.
+miraj_lsn() {
+	sql "${CPORT[n1]}" -N -B -e "SELECT PRIMARY_LSN FROM information_schema.MIRAJ_REPLICATION
+		WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = 'sbtest'"
+}
+
+# mariadb_pos prints the MariaDB primary's binlog file and position.
+mariadb_pos() { sql "$MDB_P" -N -B -e 'SHOW MASTER STATUS' | awk '{ print $1, $2 }'; }
 
 # prepare_db PORT DB TABLES ROWS THREADS creates DB and loads it with
 # sysbench; sets LOAD_SECS.
@@ -227,6 +236,15 @@ prepare_db() {
 	LOAD_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
 
+# CPU_WATCH lists "name:pid" of the server processes whose CPU time run_load
+# records in CPU[KEY] ("name=seconds, ...").
+CPU_WATCH=()
+declare -A CPU
+CLK_TCK=$(getconf CLK_TCK)
+
+# cpu_ticks PID prints the user+system CPU time of PID in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 # run_load KEY PORT SERVERPID [SAMPLER ARGS...] runs oltp_write_only on the
 # primary at PORT. With sampler arguments, bench/lagsample samples the lag
 # during the run into WORK/lag-KEY.tsv.
@@ -236,19 +254,43 @@ run_load() {
 	log "oltp_write_only, $BENCH_THREADS threads, ${BENCH_TIME}s: $key"
 	if (($# > 0)); then
 		LAGFILE[$key]=$WORK/lag-$key.tsv
-		"$WORK/bin/lagsample" -interval "${BENCH_SAMPLE_MS}ms" -out "${LAGFILE[$key]}" "$@" \
-			2>"$WORK/lagsample-$key.log" &
+		"$WORK/bin/lagsample" -interval "${BENCH_SAMPLE_MS}ms" -drain-timeout "${BENCH_CATCHUP_TIMEOUT}s" \
+			-out "${LAGFILE[$key]}" "$@" 2>"$WORK/lagsample-$key.log" &
 		spid=$!
 		track_pid "$spid"
 	fi
+	local w ticks=()
+	for w in "${CPU_WATCH[@]}"; do ticks+=("$(cpu_ticks "${w#*:}")"); done
 	sb "$port" sbtest
 	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench oltp_write_only "${SB[@]}" \
 		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$BENCH_THREADS" \
 		--time="$BENCH_TIME" --report-interval=0 --verbosity=5 run || rc=$?
 	RUN_END=$(date +%s.%N)
-	[[ -z $spid ]] || stop_pid "$spid"
+	local i cpu=""
+	for i in "${!CPU_WATCH[@]}"; do
+		w=${CPU_WATCH[i]}
+		cpu+="${cpu:+, }${w%%:*} $(awk -v a="${ticks[i]}" -v b="$(cpu_ticks "${w#*:}")" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", (b - a) / hz }')"
+	done
+	CPU[$key]=$cpu
+	if [[ -n $spid ]]; then
+		# The load is over: the sampler goes on until every replica has
+		# applied everything, and says how long that took.
+		kill -USR1 "$spid" 2>/dev/null || true
+		wait "$spid" 2>/dev/null || true
+		forget_pid "$spid"
+		local ms
+		ms=$(sed -n 's/^drained_ms=//p' "$WORK/lagsample-$key.log")
+		case $ms in
+		"") DRAIN[$key]="" ;;
+		timeout)
+			DRAIN[$key]="not within ${BENCH_CATCHUP_TIMEOUT}s"
+			note "$key: replicas had not caught up ${BENCH_CATCHUP_TIMEOUT}s after the load"
+			;;
+		*) DRAIN[$key]=$(awk -v m="$ms" 'BEGIN { printf "%.1f", m / 1000 }') ;;
+		esac
+	fi
 	sysbench_stats "$logf"
-	TPS[$key]=$SB_TPS P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES FAIL[$key]=""
+	TPS[$key]=$SB_TPS TXNS[$key]=$SB_TXNS P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES FAIL[$key]=""
 	if ((rc != 0)) || [[ -z $SB_TPS ]]; then
 		TPS[$key]=""
 		FAIL[$key]=$(awk '/FATAL|ALERT|error/ && !/ignored errors/ && n++ < 3' "$logf" | tr '\n' ' ' | cut -c1-300)
@@ -259,27 +301,31 @@ run_load() {
 	log "$key: ${TPS[$key]:-ERR} tps, p95 ${P95[$key]:-?} ms, ignored errors ${IGN[$key]:-?} ${CODES[$key]:+(${CODES[$key]})}"
 }
 
-# drain KEY CHECK... waits until the replicas have caught up after run KEY
-# and records how long it took after the end of the run.
+# drain KEY CHECK... waits until the replicas have caught up after run KEY.
+# The time it took comes from the sampler (100 ms resolution); where the
+# sampler gave none, it is measured here (coarser: one client per poll).
 drain() {
 	local key=$1
 	shift
 	if wait_until "$BENCH_CATCHUP_TIMEOUT" "$@"; then
-		DRAIN[$key]=$(awk -v a="$RUN_END" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		if [[ -z ${DRAIN[$key]:-} ]]; then
+			DRAIN[$key]="≤$(awk -v a="$RUN_END" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+		fi
 		log "$key: replicas caught up ${DRAIN[$key]}s after the end of the load"
 	else
+		[[ ${DRAIN[$key]:-} == not* ]] || note "$key: replicas had not caught up ${BENCH_CATCHUP_TIMEOUT}s after the load"
 		DRAIN[$key]="not within ${BENCH_CATCHUP_TIMEOUT}s"
-		note "$key: replicas had not caught up ${BENCH_CATCHUP_TIMEOUT}s after the load"
 	fi
 }
 
 # ---------------------------------------------------------------- steps
 
 miraj_throughput() {
-	local rep port=${CPORT[n1]}
+	local rep port=${CPORT[n1]} p0 p1
 	for ((rep = 1; rep <= BENCH_REPEAT; rep++)); do
 		stop_node n2
 		stop_node n3
+		CPU_WATCH=("n1:${NPID[n1]}")
 		run_load "miraj-none-$rep" "$port" "${NPID[n1]}"
 		start_node n2
 		start_node n3
@@ -289,7 +335,11 @@ miraj_throughput() {
 		else
 			note "run $rep: n2/n3 had not caught up on sbtest ${BENCH_CATCHUP_TIMEOUT}s after their start: $(repl_rows sbtest | tr '\n' ';')"
 		fi
+		p0=$(miraj_lsn)
+		CPU_WATCH=("n1:${NPID[n1]}" "n2:${NPID[n2]}" "n3:${NPID[n3]}")
 		run_load "miraj-with-$rep" "$port" "${NPID[n1]}" -mode miraj -primary "127.0.0.1:$port" -db sbtest
+		p1=$(miraj_lsn)
+		LOGBYTES[miraj-with-$rep]=$((p1 - p0))
 		drain "miraj-with-$rep" miraj_caught_up sbtest n2 n3
 	done
 	MIRAJ_STATUS=$(sql "$port" -t -e 'SHOW CLUSTER STATUS' 2>&1 || true)
@@ -297,7 +347,7 @@ miraj_throughput() {
 
 declare -A SEED
 miraj_seeding() {
-	local port=${CPORT[n1]} rows per t0 line tins secs bytes
+	local port=${CPORT[n1]} rows per t0 line tins trecv tfin secs bytes
 	# The secondaries would apply the whole load too: on 2 cores that slows
 	# the fill and triples the memory. They are stopped; n4 alone is seeded.
 	stop_node n2
@@ -326,7 +376,15 @@ miraj_seeding() {
 	fi
 	tins=$(log_time "$line")
 	SEED[e2e_s]=$(awk -v a="$t0" -v b="$tins" 'BEGIN { printf "%.2f", b - a }')
+	line=$(grep -E -m1 'receiving a copy of database sbseed' "$WORK/n4.log" || true)
+	trecv=$(log_time "$line" || true)
 	line=$(wait_log "$WORK/n1.log" 'seeding of database sbseed for n4 finished' 30 "${NPID[n1]}" || true)
+	tfin=$(log_time "$line" || true)
+	# Where the time goes: n4's start to the first byte of the copy, the
+	# transfer (the primary's own figure), and the install on n4 (from the
+	# primary's last byte to n4's "installed" line).
+	SEED[start_s]=$(awk -v a="$t0" -v b="$trecv" 'BEGIN { if (b != "") printf "%.2f", b - a }')
+	SEED[install_s]=$(awk -v a="$tfin" -v b="$tins" 'BEGIN { if (a != "") printf "%.2f", b - a }')
 	bytes=$(sed -n 's/.*finished: \([0-9]*\) bytes in \([0-9.]*\) s.*/\1/p' <<<"$line")
 	secs=$(sed -n 's/.*finished: \([0-9]*\) bytes in \([0-9.]*\) s.*/\2/p' <<<"$line")
 	SEED[bytes]=$bytes SEED[primary_s]=$secs
@@ -371,13 +429,14 @@ mariadb_setup() {
 }
 
 mariadb_replication() {
-	local rep
+	local rep p0 p1
 	mariadb_setup
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into the MariaDB primary"
 	prepare_db "$MDB_P" sbtest "$BENCH_TABLES" "$BENCH_ROWS" 1
 	LOAD_MARIADB=$LOAD_SECS
 	for ((rep = 1; rep <= BENCH_REPEAT; rep++)); do
 		sql "$MDB_R" -e 'STOP SLAVE' || note "STOP SLAVE failed"
+		CPU_WATCH=("primary:$MDB_PPID" "replica:$MDB_RPID")
 		run_load "mariadb-none-$rep" "$MDB_P" "$MDB_PPID"
 		sql "$MDB_R" -e 'START SLAVE' || note "START SLAVE failed"
 		if wait_until "$BENCH_CATCHUP_TIMEOUT" mariadb_caught_up; then
@@ -385,8 +444,12 @@ mariadb_replication() {
 		else
 			note "MariaDB replica had not caught up in ${BENCH_CATCHUP_TIMEOUT}s: $(sql "$MDB_R" -e 'SHOW SLAVE STATUS\G' 2>&1 | grep -E 'Running|Error|Behind' | tr -s ' ' | tr '\n' ';')"
 		fi
+		p0=$(mariadb_pos)
 		run_load "mariadb-with-$rep" "$MDB_P" "$MDB_PPID" -mode mariadb -primary "127.0.0.1:$MDB_P" \
 			-replica "127.0.0.1:$MDB_R"
+		p1=$(mariadb_pos)
+		# Same binlog file: the bytes it grew by. Otherwise unknown.
+		[[ ${p0% *} == "${p1% *}" ]] && LOGBYTES[mariadb-with-$rep]=$((${p1#* } - ${p0#* }))
 		drain "mariadb-with-$rep" mariadb_caught_up
 	done
 	MARIADB_HWM="$(mib_of "$MDB_PPID" VmHWM) / $(mib_of "$MDB_RPID" VmHWM)"
@@ -413,7 +476,7 @@ lag_row() {
 	: >"$all"
 	for ((rep = 1; rep <= BENCH_REPEAT; rep++)); do
 		f=${LAGFILE[$prefix-$rep]:-}
-		[[ -n $f && -f $f ]] && awk -F'\t' -v n="$node" 'NR > 1 && $2 == n { print $3 "\t" $4 }' "$f" >>"$all"
+		[[ -n $f && -f $f ]] && awk -F'\t' -v n="$node" 'NR > 1 && $2 == "load" && $3 == n { print $4 "\t" $5 }' "$f" >>"$all"
 		drains+="${drains:+, }${DRAIN[$prefix-$rep]:-n/a}"
 	done
 	n=$(wc -l <"$all")
@@ -421,9 +484,22 @@ lag_row() {
 	cut -f2 "$all" >"$all.s"
 	b50=$(percentile 50 "$all.b") b99=$(percentile 99 "$all.b") bmax=$(percentile 100 "$all.b")
 	s50=$(percentile 50 "$all.s") s99=$(percentile 99 "$all.s") smax=$(percentile 100 "$all.s")
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sys" "$node" "$n" "${b50:-n/a}" "${b99:-n/a}" \
-		"${bmax:-n/a}" "$(fmt_s "$s50")" "$(fmt_s "$s99")" "$(fmt_s "$smax")" "$drains"
+	# Log bytes per committed transaction over these runs, to express the
+	# byte lag in transactions (Miraj's journal and MariaDB's binlog do not
+	# spend the same bytes on a transaction).
+	local lb=0 tx=0 bpt=""
+	for ((rep = 1; rep <= BENCH_REPEAT; rep++)); do
+		[[ -n ${LOGBYTES[$prefix-$rep]:-} && -n ${TXNS[$prefix-$rep]:-} ]] || continue
+		lb=$((lb + ${LOGBYTES[$prefix-$rep]})) tx=$((tx + ${TXNS[$prefix-$rep]}))
+	done
+	((tx > 0)) && bpt=$(awk -v b="$lb" -v t="$tx" 'BEGIN { printf "%.0f", b / t }')
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sys" "$node" "$n" "${b50:-n/a}" "${b99:-n/a}" \
+		"${bmax:-n/a}" "${bpt:-n/a}" "$(in_txns "$b50" "$bpt") / $(in_txns "$b99" "$bpt")" \
+		"$(fmt_s "$s50")" "$(fmt_s "$s99")" "$(fmt_s "$smax")" "$drains"
 }
+
+# in_txns BYTES BYTES_PER_TXN prints BYTES in transactions (one decimal).
+in_txns() { [[ -n $1 && -n $2 ]] && awk -v b="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.1f", b / p }' || echo n/a; }
 
 fmt_s() { [[ -n $1 ]] && awk -v v="$1" 'BEGIN { printf "%.2f", v }' || echo n/a; }
 
@@ -431,7 +507,7 @@ sampler_line() {
 	local f rep out=""
 	for f in "$WORK"/lagsample-*.log; do
 		[[ -f $f ]] || continue
-		out+="- $(basename "$f" .log | sed 's/^lagsample-//'): $(cat "$f")"$'\n'
+		out+="- $(basename "$f" .log | sed 's/^lagsample-//'): $(grep -v '^drained_ms=' "$f")"$'\n'
 	done
 	printf '%s' "$out"
 }
@@ -454,16 +530,17 @@ report() {
 		echo
 		echo "## Primary throughput (oltp_write_only)"
 		echo
-		echo "| system | run | replicas | tps | p95 ms | ignored errors | replicas caught up after the load |"
-		echo "|---|---:|---|---:|---:|---:|---|"
+		echo "| system | run | replicas | tps | p95 ms | ignored errors | CPU s used by the servers | replicas caught up after the load |"
+		echo "|---|---:|---|---:|---:|---:|---|---|"
 		for k in miraj mariadb; do
 			[[ $k == mariadb && $BENCH_MARIADB != 1 ]] && continue
 			for ((rep = 1; rep <= BENCH_REPEAT; rep++)); do
-				printf '| %s | %s | none | %s | %s | %s | |\n' "$k" "$rep" "${TPS[$k-none-$rep]:-ERR}" "${P95[$k-none-$rep]:-}" \
-					"${IGN[$k-none-$rep]:-}${CODES[$k-none-$rep]:+ (${CODES[$k-none-$rep]})}"
-				printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$rep" "$([[ $k == miraj ]] && echo "n2, n3" || echo "1 replica")" \
+				printf '| %s | %s | none | %s | %s | %s | %s | |\n' "$k" "$rep" "${TPS[$k-none-$rep]:-ERR}" "${P95[$k-none-$rep]:-}" \
+					"${IGN[$k-none-$rep]:-}${CODES[$k-none-$rep]:+ (${CODES[$k-none-$rep]})}" "${CPU[$k-none-$rep]:-}"
+				printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$rep" "$([[ $k == miraj ]] && echo "n2, n3" || echo "1 replica")" \
 					"${TPS[$k-with-$rep]:-ERR}" "${P95[$k-with-$rep]:-}" \
-					"${IGN[$k-with-$rep]:-}${CODES[$k-with-$rep]:+ (${CODES[$k-with-$rep]})}" "${DRAIN[$k-with-$rep]:+${DRAIN[$k-with-$rep]} s}"
+					"${IGN[$k-with-$rep]:-}${CODES[$k-with-$rep]:+ (${CODES[$k-with-$rep]})}" "${CPU[$k-with-$rep]:-}" \
+					"${DRAIN[$k-with-$rep]:+${DRAIN[$k-with-$rep]} s}"
 			done
 		done
 		echo
@@ -474,16 +551,21 @@ report() {
 			echo "- MariaDB (for comparison): tps with its replica running / replica stopped = ${mr:-n/a} (mean ${mdw:-?} / ${mdn:-?}); Miraj primary tps / MariaDB primary tps with replicas: $(ratio "$mw" "$mdw" || echo n/a)"
 		fi
 		echo
+		echo "CPU s: user + system CPU seconds each server process used during the run (the replicas' share is CPU the"
+		echo "primary and sysbench did not get on this machine). Runs alternate: without replicas, then with them."
+		echo
 		echo "## Replication lag during the load"
 		echo
 		echo "Miraj: bytes = PRIMARY_LSN - APPLIED_LSN of the secondary's sbtest row in information_schema.MIRAJ_REPLICATION"
 		echo "on the primary; seconds = LAG_SECONDS of SHOW CLUSTER STATUS (age of the secondary's last applied batch"
 		echo "while it lags, 0 when up to date). MariaDB: bytes = primary's binlog Position - replica's Exec_Master_Log_Pos;"
 		echo "seconds = Seconds_Behind_Master (whole seconds). Percentiles are nearest-rank over every sample of the runs with"
-		echo "replicas; the last column is how long after the end of the load each replica had applied everything."
+		echo "replicas. log bytes/txn = growth of the primary's log during those runs / transactions committed: the byte lag"
+		echo "divided by it (txns) compares the two systems. The last column is how long after the end of the load every"
+		echo "replica had a byte lag of 0 (the sampler goes on after the load; one figure per run)."
 		echo
-		echo "| system | replica | samples | bytes p50 | bytes p99 | bytes max | s p50 | s p99 | s max | caught up after load (s) |"
-		echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+		echo "| system | replica | samples | bytes p50 | bytes p99 | bytes max | log bytes/txn | txns p50 / p99 | s p50 | s p99 | s max | caught up after load (s) |"
+		echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 		lag_row Miraj n2 miraj-with
 		lag_row Miraj n3 miraj-with
 		if [[ $BENCH_MARIADB == 1 ]]; then
@@ -511,6 +593,11 @@ report() {
 			echo "| database | copy MiB | primary s | primary MiB/s | n4 start to installed s | end-to-end MiB/s | n4 caught up | row counts equal |"
 			echo "|---|---:|---:|---:|---:|---:|---|---|"
 			echo "| sbseed | ${SEED[mib]:-?} | ${SEED[primary_s]:-?} | ${SEED[primary_mibs]:-?} | ${SEED[e2e_s]:-?} | ${SEED[e2e_mibs]:-?} | ${SEED[catchup]:-?} | ${SEED[rows_ok]:-?} |"
+			echo
+			echo "Where n4's time went: start to the first byte of the copy ${SEED[start_s]:-?} s; transfer ${SEED[primary_s]:-?} s"
+			echo "(the primary's figure: it ends when the last chunk is handed to the link); install on n4 ${SEED[install_s]:-?} s"
+			echo "(from the primary's last chunk to n4's \`installed\` line: the copy is written to a second file, fsync'd, then"
+			echo "read back and rebuilt into tables)."
 			echo
 			echo "Memory (VmHWM, MiB): primary ${SEED[p_hwm_before]:-?} before n4 started, ${SEED[p_hwm]:-?} after the copy;"
 			echo "n4 ${SEED[n4_hwm]:-?} (VmRSS ${SEED[n4_rss]:-?} once installed)."

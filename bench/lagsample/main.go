@@ -6,9 +6,14 @@
 //	lagsample -mode miraj -primary 127.0.0.1:PORT -db sbtest -out lag.tsv
 //	lagsample -mode mariadb -primary 127.0.0.1:P1 -replica 127.0.0.1:P2 -out lag.tsv
 //
-// It stops on SIGTERM or SIGINT, or after -duration. Columns:
+// It stops on SIGTERM or SIGINT, or after -duration. SIGUSR1 says the load
+// has ended: from then on samples are marked "drain", and it stops at the
+// first sample where every replica has a byte lag of 0, printing
+// "drained_ms=N" (time since SIGUSR1) on stderr, or "drained_ms=timeout"
+// after -drain-timeout. Columns:
 //
 //	ms       milliseconds since the start
+//	phase    load (before SIGUSR1) or drain
 //	node     secondary (miraj: NODE_ID; mariadb: "replica")
 //	bytes    miraj: PRIMARY_LSN - APPLIED_LSN of that secondary's row for -db in
 //	         information_schema.MIRAJ_REPLICATION on the primary;
@@ -50,6 +55,7 @@ func main() {
 	interval := flag.Duration("interval", 100*time.Millisecond, "sampling interval")
 	duration := flag.Duration("duration", 0, "stop after this long (0: on SIGTERM/SIGINT only)")
 	out := flag.String("out", "-", "TSV output file (- for stdout)")
+	drainTimeout := flag.Duration("drain-timeout", 5*time.Minute, "after SIGUSR1, give up waiting for a zero lag after this long")
 	flag.Parse()
 
 	p, err := open(*primary, *user, *password)
@@ -74,10 +80,15 @@ func main() {
 		}
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "ms\tnode\tbytes\tseconds\tquery_ms")
+	fmt.Fprintln(bw, "ms\tphase\tnode\tbytes\tseconds\tquery_ms")
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	ended := make(chan os.Signal, 1)
+	signal.Notify(ended, syscall.SIGUSR1)
+	var drainStart time.Time
+	var drainDeadline <-chan time.Time
+	drained := ""
 	var deadline <-chan time.Time
 	if *duration > 0 {
 		deadline = time.After(*duration)
@@ -101,15 +112,32 @@ loop:
 			failures++
 			lastErr = err
 		}
+		phase := "load"
+		if !drainStart.IsZero() {
+			phase = "drain"
+		}
+		zero := err == nil && len(ss) > 0
 		for _, s := range ss {
-			fmt.Fprintf(bw, "%d\t%s\t%s\t%s\t%.1f\n", t0.Sub(start).Milliseconds(), s.node, s.bytes, s.seconds,
+			fmt.Fprintf(bw, "%d\t%s\t%s\t%s\t%s\t%.1f\n", t0.Sub(start).Milliseconds(), phase, s.node, s.bytes, s.seconds,
 				float64(q.Microseconds())/1000)
+			zero = zero && s.bytes == "0"
 		}
 		n++
+		if phase == "drain" && zero {
+			drained = strconv.FormatInt(t0.Sub(drainStart).Milliseconds(), 10)
+			break loop
+		}
 		select {
 		case <-stop:
 			break loop
 		case <-deadline:
+			break loop
+		case <-ended:
+			drainStart = time.Now()
+			drainDeadline = time.After(*drainTimeout)
+			continue // sample at once
+		case <-drainDeadline:
+			drained = "timeout"
 			break loop
 		case <-tick.C:
 		}
@@ -127,6 +155,9 @@ loop:
 		fmt.Fprintf(os.Stderr, " (last error: %v)", lastErr)
 	}
 	fmt.Fprintln(os.Stderr)
+	if drained != "" {
+		fmt.Fprintf(os.Stderr, "drained_ms=%s\n", drained)
+	}
 }
 
 func open(addr, user, password string) (*sql.DB, error) {
