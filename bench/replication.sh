@@ -345,6 +345,19 @@ miraj_throughput() {
 	MIRAJ_STATUS=$(sql "$port" -t -e 'SHOW CLUSTER STATUS' 2>&1 || true)
 }
 
+# watch_view T0 prints, every 0.25 s, the seconds since T0, n4's STATE,
+# LAG_BYTES and SYNC in the primary's MIRAJ_NODES, then "|" and n4's
+# APPLIED_LSN and PRIMARY_LSN of sbseed in its MIRAJ_REPLICATION.
+watch_view() {
+	local t0=$1 v r
+	while :; do
+		v=$(sql "${CPORT[n1]}" -N -B -e "SELECT STATE, LAG_BYTES, SYNC FROM information_schema.MIRAJ_NODES WHERE NODE_ID = 'n4'" 2>/dev/null | tr '\t' ' ' || true)
+		r=$(repl_rows sbseed | awk '$1 == "n4" { print $2, $3 }' || true)
+		printf '%s %s | %s\n' "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')" "$v" "$r"
+		sleep 0.25
+	done
+}
+
 declare -A SEED
 miraj_seeding() {
 	local port=${CPORT[n1]} rows per t0 line tins trecv tfin secs bytes
@@ -368,12 +381,18 @@ miraj_seeding() {
 	log "sbseed filled in ${LOAD_SECS}s (${SEED[disk_mb]} MiB on disk); primary VmHWM ${SEED[p_hwm_before]} MiB"
 
 	log "starting n4 (empty): it must receive a copy of every database"
+	t0=$(date +%s.%N)
+	# What the primary reports of n4 meanwhile, every 0.25 s.
+	watch_view "$t0" >"$WORK/seed-view.txt" 2>&1 &
+	local wpid=$!
+	track_pid "$wpid"
 	start_node n4
-	t0=$NODE_T0
 	if ! line=$(wait_log "$WORK/n4.log" 'copy of database sbseed installed' "$BENCH_SEED_TIMEOUT" "${NPID[n4]}"); then
+		stop_pid "$wpid"
 		note "n4 did not install sbseed within ${BENCH_SEED_TIMEOUT}s; n4 log tail: $(tail -n 5 "$WORK/n4.log" | tr '\n' ' ')"
 		return
 	fi
+	stop_pid "$wpid"
 	tins=$(log_time "$line")
 	SEED[e2e_s]=$(awk -v a="$t0" -v b="$tins" 'BEGIN { printf "%.2f", b - a }')
 	line=$(grep -E -m1 'receiving a copy of database sbseed' "$WORK/n4.log" || true)
@@ -385,6 +404,14 @@ miraj_seeding() {
 	# primary's last byte to n4's "installed" line).
 	SEED[start_s]=$(awk -v a="$t0" -v b="$trecv" 'BEGIN { if (b != "") printf "%.2f", b - a }')
 	SEED[install_s]=$(awk -v a="$tfin" -v b="$tins" 'BEGIN { if (a != "") printf "%.2f", b - a }')
+	# The states the primary showed for n4, each with the time it was first
+	# seen, and when it first reported n4's sbseed fully applied.
+	SEED[view_states]=$(awk '$2 != "" && $2 != prev { printf "%s%s from +%ss", sep, $2, $1; sep = ", "; prev = $2 }' "$WORK/seed-view.txt")
+	SEED[view_applied_s]=$(awk -F'|' '{ split($1, a, " "); split($2, b, " ") } b[1] != "" && b[1] == b[2] { print a[1]; exit }' "$WORK/seed-view.txt")
+	SEED[installed_rel_s]=$(awk -v a="$t0" -v b="$tins" 'BEGIN { printf "%.2f", b - a }')
+	if [[ -n ${SEED[view_applied_s]} ]] && ge "${SEED[installed_rel_s]}" "$(awk -v v="${SEED[view_applied_s]}" 'BEGIN { print v + 1 }')"; then
+		note "the primary reported n4's sbseed as applied up to its log end (APPLIED_LSN = PRIMARY_LSN) from +${SEED[view_applied_s]}s after n4's start, while n4 installed the copy only at +${SEED[installed_rel_s]}s (states seen: ${SEED[view_states]})"
+	fi
 	bytes=$(sed -n 's/.*finished: \([0-9]*\) bytes in \([0-9.]*\) s.*/\1/p' <<<"$line")
 	secs=$(sed -n 's/.*finished: \([0-9]*\) bytes in \([0-9.]*\) s.*/\2/p' <<<"$line")
 	SEED[bytes]=$bytes SEED[primary_s]=$secs
@@ -598,6 +625,10 @@ report() {
 			echo "(the primary's figure: it ends when the last chunk is handed to the link); install on n4 ${SEED[install_s]:-?} s"
 			echo "(from the primary's last chunk to n4's \`installed\` line: the copy is written to a second file, fsync'd, then"
 			echo "read back and rebuilt into tables)."
+			echo
+			echo "What the primary reported of n4 meanwhile (MIRAJ_NODES, MIRAJ_REPLICATION, polled every 0.25 s): states"
+			echo "${SEED[view_states]:-?}; n4's sbseed APPLIED_LSN = PRIMARY_LSN from +${SEED[view_applied_s]:-never}s;"
+			echo "n4 had the copy installed at +${SEED[installed_rel_s]:-?}s."
 			echo
 			echo "Memory (VmHWM, MiB): primary ${SEED[p_hwm_before]:-?} before n4 started, ${SEED[p_hwm]:-?} after the copy;"
 			echo "n4 ${SEED[n4_hwm]:-?} (VmRSS ${SEED[n4_rss]:-?} once installed)."
