@@ -25,6 +25,9 @@
 #   BENCH_SEED_TIMEOUT=1800       seconds n4 may take to install the copy
 #   BENCH_MARIADB=1               0 skips the MariaDB comparison
 #   BENCH_MARIADB_BUFFER_POOL=512M  innodb_buffer_pool_size of each mariadbd
+#   BENCH_PPROF=0                 1: CPU profiles of the primary (Go pprof) during
+#                                 the first run without and the first with replicas
+#   BENCH_PPROF_DIR=bench/results/replication-profile  where they go (git-ignored)
 #   BENCH_OUT=bench/results/replication-latest.md   markdown results file
 #   BENCH_KEEP_WORK=0             1 keeps the temp dir (logs, lag samples)
 set -euo pipefail
@@ -57,6 +60,8 @@ BENCH_SEED_THREADS=${BENCH_SEED_THREADS:-2}
 BENCH_SEED_TIMEOUT=${BENCH_SEED_TIMEOUT:-1800}
 BENCH_MARIADB=${BENCH_MARIADB:-1}
 BENCH_MARIADB_BUFFER_POOL=${BENCH_MARIADB_BUFFER_POOL:-512M}
+BENCH_PPROF=${BENCH_PPROF:-0}
+BENCH_PPROF_DIR=${BENCH_PPROF_DIR:-$REPO/bench/results/replication-profile}
 BENCH_OUT=${BENCH_OUT:-$REPO/bench/results/replication-latest.md}
 
 # A sysbench run that outlives its --time by this much is hung: it is killed.
@@ -111,10 +116,14 @@ EOF
 # start_node ID starts (or restarts) a node; its output is appended to
 # WORK/ID.log. Sets NODE_T0 to the time of the start (epoch seconds).
 start_node() {
-	local id=$1
+	local id=$1 extra=()
 	NODE_T0=$(date +%s.%N)
+	if [[ $id == n1 && $BENCH_PPROF == 1 ]]; then
+		free_port PPROF_PORT
+		extra=(--pprof "127.0.0.1:$PPROF_PORT")
+	fi
 	"$WORK/bin/miraj-server" --root "$WORK/data-$id" --port "${CPORT[$id]}" --bind 127.0.0.1 \
-		--cluster-config "$WORK/$id/cluster.toml" --log >>"$WORK/$id.log" 2>&1 &
+		--cluster-config "$WORK/$id/cluster.toml" --log "${extra[@]}" >>"$WORK/$id.log" 2>&1 &
 	NPID[$id]=$!
 	track_pid "${NPID[$id]}"
 	wait_sql "miraj $id" "${NPID[$id]}" "${CPORT[$id]}" "$WORK/$id.log"
@@ -239,7 +248,7 @@ prepare_db() {
 # CPU_WATCH lists "name:pid" of the server processes whose CPU time run_load
 # records in CPU[KEY] ("name=seconds, ...").
 CPU_WATCH=()
-declare -A CPU
+declare -A CPU CPUTX
 CLK_TCK=$(getconf CLK_TCK)
 
 # cpu_ticks PID prints the user+system CPU time of PID in clock ticks.
@@ -259,7 +268,13 @@ run_load() {
 		spid=$!
 		track_pid "$spid"
 	fi
-	local w ticks=()
+	local w ticks=() ppid=""
+	if [[ $BENCH_PPROF == 1 && ($key == miraj-none-1 || $key == miraj-with-1) ]] && ((BENCH_TIME > 2)); then
+		curl -s -o "$WORK/cpu-$key.pprof" \
+			"http://127.0.0.1:$PPROF_PORT/debug/pprof/profile?seconds=$((BENCH_TIME - 2))" &
+		ppid=$!
+		track_pid "$ppid"
+	fi
 	for w in "${CPU_WATCH[@]}"; do ticks+=("$(cpu_ticks "${w#*:}")"); done
 	sb "$port" sbtest
 	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench oltp_write_only "${SB[@]}" \
@@ -272,6 +287,17 @@ run_load() {
 		cpu+="${cpu:+, }${w%%:*} $(awk -v a="${ticks[i]}" -v b="$(cpu_ticks "${w#*:}")" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", (b - a) / hz }')"
 	done
 	CPU[$key]=$cpu
+	if [[ -n $ppid ]]; then
+		wait "$ppid" 2>/dev/null || true
+		forget_pid "$ppid"
+		save_profile "$key"
+	fi
+	# CPU time of the primary (first watched process) per transaction, in ms.
+	CPUTX[$key]=""
+	if ((${#CPU_WATCH[@]} > 0)); then
+		CPUTX[$key]=$(awk -v a="${ticks[0]}" -v b="$(cpu_ticks "${CPU_WATCH[0]#*:}")" -v hz="$CLK_TCK" \
+			-v n="$(awk '/^ *transactions:/ { print $2 }' "$logf")" 'BEGIN { if (n > 0) printf "%.2f", (b - a) / hz * 1000 / n }')
+	fi
 	if [[ -n $spid ]]; then
 		# The load is over: the sampler goes on until every replica has
 		# applied everything, and says how long that took.
@@ -299,6 +325,23 @@ run_load() {
 	fi
 	kill -0 "$pid" 2>/dev/null || die "the primary died during $key"
 	log "$key: ${TPS[$key]:-ERR} tps, p95 ${P95[$key]:-?} ms, ignored errors ${IGN[$key]:-?} ${CODES[$key]:+(${CODES[$key]})}"
+}
+
+# save_profile KEY copies the CPU profile of run KEY to BENCH_PPROF_DIR
+# with its top functions (flat and cumulative) as text.
+PROFILE_NOTES=()
+save_profile() {
+	local key=$1 f=$WORK/cpu-$1.pprof d=$BENCH_PPROF_DIR
+	if [[ ! -s $f ]]; then
+		note "$key: no CPU profile could be taken"
+		return
+	fi
+	mkdir -p "$d"
+	[[ -f $d/.gitignore ]] || echo '*' >"$d/.gitignore"
+	cp "$f" "$d/$key.pprof"
+	(cd "$REPO" && go tool pprof -top -nodecount=30 "$WORK/bin/miraj-server" "$f") >"$d/$key-flat.txt" 2>&1 || true
+	(cd "$REPO" && go tool pprof -top -cum -nodecount=40 "$WORK/bin/miraj-server" "$f") >"$d/$key-cum.txt" 2>&1 || true
+	PROFILE_NOTES+=("$key: $d/$key.pprof, $d/$key-flat.txt, $d/$key-cum.txt")
 }
 
 # drain KEY CHECK... waits until the replicas have caught up after run KEY.
@@ -557,17 +600,17 @@ report() {
 		echo
 		echo "## Primary throughput (oltp_write_only)"
 		echo
-		echo "| system | run | replicas | tps | p95 ms | ignored errors | CPU s used by the servers | replicas caught up after the load |"
-		echo "|---|---:|---|---:|---:|---:|---|---|"
+		echo "| system | run | replicas | tps | p95 ms | ignored errors | CPU s used by the servers | primary CPU ms/txn | replicas caught up after the load |"
+		echo "|---|---:|---|---:|---:|---:|---|---:|---|"
 		for k in miraj mariadb; do
 			[[ $k == mariadb && $BENCH_MARIADB != 1 ]] && continue
 			for ((rep = 1; rep <= BENCH_REPEAT; rep++)); do
-				printf '| %s | %s | none | %s | %s | %s | %s | |\n' "$k" "$rep" "${TPS[$k-none-$rep]:-ERR}" "${P95[$k-none-$rep]:-}" \
-					"${IGN[$k-none-$rep]:-}${CODES[$k-none-$rep]:+ (${CODES[$k-none-$rep]})}" "${CPU[$k-none-$rep]:-}"
-				printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$rep" "$([[ $k == miraj ]] && echo "n2, n3" || echo "1 replica")" \
+				printf '| %s | %s | none | %s | %s | %s | %s | %s | |\n' "$k" "$rep" "${TPS[$k-none-$rep]:-ERR}" "${P95[$k-none-$rep]:-}" \
+					"${IGN[$k-none-$rep]:-}${CODES[$k-none-$rep]:+ (${CODES[$k-none-$rep]})}" "${CPU[$k-none-$rep]:-}" "${CPUTX[$k-none-$rep]:-}"
+				printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$rep" "$([[ $k == miraj ]] && echo "n2, n3" || echo "1 replica")" \
 					"${TPS[$k-with-$rep]:-ERR}" "${P95[$k-with-$rep]:-}" \
 					"${IGN[$k-with-$rep]:-}${CODES[$k-with-$rep]:+ (${CODES[$k-with-$rep]})}" "${CPU[$k-with-$rep]:-}" \
-					"${DRAIN[$k-with-$rep]:+${DRAIN[$k-with-$rep]} s}"
+					"${CPUTX[$k-with-$rep]:-}" "${DRAIN[$k-with-$rep]:+${DRAIN[$k-with-$rep]} s}"
 			done
 		done
 		echo
@@ -579,7 +622,9 @@ report() {
 		fi
 		echo
 		echo "CPU s: user + system CPU seconds each server process used during the run (the replicas' share is CPU the"
-		echo "primary and sysbench did not get on this machine). Runs alternate: without replicas, then with them."
+		echo "primary and sysbench did not get on this machine). Primary CPU ms/txn: the primary's CPU time per committed"
+		echo "transaction, which separates the cost of replication on the primary itself from the competition for CPU."
+		echo "Runs alternate: without replicas, then with them."
 		echo
 		echo "## Replication lag during the load"
 		echo
@@ -645,6 +690,12 @@ report() {
 		echo '```'
 		printf '%s\n' "${MIRAJ_STATUS:-n/a}"
 		echo '```'
+		if ((${#PROFILE_NOTES[@]} > 0)); then
+			echo
+			echo "## CPU profiles of the primary"
+			echo
+			printf -- '- %s\n' "${PROFILE_NOTES[@]}"
+		fi
 		echo
 		echo "## Anomalies"
 		echo
