@@ -281,23 +281,8 @@ run_load() {
 		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$BENCH_THREADS" \
 		--time="$BENCH_TIME" --report-interval=0 --verbosity=5 run || rc=$?
 	RUN_END=$(date +%s.%N)
-	local i cpu=""
-	for i in "${!CPU_WATCH[@]}"; do
-		w=${CPU_WATCH[i]}
-		cpu+="${cpu:+, }${w%%:*} $(awk -v a="${ticks[i]}" -v b="$(cpu_ticks "${w#*:}")" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", (b - a) / hz }')"
-	done
-	CPU[$key]=$cpu
-	if [[ -n $ppid ]]; then
-		wait "$ppid" 2>/dev/null || true
-		forget_pid "$ppid"
-		save_profile "$key"
-	fi
-	# CPU time of the primary (first watched process) per transaction, in ms.
-	CPUTX[$key]=""
-	if ((${#CPU_WATCH[@]} > 0)); then
-		CPUTX[$key]=$(awk -v a="${ticks[0]}" -v b="$(cpu_ticks "${CPU_WATCH[0]#*:}")" -v hz="$CLK_TCK" \
-			-v n="$(awk '/^ *transactions:/ { print $2 }' "$logf")" 'BEGIN { if (n > 0) printf "%.2f", (b - a) / hz * 1000 / n }')
-	fi
+	local ends=()
+	for w in "${CPU_WATCH[@]}"; do ends+=("$(cpu_ticks "${w#*:}")"); done
 	if [[ -n $spid ]]; then
 		# The load is over: the sampler goes on until every replica has
 		# applied everything, and says how long that took.
@@ -314,6 +299,23 @@ run_load() {
 			;;
 		*) DRAIN[$key]=$(awk -v m="$ms" 'BEGIN { printf "%.1f", m / 1000 }') ;;
 		esac
+	fi
+	local i cpu=""
+	for i in "${!CPU_WATCH[@]}"; do
+		w=${CPU_WATCH[i]}
+		cpu+="${cpu:+, }${w%%:*} $(awk -v a="${ticks[i]}" -v b="${ends[i]}" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", (b - a) / hz }')"
+	done
+	CPU[$key]=$cpu
+	if [[ -n $ppid ]]; then
+		wait "$ppid" 2>/dev/null || true
+		forget_pid "$ppid"
+		save_profile "$key"
+	fi
+	# CPU time of the primary (first watched process) per transaction, in ms.
+	CPUTX[$key]=""
+	if ((${#CPU_WATCH[@]} > 0)); then
+		CPUTX[$key]=$(awk -v a="${ticks[0]}" -v b="${ends[0]}" -v hz="$CLK_TCK" \
+			-v n="$(awk '/^ *transactions:/ { print $2 }' "$logf")" 'BEGIN { if (n > 0) printf "%.2f", (b - a) / hz * 1000 / n }')
 	fi
 	sysbench_stats "$logf"
 	TPS[$key]=$SB_TPS TXNS[$key]=$SB_TXNS P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES FAIL[$key]=""
