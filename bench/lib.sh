@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # functions set variables for their callers
 # lib.sh: helpers shared by the bench/ scripts. Source it, then call
 # bench_init once: it installs the cleanup trap.
 #

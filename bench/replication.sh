@@ -114,10 +114,9 @@ EOF
 }
 
 # start_node ID starts (or restarts) a node; its output is appended to
-# WORK/ID.log. Sets NODE_T0 to the time of the start (epoch seconds).
+# WORK/ID.log.
 start_node() {
 	local id=$1 extra=()
-	NODE_T0=$(date +%s.%N)
 	if [[ $id == n1 && $BENCH_PPROF == 1 ]]; then
 		free_port PPROF_PORT
 		extra=(--pprof "127.0.0.1:$PPROF_PORT")
