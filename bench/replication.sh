@@ -156,14 +156,37 @@ repl_rows() {
 }
 
 # miraj_caught_up DB NODE... succeeds when every NODE has applied DB up to the
-# primary's log end.
+# primary's log end, as the primary sees it and as the node itself reports.
+# Both are needed: after sending a copy, the primary counts it as applied
+# at once, while the node may still be installing it.
 miraj_caught_up() {
-	local db=$1 rows id
+	local db=$1 rows id end own
 	shift
 	rows=$(repl_rows "$db") || return 1
+	end=$(sql "${CPORT[n1]}" -N -B -e "SELECT PRIMARY_LSN FROM information_schema.MIRAJ_REPLICATION
+		WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = '$db'" 2>/dev/null) || return 1
+	[[ -n $end ]] || return 1
 	for id in "$@"; do
-		awk -v id="$id" '$1 == id && $2 == $3 { ok = 1 } END { exit !ok }' <<<"$rows" || return 1
+		awk -v id="$id" -v end="$end" '$1 == id && $2 == end { ok = 1 } END { exit !ok }' <<<"$rows" || return 1
+		own=$(sql "${CPORT[$id]}" -N -B -e "SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION
+			WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = '$db'" 2>/dev/null) || return 1
+		[[ $own == "$end" ]] || return 1
 	done
+}
+
+# wait_idle PID TIMEOUT waits until PID has used less than a tenth of a CPU
+# over one second (background checkpoints done), at most TIMEOUT seconds;
+# sets WAITED.
+wait_idle() {
+	local pid=$1 deadline=$((SECONDS + $2)) t0 a b
+	t0=$(date +%s.%N)
+	while ((SECONDS < deadline)); do
+		a=$(cpu_ticks "$pid")
+		sleep 1
+		b=$(cpu_ticks "$pid")
+		(((b - a) * 10 < CLK_TCK)) && break
+	done
+	WAITED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
 
 # mariadb_caught_up succeeds when the replica has executed the primary's
@@ -423,6 +446,11 @@ miraj_seeding() {
 	SEED[p_rss_before]=$(mib_of "${NPID[n1]}" VmRSS)
 	SEED[p_hwm_before]=$(mib_of "${NPID[n1]}" VmHWM)
 	log "sbseed filled in ${LOAD_SECS}s (${SEED[disk_mb]} MiB on disk); primary VmHWM ${SEED[p_hwm_before]} MiB"
+	# The fill leaves checkpoints being written in the background: let them
+	# finish so that the copy does not compete with them.
+	wait_idle "${NPID[n1]}" 300
+	SEED[idle_s]=$WAITED
+	log "primary idle after ${WAITED}s"
 
 	log "starting n4 (empty): it must receive a copy of every database"
 	t0=$(date +%s.%N)
@@ -659,7 +687,7 @@ report() {
 			echo
 			echo "sbseed: ${SEED[rows]:-?} sysbench rows in $BENCH_SEED_TABLES tables (asked: ${BENCH_SEED_MB} MiB), loaded in ${SEED[fill_s]:-?}s"
 			echo "(${SEED[disk_mb]:-?} MiB of journal and checkpoints on the primary's disk). n2 and n3 stopped; n4 started empty"
-			echo "on an idle primary. Bytes and primary seconds from the primary's log line"
+			echo "once the primary was idle (${SEED[idle_s]:-?}s after the fill: background checkpoints). Bytes and primary seconds from the primary's log line"
 			echo "\`seeding of database sbseed for n4 finished: B bytes in S s\`; end to end = from n4's start to its log line"
 			echo "\`copy of database sbseed installed\` (includes process start, link set-up and the copies of the other databases)."
 			echo
