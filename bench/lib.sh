@@ -1,0 +1,238 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # functions set variables for their callers
+# lib.sh: helpers shared by the bench/ scripts. Source it, then call
+# bench_init once: it installs the cleanup trap.
+#
+# What a script gets:
+#   log, die                   messages on stderr
+#   WORK                       temp dir (bench_workdir), removed on exit
+#   PIDS, track_pid, stop_pid  every process started is stopped on exit
+#   waited LOG CMD...          runs CMD in the background, interruptible
+#   free_port VAR              a TCP port nothing listens on
+#   sql PORT ARGS...           the mariadb client as root@127.0.0.1
+#   wait_sql NAME PID PORT LOG waits until a server answers
+#   kib_of / mib_of PID FIELD  VmRSS, VmHWM… of a process
+#   sb PORT DB                 sysbench connection options in SB
+#   sysbench_stats LOG         parses tps, p95, errors of a sysbench run
+#   percentile P FILE          nearest-rank percentile of numbers, one a line
+#   ratio, ge                  arithmetic on decimals
+#   start_private_mariadb      a mariadbd of our own, on a free port
+#
+# Settings (environment):
+#   BENCH_KEEP_WORK=0          1 keeps the temp dir (logs) after the run
+
+BENCH_KEEP_WORK=${BENCH_KEEP_WORK:-0}
+# How long a server may take to accept connections, and to stop cleanly
+# before it is killed.
+BENCH_START_TIMEOUT=${BENCH_START_TIMEOUT:-120}
+BENCH_STOP_TIMEOUT=${BENCH_STOP_TIMEOUT:-60}
+# Ports are picked below the kernel's ephemeral range (32768+) so that an
+# outgoing connection cannot grab one between the check and the bind.
+BENCH_PORT_LOW=${BENCH_PORT_LOW:-20000}
+BENCH_PORT_HIGH=${BENCH_PORT_HIGH:-32000}
+
+log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# ---------------------------------------------------------------- processes
+
+PIDS=() # every process started and not stopped yet, oldest first
+WORK=""
+
+track_pid() { PIDS+=("$1"); }
+
+forget_pid() {
+	local keep=() p
+	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+# stop_pid PID [SIGNAL] sends SIGNAL (TERM) and waits for the process to
+# exit, then kills it if it outlives BENCH_STOP_TIMEOUT.
+stop_pid() {
+	local pid=$1 sig=${2:-TERM} deadline=$((SECONDS + BENCH_STOP_TIMEOUT))
+	if kill -"$sig" "$pid" 2>/dev/null; then
+		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "pid $pid did not stop in ${BENCH_STOP_TIMEOUT}s: killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+	forget_pid "$pid"
+}
+
+# waited LOG CMD... runs CMD with its output in LOG and returns its status.
+# CMD runs in the background and the shell waits for it, because bash runs
+# a trap only once the foreground command is done: this way an interrupt
+# stops the script (and, through the cleanup, CMD) at once.
+waited() {
+	local logf=$1 pid rc=0
+	shift
+	"$@" >"$logf" 2>&1 &
+	pid=$!
+	track_pid "$pid"
+	wait "$pid" || rc=$?
+	forget_pid "$pid"
+	return "$rc"
+}
+
+# bench_cleanup stops every tracked process, newest first (clients before
+# the servers they use), and removes WORK unless BENCH_KEEP_WORK=1.
+bench_cleanup() {
+	local rc=$? i
+	trap - EXIT INT TERM
+	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done
+	if [[ -n $WORK && -d $WORK ]]; then
+		if [[ $BENCH_KEEP_WORK == 1 ]]; then
+			log "work dir kept: $WORK"
+		else
+			rm -rf "$WORK"
+		fi
+	fi
+	exit "$rc"
+}
+
+# bench_init PREFIX creates WORK (/tmp/PREFIX.XXXXXX) and installs the trap.
+bench_init() {
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+}
+
+# ---------------------------------------------------------------- tools
+
+# ensure_packages CMD... installs mariadb-server, mariadb-client and sysbench
+# with apt when one of the commands is missing (needs root).
+ensure_packages() {
+	local missing=0 c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || [[ -x /usr/sbin/$c ]] || missing=1
+	done
+	((missing)) || return 0
+	[[ $(id -u) == 0 ]] || die "mariadb-server, mariadb-client and sysbench are missing; run as root to install them"
+	log "installing mariadb-server mariadb-client sysbench"
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server mariadb-client sysbench
+}
+
+# port_in_use PORT asks ss (iproute2) whether something listens on PORT,
+# or, where ss is missing (minimal containers), tries to connect to it.
+port_in_use() {
+	if command -v ss >/dev/null 2>&1; then
+		[[ -n $(ss -Hltn "sport = :$1") ]]
+	else
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	fi
+}
+
+# free_port VAR sets VAR to a TCP port on which nothing listens and that this
+# run has not handed out yet.
+USED_PORTS=" "
+free_port() {
+	local p i
+	for ((i = 0; i < 500; i++)); do
+		p=$((BENCH_PORT_LOW + (RANDOM * 32768 + RANDOM) % (BENCH_PORT_HIGH - BENCH_PORT_LOW)))
+		[[ $USED_PORTS == *" $p "* ]] && continue
+		if ! port_in_use "$p"; then
+			USED_PORTS+="$p "
+			printf -v "$1" '%s' "$p"
+			return 0
+		fi
+	done
+	die "no free port found in $BENCH_PORT_LOW-$BENCH_PORT_HIGH"
+}
+
+# sql PORT ARGS... runs the mariadb client as root@127.0.0.1.
+sql() {
+	local port=$1
+	shift
+	mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P"$port" -uroot --connect-timeout=5 "$@"
+}
+
+# wait_sql NAME PID PORT LOG waits until the server answers SELECT 1.
+wait_sql() {
+	local name=$1 pid=$2 port=$3 logf=$4 deadline=$((SECONDS + BENCH_START_TIMEOUT))
+	while ((SECONDS < deadline)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 20 "$logf" >&2 || true
+			die "$name exited during startup (log: $logf)"
+		fi
+		sql "$port" -e 'SELECT 1' >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	tail -n 20 "$logf" >&2 || true
+	die "$name did not accept connections within ${BENCH_START_TIMEOUT}s"
+}
+
+# kib_of PID FIELD prints FIELD (VmRSS, VmHWM) of /proc/PID/status in KiB.
+kib_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# mib_of PID FIELD prints it in MiB, or "n/a" once the process is gone.
+mib_of() { awk -v f="$2:" '$1 == f { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo n/a; }
+
+# ---------------------------------------------------------------- sysbench
+
+# sb PORT DB sets SB to the sysbench connection options for 127.0.0.1:PORT.
+sb() {
+	SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1"
+		--mysql-user=root --mysql-password= --mysql-db="$2")
+}
+
+# sysbench_stats LOG sets SB_TPS, SB_TXNS (transactions), SB_P95 (ms),
+# SB_IGN (ignored errors) and SB_CODES (their error codes) from a sysbench
+# run's output.
+sysbench_stats() {
+	SB_TXNS=$(awk '/^ *transactions:/ { print $2 }' "$1")
+	SB_TPS=$(awk '/^ *transactions:/ { gsub(/\(/, "", $3); print $3 }' "$1")
+	SB_P95=$(awk '/95th percentile:/ { print $3 }' "$1")
+	SB_IGN=$(awk '/ignored errors:/ { print $3 }' "$1")
+	SB_CODES=$(grep -o 'Ignoring error [0-9]*' "$1" | awk '{ print $3 }' | sort -u | paste -sd, - || true)
+}
+
+# ---------------------------------------------------------------- numbers
+
+# percentile P FILE prints the nearest-rank P-th percentile of the numbers
+# in FILE (one a line; empty lines skipped), or nothing if there are none.
+percentile() {
+	{ grep -v '^$' "$2" || true; } | sort -g | awk -v p="$1" '{ v[NR] = $1 }
+		END { if (NR == 0) exit; i = int(p / 100 * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; print v[i] }'
+}
+
+# ratio A B prints A/B with two decimals, or nothing if either is missing.
+ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+# ---------------------------------------------------------------- mariadb
+
+# start_private_mariadb NAME [MARIADBD OPTIONS...] starts a fresh mariadbd
+# in WORK/NAME and sets MARIADB_PID and MARIADB_PORT. --no-defaults keeps
+# /etc/mysql out of it: own datadir, socket, port and pid file, so a system
+# MariaDB service is not touched. The options are appended to the command.
+start_private_mariadb() {
+	local name=$1 dir=$WORK/$1 port mariadbd
+	shift
+	mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+	mkdir -p "$dir"
+	mariadb-install-db --no-defaults --datadir="$dir/data" --user=root \
+		--auth-root-authentication-method=normal --skip-test-db \
+		>"$dir/install.log" 2>&1 || {
+		tail -n 20 "$dir/install.log" >&2
+		die "mariadb-install-db failed"
+	}
+	free_port port
+	"$mariadbd" --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir" \
+		--socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+		--port="$port" --bind-address=127.0.0.1 --skip-name-resolve --max-connections=500 \
+		"$@" >"$dir/stderr.log" 2>&1 &
+	MARIADB_PID=$!
+	track_pid "$MARIADB_PID"
+	MARIADB_PORT=$port
+	wait_sql "mariadbd ($name)" "$MARIADB_PID" "$port" "$dir/error.log"
+	log "mariadbd ($name) up: pid $MARIADB_PID port $port"
+}
