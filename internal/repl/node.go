@@ -33,8 +33,9 @@ const (
 // Accounts lets replication carry users and grants, which live outside the
 // databases' journals (§17.7: a separate channel).
 type Accounts struct {
-	// Snapshot returns the accounts data and a version that changes when it does.
-	Snapshot func() (data []byte, version uint64)
+	// Version changes whenever the accounts do; Data returns them.
+	Version func() uint64
+	Data    func() []byte
 	// Install replaces the local accounts with data from the primary.
 	Install func(data []byte) error
 }

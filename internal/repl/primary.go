@@ -113,16 +113,14 @@ func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise s
 // not got (or not this incarnation of, or too far behind), journal frames,
 // drops, accounts.
 func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower, accountsVersion *uint64) error {
-	if n.opts.Accounts.Snapshot != nil {
-		data, v := n.opts.Accounts.Snapshot()
-		if v != *accountsVersion || *accountsVersion == 0 {
-			if err := c.Send(ctx, msgAccounts, data); err != nil {
+	if n.opts.Accounts.Version != nil {
+		// Version first, then the data: a change in between is sent
+		// again at the next round, never lost.
+		if v := n.opts.Accounts.Version() + 1; v != *accountsVersion {
+			if err := c.Send(ctx, msgAccounts, n.opts.Accounts.Data()); err != nil {
 				return err
 			}
 			*accountsVersion = v
-			if v == 0 {
-				*accountsVersion = 1
-			}
 		}
 	}
 	dbs := n.st.Databases()
@@ -247,10 +245,12 @@ func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *sto
 	if err := c.Send(ctx, msgSeedEnd, e.b); err != nil {
 		return err
 	}
+	// The secondary has the copy once it says so (its first Ack):
+	// until then it is still installing it, BOOTSTRAPPING, and its
+	// positions are not known.
 	n.mu.Lock()
-	f.positions[key] = &followerPos{name: db.Name(), baseID: base, sent: lsn, written: lsn, applied: lsn}
+	f.positions[key] = &followerPos{name: db.Name(), baseID: base, sent: lsn, seeding: true}
 	n.mu.Unlock()
-	n.setPeer(f.id, func(p *peerStatus) { p.state = "CONNECTED" })
 	secs := time.Since(start).Seconds()
 	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s finished: %d bytes in %.2f s", db.Name(), f.id, w.sent, secs),
 		"peer", f.id, "database", db.Name(), "lsn", lsn, "bytes", w.sent)
@@ -288,7 +288,19 @@ func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower) {
 			return
 		}
 		n.mu.Lock()
-		if p, ok := f.positions[strings.ToLower(name)]; ok && !p.seeding {
+		p, ok := f.positions[strings.ToLower(name)]
+		if ok && p.seeding && written >= p.sent {
+			// The first acknowledgement after a copy: it is installed.
+			p.seeding = false
+			seeding := false
+			for _, q := range f.positions {
+				seeding = seeding || q.seeding
+			}
+			if ps, has := n.mu.peers[strings.ToLower(f.id)]; has && !seeding {
+				ps.state = "CONNECTED"
+			}
+		}
+		if ok && !p.seeding {
 			if written > p.written {
 				p.written = written
 			}

@@ -215,12 +215,9 @@ type accounts struct {
 	version atomic.Uint64
 }
 
-func (a *accounts) snapshot() ([]byte, uint64) {
-	data, err := os.ReadFile(a.path)
-	if err != nil {
-		return nil, a.version.Load()
-	}
-	return data, a.version.Load()
+func (a *accounts) data() []byte {
+	data, _ := os.ReadFile(a.path)
+	return data
 }
 
 // SetCluster makes the server a cluster node: writes follow the node's role,
@@ -232,7 +229,8 @@ func (s *Server) SetCluster(n *repl.Node) {
 // ClusterAccounts returns the hooks replication uses to carry accounts.
 func (s *Server) ClusterAccounts() repl.Accounts {
 	return repl.Accounts{
-		Snapshot: s.acct.snapshot,
+		Version: s.acct.version.Load,
+		Data:    s.acct.data,
 		Install: func(data []byte) error {
 			if err := (accountPersister{path: s.accounts}).write(data); err != nil {
 				return err

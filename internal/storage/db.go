@@ -72,6 +72,10 @@ type DB struct {
 	// ckptMu serialises checkpoints of this database.
 	ckptMu  sync.Mutex
 	ckptLSN atomic.Uint64 // LSN of the newest checkpoint
+	// ckptBytes is the newest checkpoint's size: the next one waits for at
+	// least as much journal, so a large database is not rewritten whole
+	// for every 64 MiB of log (checkpoint cost stays proportional to writes).
+	ckptBytes atomic.Int64
 	commits atomic.Uint64 // commits since the newest checkpoint (manual policy)
 }
 

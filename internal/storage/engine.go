@@ -151,7 +151,11 @@ func Open(opts Options) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) openDB(name, dir string) (*DB, error) {
+func (e *Engine) openDB(name, dir string) (*DB, error) { return e.openDBFrom(name, dir, nil, 0) }
+
+// openDBFrom opens a database; a non-nil cat is its newest checkpoint,
+// already loaded at lsn (a copy just installed), so it is not read again.
+func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN journal.LSN) (*DB, error) {
 	db := &DB{name: name, dir: dir, policy: e.opts.Policy, bind: e.opts.Bind, log: e.log, eng: e}
 	ckpts, err := listCheckpoints(dir)
 	if err != nil {
@@ -159,6 +163,11 @@ func (e *Engine) openDB(name, dir string) (*DB, error) {
 	}
 	cat, lsn := newCatalog(), journal.LSN(0)
 	loaded := false
+	if preloaded != nil {
+		cat, lsn, loaded = preloaded, preloadedLSN, true
+		db.ckptLSN.Store(uint64(lsn))
+		ckpts = nil
+	}
 	for _, c := range ckpts {
 		cc, cl, err := readCheckpoint(c.path, e.opts.Bind)
 		if err != nil {
@@ -314,6 +323,9 @@ func (e *Engine) Checkpoint(db *DB) error {
 		return fmt.Errorf("database %s: %w", db.name, err)
 	}
 	db.ckptLSN.Store(uint64(st.lsn))
+	if fi, err := os.Stat(path); err == nil {
+		db.ckptBytes.Store(fi.Size())
+	}
 	e.log.Info("checkpoint written", "database", db.name, "lsn", st.lsn, "file", filepath.Base(path), "duration", time.Since(start).Round(time.Millisecond))
 	// Keep this checkpoint and the previous one (in case this one is
 	// damaged later), and the journal both need.
@@ -367,7 +379,7 @@ func (e *Engine) Run(ctx context.Context) error {
 				continue
 			}
 			for _, db := range e.Databases() {
-				if int64(db.LSN())-int64(db.ckptLSN.Load()) < e.opts.CheckpointBytes {
+				if int64(db.LSN())-int64(db.ckptLSN.Load()) < max(e.opts.CheckpointBytes, db.ckptBytes.Load()) {
 					continue
 				}
 				if err := e.Checkpoint(db); err != nil {

@@ -181,7 +181,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	if err := syncDir(e.opts.Root); err != nil {
 		return nil, err
 	}
-	db, err := e.openDB(name, final)
+	db, err := e.openDBFrom(name, final, cat, lsn)
 	if err != nil {
 		return nil, err
 	}
