@@ -242,6 +242,12 @@ func TestClusterReplication(t *testing.T) {
 	for _, s := range []*server{n2, n3, n4} {
 		waitFor(t, "secondaries to catch up", 60*time.Second, func() bool { return applied(t, s, "shop") == target })
 	}
+	// The primary's view agrees once the secondaries have acknowledged.
+	for _, id := range []string{"n2", "n3", "n4"} {
+		waitFor(t, "the primary to see "+id+" caught up", 30*time.Second, func() bool {
+			return one(t, p, fmt.Sprintf("SELECT CONCAT(STATE, ' ', LAG_BYTES) FROM information_schema.MIRAJ_NODES WHERE NODE_ID = '%s'", id)) == "CONNECTED 0"
+		})
+	}
 	if strings.Contains(n2.output(), "receiving a copy of database shop") {
 		t.Fatalf("n2 was seeded again after kill -9 instead of resuming:\n%s", n2.output())
 	}
