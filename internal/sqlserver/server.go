@@ -19,6 +19,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/sirupsen/logrus"
 
+	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -145,23 +146,7 @@ func (p accountPersister) Persist(ctx *sql.Context, data []byte) error {
 }
 
 func (p accountPersister) write(data []byte) error {
-	tmp := p.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p.path)
+	return atomicfile.Write(p.path, data, 0o600)
 }
 
 // loadAccounts restores users and grants, or creates root@localhost and

@@ -76,7 +76,7 @@ type DB struct {
 	// least as much journal, so a large database is not rewritten whole
 	// for every 64 MiB of log (checkpoint cost stays proportional to writes).
 	ckptBytes atomic.Int64
-	commits atomic.Uint64 // commits since the newest checkpoint (manual policy)
+	commits   atomic.Uint64 // commits since the newest checkpoint (manual policy)
 }
 
 // NewScratch returns a database that lives in memory only, outside any
