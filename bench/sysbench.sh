@@ -21,6 +21,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$REPO/bench/lib.sh"
 
 BENCH_TIME=${BENCH_TIME:-20}
 BENCH_TABLES=${BENCH_TABLES:-10}
@@ -36,151 +38,12 @@ BENCH_PROFILE_WORKLOAD=${BENCH_PROFILE_WORKLOAD:-oltp_read_write}
 BENCH_PROFILE_THREADS=${BENCH_PROFILE_THREADS:-4}
 BENCH_PROFILE_DIR=${BENCH_PROFILE_DIR:-$REPO/bench/results/profile}
 BENCH_MARIADB_BUFFER_POOL=${BENCH_MARIADB_BUFFER_POOL:-1G}
-BENCH_KEEP_WORK=${BENCH_KEEP_WORK:-0}
 
-# startTimeout bounds how long a server may take to accept connections.
-readonly startTimeout=120
-# stopTimeout bounds a clean shutdown before the process is killed.
-readonly stopTimeout=60
 # A sysbench run that outlives its --time by this much is hung: it is killed.
 readonly runGrace=120
-# Ports are picked below the kernel's ephemeral range (32768+) so that an
-# outgoing connection cannot grab one between the check and the bind.
-readonly portLow=20000 portHigh=32000
 
 # Targets: Miraj tps / MariaDB tps.
 readonly targetPointSelect1=0.8 targetWriteOnly4=1.5 targetFloor=0.5
-
-log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# ---------------------------------------------------------------- cleanup
-
-PIDS=()     # every process this script started and has not stopped yet
-WORK=""
-
-# stop_pid sends SIGTERM and waits for the process to exit, then kills it.
-stop_pid() {
-	local pid=$1 deadline=$((SECONDS + stopTimeout))
-	kill -TERM "$pid" 2>/dev/null || return 0
-	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-		sleep 0.2
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		log "pid $pid did not stop in ${stopTimeout}s: killing it"
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || true
-	forget_pid "$pid"
-}
-
-forget_pid() {
-	local keep=() p
-	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
-}
-
-# waited LOG CMD... runs CMD with its output in LOG and returns its status.
-# CMD runs in the background and the shell waits for it, because bash runs
-# a trap only once the foreground command is done: this way an interrupt
-# stops the script (and, through cleanup, CMD) at once.
-waited() {
-	local logf=$1 pid rc=0
-	shift
-	"$@" >"$logf" 2>&1 &
-	pid=$!
-	PIDS+=("$pid")
-	wait "$pid" || rc=$?
-	forget_pid "$pid"
-	return "$rc"
-}
-
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	# Newest first: clients (sysbench, perf) before the servers they use.
-	local i
-	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done
-	if [[ -n $WORK && -d $WORK ]]; then
-		if [[ $BENCH_KEEP_WORK == 1 ]]; then
-			log "work dir kept: $WORK"
-		else
-			rm -rf "$WORK"
-		fi
-	fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# ---------------------------------------------------------------- tools
-
-ensure_packages() {
-	local missing=0 c
-	for c in mariadbd mariadb mariadb-install-db sysbench; do
-		command -v "$c" >/dev/null 2>&1 || [[ -x /usr/sbin/$c ]] || missing=1
-	done
-	((missing)) || return 0
-	[[ $(id -u) == 0 ]] || die "mariadb-server, mariadb-client and sysbench are missing; run as root to install them"
-	log "installing mariadb-server mariadb-client sysbench"
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server mariadb-client sysbench
-}
-
-# port_in_use PORT asks ss (iproute2) whether something listens on PORT,
-# or, where ss is missing (minimal containers), tries to connect to it.
-port_in_use() {
-	if command -v ss >/dev/null 2>&1; then
-		[[ -n $(ss -Hltn "sport = :$1") ]]
-	else
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-	fi
-}
-
-# free_port VAR sets VAR to a TCP port on which nothing listens and that this
-# run has not handed out yet.
-USED_PORTS=" "
-free_port() {
-	local p i
-	for ((i = 0; i < 500; i++)); do
-		p=$((portLow + (RANDOM * 32768 + RANDOM) % (portHigh - portLow)))
-		[[ $USED_PORTS == *" $p "* ]] && continue
-		if ! port_in_use "$p"; then
-			USED_PORTS+="$p "
-			printf -v "$1" '%s' "$p"
-			return 0
-		fi
-	done
-	die "no free port found in $portLow-$portHigh"
-}
-
-# sql PORT ARGS... runs the mariadb client as root@127.0.0.1.
-sql() {
-	local port=$1
-	shift
-	mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P"$port" -uroot --connect-timeout=5 "$@"
-}
-
-# wait_sql NAME PID PORT LOG waits until the server answers SELECT 1.
-wait_sql() {
-	local name=$1 pid=$2 port=$3 logf=$4 deadline=$((SECONDS + startTimeout))
-	while ((SECONDS < deadline)); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$logf" >&2 || true
-			die "$name exited during startup (log: $logf)"
-		fi
-		sql "$port" -e 'SELECT 1' >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	tail -n 20 "$logf" >&2 || true
-	die "$name did not accept connections within ${startTimeout}s"
-}
-
-# kib_of PID FIELD prints FIELD (VmRSS, VmHWM) of /proc/PID/status in KiB.
-kib_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
-# mib_of PID FIELD prints it in MiB, or "n/a" once the process is gone.
-mib_of() { awk -v f="$2:" '$1 == f { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo n/a; }
 
 # ---------------------------------------------------------------- servers
 
@@ -192,42 +55,21 @@ start_miraj() {
 	"$WORK/miraj-server" --root "$dir/data" --port "$port" --bind 127.0.0.1 \
 		--save-policy commit >"$dir/stderr.log" 2>&1 &
 	MIRAJ_PID=$!
-	PIDS+=("$MIRAJ_PID")
+	track_pid "$MIRAJ_PID"
 	MIRAJ_PORT=$port
 	wait_sql "miraj-server ($1)" "$MIRAJ_PID" "$port" "$dir/stderr.log"
 	log "miraj-server ($1) up: pid $MIRAJ_PID port $port"
 }
 
-# start_mariadb NAME starts a fresh private mariadbd; sets MARIADB_PID and
-# MARIADB_PORT. --no-defaults keeps /etc/mysql out of it: own datadir, socket,
-# port and pid file, so a system MariaDB service is not touched.
+# start_mariadb NAME starts a fresh private mariadbd in WORK/NAME, set up as
+# the benchmark wants it (binlog off, durable commits, BENCH_MARIADB_BUFFER_POOL);
+# sets MARIADB_PID and MARIADB_PORT.
 start_mariadb() {
-	local dir=$WORK/$1 port
-	mkdir -p "$dir"
-	mariadb-install-db --no-defaults --datadir="$dir/data" --user=root \
-		--auth-root-authentication-method=normal --skip-test-db \
-		>"$dir/install.log" 2>&1 || { tail -n 20 "$dir/install.log" >&2; die "mariadb-install-db failed"; }
-	free_port port
-	"$MARIADBD" --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir" \
-		--socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
-		--port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
-		--skip-log-bin --sync-binlog=0 --innodb-flush-log-at-trx-commit=1 \
-		--innodb-buffer-pool-size="$BENCH_MARIADB_BUFFER_POOL" --max-connections=500 \
-		>"$dir/stderr.log" 2>&1 &
-	MARIADB_PID=$!
-	PIDS+=("$MARIADB_PID")
-	MARIADB_PORT=$port
-	wait_sql "mariadbd ($1)" "$MARIADB_PID" "$port" "$dir/error.log"
-	log "mariadbd ($1) up: pid $MARIADB_PID port $port"
+	start_private_mariadb "$1" --skip-log-bin --sync-binlog=0 --innodb-flush-log-at-trx-commit=1 \
+		--innodb-buffer-pool-size="$BENCH_MARIADB_BUFFER_POOL"
 }
 
 # ---------------------------------------------------------------- sysbench
-
-# sb PORT DB sets SB to the sysbench connection options for 127.0.0.1:PORT.
-sb() {
-	SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1"
-		--mysql-user=root --mysql-password= --mysql-db="$2")
-}
 
 # prepare NAME PORT DB TABLES ROWS loads the sysbench tables and sets
 # LOAD_SECS to the time it took.
@@ -261,10 +103,8 @@ run_cell() {
 	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench "$w" "${SB[@]}" \
 		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$t" --time="$BENCH_TIME" \
 		--report-interval=0 --verbosity=5 run || rc=$?
-	TPS[$key]=$(awk '/^ *transactions:/ { gsub(/\(/, "", $3); print $3 }' "$logf")
-	P95[$key]=$(awk '/95th percentile:/ { print $3 }' "$logf")
-	IGN[$key]=$(awk '/ignored errors:/ { print $3 }' "$logf")
-	CODES[$key]=$(grep -o 'Ignoring error [0-9]*' "$logf" | awk '{ print $3 }' | sort -u | paste -sd, - || true)
+	sysbench_stats "$logf"
+	TPS[$key]=$SB_TPS P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES
 	FATAL[$key]=""
 	if ((rc != 0)) || [[ -z ${TPS[$key]} ]]; then
 		TPS[$key]=""
@@ -282,10 +122,6 @@ run_cell() {
 }
 
 # ---------------------------------------------------------------- report
-
-# ratio A B prints A/B with two decimals, or nothing if either is missing.
-ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # target_of WORKLOAD THREADS prints the minimum ratio asked of Miraj.
 target_of() {
@@ -482,7 +318,7 @@ profile_step() {
 	perf record -e "$ev" -F 999 -g -p "$MIRAJ_PID" -o "$dir/perf.data" -- sleep "$BENCH_TIME" \
 		>"$dir/perf-record.log" 2>&1 &
 	local perfPid=$!
-	PIDS+=("$perfPid")
+	track_pid "$perfPid"
 	sb "$MIRAJ_PORT" sbtest
 	waited "$dir/sysbench.log" sysbench "$BENCH_PROFILE_WORKLOAD" "${SB[@]}" --tables="$BENCH_TABLES" \
 		--table-size="$BENCH_ROWS" --threads="$BENCH_PROFILE_THREADS" --time="$BENCH_TIME" run || true
@@ -505,11 +341,11 @@ $(awk '!/^#/ && NF && n++ < 25 { sub(/ +- +- *$/, ""); print }' "$dir/report.txt
 # ---------------------------------------------------------------- main
 
 main() {
-	ensure_packages
+	ensure_packages mariadbd mariadb mariadb-install-db sysbench
 	command -v go >/dev/null 2>&1 || die "go is not in PATH: it is needed to build miraj-server"
 	MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 	LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
-	WORK=$(mktemp -d /tmp/miraj-bench.XXXXXX)
+	bench_init miraj-bench
 	mkdir -p "$WORK/logs" "$(dirname "$BENCH_OUT")"
 
 	log "building miraj-server"
