@@ -366,10 +366,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-syncTick.C:
-			if e.opts.Policy != SavePeriodic {
+			// The periodic policy's fsync; under the others it also makes
+			// durable what a secondary wrote without fsync (ack = written).
+			if e.opts.Policy == SaveManual {
 				continue
 			}
 			for _, db := range e.Databases() {
+				if db.jrnl.Durable() >= db.jrnl.End() {
+					continue
+				}
 				if err := db.jrnl.SyncTo(ctx, db.jrnl.End()); err != nil && ctx.Err() == nil {
 					e.log.Error("journal fsync failed", "database", db.name, "err", err)
 				}
