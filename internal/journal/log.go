@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/miraj-db/miraj/internal/atomicfile"
 )
 
 // LSN is a byte position in a database's log. It only grows, across segment
@@ -249,7 +251,7 @@ func (l *Log) createSegment(start LSN) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: create segment: %w", path, err)
 	}
-	if err := syncDir(l.opts.Dir); err != nil {
+	if err := atomicfile.SyncDir(l.opts.Dir); err != nil {
 		f.Close()
 		return err
 	}
@@ -257,18 +259,6 @@ func (l *Log) createSegment(start LSN) error {
 		l.mu.cur.Close()
 	}
 	l.mu.cur, l.mu.curStart = f, start
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("journal %s: fsync dir: %w", dir, err)
-	}
 	return nil
 }
 

@@ -90,13 +90,8 @@ func (t *Table) DropForeignKey(ctx *sql.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	var keep []sql.ForeignKeyConstraint
-	for _, k := range fks {
-		if !strings.EqualFold(k.Name, name) {
-			keep = append(keep, k)
-		}
-	}
-	if len(keep) == len(fks) {
+	keep, found := withoutNamed(fks, name, func(k sql.ForeignKeyConstraint) string { return k.Name })
+	if !found {
 		return sql.ErrForeignKeyNotFound.New(name, t.Name())
 	}
 	return t.setForeignKeys(ctx, keep)

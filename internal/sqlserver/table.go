@@ -535,15 +535,7 @@ func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 	if strings.EqualFold(name, "PRIMARY") {
 		return t.DropPrimaryKey(ctx)
 	}
-	var indexes []metaIndex
-	found := false
-	for _, ix := range t.info.meta.Indexes {
-		if strings.EqualFold(ix.Name, name) {
-			found = true
-			continue
-		}
-		indexes = append(indexes, ix)
-	}
+	indexes, found := withoutNamed(t.info.meta.Indexes, name, func(ix metaIndex) string { return ix.Name })
 	if !found {
 		return sql.ErrIndexNotFound.New(name)
 	}
@@ -659,15 +651,7 @@ func (t *Table) hasCheck(name string) bool {
 }
 
 func (t *Table) DropCheck(ctx *sql.Context, name string) error {
-	var checks []sql.CheckDefinition
-	found := false
-	for _, c := range t.info.meta.Checks {
-		if strings.EqualFold(c.Name, name) {
-			found = true
-			continue
-		}
-		checks = append(checks, c)
-	}
+	checks, found := withoutNamed(t.info.meta.Checks, name, func(c sql.CheckDefinition) string { return c.Name })
 	if !found {
 		return sql.ErrUnknownConstraint.New(name)
 	}
@@ -760,4 +744,19 @@ func enumSetText(typ sql.Type, v any) any {
 		}
 	}
 	return v
+}
+
+// withoutNamed returns xs without the elements named name (compared as
+// MySQL compares identifiers, ignoring case), and whether there was one.
+func withoutNamed[T any](xs []T, name string, nameOf func(T) string) ([]T, bool) {
+	var out []T
+	found := false
+	for _, x := range xs {
+		if strings.EqualFold(nameOf(x), name) {
+			found = true
+			continue
+		}
+		out = append(out, x)
+	}
+	return out, found
 }

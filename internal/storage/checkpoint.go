@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -95,7 +96,7 @@ func writeCheckpoint(dir string, cat *Catalog, lsn journal.LSN) (string, error) 
 	if err := os.Rename(tmp, final); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", final, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return "", err
 	}
 	return final, nil
@@ -145,18 +146,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
 }
 
 var errIncomplete = errors.New("incomplete checkpoint")

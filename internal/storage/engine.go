@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -266,7 +267,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
-	if err := syncDir(e.opts.Root); err != nil {
+	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
 		return nil, err
 	}
 	db, err := e.openDB(name, final)
@@ -297,7 +298,7 @@ func (e *Engine) DropDatabase(name string) error {
 	if err := os.Rename(db.dir, gone); err != nil {
 		return fmt.Errorf("database %s: %w", name, err)
 	}
-	if err := syncDir(e.opts.Root); err != nil {
+	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
 		return err
 	}
 	e.notify()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -157,7 +158,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 		return nil, err
 	}
 	j.Close()
-	if err := syncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return nil, err
 	}
 
@@ -178,7 +179,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, err
 	}
-	if err := syncDir(e.opts.Root); err != nil {
+	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
 		return nil, err
 	}
 	db, err := e.openDBFrom(name, final, cat, lsn)
