@@ -18,14 +18,19 @@ targets=(
 	"./internal/repl FuzzDecodeSubscribe"
 )
 
+# count_inputs prints how many saved inputs a fuzz target's corpus holds.
+count_inputs() {
+	if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi
+}
+
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== $name ($pkg, $FUZZTIME)"
 	corpus="$pkg/testdata/fuzz/$name"
-	before=$(ls "$corpus" 2>/dev/null | wc -l)
+	before=$(count_inputs "$corpus")
 	out=$(mktemp)
 	if ! go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -parallel "$PARALLEL" 2>&1 | tee "$out"; then
-		after=$(ls "$corpus" 2>/dev/null | wc -l)
+		after=$(count_inputs "$corpus")
 		# Go's fuzzer can end with "context deadline exceeded" when the time
 		# runs out while it minimizes a new input; a real failure always
 		# writes the failing input to testdata/fuzz.
