@@ -517,3 +517,79 @@ func (l *Log) ReadRange(from, upto LSN, max int) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// Truncate cuts the log at to, a frame boundary at or after the start of
+// the current segment's predecessor chain: later segments are removed and
+// the one holding to is shortened, all made durable before it returns.
+// Only a replica's unterminated tail is ever cut (at promotion, after it
+// was saved to quarantine); committed frames never are.
+func (l *Log) Truncate(to LSN) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.failed != nil {
+		return l.mu.failed
+	}
+	if to > l.mu.written || to < l.mu.segments[0] {
+		return fmt.Errorf("journal %s: truncate to %d outside the log (%d to %d)", l.opts.Dir, to, l.mu.segments[0], l.mu.written)
+	}
+	if to == l.mu.written {
+		return nil
+	}
+	// Drop whole segments that start after to (or at it, unless it is the
+	// first one, which must remain).
+	for len(l.mu.segments) > 1 && l.mu.segments[len(l.mu.segments)-1] >= to {
+		last := l.mu.segments[len(l.mu.segments)-1]
+		if l.mu.cur != nil && l.mu.curStart == last {
+			l.mu.cur.Close()
+			l.mu.cur = nil
+		}
+		if err := os.Remove(filepath.Join(l.opts.Dir, segmentName(last))); err != nil {
+			return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
+		}
+		l.mu.segments = l.mu.segments[:len(l.mu.segments)-1]
+	}
+	seg := l.mu.segments[len(l.mu.segments)-1]
+	path := filepath.Join(l.opts.Dir, segmentName(seg))
+	if l.mu.cur == nil || l.mu.curStart != seg {
+		if l.mu.cur != nil {
+			l.mu.cur.Close()
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
+		}
+		l.mu.cur, l.mu.curStart = f, seg
+	}
+	if err := l.mu.cur.Truncate(int64(to - seg)); err != nil {
+		return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
+	}
+	if _, err := l.mu.cur.Seek(int64(to-seg), io.SeekStart); err != nil {
+		return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
+	}
+	if err := l.mu.cur.Sync(); err != nil {
+		return l.failLocked(fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err))
+	}
+	if err := atomicfile.SyncDir(l.opts.Dir); err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.written, l.mu.synced = to, to
+	l.synced.Broadcast()
+	return nil
+}
+
+// ReadBytes returns the raw bytes of the log in [from, upto).
+func (l *Log) ReadBytes(from, upto LSN) ([]byte, error) {
+	out := make([]byte, 0, upto-from)
+	for from < upto {
+		b, err := l.ReadRange(from, upto, int(upto-from))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, &CorruptError{File: l.opts.Dir, Offset: int64(from), Reason: "no frame where one was expected"}
+		}
+		out = append(out, b...)
+		from += LSN(len(b))
+	}
+	return out, nil
+}

@@ -5,26 +5,38 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/miraj-db/miraj/internal/history"
+	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/transport"
 )
 
 // Message types on a replication link (transport frame types).
 //
 //	secondary → primary
-//	  Subscribe   epoch, advertised address, n, n × (database, base id, journal end)
-//	  Ack         database, written LSN, applied LSN
+//	  Subscribe   epoch, advertised address, n, n × position
+//	  Ack         database, base id, epoch, written LSN, applied LSN
+//	  Keepalive   (empty) answers each Heartbeat: the primary cuts a
+//	              secondary silent for 15 s
 //	primary → secondary
 //	  NotPrimary  role, epoch, primary id   (then the link closes)
 //	  Welcome     epoch, primary id
 //	  Frames      database, start LSN, frames (the primary's journal bytes)
-//	  SeedBegin   database, base id
+//	  SeedBegin   database, base id, quarantine (0/1), reason
 //	  SeedChunk   database, bytes of the copy
 //	  SeedEnd     database, LSN of the copy
-//	  Drop        database
-//	  Heartbeat   n, n × (database, base id, primary LSN)   every second
+//	  Drop        database, quarantine (0/1)
+//	  Heartbeat   n, n × position (no history)   every second
 //	  Accounts    users and grants (whole)
+//	any node → any node (a link of its own)
+//	  Probe       role, epoch, primary id: the sender's state; a promoted
+//	              primary's announcement is a probe
+//	  ProbeReply  role, epoch, primary id
+//
+//	position  = database, base id, history, journal end
+//	history   = n, n × (epoch, node id, LSN)
 //
 // Integers are uvarints, strings and byte strings are length-prefixed.
+// Epochs in every message go through epoch.Check before they are acted on.
 const (
 	msgSubscribe  transport.Type = 0x10
 	msgNotPrimary transport.Type = 0x11
@@ -37,6 +49,9 @@ const (
 	msgHeartbeat  transport.Type = 0x18
 	msgAccounts   transport.Type = 0x19
 	msgAck        transport.Type = 0x1A
+	msgProbe      transport.Type = 0x1B
+	msgProbeReply transport.Type = 0x1C
+	msgKeepalive  transport.Type = 0x1D
 )
 
 // ErrProtocol marks a message that does not decode: the link is closed.
@@ -45,6 +60,7 @@ var ErrProtocol = errors.New("repl: protocol violation")
 type dbPos struct {
 	Name   string
 	BaseID []byte
+	Hist   history.History
 	LSN    uint64
 }
 
@@ -53,7 +69,22 @@ type enc struct{ b []byte }
 func (e *enc) u(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) s(v string)  { e.u(uint64(len(v))); e.b = append(e.b, v...) }
 func (e *enc) by(v []byte) { e.u(uint64(len(v))); e.b = append(e.b, v...) }
-func (e *enc) pos(p dbPos) { e.s(p.Name); e.by(p.BaseID); e.u(p.LSN) }
+func (e *enc) pos(p dbPos) { e.s(p.Name); e.by(p.BaseID); e.hist(p.Hist); e.u(p.LSN) }
+func (e *enc) hist(h history.History) {
+	e.u(uint64(len(h)))
+	for _, m := range h {
+		e.u(uint64(m.Epoch))
+		e.s(m.Node)
+		e.u(uint64(m.LSN))
+	}
+}
+func (e *enc) flag(v bool) {
+	if v {
+		e.u(1)
+	} else {
+		e.u(0)
+	}
+}
 func (e *enc) list(ps []dbPos) {
 	e.u(uint64(len(ps)))
 	for _, p := range ps {
@@ -96,7 +127,37 @@ func (d *dec) by() []byte {
 func (d *dec) s() string { return string(d.by()) }
 
 func (d *dec) pos() dbPos {
-	return dbPos{Name: d.s(), BaseID: append([]byte(nil), d.by()...), LSN: d.u()}
+	return dbPos{Name: d.s(), BaseID: append([]byte(nil), d.by()...), Hist: d.hist(), LSN: d.u()}
+}
+
+// maxHistoryMarks bounds an epoch history in one message: one mark per
+// promotion that wrote to the database.
+const maxHistoryMarks = 1 << 16
+
+func (d *dec) hist() history.History {
+	n := d.u()
+	if n > maxHistoryMarks {
+		d.err = fmt.Errorf("%w: %d epoch marks in one history", ErrProtocol, n)
+		return nil
+	}
+	var h history.History
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		h = append(h, history.Mark{Epoch: Epoch(d.u()), Node: d.s(), LSN: journal.LSN(d.u())})
+	}
+	if d.err == nil {
+		if err := h.Check(); err != nil {
+			d.err = fmt.Errorf("%w: %v", ErrProtocol, err)
+		}
+	}
+	return h
+}
+
+func (d *dec) flag() bool {
+	v := d.u()
+	if d.err == nil && v > 1 {
+		d.err = fmt.Errorf("%w: flag %d", ErrProtocol, v)
+	}
+	return v == 1
 }
 
 // maxListEntries bounds a list of databases in one message.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/miraj-db/miraj/internal/config"
+	"github.com/miraj-db/miraj/internal/epoch"
+	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
 	"github.com/miraj-db/miraj/internal/transport"
@@ -18,14 +20,34 @@ import (
 
 const (
 	// heartbeatInterval: the primary announces its log ends this often
-	// (PRIMARY_LSN, §17.5.3).
+	// (PRIMARY_LSN, §17.5.3), and the secondary answers with a keepalive.
 	heartbeatInterval = time.Second
+	// linkTimeout: a link on which nothing arrived for this long is dead
+	// (the spec's 15 s without a frame); heartbeats keep a live one busy.
+	linkTimeout = 15 * time.Second
+	// sendTimeout bounds one message's write: a peer that reads nothing for
+	// this long is cut rather than holding a sender forever. Longer than
+	// linkTimeout so that a 256 MiB frame on a slow link still goes.
+	sendTimeout = 60 * time.Second
 	// retryInterval: a secondary without a primary tries its seeds again
 	// after this long.
 	retryInterval = time.Second
+	// probeInterval: a primary, a fenced node or a secondary without a
+	// primary asks its peers for their role and epoch this often
+	// (§17.4.4: every 10 s), so that a primary learns of a newer one.
+	probeInterval = 10 * time.Second
+	// probeTimeout bounds one probe (dial, question, answer).
+	probeTimeout = 3 * time.Second
 	// maxBatchBytes bounds one Frames message; a larger single frame goes
 	// alone (up to the stream limit).
 	maxBatchBytes = 1 << 20
+	// maxRoundBytes bounds what one round of a follower's sender streams of
+	// one database before it looks at heartbeats and other databases.
+	maxRoundBytes = 16 << 20
+	// maxInFlightBytes bounds what a primary sends of one database beyond
+	// what the follower acknowledged as written: a slow database on the
+	// follower holds back its own stream, not the others'.
+	maxInFlightBytes = 32 << 20
 	// seedChunkBytes is the size of one piece of a database copy.
 	seedChunkBytes = 1 << 20
 )
@@ -60,9 +82,21 @@ type Node struct {
 	log  *slog.Logger
 	tr   *transport.Transport
 
+	// transMu serialises role and epoch changes with their disk writes
+	// (transition); never held while waiting on the network.
+	transMu sync.Mutex
+	// promoteReq carries a promotion from Promote to Run's loop.
+	promoteReq chan struct{}
+	// probeNow asks the probe loop for a round at once (after a promotion:
+	// the announcement).
+	probeNow chan struct{}
+
 	mu struct {
 		sync.Mutex
-		state     persisted
+		// state is what is persisted. Invariant: it is on disk before any
+		// effect of it (transition).
+		state persisted
+		// role is state.Role, or PROMOTING while a promotion runs.
 		role      Role
 		lastError string
 		// peers: what this node knows of each member, by lower-case id.
@@ -73,9 +107,8 @@ type Node struct {
 		lastApply time.Time
 		// followers (on a primary): positions of each secondary, by id.
 		followers map[string]*follower
-		// stopFollowing cancels the secondary's follow loop (promotion).
+		// stopFollowing cancels the secondary's follow loop.
 		stopFollowing context.CancelFunc
-		promoted      chan struct{}
 	}
 }
 
@@ -99,14 +132,21 @@ type follower struct {
 type followerPos struct {
 	name    string
 	baseID  []byte
+	hist    history.History // as subscribed; used once, by decideStart
 	sent    journal.LSN
 	written journal.LSN
 	applied journal.LSN
+	// decided: the primary chose how to serve this database on this link
+	// (stream or seed). Until then the position is what the follower
+	// subscribed with, not yet checked against the primary's history.
+	decided bool
 	seeding bool
 	pinned  bool // a placeholder: the member has not connected since this node became primary
 }
 
-// New prepares a node from its configuration and persisted state.
+// New prepares a node from its configuration and persisted state. Client
+// writes stay closed until Run has checked, on a restarted primary, that no
+// peer knows a newer epoch.
 func New(opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -115,19 +155,27 @@ func New(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster state: %w", err)
 	}
-	n := &Node{opts: opts, cfg: opts.Config, st: opts.Storage, log: opts.Logger}
+	n := &Node{opts: opts, cfg: opts.Config, st: opts.Storage, log: opts.Logger,
+		promoteReq: make(chan struct{}, 1), probeNow: make(chan struct{}, 1)}
 	n.mu.state = st
 	n.mu.role = st.Role
 	n.mu.peers = map[string]*peerStatus{}
 	n.mu.primaryLSN = map[string]journal.LSN{}
 	n.mu.followers = map[string]*follower{}
-	n.mu.promoted = make(chan struct{})
 	for _, m := range n.cfg.Members {
 		if !strings.EqualFold(m, n.cfg.Node.ID) {
 			n.mu.peers[strings.ToLower(m)] = &peerStatus{id: m, state: "DISCONNECTED"}
 		}
 	}
-	n.st.SetReadOnly(st.Role != RolePrimary)
+	// Accepted by the configuration, not built yet: said at every start,
+	// never silently ignored.
+	if n.cfg.Mode == config.ModeRaft {
+		n.log.Warn("Cluster: mode = \"raft\" is not available yet: this node runs in manual mode (designate the primary with SET GLOBAL cluster_role = 'primary')")
+	}
+	if n.cfg.SyncCommit != "" && n.cfg.SyncCommit != config.SyncOff {
+		n.log.Warn(fmt.Sprintf("Cluster: sync_commit = %q is not available yet: commits are acknowledged without waiting for secondaries", n.cfg.SyncCommit))
+	}
+	n.st.CloseWrites()
 	n.st.SetRetention(n.retentionFloor)
 	if st.Role == RolePrimary {
 		n.pinMembersLocked()
@@ -145,13 +193,15 @@ func New(opts Options) (*Node, error) {
 	return n, nil
 }
 
-// Run listens for peers and follows the primary while this node is a
-// secondary, until ctx ends.
+// Run listens for peers, probes them, and follows the primary while this
+// node is a secondary, until ctx ends. Every goroutine it starts has ended
+// when it returns.
 func (n *Node) Run(ctx context.Context) error {
 	if _, err := n.tr.Listen(); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
+	defer wg.Wait()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -161,21 +211,49 @@ func (n *Node) Run(ctx context.Context) error {
 	}()
 	n.log.Info(fmt.Sprintf("Cluster: node %s of cluster %s, role %s, epoch %d", n.cfg.Node.ID, n.cfg.Name, n.Role(), n.Epoch()),
 		"listen", n.tr.Addr().String())
-	for ctx.Err() == nil {
-		if n.Role() == RoleSecondary {
-			fctx, cancel := context.WithCancel(ctx)
-			n.mu.Lock()
-			n.mu.stopFollowing = cancel
-			n.mu.Unlock()
-			n.followOnce(fctx)
-			cancel()
+	if n.Role() == RolePrimary {
+		// A restarted primary asks its peers first: one that learned of a
+		// newer epoch while this node was down fences it before a single
+		// write (§17.4.2).
+		n.probeRound(ctx)
+		n.mu.Lock()
+		st := n.mu.state
+		n.mu.Unlock()
+		if st.Role == RolePrimary {
+			n.st.OpenWrites(&storage.Writer{Epoch: st.Epoch, Node: n.cfg.Node.ID})
 		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n.probeLoop(ctx)
+	}()
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithCancel(ctx)
+		n.mu.Lock()
+		// Checked and armed under one lock: a Promote in between would
+		// otherwise find nothing to stop and wait for the link to break.
+		following := n.mu.role == RoleSecondary
+		if following {
+			n.mu.stopFollowing = cancel
+		}
+		n.mu.Unlock()
+		if following {
+			n.followOnce(fctx)
+			n.mu.Lock()
+			n.mu.stopFollowing = nil
+			n.mu.Unlock()
+		}
+		cancel()
 		select {
 		case <-ctx.Done():
+		case <-n.promoteReq:
+			// The follow loop has returned: nothing appends to the
+			// journals any more.
+			n.promote(ctx)
 		case <-time.After(retryInterval):
 		}
 	}
-	wg.Wait()
 	return nil
 }
 
@@ -185,6 +263,11 @@ func (n *Node) Role() Role {
 	defer n.mu.Unlock()
 	return n.mu.role
 }
+
+// Writable reports whether client writes are accepted: the node is the
+// primary and its commit gate is open (a restarted primary opens it once
+// its peers have told it no newer epoch exists).
+func (n *Node) Writable() bool { return n.Role() == RolePrimary && !n.st.ReadOnly() }
 
 // Epoch returns the highest epoch the node knows.
 func (n *Node) Epoch() Epoch {
@@ -218,18 +301,100 @@ func (n *Node) ServerID() uint32 {
 	return v
 }
 
+// transition is the one place where the node's role and epoch change. The
+// rules are checkTransition's; the new state is on disk before it takes
+// effect; leaving the primary role closes the commit gate first (under
+// every database's commit lock), entering it opens the gate last.
+func (n *Node) transition(next persisted, why string) error {
+	n.transMu.Lock()
+	defer n.transMu.Unlock()
+	n.mu.Lock()
+	cur := n.mu.state
+	n.mu.Unlock()
+	if err := checkTransition(cur, next); err != nil {
+		return err
+	}
+	if cur == next {
+		return nil
+	}
+	if cur.Role == RolePrimary && next.Role != RolePrimary {
+		n.st.CloseWrites()
+	}
+	if err := saveState(n.opts.StateDir, next); err != nil {
+		return fmt.Errorf("cluster state: %w", err)
+	}
+	n.mu.Lock()
+	n.mu.state = next
+	if !(n.mu.role == RolePromoting && next.Role == RoleSecondary) {
+		n.mu.role = next.Role
+	}
+	if next.Role == RolePrimary {
+		n.pinMembersLocked()
+	}
+	n.mu.Unlock()
+	if next.Role == RolePrimary {
+		n.st.OpenWrites(&storage.Writer{Epoch: next.Epoch, Node: n.cfg.Node.ID})
+	}
+	n.log.Info(fmt.Sprintf("Cluster: %s: role %s, epoch %d, primary %s (%s)", n.cfg.Node.ID, next.Role, next.Epoch, next.Primary, why))
+	return nil
+}
+
+// observeEpoch acts on an epoch a peer with a proven identity showed: a
+// primary that sees a higher one is fenced at once; a secondary adopts it
+// and leaves a primary of an older epoch.
+func (n *Node) observeEpoch(from string, announced Epoch, primary string, fromFollowedPrimary bool) {
+	n.mu.Lock()
+	cur, role := n.mu.state, n.mu.role
+	n.mu.Unlock()
+	news, v := judgeEpoch(cur, role, announced, fromFollowedPrimary)
+	if v.Ignored() {
+		n.log.Warn("Cluster: " + epoch.Message(v, cur.Epoch, announced, from))
+		return
+	}
+	switch news {
+	case newsFence:
+		next := persisted{Role: RoleFenced, Epoch: announced, Primary: primary}
+		if err := n.transition(next, fmt.Sprintf("node %s shows epoch %d", from, announced)); err != nil {
+			// Writes are closed whatever the disk said.
+			n.st.CloseWrites()
+			n.log.Error(fmt.Sprintf("Cluster: fencing of %s not recorded: %v", n.cfg.Node.ID, err))
+		}
+		n.log.Warn(fmt.Sprintf("Cluster: %s FENCED: node %s shows epoch %d (primary %s), newer than this node's epoch %d; writes refused until SET GLOBAL cluster_role = 'secondary'",
+			n.cfg.Node.ID, from, announced, primary, cur.Epoch))
+	case newsAdopt:
+		keep := cur.Role
+		if keep == RolePrimary {
+			keep = RoleSecondary
+		}
+		if err := n.transition(persisted{Role: keep, Epoch: announced, Primary: primary}, fmt.Sprintf("epoch %d announced by %s", announced, from)); err != nil {
+			n.log.Error(fmt.Sprintf("Cluster: epoch %d from %s not adopted: %v", announced, from, err))
+			return
+		}
+		n.mu.Lock()
+		stop := n.mu.stopFollowing
+		n.mu.Unlock()
+		if stop != nil && !fromFollowedPrimary {
+			stop() // the primary followed until now is of an older epoch
+		}
+	}
+}
+
 // Promote designates this node the primary of a new epoch (SET GLOBAL
 // cluster_role = 'primary'). It returns at once; the node shows PROMOTING,
-// then PRIMARY.
+// then PRIMARY once Run has stopped following, cut any unterminated tail
+// and written the new epoch.
 func (n *Node) Promote() error {
 	n.mu.Lock()
-	if n.mu.role != RoleSecondary {
-		role := n.mu.role
+	switch n.mu.role {
+	case RolePrimary:
 		n.mu.Unlock()
-		if role == RolePrimary {
-			return nil
-		}
+		return nil
+	case RolePromoting:
+		n.mu.Unlock()
 		return fmt.Errorf("a promotion is already in progress")
+	case RoleFenced:
+		n.mu.Unlock()
+		return fmt.Errorf("this node is FENCED: a newer primary exists")
 	}
 	n.mu.role = RolePromoting
 	stop := n.mu.stopFollowing
@@ -237,11 +402,34 @@ func (n *Node) Promote() error {
 	if stop != nil {
 		stop()
 	}
-	go n.finishPromotion()
+	select {
+	case n.promoteReq <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
-func (n *Node) finishPromotion() {
+// promote runs in Run's loop once the follow loop has ended.
+func (n *Node) promote(ctx context.Context) {
+	fail := func(err error) {
+		n.log.Error(fmt.Sprintf("Cluster: promotion of %s abandoned: %v", n.cfg.Node.ID, err))
+		n.mu.Lock()
+		n.mu.role = n.mu.state.Role
+		n.mu.lastError = err.Error()
+		n.mu.Unlock()
+	}
+	// A transaction of the former primary whose commit frame never came is
+	// cut before this node writes: kept in quarantine, never committed on.
+	for _, db := range n.st.Databases() {
+		cut, err := db.CutTail(func(from journal.LSN, tail []byte) error { return n.quarantineTail(db, from, tail) })
+		if err != nil {
+			fail(fmt.Errorf("database %s: %w", db.Name(), err))
+			return
+		}
+		if cut > 0 {
+			n.log.Warn(fmt.Sprintf("Cluster: database %s: %d bytes of an unterminated transaction cut at LSN %d and kept in quarantine", db.Name(), cut, db.LSN()))
+		}
+	}
 	n.mu.Lock()
 	next := persisted{Role: RolePrimary, Epoch: n.mu.state.Epoch + 1, Primary: n.cfg.Node.ID}
 	for _, p := range n.mu.peers {
@@ -250,22 +438,23 @@ func (n *Node) finishPromotion() {
 		}
 	}
 	n.mu.Unlock()
-	if err := saveState(n.opts.StateDir, next); err != nil {
-		n.log.Error(fmt.Sprintf("Cluster: promotion of %s abandoned: %v", n.cfg.Node.ID, err))
-		n.mu.Lock()
-		n.mu.role = RoleSecondary
-		n.mu.lastError = err.Error()
-		n.mu.Unlock()
+	if err := n.transition(next, "promotion"); err != nil {
+		fail(err)
 		return
 	}
+	for _, db := range n.st.Databases() {
+		if err := db.MarkEpoch(ctx); err != nil {
+			n.log.Error(fmt.Sprintf("Cluster: database %s: epoch mark: %v", db.Name(), err))
+		}
+	}
 	n.mu.Lock()
-	n.mu.state = next
-	n.mu.role = RolePrimary
-	n.pinMembersLocked()
-	close(n.mu.promoted)
+	n.mu.lastError = ""
 	n.mu.Unlock()
-	n.st.SetReadOnly(false)
 	n.log.Info(fmt.Sprintf("Cluster: %s is primary of epoch %d", n.cfg.Node.ID, next.Epoch))
+	select {
+	case n.probeNow <- struct{}{}: // announce the new epoch to every peer
+	default:
+	}
 }
 
 // pinMembersLocked makes a primary that does not know its secondaries'

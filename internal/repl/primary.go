@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
@@ -13,13 +14,21 @@ import (
 	"github.com/miraj-db/miraj/internal/transport"
 )
 
-// serveIncoming handles a link a peer opened: a secondary subscribing.
+// serveIncoming handles a link a peer opened: a secondary subscribing, or
+// a probe (which is also how a new primary announces its epoch).
 func (n *Node) serveIncoming(ctx context.Context, c *transport.Conn) {
-	f, err := c.Recv(ctx)
+	rctx, cancel := context.WithTimeout(ctx, linkTimeout)
+	f, err := c.Recv(rctx)
+	cancel()
 	if err != nil {
 		return
 	}
-	if f.Type != msgSubscribe {
+	switch f.Type {
+	case msgSubscribe:
+	case msgProbe:
+		n.answerProbe(ctx, c, f.Payload)
+		return
+	default:
 		n.log.Warn("Cluster: unexpected message from a peer, link closed", "peer", c.Peer().ID, "type", int(f.Type))
 		return
 	}
@@ -31,6 +40,9 @@ func (n *Node) serveIncoming(ctx context.Context, c *transport.Conn) {
 		n.log.Warn("Cluster: malformed subscription, link closed", "peer", c.Peer().ID, "err", err)
 		return
 	}
+	// A follower of a newer primary is proof of a newer epoch: a primary
+	// that sees it is fenced.
+	n.observeEpoch(c.Peer().ID, epoch, "", false)
 	n.mu.Lock()
 	role, st := n.mu.role, n.mu.state
 	n.mu.Unlock()
@@ -39,54 +51,85 @@ func (n *Node) serveIncoming(ctx context.Context, c *transport.Conn) {
 		e.s(string(role))
 		e.u(uint64(st.Epoch))
 		e.s(st.Primary)
-		c.Send(ctx, msgNotPrimary, e.b)
+		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		c.Send(sctx, msgNotPrimary, e.b)
+		cancel()
 		return
 	}
-	n.serveFollower(ctx, c, advertise, positions)
+	n.serveFollower(ctx, c, advertise, positions, st.Epoch)
+}
+
+// send writes one message with a bounded wait.
+func send(ctx context.Context, c *transport.Conn, typ transport.Type, payload []byte) error {
+	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	return c.Send(sctx, typ, payload)
 }
 
 // serveFollower streams every database to one secondary until the link
-// closes or the node stops being primary.
-func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise string, positions []dbPos) {
+// closes or the node stops being the primary of epoch.
+func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise string, positions []dbPos, epoch Epoch) {
 	id := c.Peer().ID
 	key := strings.ToLower(id)
+	// Both ends of a stream accept the stream's frame limit: a 40 MiB row
+	// is one frame.
+	if err := c.SetMaxFrame(transport.MaxStreamFrameBytes); err != nil {
+		return
+	}
 	f := &follower{id: id, positions: map[string]*followerPos{}}
 	for _, p := range positions {
-		f.positions[strings.ToLower(p.Name)] = &followerPos{name: p.Name, baseID: p.BaseID, sent: journal.LSN(p.LSN), written: journal.LSN(p.LSN), applied: journal.LSN(p.LSN)}
+		f.positions[strings.ToLower(p.Name)] = &followerPos{name: p.Name, baseID: p.BaseID, hist: p.Hist,
+			sent: journal.LSN(p.LSN), written: journal.LSN(p.LSN), applied: journal.LSN(p.LSN)}
 	}
 	n.mu.Lock()
-	epoch := n.mu.state.Epoch
 	n.mu.followers[key] = f
 	n.mu.Unlock()
 	n.setPeer(id, func(p *peerStatus) {
 		p.addr, p.role, p.state, p.epoch, p.connectedSince, p.lastError = advertise, RoleSecondary, "CONNECTED", epoch, time.Now(), ""
 	})
 	n.log.Info(fmt.Sprintf("Cluster: secondary %s connected", id), "peer", id, "addr", c.Peer().Addr.String())
+
+	lctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
 	defer func() {
-		n.setPeer(id, func(p *peerStatus) {
-			p.state, p.connectedSince = "DISCONNECTED", time.Time{}
-			if err := c.Err(); err != nil && !errors.Is(err, transport.ErrClosed) {
-				p.lastError = err.Error()
-			}
-		})
+		cancel()
+		c.Close()
+		wg.Wait()
+		n.mu.Lock()
+		// A newer link of the same secondary (it reconnected before this
+		// one noticed its end) owns the peer's row now.
+		current := n.mu.followers[key] == f
+		n.mu.Unlock()
+		if current {
+			n.setPeer(id, func(p *peerStatus) {
+				p.state, p.connectedSince = "DISCONNECTED", time.Time{}
+				if err := c.Err(); err != nil && !errors.Is(err, transport.ErrClosed) {
+					p.lastError = err.Error()
+				}
+			})
+		}
 		n.log.Info(fmt.Sprintf("Cluster: secondary %s disconnected", id), "peer", id)
 	}()
 
 	e := &enc{}
 	e.u(uint64(epoch))
 	e.s(n.cfg.Node.ID)
-	if err := c.Send(ctx, msgWelcome, e.b); err != nil {
+	if err := send(lctx, c, msgWelcome, e.b); err != nil {
 		return
 	}
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go n.readAcks(lctx, c, f)
+	acked := make(chan struct{}, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n.readAcks(lctx, c, f, epoch, acked)
+	}()
 
 	var accountsVersion uint64
 	var lastHeartbeat time.Time
-	for lctx.Err() == nil && n.Role() == RolePrimary {
+	for lctx.Err() == nil && n.isPrimaryOf(epoch) {
 		changed := n.st.Changed()
-		if err := n.syncFollower(lctx, c, f, &accountsVersion); err != nil {
+		more, err := n.syncFollower(lctx, c, f, &accountsVersion)
+		if err != nil {
 			if lctx.Err() == nil {
 				n.log.Error(fmt.Sprintf("Cluster: streaming to %s failed: %v", id, err), "peer", id)
 				n.setPeer(id, func(p *peerStatus) { p.lastError = err.Error() })
@@ -99,26 +142,43 @@ func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise s
 			}
 			lastHeartbeat = time.Now()
 		}
+		if more {
+			continue // a round was cut short: go on after the heartbeat
+		}
 		select {
 		case <-lctx.Done():
 		case <-c.Done():
 			return
 		case <-changed:
+		case <-acked: // a window may have opened
 		case <-time.After(heartbeatInterval):
 		}
 	}
 }
 
-// syncFollower sends what the follower lacks: copies of databases it has
-// not got (or not this incarnation of, or too far behind), journal frames,
-// drops, accounts.
-func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower, accountsVersion *uint64) error {
+// isPrimaryOf reports whether the node is still the primary of epoch.
+func (n *Node) isPrimaryOf(epoch Epoch) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.mu.role == RolePrimary && n.mu.state.Epoch == epoch
+}
+
+// view is what decideStart needs of one of this primary's databases.
+func view(db *storage.DB) dbView {
+	return dbView{baseID: db.Snapshot().BaseID(), hist: db.History(), end: db.LSN(), retained: db.Journal().Start()}
+}
+
+// syncFollower sends what the follower lacks, one bounded round: copies of
+// databases it has not got (or whose journal is not on this primary's
+// history), journal frames, drops, accounts. more reports a round cut
+// short by its bounds.
+func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower, accountsVersion *uint64) (more bool, err error) {
 	if n.opts.Accounts.Version != nil {
 		// Version first, then the data: a change in between is sent
 		// again at the next round, never lost.
 		if v := n.opts.Accounts.Version() + 1; v != *accountsVersion {
-			if err := c.Send(ctx, msgAccounts, n.opts.Accounts.Data()); err != nil {
-				return err
+			if err := send(ctx, c, msgAccounts, n.opts.Accounts.Data()); err != nil {
+				return false, err
 			}
 			*accountsVersion = v
 		}
@@ -128,56 +188,91 @@ func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower,
 	for _, db := range dbs {
 		key := strings.ToLower(db.Name())
 		present[key] = true
-		base := db.Snapshot().BaseID()
 		n.mu.Lock()
 		p, ok := f.positions[key]
 		n.mu.Unlock()
-		start := db.Journal().Start()
-		if !ok || !bytes.Equal(p.baseID, base) || p.sent < start || p.sent > db.LSN() {
-			reason := "no common history"
-			switch {
-			case ok && bytes.Equal(p.baseID, base) && p.sent < start:
-				reason = fmt.Sprintf("position %d no longer retained (journal starts at %d)", p.sent, start)
-				n.setPeer(f.id, func(ps *peerStatus) { ps.state = "REBOOTSTRAP_NEEDED" })
-			case ok && bytes.Equal(p.baseID, base):
-				reason = fmt.Sprintf("position %d beyond the primary's log end %d", p.sent, db.LSN())
+		if !ok || !p.decided {
+			pos := dbPos{Name: db.Name()}
+			if ok {
+				pos = dbPos{Name: p.name, BaseID: p.baseID, Hist: p.hist, LSN: uint64(p.sent)}
 			}
-			if err := n.seed(ctx, c, f, db, reason); err != nil {
-				return err
+			d := decideStart(view(db), pos)
+			if d.kind == startSeed {
+				if d.rebootstrap {
+					n.setPeer(f.id, func(ps *peerStatus) { ps.state = "REBOOTSTRAP_NEEDED" })
+				}
+				if err := n.seed(ctx, c, f, db, d); err != nil {
+					return false, err
+				}
+				continue
 			}
-			continue
+			n.mu.Lock()
+			p.decided, p.hist = true, nil
+			n.mu.Unlock()
 		}
-		for p.sent < db.LSN() {
-			frames, err := db.ReadCommitted(p.sent, maxBatchBytes)
+		n.mu.Lock()
+		seeding := p.seeding
+		n.mu.Unlock()
+		if seeding {
+			continue // installing the copy: nothing more until it says so
+		}
+		round := 0
+		for {
+			n.mu.Lock()
+			sent, written := p.sent, p.written
+			n.mu.Unlock()
+			end := db.LSN()
+			if sent >= end {
+				break
+			}
+			if sent > written && sent-written >= maxInFlightBytes {
+				break // the follower's database is behind: wait for its acks
+			}
+			if round >= maxRoundBytes {
+				more = true
+				break
+			}
+			frames, err := db.ReadCommitted(sent, maxBatchBytes)
 			if err != nil {
-				return err
+				return false, err
 			}
 			e := &enc{}
 			e.s(db.Name())
-			e.u(uint64(p.sent))
+			e.u(uint64(sent))
 			e.b = append(e.b, frames...)
-			if err := c.Send(ctx, msgFrames, e.b); err != nil {
-				return err
+			if err := send(ctx, c, msgFrames, e.b); err != nil {
+				return false, err
 			}
+			round += len(frames)
 			n.mu.Lock()
 			p.sent += journal.LSN(len(frames))
 			n.mu.Unlock()
 		}
 	}
+	n.mu.Lock()
+	var gone []*followerPos
 	for key, p := range f.positions {
-		if present[key] {
-			continue
+		if !present[key] {
+			gone = append(gone, p)
 		}
+	}
+	n.mu.Unlock()
+	for _, p := range gone {
+		// A database this primary never served on this link (the
+		// follower subscribed with it) may hold writes nobody else has:
+		// the follower keeps it in quarantine. One that was streamed and
+		// dropped here is simply dropped.
 		e := &enc{}
 		e.s(p.name)
-		if err := c.Send(ctx, msgDrop, e.b); err != nil {
-			return err
+		e.flag(!p.decided)
+		if err := send(ctx, c, msgDrop, e.b); err != nil {
+			return false, err
 		}
 		n.mu.Lock()
-		delete(f.positions, key)
+		delete(f.positions, strings.ToLower(p.name))
 		n.mu.Unlock()
 	}
-	return nil
+	return more, nil
 }
 
 // chunkWriter sends what is written to it as SeedChunk messages.
@@ -203,7 +298,7 @@ func (w *chunkWriter) flush(n int) error {
 	e := &enc{}
 	e.s(w.name)
 	e.b = append(e.b, w.buf[:n]...)
-	if err := w.c.Send(w.ctx, msgSeedChunk, e.b); err != nil {
+	if err := send(w.ctx, w.c, msgSeedChunk, e.b); err != nil {
 		return err
 	}
 	w.sent += int64(n)
@@ -211,22 +306,25 @@ func (w *chunkWriter) flush(n int) error {
 	return nil
 }
 
-// seed sends a consistent copy of db; streaming resumes from its LSN.
-func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *storage.DB, reason string) error {
+// seed sends a consistent copy of db; streaming resumes from its LSN once
+// the follower acknowledges it.
+func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *storage.DB, d start) error {
 	key := strings.ToLower(db.Name())
 	base := db.Snapshot().BaseID()
 	n.mu.Lock()
-	f.positions[key] = &followerPos{name: db.Name(), baseID: base, seeding: true}
+	f.positions[key] = &followerPos{name: db.Name(), baseID: base, decided: true, seeding: true}
 	n.mu.Unlock()
 	n.setPeer(f.id, func(p *peerStatus) { p.state = "BOOTSTRAPPING" })
-	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s started (%s)", db.Name(), f.id, reason), "peer", f.id, "database", db.Name())
+	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s started (%s)", db.Name(), f.id, d.reason), "peer", f.id, "database", db.Name())
 	start := time.Now()
 
 	e := &enc{}
 	e.s(db.Name())
 	e.by(base)
+	e.flag(d.quarantine)
+	e.s(d.reason)
 	// The LSN is known once the copy is taken; SeedEnd carries it.
-	if err := c.Send(ctx, msgSeedBegin, e.b); err != nil {
+	if err := send(ctx, c, msgSeedBegin, e.b); err != nil {
 		return err
 	}
 	w := &chunkWriter{ctx: ctx, c: c, name: db.Name()}
@@ -242,14 +340,14 @@ func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *sto
 	e = &enc{}
 	e.s(db.Name())
 	e.u(uint64(lsn))
-	if err := c.Send(ctx, msgSeedEnd, e.b); err != nil {
+	if err := send(ctx, c, msgSeedEnd, e.b); err != nil {
 		return err
 	}
 	// The secondary has the copy once it says so (its first Ack):
 	// until then it is still installing it, BOOTSTRAPPING, and its
 	// positions are not known.
 	n.mu.Lock()
-	f.positions[key] = &followerPos{name: db.Name(), baseID: base, sent: lsn, seeding: true}
+	f.positions[key] = &followerPos{name: db.Name(), baseID: base, sent: lsn, decided: true, seeding: true}
 	n.mu.Unlock()
 	secs := time.Since(start).Seconds()
 	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s finished: %d bytes in %.2f s", db.Name(), f.id, w.sent, secs),
@@ -264,16 +362,25 @@ func (n *Node) sendHeartbeat(ctx context.Context, c *transport.Conn) error {
 	}
 	e := &enc{}
 	e.list(ps)
-	return c.Send(ctx, msgHeartbeat, e.b)
+	return send(ctx, c, msgHeartbeat, e.b)
 }
 
-// readAcks records the follower's acknowledgements.
-func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower) {
+// readAcks records the follower's acknowledgements; a follower silent for
+// linkTimeout (it answers every heartbeat) is cut.
+func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower, epoch Epoch, acked chan<- struct{}) {
 	for {
-		m, err := c.Recv(ctx)
+		rctx, cancel := context.WithTimeout(ctx, linkTimeout)
+		m, err := c.Recv(rctx)
+		cancel()
 		if err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn(fmt.Sprintf("Cluster: secondary %s: %v", f.id, linkError(err)), "peer", f.id)
+			}
 			c.Close()
 			return
+		}
+		if m.Type == msgKeepalive {
+			continue
 		}
 		if m.Type != msgAck {
 			n.log.Warn("Cluster: unexpected message from a secondary, link closed", "peer", f.id, "type", int(m.Type))
@@ -281,7 +388,7 @@ func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower) {
 			return
 		}
 		d := &dec{b: m.Payload}
-		name, written, applied := d.s(), journal.LSN(d.u()), journal.LSN(d.u())
+		name, base, ackEpoch, written, applied := d.s(), d.by(), Epoch(d.u()), journal.LSN(d.u()), journal.LSN(d.u())
 		if err := d.end(); err != nil {
 			n.log.Warn("Cluster: malformed acknowledgement, link closed", "peer", f.id, "err", err)
 			c.Close()
@@ -289,6 +396,9 @@ func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower) {
 		}
 		n.mu.Lock()
 		p, ok := f.positions[strings.ToLower(name)]
+		// An ack for another incarnation of the database (a copy being
+		// replaced) or of another epoch says nothing about this stream.
+		ok = ok && bytes.Equal(p.baseID, base) && ackEpoch == epoch
 		if ok && p.seeding && written >= p.sent {
 			// The first acknowledgement after a copy: it is installed.
 			p.seeding = false
@@ -310,5 +420,17 @@ func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower) {
 			}
 		}
 		n.mu.Unlock()
+		select {
+		case acked <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// linkError words a receive failure: a deadline is a silent peer.
+func linkError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("nothing received for %s, link closed", linkTimeout)
+	}
+	return err
 }

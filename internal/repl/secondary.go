@@ -7,13 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miraj-db/miraj/internal/config"
+	epochpkg "github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
 	"github.com/miraj-db/miraj/internal/transport"
 )
+
+// maxQueuedMessages bounds the messages waiting for one database's apply
+// worker on a secondary. With the primary's in-flight window
+// (maxInFlightBytes in 1 MiB batches) a stream never fills it; a full queue
+// holds the receive loop back (backpressure) rather than growing.
+const maxQueuedMessages = 64
 
 // followOnce finds the primary among the seeds and follows it until the
 // link breaks or ctx ends (a promotion cancels it).
@@ -24,6 +32,7 @@ func (n *Node) followOnce(ctx context.Context) {
 		}
 		c, err := n.tr.Dial(ctx, "", addr)
 		if err != nil {
+			n.setPeerByAddr(addr, "UNREACHABLE")
 			continue
 		}
 		n.follow(ctx, c, addr)
@@ -42,16 +51,19 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 	}
 	var ps []dbPos
 	for _, db := range n.st.Databases() {
-		ps = append(ps, dbPos{Name: db.Name(), BaseID: db.Snapshot().BaseID(), LSN: uint64(db.Journal().End())})
+		h, end := db.ReceivedHistory()
+		ps = append(ps, dbPos{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
 	}
 	e := &enc{}
 	e.u(uint64(n.Epoch()))
 	e.s(n.cfg.Node.Advertise)
 	e.list(ps)
-	if err := c.Send(ctx, msgSubscribe, e.b); err != nil {
+	if err := send(ctx, c, msgSubscribe, e.b); err != nil {
 		return
 	}
-	m, err := c.Recv(ctx)
+	rctx, cancel := context.WithTimeout(ctx, linkTimeout)
+	m, err := c.Recv(rctx)
+	cancel()
 	if err != nil {
 		return
 	}
@@ -61,7 +73,7 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 		role, epoch, primary := Role(d.s()), Epoch(d.u()), d.s()
 		if d.end() == nil {
 			n.setPeer(id, func(p *peerStatus) { p.addr, p.role, p.epoch, p.state = addr, role, epoch, "REACHABLE" })
-			_ = primary
+			n.observeEpoch(id, epoch, primary, false)
 		}
 		return
 	case msgWelcome:
@@ -78,15 +90,19 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 		n.log.Error(fmt.Sprintf("Cluster: %s announces epoch %d, older than ours (%d): not followed", id, epoch, n.Epoch()), "peer", id)
 		return
 	}
-	if err := n.adoptPrimary(primary, epoch); err != nil {
-		n.log.Error("Cluster: cannot record the primary", "err", err)
+	if v := epochpkg.Check(n.Epoch(), epoch, true); v.Ignored() {
+		n.log.Warn("Cluster: " + epochpkg.Message(v, n.Epoch(), epoch, id))
+		return
+	}
+	if err := n.transition(persisted{Role: RoleSecondary, Epoch: epoch, Primary: primary}, "following "+primary); err != nil {
+		n.log.Error(fmt.Sprintf("Cluster: not following %s: %v", id, err), "peer", id)
 		return
 	}
 	n.setPeer(id, func(p *peerStatus) {
 		p.addr, p.role, p.epoch, p.state, p.connectedSince, p.lastError = addr, RolePrimary, epoch, "CONNECTED", time.Now(), ""
 	})
 	n.log.Info(fmt.Sprintf("Cluster: following primary %s (epoch %d) at %s", id, epoch, addr), "peer", id)
-	err = n.receive(ctx, c)
+	err = n.receive(ctx, c, epoch)
 	n.setPeer(id, func(p *peerStatus) {
 		p.state, p.connectedSince = "DISCONNECTED", time.Time{}
 		if err != nil && ctx.Err() == nil {
@@ -103,126 +119,81 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 	}
 }
 
-func (n *Node) adoptPrimary(primary string, epoch Epoch) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.mu.state.Primary == primary && n.mu.state.Epoch == epoch {
-		return nil
-	}
-	next := persisted{Role: RoleSecondary, Epoch: epoch, Primary: primary}
-	if err := saveState(n.opts.StateDir, next); err != nil {
-		return err
-	}
-	n.mu.state = next
-	return nil
-}
-
 // seedFile is where a copy being received is written.
 func (n *Node) seedFile(db string) string {
 	return filepath.Join(n.opts.StateDir, "seed-"+storage.DirName(db)+".part")
 }
 
-// receive applies the primary's messages until the link fails.
-func (n *Node) receive(ctx context.Context, c *transport.Conn) error {
-	var seedOut *os.File
-	var seedName string
+// applyWorker applies one database's messages in order, apart from the
+// other databases': a copy being installed, a large transaction or DDL in
+// one database does not hold back another's frames.
+type applyWorker struct {
+	name string
+	q    chan transport.Frame
+	// seed: the copy being received (owned by the worker's goroutine).
+	seed *os.File
+}
+
+// receive reads the primary's messages until the link fails, handing each
+// database's to its worker; ctx's end, a worker's failure or a silent link
+// (linkTimeout) ends it, and every worker has exited when it returns.
+func (n *Node) receive(ctx context.Context, c *transport.Conn, epoch Epoch) error {
+	lctx, cancel := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	workers := map[string]*applyWorker{}
 	defer func() {
-		if seedOut != nil {
-			seedOut.Close()
-			os.Remove(seedOut.Name())
+		cancel(nil)
+		for _, w := range workers {
+			close(w.q)
 		}
+		wg.Wait()
 	}()
 	durable := n.cfg.Ack == config.AckDurable
-	for {
-		m, err := c.Recv(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		d := &dec{b: m.Payload}
-		switch m.Type {
-		case msgFrames:
-			name, start := d.s(), journal.LSN(d.u())
-			frames := d.b
-			if d.err != nil {
-				return d.err
-			}
-			db, ok := n.st.Database(name)
-			if !ok {
-				return fmt.Errorf("%w: frames for unknown database %s", ErrProtocol, name)
-			}
-			end, err := db.AppendReplicated(ctx, start, frames, durable)
-			if err != nil {
-				return fmt.Errorf("database %s: %w", name, err)
-			}
-			n.mu.Lock()
-			n.mu.lastApply = time.Now()
-			n.mu.Unlock()
-			if err := n.ack(ctx, c, db, end); err != nil {
-				return err
-			}
-		case msgSeedBegin:
-			name, base := d.s(), d.by()
-			if err := d.end(); err != nil {
-				return err
-			}
-			_ = base
-			if seedOut != nil {
-				return fmt.Errorf("%w: seed of %s begins inside the seed of %s", ErrProtocol, name, seedName)
-			}
+	dispatch := func(name string, m transport.Frame) error {
+		key := strings.ToLower(name)
+		w, ok := workers[key]
+		if !ok {
 			if err := transport.CheckFileName(name); err != nil {
 				return fmt.Errorf("database name %q refused: %w", name, err)
 			}
-			f, err := os.Create(n.seedFile(name))
-			if err != nil {
-				return err
+			w = &applyWorker{name: name, q: make(chan transport.Frame, maxQueuedMessages)}
+			workers[key] = w
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n.runWorker(lctx, c, w, epoch, durable, cancel)
+			}()
+		}
+		select {
+		case w.q <- m:
+			return nil
+		case <-lctx.Done():
+			return context.Cause(lctx)
+		}
+	}
+	for {
+		rctx, rcancel := context.WithTimeout(lctx, linkTimeout)
+		m, err := c.Recv(rctx)
+		rcancel()
+		if err != nil {
+			if cause := context.Cause(lctx); cause != nil && ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
+				return cause // a worker failed
 			}
-			seedOut, seedName = f, name
-			n.log.Info(fmt.Sprintf("Cluster: receiving a copy of database %s", name), "database", name)
-		case msgSeedChunk:
+			if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
+				return nil
+			}
+			return linkError(err)
+		}
+		d := &dec{b: m.Payload}
+		switch m.Type {
+		case msgFrames, msgSeedBegin, msgSeedChunk, msgSeedEnd, msgDrop:
 			name := d.s()
-			if d.err != nil || seedOut == nil || name != seedName {
-				return fmt.Errorf("%w: seed chunk out of place", ErrProtocol)
+			if d.err != nil {
+				return d.err
 			}
-			if _, err := seedOut.Write(d.b); err != nil {
+			if err := dispatch(name, m); err != nil {
 				return err
 			}
-		case msgSeedEnd:
-			name, lsn := d.s(), journal.LSN(d.u())
-			if err := d.end(); err != nil || seedOut == nil || name != seedName {
-				return fmt.Errorf("%w: seed end out of place", ErrProtocol)
-			}
-			if _, err := seedOut.Seek(0, 0); err != nil {
-				return err
-			}
-			db, err := n.st.InstallSeed(name, seedOut)
-			seedOut.Close()
-			os.Remove(seedOut.Name())
-			seedOut = nil
-			if err != nil {
-				return fmt.Errorf("database %s: installing the copy: %w", name, err)
-			}
-			if db.LSN() != lsn {
-				return fmt.Errorf("database %s: copy at LSN %d, announced %d", name, db.LSN(), lsn)
-			}
-			n.log.Info(fmt.Sprintf("Cluster: copy of database %s installed at LSN %d", name, lsn), "database", name)
-			if err := n.ack(ctx, c, db, db.Journal().End()); err != nil {
-				return err
-			}
-		case msgDrop:
-			name := d.s()
-			if err := d.end(); err != nil {
-				return err
-			}
-			if err := n.st.DropDatabase(name); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
-				return err
-			}
-			n.mu.Lock()
-			delete(n.mu.primaryLSN, strings.ToLower(name))
-			n.mu.Unlock()
-			n.log.Info(fmt.Sprintf("Cluster: database %s dropped by the primary", name), "database", name)
 		case msgHeartbeat:
 			ps := d.list()
 			if err := d.end(); err != nil {
@@ -233,6 +204,9 @@ func (n *Node) receive(ctx context.Context, c *transport.Conn) error {
 				n.mu.primaryLSN[strings.ToLower(p.Name)] = journal.LSN(p.LSN)
 			}
 			n.mu.Unlock()
+			if err := send(lctx, c, msgKeepalive, nil); err != nil {
+				return err
+			}
 		case msgAccounts:
 			if n.opts.Accounts.Install != nil {
 				if err := n.opts.Accounts.Install(m.Payload); err != nil {
@@ -245,10 +219,130 @@ func (n *Node) receive(ctx context.Context, c *transport.Conn) error {
 	}
 }
 
-func (n *Node) ack(ctx context.Context, c *transport.Conn, db *storage.DB, written journal.LSN) error {
+// runWorker applies w's messages until its queue closes; a failure ends the
+// whole link (fail), since the stream cannot skip a message.
+func (n *Node) runWorker(ctx context.Context, c *transport.Conn, w *applyWorker, epoch Epoch, durable bool, fail context.CancelCauseFunc) {
+	defer func() {
+		if w.seed != nil {
+			w.seed.Close()
+			os.Remove(w.seed.Name())
+		}
+	}()
+	for m := range w.q {
+		if ctx.Err() != nil {
+			continue // drain: the link is ending
+		}
+		if err := n.applyMessage(ctx, c, w, m, epoch, durable); err != nil {
+			if ctx.Err() == nil {
+				fail(fmt.Errorf("database %s: %w", w.name, err))
+			}
+		}
+	}
+}
+
+// applyMessage carries out one message for w's database.
+func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWorker, m transport.Frame, epoch Epoch, durable bool) error {
+	d := &dec{b: m.Payload}
+	name := d.s()
+	switch m.Type {
+	case msgFrames:
+		start := journal.LSN(d.u())
+		frames := d.b
+		if d.err != nil {
+			return d.err
+		}
+		db, ok := n.st.Database(name)
+		if !ok {
+			return fmt.Errorf("%w: frames for unknown database %s", ErrProtocol, name)
+		}
+		end, err := db.AppendReplicated(ctx, start, frames, durable)
+		if err != nil {
+			return err
+		}
+		n.mu.Lock()
+		n.mu.lastApply = time.Now()
+		n.mu.Unlock()
+		return n.ack(ctx, c, db, end, epoch)
+	case msgSeedBegin:
+		base, quarantine, reason := d.by(), d.flag(), d.s()
+		if err := d.end(); err != nil {
+			return err
+		}
+		_ = base
+		if w.seed != nil {
+			return fmt.Errorf("%w: a second copy begins inside the first", ErrProtocol)
+		}
+		if db, ok := n.st.Database(name); ok && quarantine {
+			if err := n.quarantineDatabase(db, "re-seeded from the primary: "+reason); err != nil {
+				return err
+			}
+		}
+		f, err := os.Create(n.seedFile(name))
+		if err != nil {
+			return err
+		}
+		w.seed = f
+		n.log.Info(fmt.Sprintf("Cluster: receiving a copy of database %s (%s)", name, reason), "database", name)
+	case msgSeedChunk:
+		if d.err != nil || w.seed == nil {
+			return fmt.Errorf("%w: seed chunk out of place", ErrProtocol)
+		}
+		if _, err := w.seed.Write(d.b); err != nil {
+			return err
+		}
+	case msgSeedEnd:
+		lsn := journal.LSN(d.u())
+		if err := d.end(); err != nil || w.seed == nil {
+			return fmt.Errorf("%w: seed end out of place", ErrProtocol)
+		}
+		if _, err := w.seed.Seek(0, 0); err != nil {
+			return err
+		}
+		db, err := n.st.InstallSeed(name, w.seed)
+		w.seed.Close()
+		os.Remove(w.seed.Name())
+		w.seed = nil
+		if err != nil {
+			return fmt.Errorf("installing the copy: %w", err)
+		}
+		if db.LSN() != lsn {
+			return fmt.Errorf("copy at LSN %d, announced %d", db.LSN(), lsn)
+		}
+		n.log.Info(fmt.Sprintf("Cluster: copy of database %s installed at LSN %d", name, lsn), "database", name)
+		return n.ack(ctx, c, db, db.Journal().End(), epoch)
+	case msgDrop:
+		quarantine := d.flag()
+		if err := d.end(); err != nil {
+			return err
+		}
+		db, ok := n.st.Database(name)
+		switch {
+		case !ok:
+		case quarantine:
+			if err := n.quarantineDatabase(db, "the primary does not have this database"); err != nil {
+				return err
+			}
+		default:
+			if err := n.st.DropDatabase(name); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
+				return err
+			}
+			n.log.Info(fmt.Sprintf("Cluster: database %s dropped by the primary", name), "database", name)
+		}
+		n.mu.Lock()
+		delete(n.mu.primaryLSN, strings.ToLower(name))
+		n.mu.Unlock()
+	}
+	return nil
+}
+
+// ack tells the primary how far this node has written and applied a
+// database, naming the database's identity and the epoch it follows.
+func (n *Node) ack(ctx context.Context, c *transport.Conn, db *storage.DB, written journal.LSN, epoch Epoch) error {
 	e := &enc{}
 	e.s(db.Name())
+	e.by(db.Snapshot().BaseID())
+	e.u(uint64(epoch))
 	e.u(uint64(written))
 	e.u(uint64(db.LSN()))
-	return c.Send(ctx, msgAck, e.b)
+	return send(ctx, c, msgAck, e.b)
 }

@@ -17,11 +17,10 @@ const (
 	RoleSecondary Role = "SECONDARY"
 	RolePromoting Role = "PROMOTING"
 	RolePrimary   Role = "PRIMARY"
+	// RoleFenced: a former primary that saw proof of a higher epoch;
+	// read-only until an administrator makes it a secondary (§17.4.2).
+	RoleFenced Role = "FENCED"
 )
-
-// Epoch numbers the primaries: each designation or promotion starts a new,
-// higher one.
-type Epoch uint64
 
 // persisted is the node state that survives a restart, written atomically
 // to DIR/miraj/cluster-state.json.
@@ -47,7 +46,9 @@ func loadState(dir string) (persisted, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return persisted{}, fmt.Errorf("%s: %w", p, err)
 	}
-	if st.Role != RolePrimary {
+	switch st.Role {
+	case RolePrimary, RoleFenced, RoleSecondary:
+	default:
 		st.Role = RoleSecondary // a promotion interrupted by a stop did not happen
 	}
 	return st, nil

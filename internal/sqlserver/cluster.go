@@ -79,7 +79,7 @@ var liveVariables = map[string]func() any{
 		return uint32(1)
 	},
 	"read_only": func() any {
-		if n := clusterNode.Load(); n != nil && n.Role() != repl.RolePrimary {
+		if n := clusterNode.Load(); n != nil && !n.Writable() {
 			return int8(1)
 		}
 		return int8(0)

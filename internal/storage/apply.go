@@ -2,7 +2,9 @@ package storage
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/miraj-db/miraj/internal/history"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -37,6 +39,9 @@ type Catalog struct {
 	baseID  []byte
 	// seq counts the transactions applied; rows carry the seq that wrote them.
 	seq uint64
+	// history: the epoch marks of the journal that produced this catalog
+	// (OpEpoch frames), shared between versions: History.Append copies.
+	history history.History
 }
 
 func newCatalog() *Catalog {
@@ -44,7 +49,7 @@ func newCatalog() *Catalog {
 }
 
 func (c *Catalog) shallowClone() *Catalog {
-	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, baseID: c.baseID, seq: c.seq}
+	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, baseID: c.baseID, seq: c.seq, history: c.history}
 	for k, v := range c.tables {
 		n.tables[k] = v
 	}
@@ -87,6 +92,9 @@ func (c *Catalog) Objects(kind string) []*Object {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// History returns the epoch marks of the journal this catalog was built from.
+func (c *Catalog) History() history.History { return c.history }
 
 // BaseID returns the database's identity (see Op.BaseID).
 func (c *Catalog) BaseID() []byte { return c.baseID }
@@ -366,6 +374,12 @@ func (a *applier) apply(op *Op) error {
 		if len(op.BaseID) > 0 {
 			a.cat.baseID = op.BaseID
 		}
+	case OpEpoch:
+		h, err := a.cat.history.Append(op.Mark)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrDecode, err)
+		}
+		a.cat.history = h
 	default:
 		panic(fmt.Sprintf("storage: apply of unknown op kind %d", op.Kind))
 	}

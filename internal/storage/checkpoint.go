@@ -21,6 +21,7 @@ import (
 //
 //	frame ckptHeader   uvarint LSN, uvarint seq
 //	frame OpDatabase   database options
+//	per epoch mark of the journal: frame OpEpoch
 //	per table:  frame OpCreateTable (definition, counters)
 //	            frame OpInsert per row
 //	per object: frame OpPutObject
@@ -118,6 +119,9 @@ func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
 	hdr = appendUvarint(hdr, cat.seq)
 	buf = journal.AppendFrame(buf, ckptHeader, hdr)
 	buf = AppendOp(buf, &Op{Kind: OpDatabase, BaseID: cat.baseID, Data: cat.options})
+	for _, m := range cat.history {
+		buf = AppendOp(buf, &Op{Kind: OpEpoch, Mark: m})
+	}
 	for _, name := range sortedKeys(cat.tables) {
 		t := cat.tables[name]
 		buf = AppendOp(buf, &Op{Kind: OpCreateTable, Def: t.shape.def, NextID: t.ctr.nextID.Load(), NextAuto: t.ctr.nextAuto.Load()})

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -77,6 +78,8 @@ type DB struct {
 	// for every 64 MiB of log (checkpoint cost stays proportional to writes).
 	ckptBytes atomic.Int64
 	commits   atomic.Uint64 // commits since the newest checkpoint (manual policy)
+	// rx is a replica's transaction in reception (guarded by commitMu).
+	rx rxState
 }
 
 // NewScratch returns a database that lives in memory only, outside any
@@ -115,12 +118,30 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	}
 
 	db.commitMu.Lock()
+	// The commit gate: checked under the commit lock, which closing the
+	// gate takes too, so no transaction commits on a node that has stopped
+	// being primary, whenever its statements ran.
+	if db.eng != nil && db.eng.ReadOnly() {
+		db.commitMu.Unlock()
+		return ErrReadOnly
+	}
 	st := db.cur.Load()
 	if err := tx.checkLocked(st.cat); err != nil {
 		db.commitMu.Unlock()
 		return err
 	}
 	a := newApplier(st.cat, st.cat.seq+1, db.bind)
+	if buf != nil {
+		if mark, ok := db.pendingMarkLocked(st); ok {
+			// First write of this primary's epoch in this database: the
+			// epoch mark goes first, in the same transaction.
+			if err := a.apply(mark); err != nil {
+				db.commitMu.Unlock()
+				return err
+			}
+			buf = append(AppendOp(make([]byte, 0, 64+len(buf)), mark), buf...)
+		}
+	}
 	for _, op := range tx.ops {
 		if err := a.apply(op); err != nil {
 			db.commitMu.Unlock()
@@ -151,40 +172,120 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	return nil
 }
 
+// pendingMarkLocked returns the epoch mark this database needs before the
+// next write, if the engine writes for an epoch newer than the journal's
+// last mark. Called with commitMu held.
+func (db *DB) pendingMarkLocked(st *state) (*Op, bool) {
+	if db.eng == nil {
+		return nil, false
+	}
+	w := db.eng.writer.Load()
+	if w == nil || w.Epoch <= st.cat.history.Last().Epoch {
+		return nil, false
+	}
+	if end := db.jrnl.End(); end != st.lsn {
+		// A primary's journal ends at its last commit: promotion cuts a
+		// received, unterminated tail before it writes.
+		panic(fmt.Sprintf("storage: database %s: epoch mark at LSN %d but the journal ends at %d", db.name, st.lsn, end))
+	}
+	return &Op{Kind: OpEpoch, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: st.lsn}}, true
+}
+
+// MarkEpoch writes the engine's epoch mark into this database's journal now
+// if it is not there yet (a new primary marks every database at once, so
+// that followers see the new epoch in their history before any write).
+func (db *DB) MarkEpoch(ctx context.Context) error {
+	if db.policy == SaveManual {
+		return nil
+	}
+	db.commitMu.Lock()
+	st := db.cur.Load()
+	mark, ok := db.pendingMarkLocked(st)
+	if !ok {
+		db.commitMu.Unlock()
+		return nil
+	}
+	a := newApplier(st.cat, st.cat.seq+1, db.bind)
+	if err := a.apply(mark); err != nil {
+		db.commitMu.Unlock()
+		return err
+	}
+	a.cat.seq = st.cat.seq + 1
+	buf := journal.AppendFrame(AppendOp(nil, mark), journal.FrameCommit, nil)
+	_, end, err := db.jrnl.Append(buf)
+	if err != nil {
+		db.commitMu.Unlock()
+		return err
+	}
+	db.cur.Store(&state{cat: a.cat, lsn: end})
+	db.commitMu.Unlock()
+	if db.eng != nil {
+		db.eng.notify()
+	}
+	return db.jrnl.SyncTo(ctx, end)
+}
+
+// History returns the epoch marks of the database's committed journal.
+func (db *DB) History() history.History { return db.cur.Load().cat.history }
+
+// ReceivedHistory returns the epoch marks of the whole journal, those of a
+// transaction still in reception included, with the journal's end: the
+// position a replica subscribes with.
+func (db *DB) ReceivedHistory() (history.History, journal.LSN) {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	h := db.cur.Load().cat.history
+	for _, op := range db.rx.ops {
+		if op.Kind == OpEpoch {
+			h, _ = h.Append(op.Mark) // checked when the frame arrived
+		}
+	}
+	return h, db.jrnl.End()
+}
+
+// rxState is a transaction whose frames are in the journal but whose
+// commit frame is not yet (a replica in the middle of receiving one):
+// decoded once as its frames arrive, applied whole when the commit frame
+// does. Guarded by commitMu.
+type rxState struct {
+	ops   []*Op
+	start journal.LSN
+}
+
+// feedLocked takes the frame at LSN at, in journal order after the
+// committed state: a change is decoded and kept, a commit marker applies
+// the kept changes as one transaction. The one path of recovery and of a
+// replica's apply, so applying costs time linear in the bytes received.
+func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) error {
+	if typ != journal.FrameCommit {
+		op, err := DecodeOp(OpKind(typ), payload)
+		if err != nil {
+			return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, at, err)
+		}
+		if op.Kind == OpEpoch && op.Mark.LSN != at {
+			return fmt.Errorf("database %s: %w: epoch mark at LSN %d says %d", db.name, ErrDecode, at, op.Mark.LSN)
+		}
+		if len(db.rx.ops) == 0 {
+			db.rx.start = at
+		}
+		db.rx.ops = append(db.rx.ops, op)
+		return nil
+	}
+	st := db.cur.Load()
+	a := newApplier(st.cat, st.cat.seq+1, db.bind)
+	for _, op := range db.rx.ops {
+		if err := a.apply(op); err != nil {
+			return fmt.Errorf("database %s: replay of the transaction at LSN %d: %w", db.name, db.rx.start, err)
+		}
+	}
+	a.cat.seq = st.cat.seq + 1
+	db.cur.Store(&state{cat: a.cat, lsn: at + journal.HeaderBytes})
+	db.rx = rxState{}
+	return nil
+}
+
 // replay applies the journal from the committed state's LSN on: the
 // recovery path, through the same apply function as commits.
 func (db *DB) replay() error {
-	st := db.cur.Load()
-	cat, lsn := st.cat, st.lsn
-	var batch []*Op
-	var batchStart journal.LSN
-	err := db.jrnl.Read(lsn, func(at journal.LSN, typ journal.FrameType, payload []byte) error {
-		if typ != journal.FrameCommit {
-			op, err := DecodeOp(OpKind(typ), payload)
-			if err != nil {
-				return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, at, err)
-			}
-			if len(batch) == 0 {
-				batchStart = at
-			}
-			batch = append(batch, op)
-			return nil
-		}
-		a := newApplier(cat, cat.seq+1, db.bind)
-		for _, op := range batch {
-			if err := a.apply(op); err != nil {
-				return fmt.Errorf("database %s: replay of the transaction at LSN %d: %w", db.name, batchStart, err)
-			}
-		}
-		a.cat.seq = cat.seq + 1
-		cat = a.cat
-		lsn = at + journal.HeaderBytes
-		batch = batch[:0]
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	db.cur.Store(&state{cat: cat, lsn: lsn})
-	return nil
+	return db.jrnl.Read(db.cur.Load().lsn, db.feedLocked)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -60,7 +61,10 @@ type Engine struct {
 		sync.Mutex
 		dbs map[string]*DB // key: lower-case name
 	}
-	readOnly  atomic.Bool
+	readOnly atomic.Bool
+	// writer is the epoch and node this engine writes for as a cluster's
+	// primary (nil: standalone, no epoch marks).
+	writer    atomic.Pointer[Writer]
 	chMu      sync.Mutex
 	changed   chan struct{} // closed and replaced at each change
 	retMu     sync.Mutex
@@ -127,6 +131,15 @@ func Open(opts Options) (*Engine, error) {
 	ents, err := os.ReadDir(opts.Root)
 	if err != nil {
 		return nil, err
+	}
+	hasDatabases := false
+	for _, ent := range ents {
+		hasDatabases = hasDatabases || (ent.IsDir() && ent.Name() != ReservedDir && !strings.HasPrefix(ent.Name(), "."))
+	}
+	if from, err := checkFormat(opts.Root, hasDatabases); err != nil {
+		return nil, err
+	} else if from > 0 {
+		e.log.Info(fmt.Sprintf("storage: data directory upgraded from format %d to %d", from, formatVersion))
 	}
 	for _, ent := range ents {
 		n := ent.Name()
@@ -240,6 +253,9 @@ func (e *Engine) Databases() []*DB {
 func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.ReadOnly() {
+		return nil, ErrReadOnly // checked under e.mu, which CloseWrites takes
+	}
 	if _, ok := e.mu.dbs[lower(name)]; ok {
 		return nil, fmt.Errorf("%w: %s", ErrDatabaseExists, name)
 	}
@@ -254,7 +270,12 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	if _, err := rand.Read(baseID); err != nil {
 		return nil, err
 	}
-	buf := AppendOp(nil, &Op{Kind: OpDatabase, BaseID: baseID, Data: options})
+	var buf []byte
+	if w := e.writer.Load(); w != nil {
+		// A primary's new database starts with its epoch mark.
+		buf = AppendOp(buf, &Op{Kind: OpEpoch, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: 0}})
+	}
+	buf = AppendOp(buf, &Op{Kind: OpDatabase, BaseID: baseID, Data: options})
 	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
 	if _, end, err := j.Append(buf); err != nil {
 		j.Close()

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/miraj-db/miraj/internal/epoch"
+	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -25,6 +27,7 @@ const (
 	OpPutObject    OpKind = 30 // ObjKind, ObjName, Data
 	OpDeleteObject OpKind = 31 // ObjKind, ObjName
 	OpDatabase     OpKind = 40 // BaseID, Data: the database's identity and options, written when it is created
+	OpEpoch        OpKind = 41 // Mark: a primary's epoch mark, written before its first write of the epoch
 )
 
 // Op is one change to a database: what a journal frame carries and what the
@@ -45,6 +48,8 @@ type Op struct {
 	// that a database dropped and created again under the same name is
 	// another database to replication.
 	BaseID []byte
+	// Mark is an epoch mark (OpEpoch); Mark.LSN is the LSN of its own frame.
+	Mark history.Mark
 }
 
 // Payload layouts (integers as uvarints, strings as length + bytes):
@@ -63,6 +68,7 @@ type Op struct {
 //	PutObject   kind, name, data
 //	DeleteObj.  kind, name
 //	Database    base id, data
+//	Epoch       epoch, node id, LSN of this frame
 //
 // def = name, meta bytes, column count, auto-increment column + 1 (0: none), pk count, pk columns..., index count,
 // then per index: name, unique (0/1), column count, columns...
@@ -176,6 +182,10 @@ func encodeOp(b []byte, op *Op) []byte {
 	case OpDatabase:
 		b = appendBytes(b, op.BaseID)
 		b = appendBytes(b, op.Data)
+	case OpEpoch:
+		b = appendUvarint(b, uint64(op.Mark.Epoch))
+		b = appendString(b, op.Mark.Node)
+		b = appendUvarint(b, uint64(op.Mark.LSN))
 	default:
 		panic(fmt.Sprintf("storage: encode of unknown op kind %d", op.Kind))
 	}
@@ -226,6 +236,10 @@ func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 	case OpDatabase:
 		op.BaseID = append([]byte(nil), d.bytes()...)
 		op.Data = append([]byte(nil), d.bytes()...)
+	case OpEpoch:
+		op.Mark.Epoch = epoch.Epoch(d.uvarint())
+		op.Mark.Node = d.str()
+		op.Mark.LSN = journal.LSN(d.uvarint())
 	default:
 		return nil, fmt.Errorf("%w: unknown frame type %d", ErrDecode, kind)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
@@ -25,9 +26,35 @@ var ErrReadOnly = errors.New("storage: the server is read-only")
 // local journal.
 var ErrGap = errors.New("storage: replicated frames do not follow the local journal")
 
-// SetReadOnly makes client writes fail with ErrReadOnly (or lets them again).
+// Writer is who a primary's engine writes for: its epoch marks carry it.
+type Writer struct {
+	Epoch epoch.Epoch
+	Node  string
+}
+
+// CloseWrites makes client writes fail with ErrReadOnly. When it returns, no
+// client transaction is committing and none will until OpenWrites: the flag
+// is checked under each database's commit lock, which this takes in turn.
 // Replication's own writes are not affected.
-func (e *Engine) SetReadOnly(v bool) { e.readOnly.Store(v) }
+func (e *Engine) CloseWrites() {
+	e.readOnly.Store(true)
+	e.writer.Store(nil)
+	e.mu.Lock() // CreateDatabase checks the flag under e.mu
+	//lint:ignore SA2001 an empty critical section is the barrier
+	e.mu.Unlock()
+	for _, db := range e.Databases() {
+		db.commitMu.Lock()
+		//lint:ignore SA2001 an empty critical section is the barrier
+		db.commitMu.Unlock()
+	}
+}
+
+// OpenWrites lets client writes in again. With a non-nil w (a cluster's
+// primary) every database's next write is preceded by w's epoch mark.
+func (e *Engine) OpenWrites(w *Writer) {
+	e.writer.Store(w)
+	e.readOnly.Store(false)
+}
 
 // ReadOnly reports whether client writes are refused.
 func (e *Engine) ReadOnly() bool { return e.readOnly.Load() }
@@ -72,8 +99,16 @@ func (db *DB) ReadCommitted(from journal.LSN, max int) ([]byte, error) {
 }
 
 // AppendReplicated writes a primary's frames at the end of the local journal
-// (the same bytes at the same LSNs), fsyncs them when durable is set, and
-// applies every transaction they complete. It returns the new journal end.
+// (the same bytes at the same LSNs) and applies every transaction they
+// complete, decoding only the new frames (a transaction received over many
+// batches is applied once, at its commit frame). With durable set it then
+// fsyncs them. It returns the new journal end.
+//
+// The append and the apply happen together under the commit lock: a
+// caller that gives up (its context ends) never leaves frames in the
+// journal that the tables lack. An epoch mark older than the journal's last
+// one is refused: a node never writes a frame of an epoch lower than one
+// it has seen.
 func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []byte, durable bool) (journal.LSN, error) {
 	for pos := 0; pos < len(frames); {
 		_, _, size, ok := journal.DecodeFrame(frames[pos:])
@@ -87,18 +122,20 @@ func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []
 		db.commitMu.Unlock()
 		return 0, fmt.Errorf("%w: database %s: frames start at LSN %d, local journal ends at %d", ErrGap, db.name, start, end)
 	}
-	_, end, err := db.jrnl.Append(frames)
-	db.commitMu.Unlock()
-	if err != nil {
+	if err := db.checkMarksLocked(start, frames); err != nil {
+		db.commitMu.Unlock()
 		return 0, err
 	}
-	if durable {
-		if err := db.jrnl.SyncTo(ctx, end); err != nil {
-			return 0, err
-		}
+	_, end, err := db.jrnl.Append(frames)
+	if err != nil {
+		db.commitMu.Unlock()
+		return 0, err
 	}
-	db.commitMu.Lock()
-	err = db.replay()
+	for pos := 0; pos < len(frames) && err == nil; {
+		typ, payload, size, _ := journal.DecodeFrame(frames[pos:])
+		err = db.feedLocked(start+journal.LSN(pos), typ, payload)
+		pos += size
+	}
 	db.commitMu.Unlock()
 	if err != nil {
 		return 0, err
@@ -107,7 +144,102 @@ func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []
 	if db.eng != nil {
 		db.eng.notify()
 	}
+	if durable {
+		// Not ctx: the frames are in; the fsync is bounded.
+		if err := db.jrnl.SyncTo(context.Background(), end); err != nil {
+			return 0, err
+		}
+	}
 	return end, nil
+}
+
+// ErrStaleEpoch is returned for replicated frames that carry an epoch mark
+// not newer than the journal's last one.
+var ErrStaleEpoch = errors.New("storage: epoch mark older than the journal's")
+
+// checkMarksLocked refuses frames whose epoch marks do not extend the
+// journal's history (those of the transaction in reception included).
+func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) error {
+	last := db.cur.Load().cat.history.Last()
+	for _, op := range db.rx.ops {
+		if op.Kind == OpEpoch {
+			last = op.Mark
+		}
+	}
+	for pos := 0; pos < len(frames); {
+		typ, payload, size, _ := journal.DecodeFrame(frames[pos:])
+		if OpKind(typ) == OpEpoch {
+			op, err := DecodeOp(OpEpoch, payload)
+			if err != nil {
+				return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, start+journal.LSN(pos), err)
+			}
+			if op.Mark.Epoch <= last.Epoch {
+				return fmt.Errorf("%w: database %s: mark of epoch %d at LSN %d after epoch %d", ErrStaleEpoch, db.name, op.Mark.Epoch, start+journal.LSN(pos), last.Epoch)
+			}
+			last = op.Mark
+		}
+		pos += size
+	}
+	return nil
+}
+
+// CutTail removes from the journal what follows the last complete
+// transaction (a replica's transaction whose commit frame never came),
+// first handing those bytes to keep, which must make them durable
+// elsewhere (quarantine): a node becoming primary never commits on top of
+// another primary's unterminated transaction. It returns the number of
+// bytes cut.
+func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, error) {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	from, end := db.cur.Load().lsn, db.jrnl.End()
+	if from == end {
+		return 0, nil
+	}
+	tail, err := db.jrnl.ReadBytes(from, end)
+	if err != nil {
+		return 0, fmt.Errorf("database %s: reading the unterminated tail: %w", db.name, err)
+	}
+	if err := keep(from, tail); err != nil {
+		return 0, err
+	}
+	if err := db.jrnl.Truncate(from); err != nil {
+		return 0, err
+	}
+	db.rx = rxState{}
+	return len(tail), nil
+}
+
+// MoveAside takes the database name out of service and moves its folder,
+// journal and checkpoints as they are, to dest (quarantine), so that a
+// copy from the primary can take its place. Nothing in it is deleted.
+func (e *Engine) MoveAside(name, dest string) error {
+	e.mu.Lock()
+	db, ok := e.mu.dbs[lower(name)]
+	if ok {
+		delete(e.mu.dbs, lower(name))
+	}
+	e.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoDatabase, name)
+	}
+	db.commitMu.Lock()
+	db.jrnl.Close()
+	db.commitMu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(db.dir, dest); err != nil {
+		return fmt.Errorf("database %s: moving aside: %w", name, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(dest)); err != nil {
+		return err
+	}
+	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
+		return err
+	}
+	e.notify()
+	return nil
 }
 
 // WriteSnapshot writes a consistent copy of db (a checkpoint stream) to w

@@ -1,0 +1,102 @@
+package repl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Quarantine (§17.4.2): what a node held that is not on the primary's
+// history is never deleted. It goes to DIR/miraj/quarantaine/<UTC time>/
+// <database>/ with a report.txt saying what it is and how to read it.
+const quarantineDir = "quarantaine"
+
+// quarantineFolder returns a new, unused folder for db.
+func (n *Node) quarantineFolder(db string) (string, error) {
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	base := filepath.Join(n.opts.StateDir, quarantineDir, stamp, storage.DirName(db))
+	dir := base
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return dir, nil
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+func (n *Node) report(db *storage.DB, what, reason string, first, end journal.LSN) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Miraj quarantine report\n\n")
+	fmt.Fprintf(&b, "node:      %s (cluster %s)\n", n.cfg.Node.ID, n.cfg.Name)
+	fmt.Fprintf(&b, "time:      %s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "database:  %s\n", db.Name())
+	fmt.Fprintf(&b, "base id:   %x\n", db.Snapshot().BaseID())
+	fmt.Fprintf(&b, "epoch:     %d (this node's, primary %s)\n", n.Epoch(), n.PrimaryID())
+	fmt.Fprintf(&b, "LSN range: %d to %d (%d bytes)\n", first, end, end-first)
+	fmt.Fprintf(&b, "epoch marks of its journal:")
+	h, _ := db.ReceivedHistory()
+	if len(h) == 0 {
+		fmt.Fprintf(&b, " none")
+	}
+	for _, m := range h {
+		fmt.Fprintf(&b, " %d by %s at %d;", m.Epoch, m.Node, m.LSN)
+	}
+	fmt.Fprintf(&b, "\nwhat:      %s\nwhy:       %s\n\n", what, reason)
+	return b.String()
+}
+
+// quarantineDatabase moves db's folder (journal and checkpoints as they are)
+// into quarantine, with a report, and takes the database out of service.
+func (n *Node) quarantineDatabase(db *storage.DB, reason string) error {
+	dir, err := n.quarantineFolder(db.Name())
+	if err != nil {
+		return err
+	}
+	h, end := db.ReceivedHistory()
+	_ = h
+	rep := n.report(db, "the whole database folder (journal segments and checkpoints)", reason, db.Journal().Start(), end) +
+		"How to read it: copy this folder into an empty data directory as the folder of the\n" +
+		"database and start a standalone miraj-server on that directory (without --cluster-config):\n" +
+		"  mkdir -p /tmp/q && cp -r <this folder> /tmp/q/" + storage.DirName(db.Name()) + "\n" +
+		"  miraj-server --root /tmp/q --port 0\n" +
+		"then compare its tables with the primary's.\n"
+	if err := n.st.MoveAside(db.Name(), dir); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
+		return err
+	}
+	n.log.Warn(fmt.Sprintf("Cluster: database %s moved to quarantine in %s: %s", db.Name(), dir, reason), "database", db.Name())
+	return nil
+}
+
+// quarantineTail keeps the bytes of an unterminated transaction (cut at
+// promotion) in quarantine: a journal fragment starting at LSN from.
+func (n *Node) quarantineTail(db *storage.DB, from journal.LSN, tail []byte) error {
+	dir, err := n.quarantineFolder(db.Name())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("tail-%020d.journal", uint64(from))
+	if err := atomicfile.Write(filepath.Join(dir, name), tail, 0o644); err != nil {
+		return err
+	}
+	rep := n.report(db, "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail))) +
+		"How to read it: the file holds journal frames (header: length u32, type u8, CRC-32C u32,\n" +
+		"then the payload) in the format of the database's journal segments.\n"
+	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
+		return err
+	}
+	n.log.Warn(fmt.Sprintf("Cluster: database %s: unterminated transaction at LSN %d kept in quarantine in %s", db.Name(), from, dir), "database", db.Name())
+	return nil
+}
