@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -31,7 +32,9 @@ func (n *Node) quarantineFolder(db string) (string, error) {
 	}
 }
 
-func (n *Node) report(db *storage.DB, what, reason string, first, end journal.LSN) string {
+// report describes what is kept; h is the journal's epoch history (passed
+// in: the tail's caller holds the database's commit lock).
+func (n *Node) report(db *storage.DB, h history.History, what, reason string, first, end journal.LSN) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Miraj quarantine report\n\n")
 	fmt.Fprintf(&b, "node:      %s (cluster %s)\n", n.cfg.Node.ID, n.cfg.Name)
@@ -41,7 +44,6 @@ func (n *Node) report(db *storage.DB, what, reason string, first, end journal.LS
 	fmt.Fprintf(&b, "epoch:     %d (this node's, primary %s)\n", n.Epoch(), n.PrimaryID())
 	fmt.Fprintf(&b, "LSN range: %d to %d (%d bytes)\n", first, end, end-first)
 	fmt.Fprintf(&b, "epoch marks of its journal:")
-	h, _ := db.ReceivedHistory()
 	if len(h) == 0 {
 		fmt.Fprintf(&b, " none")
 	}
@@ -60,8 +62,7 @@ func (n *Node) quarantineDatabase(db *storage.DB, reason string) error {
 		return err
 	}
 	h, end := db.ReceivedHistory()
-	_ = h
-	rep := n.report(db, "the whole database folder (journal segments and checkpoints)", reason, db.Journal().Start(), end) +
+	rep := n.report(db, h, "the whole database folder (journal segments and checkpoints)", reason, db.Journal().Start(), end) +
 		"How to read it: copy this folder into an empty data directory as the folder of the\n" +
 		"database and start a standalone miraj-server on that directory (without --cluster-config):\n" +
 		"  mkdir -p /tmp/q && cp -r <this folder> /tmp/q/" + storage.DirName(db.Name()) + "\n" +
@@ -91,7 +92,7 @@ func (n *Node) quarantineTail(db *storage.DB, from journal.LSN, tail []byte) err
 	if err := atomicfile.Write(filepath.Join(dir, name), tail, 0o644); err != nil {
 		return err
 	}
-	rep := n.report(db, "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail))) +
+	rep := n.report(db, db.History(), "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail))) +
 		"How to read it: the file holds journal frames (header: length u32, type u8, CRC-32C u32,\n" +
 		"then the payload) in the format of the database's journal segments.\n"
 	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {

@@ -186,7 +186,8 @@ func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) error {
 // CutTail removes from the journal what follows the last complete
 // transaction (a replica's transaction whose commit frame never came),
 // first handing those bytes to keep, which must make them durable
-// elsewhere (quarantine): a node becoming primary never commits on top of
+// elsewhere (quarantine) and is called with the commit lock held (it must
+// not call back into db but for History): a node becoming primary never commits on top of
 // another primary's unterminated transaction. It returns the number of
 // bytes cut.
 func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, error) {

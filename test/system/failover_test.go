@@ -1,0 +1,275 @@
+package system
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// signal sends sig to a running node (SIGSTOP freezes it as a hung
+// machine would, SIGCONT thaws it).
+func (s *server) signal(sig syscall.Signal) {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// designate makes s the primary and waits until it takes writes.
+func designate(t *testing.T, s *server) *sql.DB {
+	t.Helper()
+	db := s.open("")
+	mustExec(t, db, "SET GLOBAL cluster_role = 'primary'")
+	waitFor(t, "the primary to take writes", 30*time.Second, func() bool {
+		return one(t, db, "SELECT CONCAT(@@cluster_role, ' ', @@read_only)") == "PRIMARY 0"
+	})
+	return db
+}
+
+// replPos returns a node's WRITTEN_LSN and APPLIED_LSN of a database.
+func replPos(s *server, dbName string) (written, applied int64) {
+	var w, a sql.NullInt64
+	err := s.open("").QueryRow(fmt.Sprintf("SELECT WRITTEN_LSN, APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = @@cluster_node_id AND `DATABASE` = '%s'", dbName)).Scan(&w, &a)
+	if err != nil {
+		return -1, -1
+	}
+	return w.Int64, a.Int64
+}
+
+func logOnFailure(t *testing.T, nodes map[string]*server) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for id, s := range nodes {
+				t.Logf("log of %s:\n%s", id, s.output())
+			}
+		}
+	})
+}
+
+// Promoting a secondary while the primary is alive: the old primary sees
+// the newer epoch and is fenced at once (writes refused with 1290); the
+// third node follows the new primary. Two nodes never both take writes.
+func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2", "n3")
+	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	mustExec(t, p1, "INSERT INTO shop.t VALUES (1, 'n1')")
+	target := applied(t, n1, "shop")
+	for _, s := range []*server{n2, n3} {
+		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+
+	p2 := designate(t, n2)
+	if got := one(t, p2, "SELECT @@cluster_epoch"); got != "2" {
+		t.Fatalf("n2's epoch %s, want 2", got)
+	}
+	waitFor(t, "n1 to be fenced", 20*time.Second, func() bool { return one(t, p1, "SELECT @@cluster_role") == "FENCED" })
+	_, err := p1.Exec("INSERT INTO shop.t VALUES (10, 'n1 again')")
+	if num, _ := mysqlError(err); num != 1290 {
+		t.Fatalf("write on the fenced former primary: %v, want 1290", err)
+	}
+	if got := one(t, p1, "SELECT @@read_only"); got != "1" {
+		t.Fatalf("@@read_only on a fenced node = %s", got)
+	}
+	if !strings.Contains(n1.output(), "FENCED") {
+		t.Fatalf("the fencing is not in n1's log")
+	}
+	mustExec(t, p2, "INSERT INTO shop.t VALUES (10, 'n2')")
+	s3 := n3.open("")
+	waitFor(t, "n3 to follow n2", 30*time.Second, func() bool {
+		return one(t, s3, "SELECT COALESCE((SELECT v FROM shop.t WHERE id = 10), '')") == "n2"
+	})
+	if got := one(t, s3, "SELECT CONCAT(@@cluster_primary, ' ', @@cluster_epoch)"); got != "n2 2" {
+		t.Fatalf("n3 follows %s", got)
+	}
+	if one(t, p1, "SELECT COUNT(*) FROM shop.t WHERE id = 10") != "0" {
+		t.Fatal("the fenced node holds a row written after it was fenced")
+	}
+}
+
+// A secondary that received writes the new primary never had (the old
+// primary died before the promoted node got them) does not splice the new
+// primary's journal onto its own: the divergence is detected, its database
+// goes to quarantine with a report, and it is copied again. The old
+// primary, restarted, learns of the newer epoch before any write.
+func TestDivergedSecondaryIsQuarantined(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2", "n3")
+	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	for i := 1; i <= 10; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'both')", i))
+	}
+	target := applied(t, n1, "shop")
+	for _, s := range []*server{n2, n3} {
+		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+	// n2 down (killed: a frozen one would still find the rows in its
+	// socket buffers), rows 11-20 reach n3 only, then the primary dies.
+	n2.kill()
+	for i := 11; i <= 20; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'only n1 and n3')", i))
+	}
+	target = applied(t, n1, "shop")
+	waitFor(t, "n3 to get rows 11-20", 30*time.Second, func() bool { return applied(t, n3, "shop") == target })
+	n1.kill()
+	n2.restart()
+
+	p2 := designate(t, n2)
+	mustExec(t, p2, "INSERT INTO shop.t VALUES (100, 'n2')")
+	s3 := n3.open("")
+	waitFor(t, "n3 to follow n2", 60*time.Second, func() bool {
+		var v sql.NullString
+		s3.QueryRow("SELECT v FROM shop.t WHERE id = 100").Scan(&v)
+		return v.String == "n2"
+	})
+	if got := one(t, s3, "SELECT COUNT(*) FROM shop.t WHERE id BETWEEN 11 AND 20"); got != "0" {
+		t.Fatalf("n3 kept %s rows the new primary never had in its live database", got)
+	}
+	if a, b := tableSum(t, s3, "shop.t"), tableSum(t, p2, "shop.t"); a != b {
+		t.Fatalf("n3 and n2 differ: %s %s", a, b)
+	}
+	reports, _ := filepath.Glob(filepath.Join(c.dir, "data-n3", "miraj", "quarantaine", "*", "shop", "report.txt"))
+	if len(reports) != 1 {
+		t.Fatalf("n3's quarantine reports: %v", reports)
+	}
+	rep, _ := os.ReadFile(reports[0])
+	for _, want := range []string{"database:  shop", "diverged", "LSN range"} {
+		if !strings.Contains(string(rep), want) {
+			t.Fatalf("report lacks %q:\n%s", want, rep)
+		}
+	}
+	// The quarantined folder still holds rows 11-20: a standalone server
+	// started on a copy of it shows them.
+	q := t.TempDir()
+	if out, err := execCommand("cp", "-r", filepath.Dir(reports[0]), filepath.Join(q, "shop")); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	os.Remove(filepath.Join(q, "shop", "report.txt"))
+	qs := newServer(t, q)
+	if got := one(t, qs.open(""), "SELECT COUNT(*) FROM shop.t WHERE id BETWEEN 11 AND 20"); got != "10" {
+		t.Fatalf("the quarantined database holds %s of rows 11-20", got)
+	}
+	qs.kill()
+	// From the copy on, n3's journal is n2's, byte for byte.
+	for i := 101; i <= 150; i++ {
+		mustExec(t, p2, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'n2 streamed')", i))
+	}
+	target = applied(t, n2, "shop")
+	waitFor(t, "n3 to stream from n2", 30*time.Second, func() bool { return applied(t, n3, "shop") == target })
+	compareJournals(t, filepath.Join(c.dir, "data-n2", "shop"), filepath.Join(c.dir, "data-n3", "shop"))
+
+	// The old primary comes back: it asks its peers before taking any
+	// write, and is fenced.
+	n1.restart()
+	p1 = n1.open("")
+	waitFor(t, "the old primary to be fenced", 30*time.Second, func() bool { return one(t, p1, "SELECT @@cluster_role") == "FENCED" })
+	_, err := p1.Exec("INSERT INTO shop.t VALUES (200, 'n1')")
+	if num, _ := mysqlError(err); num != 1290 {
+		t.Fatalf("write on the restarted former primary: %v, want 1290", err)
+	}
+}
+
+// A promoted secondary never commits on top of the former primary's
+// half-received transaction: the unterminated tail is cut (kept in
+// quarantine) before the new epoch's first write, and stays cut after a
+// restart.
+func TestPromotionCutsUnterminatedTransaction(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2")
+	n1, n2 := c.start("n1"), c.start("n2")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.big (id INT PRIMARY KEY, b LONGBLOB)")
+	mustExec(t, p1, "INSERT INTO shop.big VALUES (0, 'small')")
+	target := applied(t, n1, "shop")
+	waitFor(t, "n2 to follow", 30*time.Second, func() bool { return applied(t, n2, "shop") == target })
+
+	// n2 frozen: the primary's stream of a 60 MiB transaction fills the
+	// socket buffers and waits; the primary frozen next, n2 thawed reads
+	// what the buffers hold: part of the transaction.
+	n2.signal(syscall.SIGSTOP)
+	conn, err := p1.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, conn, "BEGIN")
+	for i := 1; i <= 60; i++ {
+		mustExec(t, conn, fmt.Sprintf("INSERT INTO shop.big VALUES (%d, REPEAT('x', 1048576))", i))
+	}
+	mustExec(t, conn, "COMMIT")
+	conn.Close()
+	time.Sleep(500 * time.Millisecond) // let the primary's sender fill the buffers
+	n1.signal(syscall.SIGSTOP)
+	defer n1.kill()
+	n2.signal(syscall.SIGCONT)
+	waitFor(t, "n2 to hold part of the transaction", 30*time.Second, func() bool {
+		w, a := replPos(n2, "shop")
+		return w > a
+	})
+	w, a := replPos(n2, "shop")
+	t.Logf("n2 wrote %d bytes of the transaction beyond its last commit", w-a)
+
+	p2 := designate(t, n2)
+	if got := one(t, p2, "SELECT COUNT(*) FROM shop.big"); got != "1" {
+		t.Fatalf("n2 shows %s rows, want only the committed one", got)
+	}
+	mustExec(t, p2, "INSERT INTO shop.big VALUES (1000, 'after')")
+	if !strings.Contains(n2.output(), "unterminated transaction") {
+		t.Fatal("the cut is not in the log")
+	}
+	tails, _ := filepath.Glob(filepath.Join(c.dir, "data-n2", "miraj", "quarantaine", "*", "shop", "tail-*.journal"))
+	if len(tails) != 1 {
+		t.Fatalf("quarantined tails: %v", tails)
+	}
+	if fi, err := os.Stat(tails[0]); err != nil || fi.Size() != w-a {
+		t.Fatalf("quarantined tail %v: %v, want %d bytes", fi, err, w-a)
+	}
+	n2.stop()
+	n2.restart()
+	p2 = n2.open("")
+	if got := queryString(t, p2, "SELECT id FROM shop.big ORDER BY id"); got != "0;1000;" {
+		t.Fatalf("after a restart n2 holds rows %s, want 0 and 1000", got)
+	}
+}
+
+// A 40 MiB row is one journal frame: it replicates (the stream's frame
+// limit holds on both ends of the link).
+func TestLargeRowReplicates(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2")
+	n1, n2 := c.start("n1"), c.start("n2")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.blobs (id INT PRIMARY KEY, b LONGBLOB)")
+	const size = 40 << 20
+	mustExec(t, p1, "INSERT INTO shop.blobs VALUES (1, REPEAT('y', "+strconv.Itoa(size)+"))")
+	s2 := n2.open("")
+	waitFor(t, "the 40 MiB row on the secondary", 60*time.Second, func() bool {
+		var n sql.NullInt64
+		s2.QueryRow("SELECT LENGTH(b) FROM shop.blobs WHERE id = 1").Scan(&n)
+		return n.Int64 == size
+	})
+	mustExec(t, p1, "INSERT INTO shop.blobs VALUES (2, 'after')")
+	waitFor(t, "the next row", 30*time.Second, func() bool {
+		var v sql.NullString
+		s2.QueryRow("SELECT b FROM shop.blobs WHERE id = 2").Scan(&v)
+		return v.String == "after"
+	})
+}
+
+func execCommand(name string, args ...string) ([]byte, error) {
+	return exec.Command(name, args...).CombinedOutput()
+}
