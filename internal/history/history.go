@@ -117,14 +117,14 @@ type Verdict struct {
 // database identity (the caller compares base ids first).
 //
 // The rule, as raft's: find the newest mark the two histories share (same
-// epoch at the same LSN; everything before it then agrees). The follower
+// epoch, same node, same LSN; everything before it then agrees). The follower
 // is on the primary's history if it has no mark after that one and does
 // not extend past the shared epoch's end in the primary's journal.
 // Journals with no marks at all share an implicit start at LSN 0.
 func Match(p History, pEnd journal.LSN, f History, fEnd journal.LSN) Verdict {
 	// k: number of leading marks the histories share.
 	k := 0
-	for k < len(p) && k < len(f) && p[k].Epoch == f[k].Epoch && p[k].LSN == f[k].LSN {
+	for k < len(p) && k < len(f) && p[k] == f[k] {
 		k++
 	}
 	// The shared epoch's end in each journal (k == 0: the stretch before

@@ -593,3 +593,23 @@ func (l *Log) ReadBytes(from, upto LSN) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Crash closes the log as a power loss would leave it: the bytes written
+// but not yet fsync'd are cut off (the worst case a crash allows; segment
+// rolls fsync, so only the last segment holds any). For crash tests and
+// the simulator; a server closes with Close.
+func (l *Log) Crash() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.cur != nil {
+		l.mu.cur.Close()
+		l.mu.cur = nil
+	}
+	l.mu.failed = fmt.Errorf("%w: crashed", ErrFailed)
+	l.synced.Broadcast()
+	seg := l.mu.segments[len(l.mu.segments)-1]
+	if l.mu.synced < seg {
+		panic(fmt.Sprintf("journal %s: synced %d before the last segment %d", l.opts.Dir, l.mu.synced, seg))
+	}
+	return os.Truncate(filepath.Join(l.opts.Dir, segmentName(seg)), int64(l.mu.synced-seg))
+}

@@ -25,7 +25,7 @@ var ErrStaleEpoch = errors.New("repl: epoch older than the node's")
 // ErrRoleChange refuses a role change the rules do not allow.
 var ErrRoleChange = errors.New("repl: role change not allowed")
 
-// checkTransition says whether a node in state cur may take state next.
+// CheckTransition says whether a node in state cur may take state next.
 // The rules (Dolt's setRoleAndEpoch, raft's term rule):
 //   - a lower epoch is never taken;
 //   - a higher epoch may be taken in any role but PROMOTING (a transient
@@ -33,7 +33,7 @@ var ErrRoleChange = errors.New("repl: role change not allowed")
 //   - within the same epoch a node may only step down (PRIMARY to FENCED or
 //     SECONDARY) or learn the epoch's primary, never become primary or
 //     change an epoch's known primary to another.
-func checkTransition(cur, next persisted) error {
+func CheckTransition(cur, next State) error {
 	if next.Role == RolePromoting {
 		return fmt.Errorf("%w: %s is not a persisted role", ErrRoleChange, next.Role)
 	}
@@ -46,8 +46,10 @@ func checkTransition(cur, next persisted) error {
 		}
 		return nil
 	}
-	// Same epoch.
-	if next.Primary != cur.Primary && cur.Primary != "" {
+	// Same epoch. A primary fenced by another primary of its own epoch
+	// (JudgeEpoch's tie-break) names that one as the epoch's primary.
+	tieBreak := cur.Role == RolePrimary && next.Role == RoleFenced
+	if next.Primary != cur.Primary && cur.Primary != "" && !tieBreak {
 		return fmt.Errorf("%w: epoch %d already has primary %s, not %s", ErrRoleChange, cur.Epoch, cur.Primary, next.Primary)
 	}
 	switch {
@@ -61,80 +63,92 @@ func checkTransition(cur, next persisted) error {
 	return fmt.Errorf("%w: %s to %s within epoch %d", ErrRoleChange, cur.Role, next.Role, cur.Epoch)
 }
 
-// startKind is how a primary starts to serve one database to a follower.
-type startKind int
+// StartKind is how a primary starts to serve one database to a follower.
+type StartKind int
 
 const (
-	// startStream: the follower's journal lies on the primary's history;
+	// StartStream: the follower's journal lies on the primary's history;
 	// frames are sent from its end.
-	startStream startKind = iota
-	// startSeed: a full copy is sent.
-	startSeed
+	StartStream StartKind = iota
+	// StartSeed: a full copy is sent.
+	StartSeed
 )
 
-// start is decideStart's verdict for one database.
-type start struct {
-	kind startKind
+// Start is DecideStart's verdict for one database.
+type Start struct {
+	Kind StartKind
 	// quarantine: the follower's copy holds bytes that are not on the
 	// primary's history (or is another incarnation of the database): it
 	// must be moved to quarantine before the copy replaces it.
-	quarantine bool
+	Quarantine bool
 	// rebootstrap: the follower is behind what the primary retains.
-	rebootstrap bool
-	reason      string
+	Rebootstrap bool
+	Reason      string
 }
 
-// dbView is what the primary knows of one of its databases.
-type dbView struct {
-	baseID   []byte
-	hist     history.History
-	end      journal.LSN // end of the committed journal
-	retained journal.LSN // oldest byte still in the journal
+// DBView is what the primary knows of one of its databases.
+type DBView struct {
+	BaseID   []byte
+	Hist     history.History
+	End      journal.LSN // end of the committed journal
+	Retained journal.LSN // oldest byte still in the journal
 }
 
-// decideStart chooses, for one database, between streaming from the
+// DecideStart chooses, for one database, between streaming from the
 // follower's position and seeding it (moving its copy to quarantine when
 // that copy is not a prefix of the primary's journal).
-func decideStart(p dbView, f dbPos) start {
+func DecideStart(p DBView, f Position) Start {
 	if f.BaseID == nil && f.LSN == 0 && len(f.Hist) == 0 {
-		return start{kind: startSeed, reason: "the node does not have the database"}
+		return Start{Kind: StartSeed, Reason: "the node does not have the database"}
 	}
-	if !bytes.Equal(p.baseID, f.BaseID) {
-		return start{kind: startSeed, quarantine: true, reason: "the node's database is another incarnation (base id differs)"}
+	if !bytes.Equal(p.BaseID, f.BaseID) {
+		return Start{Kind: StartSeed, Quarantine: true, Reason: "the node's database is another incarnation (base id differs)"}
 	}
-	v := history.Match(p.hist, p.end, f.Hist, journal.LSN(f.LSN))
+	v := history.Match(p.Hist, p.End, f.Hist, journal.LSN(f.LSN))
 	if v.Kind == history.Diverged {
-		return start{kind: startSeed, quarantine: true,
-			reason: fmt.Sprintf("journal diverged after LSN %d: %s", v.Common, v.Reason)}
+		return Start{Kind: StartSeed, Quarantine: true,
+			Reason: fmt.Sprintf("journal diverged after LSN %d: %s", v.Common, v.Reason)}
 	}
-	if journal.LSN(f.LSN) < p.retained {
-		return start{kind: startSeed, rebootstrap: true,
-			reason: fmt.Sprintf("position %d no longer retained (journal starts at %d)", f.LSN, p.retained)}
+	if journal.LSN(f.LSN) < p.Retained {
+		return Start{Kind: StartSeed, Rebootstrap: true,
+			Reason: fmt.Sprintf("position %d no longer retained (journal starts at %d)", f.LSN, p.Retained)}
 	}
-	return start{kind: startStream}
+	return Start{Kind: StartStream}
 }
 
-// epochNews is what a node does with an epoch a peer showed it.
-type epochNews int
+// EpochNews is what a node does with an epoch a peer showed it.
+type EpochNews int
 
 const (
-	newsNone  epochNews = iota // nothing new, or ignored (logged)
-	newsAdopt                  // a secondary adopts the higher epoch
-	newsFence                  // a primary sees proof of a higher epoch: fenced at once
+	NewsNone  EpochNews = iota // nothing new, or ignored (logged)
+	NewsAdopt                  // a secondary adopts the higher epoch
+	NewsFence                  // a primary sees proof of a higher epoch: fenced at once
 )
 
-// judgeEpoch decides what seeing epoch announced (by a peer with a proven
-// identity) means for a node in state cur (§17.2.5, §17.4.2).
-func judgeEpoch(cur persisted, role Role, announced Epoch, fromFollowedPrimary bool) (epochNews, epoch.Verdict) {
+// JudgeEpoch decides what seeing epoch announced, whose primary is
+// announcedPrimary ("" when unknown), means for node self in state cur
+// (§17.2.5, §17.4.2).
+//
+// Two nodes promoted on the two sides of a partition, neither reaching the
+// other, can both take the same epoch (manual mode has no vote to make it
+// unique). Primacy is then ordered by (epoch, node id), as Paxos orders
+// ballots: a primary that meets another primary of its own epoch with a
+// greater id is fenced like one that meets a higher epoch. Their journals'
+// marks name different nodes, so no follower takes one's frames for the
+// other's (history.Match compares the node too).
+func JudgeEpoch(cur State, role Role, self string, announced Epoch, announcedPrimary string, fromFollowedPrimary bool) (EpochNews, epoch.Verdict) {
+	if role == RolePrimary && announced == cur.Epoch && announcedPrimary != "" && announcedPrimary > self {
+		return NewsFence, epoch.Accept
+	}
 	v := epoch.Check(cur.Epoch, announced, fromFollowedPrimary)
 	if v != epoch.Accept {
-		return newsNone, v
+		return NewsNone, v
 	}
 	if role == RolePrimary {
-		return newsFence, v
+		return NewsFence, v
 	}
 	// A secondary adopts it; a node being promoted too, and its promotion
 	// then fails at the transition (its planned epoch is no longer above
 	// the node's).
-	return newsAdopt, v
+	return NewsAdopt, v
 }

@@ -57,7 +57,7 @@ const (
 // ErrProtocol marks a message that does not decode: the link is closed.
 var ErrProtocol = errors.New("repl: protocol violation")
 
-type dbPos struct {
+type Position struct {
 	Name   string
 	BaseID []byte
 	Hist   history.History
@@ -66,10 +66,10 @@ type dbPos struct {
 
 type enc struct{ b []byte }
 
-func (e *enc) u(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
-func (e *enc) s(v string)  { e.u(uint64(len(v))); e.b = append(e.b, v...) }
-func (e *enc) by(v []byte) { e.u(uint64(len(v))); e.b = append(e.b, v...) }
-func (e *enc) pos(p dbPos) { e.s(p.Name); e.by(p.BaseID); e.hist(p.Hist); e.u(p.LSN) }
+func (e *enc) u(v uint64)     { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) s(v string)     { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) by(v []byte)    { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) pos(p Position) { e.s(p.Name); e.by(p.BaseID); e.hist(p.Hist); e.u(p.LSN) }
 func (e *enc) hist(h history.History) {
 	e.u(uint64(len(h)))
 	for _, m := range h {
@@ -85,7 +85,7 @@ func (e *enc) flag(v bool) {
 		e.u(0)
 	}
 }
-func (e *enc) list(ps []dbPos) {
+func (e *enc) list(ps []Position) {
 	e.u(uint64(len(ps)))
 	for _, p := range ps {
 		e.pos(p)
@@ -126,8 +126,8 @@ func (d *dec) by() []byte {
 
 func (d *dec) s() string { return string(d.by()) }
 
-func (d *dec) pos() dbPos {
-	return dbPos{Name: d.s(), BaseID: append([]byte(nil), d.by()...), Hist: d.hist(), LSN: d.u()}
+func (d *dec) pos() Position {
+	return Position{Name: d.s(), BaseID: append([]byte(nil), d.by()...), Hist: d.hist(), LSN: d.u()}
 }
 
 // maxHistoryMarks bounds an epoch history in one message: one mark per
@@ -163,13 +163,13 @@ func (d *dec) flag() bool {
 // maxListEntries bounds a list of databases in one message.
 const maxListEntries = 1 << 16
 
-func (d *dec) list() []dbPos {
+func (d *dec) list() []Position {
 	n := d.u()
 	if n > maxListEntries {
 		d.err = fmt.Errorf("%w: %d databases in one message", ErrProtocol, n)
 		return nil
 	}
-	out := make([]dbPos, 0, n)
+	out := make([]Position, 0, n)
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		out = append(out, d.pos())
 	}

@@ -95,7 +95,7 @@ type Node struct {
 		sync.Mutex
 		// state is what is persisted. Invariant: it is on disk before any
 		// effect of it (transition).
-		state persisted
+		state State
 		// role is state.Role, or PROMOTING while a promotion runs.
 		role      Role
 		lastError string
@@ -132,7 +132,7 @@ type follower struct {
 type followerPos struct {
 	name    string
 	baseID  []byte
-	hist    history.History // as subscribed; used once, by decideStart
+	hist    history.History // as subscribed; used once, by DecideStart
 	sent    journal.LSN
 	written journal.LSN
 	applied journal.LSN
@@ -302,16 +302,16 @@ func (n *Node) ServerID() uint32 {
 }
 
 // transition is the one place where the node's role and epoch change. The
-// rules are checkTransition's; the new state is on disk before it takes
+// rules are CheckTransition's; the new state is on disk before it takes
 // effect; leaving the primary role closes the commit gate first (under
 // every database's commit lock), entering it opens the gate last.
-func (n *Node) transition(next persisted, why string) error {
+func (n *Node) transition(next State, why string) error {
 	n.transMu.Lock()
 	defer n.transMu.Unlock()
 	n.mu.Lock()
 	cur := n.mu.state
 	n.mu.Unlock()
-	if err := checkTransition(cur, next); err != nil {
+	if err := CheckTransition(cur, next); err != nil {
 		return err
 	}
 	if cur == next {
@@ -346,14 +346,14 @@ func (n *Node) observeEpoch(from string, announced Epoch, primary string, fromFo
 	n.mu.Lock()
 	cur, role := n.mu.state, n.mu.role
 	n.mu.Unlock()
-	news, v := judgeEpoch(cur, role, announced, fromFollowedPrimary)
+	news, v := JudgeEpoch(cur, role, n.cfg.Node.ID, announced, primary, fromFollowedPrimary)
 	if v.Ignored() {
 		n.log.Warn("Cluster: " + epoch.Message(v, cur.Epoch, announced, from))
 		return
 	}
 	switch news {
-	case newsFence:
-		next := persisted{Role: RoleFenced, Epoch: announced, Primary: primary}
+	case NewsFence:
+		next := State{Role: RoleFenced, Epoch: announced, Primary: primary}
 		if err := n.transition(next, fmt.Sprintf("node %s shows epoch %d", from, announced)); err != nil {
 			// Writes are closed whatever the disk said.
 			n.st.CloseWrites()
@@ -361,12 +361,12 @@ func (n *Node) observeEpoch(from string, announced Epoch, primary string, fromFo
 		}
 		n.log.Warn(fmt.Sprintf("Cluster: %s FENCED: node %s shows epoch %d (primary %s), newer than this node's epoch %d; writes refused until SET GLOBAL cluster_role = 'secondary'",
 			n.cfg.Node.ID, from, announced, primary, cur.Epoch))
-	case newsAdopt:
+	case NewsAdopt:
 		keep := cur.Role
 		if keep == RolePrimary {
 			keep = RoleSecondary
 		}
-		if err := n.transition(persisted{Role: keep, Epoch: announced, Primary: primary}, fmt.Sprintf("epoch %d announced by %s", announced, from)); err != nil {
+		if err := n.transition(State{Role: keep, Epoch: announced, Primary: primary}, fmt.Sprintf("epoch %d announced by %s", announced, from)); err != nil {
 			n.log.Error(fmt.Sprintf("Cluster: epoch %d from %s not adopted: %v", announced, from, err))
 			return
 		}
@@ -430,8 +430,11 @@ func (n *Node) promote(ctx context.Context) {
 			n.log.Warn(fmt.Sprintf("Cluster: database %s: %d bytes of an unterminated transaction cut at LSN %d and kept in quarantine", db.Name(), cut, db.LSN()))
 		}
 	}
+	// Learn the highest epoch the reachable peers know before choosing the
+	// next one (an unreachable peer does not stop the promotion).
+	n.probeRound(ctx)
 	n.mu.Lock()
-	next := persisted{Role: RolePrimary, Epoch: n.mu.state.Epoch + 1, Primary: n.cfg.Node.ID}
+	next := State{Role: RolePrimary, Epoch: n.mu.state.Epoch + 1, Primary: n.cfg.Node.ID}
 	for _, p := range n.mu.peers {
 		if p.epoch >= next.Epoch {
 			next.Epoch = p.epoch + 1

@@ -68,7 +68,7 @@ func send(ctx context.Context, c *transport.Conn, typ transport.Type, payload []
 
 // serveFollower streams every database to one secondary until the link
 // closes or the node stops being the primary of epoch.
-func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise string, positions []dbPos, epoch Epoch) {
+func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise string, positions []Position, epoch Epoch) {
 	id := c.Peer().ID
 	key := strings.ToLower(id)
 	// Both ends of a stream accept the stream's frame limit: a 40 MiB row
@@ -163,9 +163,9 @@ func (n *Node) isPrimaryOf(epoch Epoch) bool {
 	return n.mu.role == RolePrimary && n.mu.state.Epoch == epoch
 }
 
-// view is what decideStart needs of one of this primary's databases.
-func view(db *storage.DB) dbView {
-	return dbView{baseID: db.Snapshot().BaseID(), hist: db.History(), end: db.LSN(), retained: db.Journal().Start()}
+// view is what DecideStart needs of one of this primary's databases.
+func view(db *storage.DB) DBView {
+	return DBView{BaseID: db.Snapshot().BaseID(), Hist: db.History(), End: db.LSN(), Retained: db.Journal().Start()}
 }
 
 // syncFollower sends what the follower lacks, one bounded round: copies of
@@ -192,13 +192,13 @@ func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower,
 		p, ok := f.positions[key]
 		n.mu.Unlock()
 		if !ok || !p.decided {
-			pos := dbPos{Name: db.Name()}
+			pos := Position{Name: db.Name()}
 			if ok {
-				pos = dbPos{Name: p.name, BaseID: p.baseID, Hist: p.hist, LSN: uint64(p.sent)}
+				pos = Position{Name: p.name, BaseID: p.baseID, Hist: p.hist, LSN: uint64(p.sent)}
 			}
-			d := decideStart(view(db), pos)
-			if d.kind == startSeed {
-				if d.rebootstrap {
+			d := DecideStart(view(db), pos)
+			if d.Kind == StartSeed {
+				if d.Rebootstrap {
 					n.setPeer(f.id, func(ps *peerStatus) { ps.state = "REBOOTSTRAP_NEEDED" })
 				}
 				if err := n.seed(ctx, c, f, db, d); err != nil {
@@ -308,21 +308,21 @@ func (w *chunkWriter) flush(n int) error {
 
 // seed sends a consistent copy of db; streaming resumes from its LSN once
 // the follower acknowledges it.
-func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *storage.DB, d start) error {
+func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *storage.DB, d Start) error {
 	key := strings.ToLower(db.Name())
 	base := db.Snapshot().BaseID()
 	n.mu.Lock()
 	f.positions[key] = &followerPos{name: db.Name(), baseID: base, decided: true, seeding: true}
 	n.mu.Unlock()
 	n.setPeer(f.id, func(p *peerStatus) { p.state = "BOOTSTRAPPING" })
-	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s started (%s)", db.Name(), f.id, d.reason), "peer", f.id, "database", db.Name())
+	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s started (%s)", db.Name(), f.id, d.Reason), "peer", f.id, "database", db.Name())
 	start := time.Now()
 
 	e := &enc{}
 	e.s(db.Name())
 	e.by(base)
-	e.flag(d.quarantine)
-	e.s(d.reason)
+	e.flag(d.Quarantine)
+	e.s(d.Reason)
 	// The LSN is known once the copy is taken; SeedEnd carries it.
 	if err := send(ctx, c, msgSeedBegin, e.b); err != nil {
 		return err
@@ -356,9 +356,9 @@ func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *sto
 }
 
 func (n *Node) sendHeartbeat(ctx context.Context, c *transport.Conn) error {
-	var ps []dbPos
+	var ps []Position
 	for _, db := range n.st.Databases() {
-		ps = append(ps, dbPos{Name: db.Name(), BaseID: db.Snapshot().BaseID(), LSN: uint64(db.LSN())})
+		ps = append(ps, Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), LSN: uint64(db.LSN())})
 	}
 	e := &enc{}
 	e.list(ps)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestMessageListRoundTrip(t *testing.T) {
-	in := []dbPos{{Name: "shop", BaseID: []byte{1, 2, 3}, LSN: 12345}, {Name: "é", BaseID: nil, LSN: 0}}
+	in := []Position{{Name: "shop", BaseID: []byte{1, 2, 3}, LSN: 12345}, {Name: "é", BaseID: nil, LSN: 0}}
 	e := &enc{}
 	e.u(7)
 	e.s("127.0.0.1:7107")
@@ -52,11 +52,11 @@ func TestStatePersistence(t *testing.T) {
 	if err != nil || st.Role != RoleSecondary || st.Epoch != 0 {
 		t.Fatalf("fresh node: %+v %v (a new node must be a secondary)", st, err)
 	}
-	if err := saveState(dir, persisted{Role: RolePrimary, Epoch: 3, Primary: "n1"}); err != nil {
+	if err := saveState(dir, State{Role: RolePrimary, Epoch: 3, Primary: "n1"}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = loadState(dir)
-	if st != (persisted{Role: RolePrimary, Epoch: 3, Primary: "n1"}) {
+	if st != (State{Role: RolePrimary, Epoch: 3, Primary: "n1"}) {
 		t.Fatalf("reloaded %+v", st)
 	}
 	// A promotion that a stop interrupted did not happen.
@@ -74,7 +74,7 @@ func FuzzDecodeSubscribe(f *testing.F) {
 	e := &enc{}
 	e.u(1)
 	e.s("127.0.0.1:1")
-	e.list([]dbPos{{Name: "a", BaseID: []byte{1}, LSN: 2}})
+	e.list([]Position{{Name: "a", BaseID: []byte{1}, LSN: 2}})
 	f.Add(e.b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := &dec{b: b}

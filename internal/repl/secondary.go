@@ -49,10 +49,10 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 	if err := c.SetMaxFrame(transport.MaxStreamFrameBytes); err != nil {
 		return
 	}
-	var ps []dbPos
+	var ps []Position
 	for _, db := range n.st.Databases() {
 		h, end := db.ReceivedHistory()
-		ps = append(ps, dbPos{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
+		ps = append(ps, Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
 	}
 	e := &enc{}
 	e.u(uint64(n.Epoch()))
@@ -94,7 +94,7 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 		n.log.Warn("Cluster: " + epochpkg.Message(v, n.Epoch(), epoch, id))
 		return
 	}
-	if err := n.transition(persisted{Role: RoleSecondary, Epoch: epoch, Primary: primary}, "following "+primary); err != nil {
+	if err := n.transition(State{Role: RoleSecondary, Epoch: epoch, Primary: primary}, "following "+primary); err != nil {
 		n.log.Error(fmt.Sprintf("Cluster: not following %s: %v", id, err), "peer", id)
 		return
 	}

@@ -22,9 +22,9 @@ const (
 	RoleFenced Role = "FENCED"
 )
 
-// persisted is the node state that survives a restart, written atomically
+// State is the node state that survives a restart, written atomically
 // to DIR/miraj/cluster-state.json.
-type persisted struct {
+type State struct {
 	Role    Role   `json:"role"`
 	Epoch   Epoch  `json:"epoch"`
 	Primary string `json:"primary"`
@@ -32,19 +32,19 @@ type persisted struct {
 
 const stateFile = "cluster-state.json"
 
-func loadState(dir string) (persisted, error) {
+func loadState(dir string) (State, error) {
 	p := filepath.Join(dir, stateFile)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		// Never two primaries by default: a new node is a secondary.
-		return persisted{Role: RoleSecondary}, nil
+		return State{Role: RoleSecondary}, nil
 	}
 	if err != nil {
-		return persisted{}, err
+		return State{}, err
 	}
-	var st persisted
+	var st State
 	if err := json.Unmarshal(data, &st); err != nil {
-		return persisted{}, fmt.Errorf("%s: %w", p, err)
+		return State{}, fmt.Errorf("%s: %w", p, err)
 	}
 	switch st.Role {
 	case RolePrimary, RoleFenced, RoleSecondary:
@@ -54,7 +54,7 @@ func loadState(dir string) (persisted, error) {
 	return st, nil
 }
 
-func saveState(dir string, st persisted) error {
+func saveState(dir string, st State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

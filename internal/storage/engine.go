@@ -430,3 +430,17 @@ func (e *Engine) Close() error {
 	}
 	return first
 }
+
+// Crash stops the engine as a power loss would: no checkpoint, and every
+// journal loses what was not fsync'd. For crash tests and the simulator.
+func (e *Engine) Crash() error {
+	var first error
+	for _, db := range e.Databases() {
+		db.commitMu.Lock()
+		if err := db.jrnl.Crash(); err != nil && first == nil {
+			first = err
+		}
+		db.commitMu.Unlock()
+	}
+	return first
+}

@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/repl"
+)
+
+// check runs the checkers that are cheap after every step, and with full
+// set the ones that read every journal.
+//
+//   - writer: a node takes writes only as the primary of the highest epoch
+//     it knows, and no two nodes take writes in one epoch (also checked at
+//     each write);
+//   - ledger (full): every committed transaction in any journal is the one
+//     the primary of its epoch wrote at that LSN: a follower's journal is a
+//     prefix of its primaries' histories, never a splice of two;
+//   - vanished (full): a durable committed transaction a node held is still
+//     held by it (in its journal, or in the copy its database was rebuilt
+//     from, at the same position of the same epoch), or is in its
+//     quarantine.
+func (w *world) check(full bool) {
+	writable := map[uint64]*node{}
+	together := map[[2]string]int{}
+	for _, n := range w.nodes {
+		if n.eng == nil || n.eng.ReadOnly() {
+			continue
+		}
+		if n.role != repl.RolePrimary {
+			w.violate("writer", fmt.Sprintf("%s takes writes in role %s", n.id, n.role))
+		}
+		for peer, e := range n.peerEpoch {
+			if e > n.st.Epoch {
+				w.violate("writer", fmt.Sprintf("%s takes writes at epoch %d after %s showed epoch %d", n.id, n.st.Epoch, peer, e))
+			}
+		}
+		if other, ok := writable[uint64(n.st.Epoch)]; ok && w.net.reachable(other.id, n.id) {
+			// Promoted on two sides of a partition, two nodes may take
+			// one epoch; once they can talk, the (epoch, node) order
+			// must fence one within a probe round.
+			key := [2]string{other.id, n.id}
+			since, seen := w.together[key]
+			if !seen {
+				since = w.now
+			}
+			together[key] = since
+			if w.now-since > probeEvery+2*w.opts.MaxDelay+2 {
+				w.violate("one writer per epoch", fmt.Sprintf("%s and %s both take writes in epoch %d and have reached each other since tick %d", other.id, n.id, n.st.Epoch, since))
+			}
+		}
+		writable[uint64(n.st.Epoch)] = n
+	}
+	w.together = together
+	if !full {
+		return
+	}
+	for _, n := range w.nodes {
+		if n.eng == nil {
+			continue
+		}
+		now := map[txKey]bool{}
+		for _, db := range n.eng.Databases() {
+			base, hist := fmt.Sprintf("%x", db.Snapshot().BaseID()), db.History()
+			durable := min(db.LSN(), db.Journal().Durable())
+			err := eachTx(db, db.Journal().Start(), db.LSN(), func(lsn journal.LSN, sum string) {
+				e := epochAt(hist, lsn)
+				want, ok := w.ledger[ledgerKey{base: base, lsn: lsn, epoch: e}]
+				switch {
+				case !ok:
+					w.violate("ledger", fmt.Sprintf("%s: database %s holds at LSN %d, under epoch %s, a transaction no primary of that epoch wrote there (journals spliced)", n.id, db.Name(), lsn, e))
+				case want != sum:
+					w.violate("ledger", fmt.Sprintf("%s: database %s at LSN %d (epoch %s) differs from what its primary wrote", n.id, db.Name(), lsn, e))
+				}
+				if lsn < durable {
+					now[txKey{base: base, lsn: lsn, epoch: e, sum: sum}] = true
+				}
+			})
+			if err != nil {
+				w.violate("ledger", fmt.Sprintf("%s: database %s: %v", n.id, db.Name(), err))
+			}
+		}
+		var lost []txKey
+		for k := range n.held {
+			if !now[k] && !n.quarantined[k] && !n.onHistory(k) {
+				lost = append(lost, k)
+			}
+		}
+		sort.Slice(lost, func(i, j int) bool { return lost[i].lsn < lost[j].lsn })
+		for _, k := range lost {
+			w.violate("vanished", fmt.Sprintf("%s: the transaction at LSN %d of epoch %s (database %s…) is gone, and not in quarantine", n.id, k.lsn, k.epoch, k.base[:8]))
+			break
+		}
+		n.held = now
+	}
+}
+
+// onHistory reports whether the node's database of k's identity contains
+// k: its state goes past k's LSN and its history says the same epoch wrote
+// that position (by log matching, the same transaction).
+func (n *node) onHistory(k txKey) bool {
+	for _, db := range n.eng.Databases() {
+		// Still in the journal, it would have been found; below the
+		// journal's start it is in the copy the database was rebuilt from.
+		if fmt.Sprintf("%x", db.Snapshot().BaseID()) == k.base && k.lsn < db.Journal().Start() &&
+			epochAt(db.History(), k.lsn) == k.epoch {
+			return true
+		}
+	}
+	return false
+}

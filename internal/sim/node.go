@@ -1,0 +1,619 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/miraj-db/miraj/internal/epoch"
+	"github.com/miraj-db/miraj/internal/history"
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// node is one simulated server: a real storage engine, and the drivers'
+// protocol written as message handlers over the server's pure decisions.
+type node struct {
+	w   *world
+	id  string
+	dir string
+	eng *storage.Engine // nil while down
+
+	// st is what the server persists (cluster-state.json survives a crash:
+	// it is written atomically and fsync'd); role is the live role.
+	st   repl.State
+	role repl.Role
+
+	// Follower side: the link to the node it subscribed to.
+	link     int
+	linkPeer string
+	welcomed bool
+	nextSeed int
+	// peerEpoch: the highest epoch each peer showed.
+	peerEpoch map[string]epoch.Epoch
+
+	// Primary side.
+	followers map[string]*follower
+	openAt    int // a restarted primary takes writes from this tick (0: open)
+
+	// held: committed, durable transactions of the node's journals, as of
+	// the last check; quarantined: those moved to its quarantine.
+	held        map[txKey]bool
+	quarantined map[txKey]bool
+}
+
+type follower struct {
+	link int
+	pos  map[string]*fpos // by database name
+}
+
+type fpos struct {
+	start         repl.Position // as subscribed
+	base          []byte
+	decided       bool
+	seeding       bool
+	sent, written journal.LSN
+}
+
+// txKey names one transaction of one database incarnation.
+type txKey struct {
+	base  string
+	lsn   journal.LSN
+	epoch ballot
+	sum   string
+}
+
+// Messages (bodies).
+type (
+	subscribeMsg struct {
+		epoch     epoch.Epoch
+		positions []repl.Position
+	}
+	notPrimaryMsg struct{ state repl.State }
+	welcomeMsg    struct {
+		epoch   epoch.Epoch
+		primary string
+	}
+	framesMsg struct {
+		db     string
+		start  journal.LSN
+		frames []byte
+	}
+	seedMsg struct {
+		db         string
+		quarantine bool
+		reason     string
+		copy       []byte
+		lsn        journal.LSN
+	}
+	dropMsg struct {
+		db         string
+		quarantine bool
+	}
+	ackMsg struct {
+		db               string
+		base             []byte
+		epoch            epoch.Epoch
+		written, applied journal.LSN
+	}
+	probeMsg struct {
+		state repl.State
+		role  repl.Role
+		reply bool
+	}
+)
+
+func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, args...) }
+
+// start opens the node's engine (a first start or a restart after a crash).
+func (n *node) start() error {
+	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log})
+	if err != nil {
+		return err
+	}
+	n.eng = eng
+	n.role = n.st.Role
+	n.link, n.linkPeer, n.welcomed = 0, "", false
+	n.followers = map[string]*follower{}
+	eng.CloseWrites()
+	n.openAt = 0
+	if n.role == repl.RolePrimary {
+		// As the server: ask the peers first, take writes after.
+		n.openAt = n.w.now + openAfter
+		n.probeAll()
+	}
+	n.tracef("start role=%s epoch=%d", n.role, n.st.Epoch)
+	return nil
+}
+
+// crash stops the node as a power loss would.
+func (n *node) crash() {
+	n.tracef("crash")
+	n.eng.Crash()
+	n.eng = nil
+	for _, id := range n.w.net.linkIDs() {
+		if l := n.w.net.links[id]; l.a == n.id || l.b == n.id {
+			n.w.net.breakLink(n.w, id)
+		}
+	}
+}
+
+func (n *node) linkBroken(id int) {
+	if n.link == id {
+		n.link, n.linkPeer, n.welcomed = 0, "", false
+	}
+	for fid, f := range n.followers {
+		if f.link == id {
+			delete(n.followers, fid)
+		}
+	}
+}
+
+func (n *node) peers() []string {
+	var out []string
+	for _, m := range n.w.nodes {
+		if m.id != n.id {
+			out = append(out, m.id)
+		}
+	}
+	return out
+}
+
+func (n *node) probeAll() {
+	for _, p := range n.peers() {
+		n.w.net.send(n.w, n.id, p, 0, probeMsg{state: n.st, role: n.role})
+	}
+}
+
+// transition is the server's: CheckTransition, persist, then effects.
+func (n *node) transition(next repl.State, why string) error {
+	if err := repl.CheckTransition(n.st, next); err != nil {
+		return err
+	}
+	if n.st.Role == repl.RolePrimary && next.Role != repl.RolePrimary {
+		n.eng.CloseWrites()
+		for _, f := range n.followers {
+			n.w.net.breakLink(n.w, f.link)
+		}
+	}
+	n.st = next
+	n.role = next.Role
+	if next.Role == repl.RolePrimary {
+		n.eng.OpenWrites(&storage.Writer{Epoch: next.Epoch, Node: n.id})
+	}
+	n.tracef("state %s epoch %d primary %s (%s)", next.Role, next.Epoch, next.Primary, why)
+	return nil
+}
+
+// observe is the server's observeEpoch.
+func (n *node) observe(from string, e epoch.Epoch, primary string, followed bool) {
+	if e > n.peerEpoch[from] {
+		n.peerEpoch[from] = e
+	}
+	news, v := repl.JudgeEpoch(n.st, n.role, n.id, e, primary, followed)
+	if v.Ignored() {
+		return
+	}
+	switch news {
+	case repl.NewsFence:
+		if err := n.transition(repl.State{Role: repl.RoleFenced, Epoch: e, Primary: primary}, "fenced by "+from); err != nil {
+			n.w.violate("transition", fmt.Sprintf("%s cannot be fenced: %v", n.id, err))
+		}
+	case repl.NewsAdopt:
+		keep := n.st.Role
+		if err := n.transition(repl.State{Role: keep, Epoch: e, Primary: primary}, "epoch from "+from); err != nil {
+			return
+		}
+		if n.link != 0 && !followed {
+			n.w.net.breakLink(n.w, n.link)
+		}
+	}
+}
+
+// clientWrite commits one row if the node takes writes, and records it.
+func (n *node) clientWrite() {
+	if n.eng.ReadOnly() {
+		return
+	}
+	if n.role != repl.RolePrimary {
+		n.w.violate("writer", fmt.Sprintf("%s takes writes in role %s", n.id, n.role))
+		return
+	}
+	name := []string{"a", "b"}[n.w.rng.IntN(2)]
+	db, ok := n.eng.Database(name)
+	if !ok {
+		var err error
+		if db, err = n.eng.CreateDatabase(name, nil); err != nil {
+			n.w.violate("write", fmt.Sprintf("%s: create database %s: %v", n.id, name, err))
+			return
+		}
+		n.recordLedger(db, 0, db.LSN())
+		n.tracef("create database %s", name)
+	}
+	start := db.LSN()
+	tx := db.Begin()
+	if _, ok := tx.Table(dbTable); !ok {
+		if err := tx.CreateTable(tableDef); err != nil {
+			n.w.violate("write", err.Error())
+			return
+		}
+	}
+	n.w.nextID++
+	id := n.w.nextID
+	if _, err := tx.Insert(dbTable, []any{id, n.id}); err != nil {
+		n.w.violate("write", err.Error())
+		return
+	}
+	if err := tx.Commit(bg); err != nil {
+		n.w.violate("write", fmt.Sprintf("%s: commit: %v", n.id, err))
+		return
+	}
+	n.recordLedger(db, start, db.LSN())
+	n.w.res.Writes++
+	n.tracef("write %s id=%d lsn=%d..%d", name, id, start, db.LSN())
+}
+
+// recordLedger notes the transactions a primary appended in [from, to).
+func (n *node) recordLedger(db *storage.DB, from, to journal.LSN) {
+	base := fmt.Sprintf("%x", db.Snapshot().BaseID())
+	hist := db.History()
+	eachTx(db, from, to, func(lsn journal.LSN, sum string) {
+		n.w.ledger[ledgerKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn)}] = sum
+	})
+}
+
+// ballot names who wrote a stretch of journal: the epoch and node of its
+// mark (two nodes promoted apart may share an epoch, never a ballot).
+type ballot struct {
+	epoch epoch.Epoch
+	node  string
+}
+
+func (b ballot) String() string { return fmt.Sprintf("%d/%s", b.epoch, b.node) }
+
+// epochAt is the ballot of the last mark at or before lsn.
+func epochAt(h history.History, lsn journal.LSN) ballot {
+	var b ballot
+	for _, m := range h {
+		if m.LSN <= lsn {
+			b = ballot{m.Epoch, m.Node}
+		}
+	}
+	return b
+}
+
+// eachTx calls fn with the LSN and checksum of each committed transaction
+// of db's journal in [from, to).
+func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn journal.LSN, sum string)) error {
+	if from < db.Journal().Start() {
+		from = db.Journal().Start()
+	}
+	if from >= to {
+		return nil
+	}
+	data, err := db.Journal().ReadBytes(from, to)
+	if err != nil {
+		return err
+	}
+	txStart := 0
+	for pos := 0; pos < len(data); {
+		typ, _, size, ok := journal.DecodeFrame(data[pos:])
+		if !ok {
+			return fmt.Errorf("bad frame at %d", from+journal.LSN(pos))
+		}
+		pos += size
+		if typ == journal.FrameCommit {
+			h := sha256.Sum256(data[txStart:pos])
+			fn(from+journal.LSN(txStart), fmt.Sprintf("%x", h[:8]))
+			txStart = pos
+		}
+	}
+	return nil
+}
+
+// promote is the server's promotion (SET GLOBAL cluster_role = 'primary').
+func (n *node) promote() {
+	n.w.res.Promotions++
+	if n.link != 0 {
+		n.w.net.breakLink(n.w, n.link)
+	}
+	// As the server: a probe round first, so the new epoch is above every
+	// reachable peer's.
+	for _, pid := range n.peers() {
+		if p := n.w.byID[pid]; p.eng != nil && n.w.net.reachable(n.id, pid) {
+			primary := p.st.Primary
+			if p.role == repl.RolePrimary {
+				primary = p.id
+			}
+			n.observe(pid, p.st.Epoch, primary, false)
+		}
+	}
+	if n.role != repl.RoleSecondary {
+		return
+	}
+	before := n.committedRows()
+	for _, db := range n.eng.Databases() {
+		_, err := db.CutTail(func(from journal.LSN, tail []byte) error {
+			n.tracef("cut %d bytes of %s at %d", len(tail), db.Name(), from)
+			return nil // the tail holds no committed transaction: nothing to list in quarantined
+		})
+		if err != nil {
+			n.w.violate("promotion", fmt.Sprintf("%s: cut tail of %s: %v", n.id, db.Name(), err))
+			return
+		}
+	}
+	next := n.st.Epoch + 1
+	for _, e := range n.peerEpoch {
+		if e >= next {
+			next = e + 1
+		}
+	}
+	if err := n.transition(repl.State{Role: repl.RolePrimary, Epoch: next, Primary: n.id}, "promotion"); err != nil {
+		n.tracef("promotion refused: %v", err)
+		return
+	}
+	for _, db := range n.eng.Databases() {
+		start := db.LSN()
+		if err := db.MarkEpoch(bg); err != nil {
+			n.w.violate("promotion", fmt.Sprintf("%s: epoch mark in %s: %v", n.id, db.Name(), err))
+			return
+		}
+		n.recordLedger(db, start, db.LSN())
+	}
+	// What the promoted node had committed is still there (acknowledged
+	// and received writes survive the promotion).
+	after := n.committedRows()
+	for k := range before {
+		if !after[k] {
+			n.w.violate("promotion keeps received writes", fmt.Sprintf("%s lost row %s at its promotion", n.id, k))
+		}
+	}
+	n.probeAll() // the announcement
+}
+
+func (n *node) committedRows() map[string]bool {
+	out := map[string]bool{}
+	for _, db := range n.eng.Databases() {
+		if t, ok := db.Snapshot().Table(dbTable); ok {
+			t.Scan(func(r *storage.Row) bool {
+				out[fmt.Sprintf("%s/%v", db.Name(), r.Vals[0])] = true
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// duties: a secondary without a link subscribes; a primary serves its
+// followers; probes go out every probeEvery ticks.
+func (n *node) duties() {
+	w := n.w
+	if n.openAt != 0 && w.now >= n.openAt {
+		n.openAt = 0
+		if n.role == repl.RolePrimary {
+			n.eng.OpenWrites(&storage.Writer{Epoch: n.st.Epoch, Node: n.id})
+		}
+	}
+	if n.role == repl.RoleSecondary && n.link == 0 {
+		peers := n.peers()
+		to := peers[n.nextSeed%len(peers)]
+		n.nextSeed++
+		if w.byID[to].eng != nil {
+			if id := w.net.dial(n.id, to); id != 0 {
+				n.link, n.linkPeer, n.welcomed = id, to, false
+				var ps []repl.Position
+				for _, db := range n.eng.Databases() {
+					h, end := db.ReceivedHistory()
+					ps = append(ps, repl.Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
+				}
+				w.net.send(w, n.id, to, id, subscribeMsg{epoch: n.st.Epoch, positions: ps})
+			}
+		}
+	}
+	if n.role == repl.RolePrimary && n.openAt == 0 {
+		for _, fid := range sortedKeys(n.followers) {
+			n.serve(fid, n.followers[fid])
+		}
+	}
+	if w.now%probeEvery == 0 && (n.role != repl.RoleSecondary || n.link == 0) {
+		n.probeAll()
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serve is the server's syncFollower for one follower.
+func (n *node) serve(fid string, f *follower) {
+	w := n.w
+	present := map[string]bool{}
+	for _, db := range n.eng.Databases() {
+		present[db.Name()] = true
+		p, ok := f.pos[db.Name()]
+		if !ok || !p.decided {
+			start := repl.Position{Name: db.Name()}
+			if ok {
+				start = p.start
+			}
+			v := repl.DBView{BaseID: db.Snapshot().BaseID(), Hist: db.History(), End: db.LSN(), Retained: db.Journal().Start()}
+			d := repl.DecideStart(v, start)
+			if d.Kind == repl.StartSeed {
+				var buf bytes.Buffer
+				lsn, err := db.WriteSnapshot(&buf)
+				if err != nil {
+					w.violate("seed", err.Error())
+					return
+				}
+				f.pos[db.Name()] = &fpos{base: db.Snapshot().BaseID(), decided: true, seeding: true, sent: lsn}
+				w.net.send(w, n.id, fid, f.link, seedMsg{db: db.Name(), quarantine: d.Quarantine, reason: d.Reason, copy: buf.Bytes(), lsn: lsn})
+				n.tracef("seed %s to %s at %d (%s)", db.Name(), fid, lsn, d.Reason)
+				continue
+			}
+			p.decided, p.base = true, db.Snapshot().BaseID()
+			p.sent, p.written = journal.LSN(p.start.LSN), journal.LSN(p.start.LSN)
+		}
+		if p.seeding {
+			continue
+		}
+		for p.sent < db.LSN() && !(p.sent > p.written && p.sent-p.written >= window) {
+			frames, err := db.ReadCommitted(p.sent, batch)
+			if err != nil {
+				w.violate("stream", fmt.Sprintf("%s: read %s at %d: %v", n.id, db.Name(), p.sent, err))
+				return
+			}
+			w.net.send(w, n.id, fid, f.link, framesMsg{db: db.Name(), start: p.sent, frames: frames})
+			p.sent += journal.LSN(len(frames))
+		}
+	}
+	for _, name := range sortedKeys(f.pos) {
+		if !present[name] {
+			w.net.send(w, n.id, fid, f.link, dropMsg{db: name, quarantine: !f.pos[name].decided})
+			delete(f.pos, name)
+		}
+	}
+}
+
+// receive handles one delivered message.
+func (n *node) receive(m message) {
+	w := n.w
+	switch b := m.body.(type) {
+	case probeMsg:
+		primary := b.state.Primary
+		if b.role == repl.RolePrimary {
+			primary = m.from
+		}
+		n.observe(m.from, b.state.Epoch, primary, false)
+		if !b.reply {
+			w.net.send(w, n.id, m.from, 0, probeMsg{state: n.st, role: n.role, reply: true})
+		}
+	case subscribeMsg:
+		n.observe(m.from, b.epoch, "", false)
+		if n.role != repl.RolePrimary || b.epoch > n.st.Epoch || n.openAt != 0 {
+			w.net.send(w, n.id, m.from, m.link, notPrimaryMsg{state: n.st})
+			return
+		}
+		if old := n.followers[m.from]; old != nil && old.link != m.link {
+			w.net.breakLink(w, old.link)
+		}
+		f := &follower{link: m.link, pos: map[string]*fpos{}}
+		for _, p := range b.positions {
+			f.pos[p.Name] = &fpos{start: p}
+		}
+		n.followers[m.from] = f
+		w.net.send(w, n.id, m.from, m.link, welcomeMsg{epoch: n.st.Epoch, primary: n.id})
+	case notPrimaryMsg:
+		n.observe(m.from, b.state.Epoch, b.state.Primary, false)
+		w.net.breakLink(w, m.link)
+	case welcomeMsg:
+		if m.link != n.link {
+			return
+		}
+		if v := epoch.Check(n.st.Epoch, b.epoch, true); v.Ignored() || b.epoch < n.st.Epoch {
+			w.net.breakLink(w, m.link)
+			return
+		}
+		if n.role != repl.RoleSecondary {
+			w.net.breakLink(w, m.link)
+			return
+		}
+		if err := n.transition(repl.State{Role: repl.RoleSecondary, Epoch: b.epoch, Primary: b.primary}, "following "+b.primary); err != nil {
+			w.net.breakLink(w, m.link)
+			return
+		}
+		n.welcomed = true
+	case framesMsg:
+		if m.link != n.link {
+			return
+		}
+		db, ok := n.eng.Database(b.db)
+		if !ok {
+			w.violate("stream", fmt.Sprintf("%s: frames for missing database %s", n.id, b.db))
+			return
+		}
+		if _, err := db.AppendReplicated(bg, b.start, b.frames, w.opts.DurableAcks); err != nil {
+			// The server ends the link on any such error; a gap or a
+			// stale epoch here means the primary streamed from a point
+			// not on the follower's journal.
+			w.violate("stream", fmt.Sprintf("%s: append to %s at %d from %s: %v", n.id, b.db, b.start, m.from, err))
+			return
+		}
+		n.ack(m, db)
+	case seedMsg:
+		if m.link != n.link {
+			return
+		}
+		if db, ok := n.eng.Database(b.db); ok && b.quarantine {
+			n.quarantine(db, b.reason)
+		}
+		db, err := n.eng.InstallSeed(b.db, bytes.NewReader(b.copy))
+		if err != nil {
+			w.violate("seed", fmt.Sprintf("%s: install %s: %v", n.id, b.db, err))
+			return
+		}
+		n.ack(m, db)
+	case dropMsg:
+		if m.link != n.link {
+			return
+		}
+		db, ok := n.eng.Database(b.db)
+		switch {
+		case !ok:
+		case b.quarantine:
+			n.quarantine(db, "the primary does not have it")
+		default:
+			if err := n.eng.DropDatabase(b.db); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
+				w.violate("drop", err.Error())
+			}
+		}
+	case ackMsg:
+		f := n.followers[m.from]
+		if f == nil || f.link != m.link {
+			return
+		}
+		p := f.pos[b.db]
+		if p == nil || !bytes.Equal(p.base, b.base) || b.epoch != n.st.Epoch {
+			return
+		}
+		if p.seeding && b.written >= p.sent {
+			p.seeding = false
+		}
+		if !p.seeding && b.written > p.written {
+			p.written = b.written
+		}
+	}
+}
+
+func (n *node) ack(m message, db *storage.DB) {
+	n.w.net.send(n.w, n.id, m.from, m.link, ackMsg{db: db.Name(), base: db.Snapshot().BaseID(), epoch: n.st.Epoch,
+		written: db.Journal().End(), applied: db.LSN()})
+}
+
+// quarantine moves a database aside as the server does, and records the
+// transactions it held.
+func (n *node) quarantine(db *storage.DB, reason string) {
+	if n.quarantined == nil {
+		n.quarantined = map[txKey]bool{}
+	}
+	base, hist := fmt.Sprintf("%x", db.Snapshot().BaseID()), db.History()
+	eachTx(db, 0, db.LSN(), func(lsn journal.LSN, sum string) {
+		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
+	})
+	dest := filepath.Join(n.dir+"-quarantine", fmt.Sprintf("%d-%s", n.w.now, db.Name()))
+	os.MkdirAll(filepath.Dir(dest), 0o755)
+	if err := n.eng.MoveAside(db.Name(), dest); err != nil {
+		n.w.violate("quarantine", err.Error())
+	}
+	n.tracef("quarantine %s (%s)", db.Name(), strings.SplitN(reason, ":", 2)[0])
+}

@@ -1,0 +1,432 @@
+package sim
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/miraj-db/miraj/internal/epoch"
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Options are one run's parameters, all drawn from Seed by OptionsFromSeed
+// (so that a seed alone replays a run).
+type Options struct {
+	Seed  uint64
+	Nodes int
+	// SafetySteps of faults and writes, then at most LivenessTicks for the
+	// healed cluster to converge.
+	SafetySteps   int
+	LivenessTicks int
+	// Event weights per step (out of their sum plus IdleWeight).
+	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, IdleWeight int
+	// MaxDelay is the largest delivery delay of a message, in ticks.
+	MaxDelay int
+	// DurableAcks: secondaries fsync replicated frames before acknowledging
+	// (ack = "durable"); otherwise they acknowledge what they wrote.
+	DurableAcks bool
+	// Dir holds the nodes' data directories (removed at the end).
+	Dir string
+	// Trace, if set, receives one line per event.
+	Trace io.Writer
+}
+
+func (o Options) String() string {
+	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d idle=%d) max_delay=%d durable_acks=%v",
+		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
+		o.PromoteWeight, o.BreakWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks)
+}
+
+// OptionsFromSeed expands a seed into a run's options.
+func OptionsFromSeed(seed uint64, dir string) Options {
+	r := rand.New(rand.NewPCG(seed, 0x6d6972616a))
+	return Options{
+		Seed:            seed,
+		Nodes:           3 + r.IntN(3),
+		SafetySteps:     150 + r.IntN(150),
+		LivenessTicks:   400,
+		WriteWeight:     20 + r.IntN(40),
+		CrashWeight:     1 + r.IntN(4),
+		RestartWeight:   3 + r.IntN(5),
+		PartitionWeight: r.IntN(5),
+		HealWeight:      2 + r.IntN(4),
+		PromoteWeight:   1 + r.IntN(3),
+		BreakWeight:     r.IntN(4),
+		IdleWeight:      10 + r.IntN(30),
+		MaxDelay:        1 + r.IntN(4),
+		DurableAcks:     r.IntN(2) == 0,
+		Dir:             dir,
+	}
+}
+
+// Violation is a broken rule found by a checker.
+type Violation struct {
+	Seed    uint64
+	Tick    int
+	Checker string
+	Msg     string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("seed=%d tick=%d %s: %s", v.Seed, v.Tick, v.Checker, v.Msg)
+}
+
+// Result is what a run found.
+type Result struct {
+	Violations []Violation
+	Writes     int // acknowledged client writes
+	Promotions int
+	Ticks      int
+}
+
+const (
+	dbTable = "t"
+	// window is the in-flight bytes a primary allows per database and
+	// follower (the server's maxInFlightBytes, scaled down so that the
+	// small runs exercise it).
+	window = 2048
+	// batch is the bytes of one Frames message.
+	batch = 700
+	// probeEvery: ticks between probes (the server's probeInterval).
+	probeEvery = 10
+	// openAfter: ticks a restarted primary waits for probe answers before
+	// it takes writes (the server's probeTimeout).
+	openAfter = 3
+)
+
+var tableDef = &storage.TableDef{Name: dbTable, NumCols: 2, AutoCol: -1, PK: []int{0}}
+
+func bind(def *storage.TableDef) ([]storage.Compare, error) {
+	out := make([]storage.Compare, def.NumCols)
+	for i := range out {
+		out[i] = func(a, b any) int {
+			switch x := a.(type) {
+			case int64:
+				return cmp.Compare(x, b.(int64))
+			case string:
+				return strings.Compare(x, b.(string))
+			}
+			panic(fmt.Sprintf("sim: value of type %T", a))
+		}
+	}
+	return out, nil
+}
+
+// world is one run.
+type world struct {
+	opts  Options
+	rng   *rand.Rand
+	now   int
+	nodes []*node
+	byID  map[string]*node
+	net   network
+	res   Result
+	log   *slog.Logger
+
+	// ledger: every transaction a primary wrote, by database identity,
+	// LSN and epoch: the checkers compare journals against it.
+	ledger map[ledgerKey]string
+	// together[{a, b}]: since when two nodes taking writes in one epoch
+	// have been able to reach each other.
+	together map[[2]string]int
+	nextID   int64
+}
+
+type ledgerKey struct {
+	base  string
+	lsn   journal.LSN
+	epoch ballot
+}
+
+// Run executes one seed's run and returns what the checkers found.
+func Run(opts Options) (res Result) {
+	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.net.links = map[int]*link{}
+	w.net.cut = map[[2]string]bool{}
+	defer func() {
+		for _, n := range w.nodes {
+			if n.eng != nil {
+				n.eng.Crash()
+			}
+		}
+		os.RemoveAll(opts.Dir)
+		res = w.res
+	}()
+	w.tracef("options: %s", opts)
+	for i := 1; i <= opts.Nodes; i++ {
+		id := fmt.Sprintf("n%d", i)
+		n := &node{w: w, id: id, dir: filepath.Join(opts.Dir, id), st: repl.State{Role: repl.RoleSecondary},
+			peerEpoch: map[string]epoch.Epoch{}, held: map[txKey]bool{}}
+		w.nodes = append(w.nodes, n)
+		w.byID[id] = n
+		if err := n.start(); err != nil {
+			w.violate("setup", err.Error())
+			return
+		}
+	}
+	// The operator designates n1.
+	w.nodes[0].promote()
+	for ; w.now < opts.SafetySteps && len(w.res.Violations) == 0; w.now++ {
+		w.randomEvent()
+		w.tick()
+		w.check(w.now%10 == 0)
+	}
+	if len(w.res.Violations) == 0 {
+		w.liveness()
+	}
+	w.res.Ticks = w.now
+	return
+}
+
+func (w *world) tracef(format string, args ...any) {
+	if w.opts.Trace != nil {
+		fmt.Fprintf(w.opts.Trace, "t=%d "+format+"\n", append([]any{w.now}, args...)...)
+	}
+}
+
+func (w *world) violate(checker, msg string) {
+	w.res.Violations = append(w.res.Violations, Violation{Seed: w.opts.Seed, Tick: w.now, Checker: checker, Msg: msg})
+	w.tracef("VIOLATION %s: %s", checker, msg)
+}
+
+func (w *world) upNodes() []*node {
+	var out []*node
+	for _, n := range w.nodes {
+		if n.eng != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (w *world) pick(ns []*node) *node {
+	if len(ns) == 0 {
+		return nil
+	}
+	return ns[w.rng.IntN(len(ns))]
+}
+
+// randomEvent draws one event from the weights.
+func (w *world) randomEvent() {
+	o := w.opts
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.IdleWeight}
+	total := 0
+	for _, x := range weights {
+		total += x
+	}
+	r := w.rng.IntN(total)
+	ev := 0
+	for ; r >= weights[ev]; ev++ {
+		r -= weights[ev]
+	}
+	switch ev {
+	case 0:
+		if n := w.pick(w.upNodes()); n != nil {
+			n.clientWrite()
+		}
+	case 1:
+		if up := w.upNodes(); len(up) > 1 {
+			w.pick(up).crash()
+		}
+	case 2:
+		var down []*node
+		for _, n := range w.nodes {
+			if n.eng == nil {
+				down = append(down, n)
+			}
+		}
+		if n := w.pick(down); n != nil {
+			if err := n.start(); err != nil {
+				w.violate("restart", fmt.Sprintf("%s does not start: %v", n.id, err))
+			}
+		}
+	case 3:
+		a, b := w.pick(w.nodes), w.pick(w.nodes)
+		if a != b {
+			both := w.rng.IntN(2) == 0
+			w.net.cut[[2]string{a.id, b.id}] = true
+			if both {
+				w.net.cut[[2]string{b.id, a.id}] = true
+			}
+			w.tracef("partition %s->%s both=%v", a.id, b.id, both)
+			w.breakLinks()
+		}
+	case 4:
+		if w.rng.IntN(3) == 0 {
+			w.net.cut = map[[2]string]bool{}
+			w.tracef("heal all")
+		} else if len(w.net.cut) > 0 {
+			keys := sortedCuts(w.net.cut)
+			k := keys[w.rng.IntN(len(keys))]
+			delete(w.net.cut, k)
+			w.tracef("heal %s->%s", k[0], k[1])
+		}
+	case 5:
+		var cands []*node
+		for _, n := range w.upNodes() {
+			if n.role == repl.RoleSecondary {
+				cands = append(cands, n)
+			}
+		}
+		if n := w.pick(cands); n != nil {
+			n.promote()
+		}
+	case 6:
+		ids := w.net.linkIDs()
+		if len(ids) > 0 {
+			l := ids[w.rng.IntN(len(ids))]
+			w.tracef("break link %d", l)
+			w.net.breakLink(w, l)
+		}
+	}
+}
+
+func sortedCuts(m map[[2]string]bool) [][2]string {
+	out := make([][2]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i][0] != out[j][0] {
+			return out[i][0] < out[j][0]
+		}
+		return out[i][1] < out[j][1]
+	})
+	return out
+}
+
+// breakLinks ends the links a partition cuts (TCP notices, one way or the
+// other).
+func (w *world) breakLinks() {
+	for _, id := range w.net.linkIDs() {
+		l := w.net.links[id]
+		if !w.net.reachable(l.a, l.b) {
+			w.net.breakLink(w, id)
+		}
+	}
+}
+
+// tick delivers what is due and lets every node do its periodic work.
+func (w *world) tick() {
+	for _, m := range w.net.due(w.now) {
+		to := w.byID[m.to]
+		if to.eng == nil {
+			continue
+		}
+		if m.link != 0 && w.net.links[m.link] == nil {
+			continue // the link broke: what was in flight is gone
+		}
+		to.receive(m)
+	}
+	for _, n := range w.nodes {
+		if n.eng != nil {
+			n.duties()
+		}
+	}
+}
+
+// liveness heals everything, restarts every node and checks that the
+// cluster converges: one primary serving writes, every secondary caught up
+// on every database the primary has.
+func (w *world) liveness() {
+	w.tracef("liveness phase")
+	w.net.cut = map[[2]string]bool{}
+	for _, n := range w.nodes {
+		if n.eng == nil {
+			if err := n.start(); err != nil {
+				w.violate("liveness", fmt.Sprintf("%s does not start: %v", n.id, err))
+				return
+			}
+		}
+	}
+	deadline := w.now + w.opts.LivenessTicks
+	designated := false
+	for ; w.now < deadline; w.now++ {
+		w.tick()
+		w.check(false)
+		if len(w.res.Violations) > 0 {
+			return
+		}
+		p := w.servingPrimary()
+		if p == nil && !designated && w.now > deadline-w.opts.LivenessTicks+2*probeEvery {
+			// The operator designates the secondary of the highest epoch
+			// (no automatic election in manual mode).
+			var best *node
+			for _, n := range w.nodes {
+				if n.role == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
+					best = n
+				}
+			}
+			if best != nil {
+				best.promote()
+				designated = true
+			}
+			continue
+		}
+		if p != nil && w.converged(p) {
+			w.tracef("converged on primary %s", p.id)
+			w.check(true)
+			return
+		}
+		if p != nil && w.now%5 == 0 {
+			p.clientWrite()
+		}
+	}
+	var state []string
+	for _, n := range w.nodes {
+		state = append(state, fmt.Sprintf("%s %s epoch %d linked to %q", n.id, n.role, n.st.Epoch, n.linkPeer))
+	}
+	w.violate("liveness", fmt.Sprintf("no convergence within %d ticks: %s", w.opts.LivenessTicks, strings.Join(state, "; ")))
+}
+
+// servingPrimary returns the one node taking writes, if exactly one does.
+func (w *world) servingPrimary() *node {
+	var p *node
+	for _, n := range w.nodes {
+		if n.eng != nil && !n.eng.ReadOnly() {
+			if p != nil {
+				return nil
+			}
+			p = n
+		}
+	}
+	return p
+}
+
+// converged: every node that is not fenced follows p and has applied all
+// of p's databases (and holds no other).
+func (w *world) converged(p *node) bool {
+	for _, n := range w.nodes {
+		if n == p || n.role == repl.RoleFenced {
+			continue
+		}
+		if n.linkPeer != p.id || !n.welcomed {
+			return false
+		}
+		pdbs, ndbs := p.eng.Databases(), n.eng.Databases()
+		if len(pdbs) != len(ndbs) {
+			return false
+		}
+		for i, pdb := range pdbs {
+			ndb := ndbs[i]
+			if pdb.Name() != ndb.Name() || !bytes.Equal(pdb.Snapshot().BaseID(), ndb.Snapshot().BaseID()) || pdb.LSN() != ndb.LSN() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var bg = context.Background()
