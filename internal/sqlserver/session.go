@@ -198,6 +198,35 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 	return nil
 }
 
+// SetSessionVariable commits the open transaction when @@autocommit goes
+// from 0 to 1, as MySQL does. go-mysql-server would leave it open until the
+// next statement, so a client that ends its transaction this way (Django's
+// set_autocommit(True), `SET autocommit=0; …; SET autocommit=1`) and then
+// disconnects would lose it. If the commit fails (1213), the statement fails
+// and autocommit stays 0, as in MySQL; the transaction is rolled back.
+func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
+	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
+		return s.BaseSession.SetSessionVariable(ctx, name, value)
+	}
+	was := s.autocommit()
+	if err := s.BaseSession.SetSessionVariable(ctx, name, value); err != nil {
+		return err
+	}
+	tx := ctx.GetTransaction()
+	if was || !s.autocommit() || tx == nil {
+		return nil
+	}
+	if err := s.CommitTransaction(ctx, tx); err != nil {
+		if rerr := s.BaseSession.SetSessionVariable(ctx, name, int8(0)); rerr != nil {
+			panic(fmt.Sprintf("sqlserver: autocommit back to 0: %v", rerr))
+		}
+		return err
+	}
+	ctx.SetTransaction(nil)
+	ctx.SetIgnoreAutoCommit(false)
+	return nil
+}
+
 // CreateSavepoint records every database's state under name.
 func (s *Session) CreateSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
 	if s.txn == nil {
