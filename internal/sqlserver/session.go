@@ -199,11 +199,12 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 }
 
 // SetSessionVariable commits the open transaction when @@autocommit goes
-// from 0 to 1, as MySQL does. go-mysql-server would leave it open until the
-// next statement, so a client that ends its transaction this way (Django's
-// set_autocommit(True), `SET autocommit=0; …; SET autocommit=1`) and then
-// disconnects would lose it. If the commit fails (1213), the statement fails
-// and autocommit stays 0, as in MySQL; the transaction is rolled back.
+// from 0 to 1, as MySQL does, START TRANSACTION or not. go-mysql-server
+// commits at the end of the SET statement only outside START TRANSACTION
+// (inside, the transaction stayed open, autocommit on and the flags saying
+// so), and when that commit failed it left autocommit on. Here, as in
+// MySQL, a commit that fails (1213) fails the statement and leaves
+// autocommit off; the transaction is rolled back.
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)
