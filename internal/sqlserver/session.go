@@ -214,7 +214,9 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) e
 		return err
 	}
 	tx := ctx.GetTransaction()
-	if was || !s.autocommit() || tx == nil {
+	// Inside a writing statement (a trigger's procedure) nothing commits,
+	// as in CommitTransaction; the statement's own end does.
+	if was || !s.autocommit() || tx == nil || s.writing > 0 {
 		return nil
 	}
 	if err := s.CommitTransaction(ctx, tx); err != nil {
