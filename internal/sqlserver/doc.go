@@ -5,6 +5,10 @@
 // interfaces over storage; every table read or write goes through the
 // session's storage transaction on that database (Session). Errors become
 // MySQL errors (code and SQLSTATE) in one place (toSQLError, fixSQLState).
+// The protocol handler (protocolHandler) wraps go-mysql-server's: it sets
+// the status flags of the handshake and of every OK/EOF packet from the
+// session (status.go: autocommit, in transaction, read-only; no session
+// state tracking) and answers prepared point lookups (pointget.go).
 // cluster.go adds the cluster's variables, read-only enforcement (1290),
 // SHOW CLUSTER STATUS and information_schema.MIRAJ_*.
 //

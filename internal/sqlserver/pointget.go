@@ -118,7 +118,6 @@ type pointGets struct {
 	answered atomic.Int64 // statements answered here (tests read it)
 	mu       sync.Mutex
 	plans    map[uint32]map[uint32]*pointPlan // connection → statement → plan (nil: not eligible)
-	sessions sync.Map                         // connection id → *Session
 }
 
 func newPointGets(s *Server) *pointGets {
@@ -145,7 +144,6 @@ func (g *pointGets) forget(connID uint32) {
 	g.mu.Lock()
 	delete(g.plans, connID)
 	g.mu.Unlock()
-	g.sessions.Delete(connID)
 }
 
 // try answers the statement if it can; ok false sends it the usual way.
@@ -154,11 +152,10 @@ func (g *pointGets) try(goctx context.Context, c *mysql.Conn, prep *mysql.Prepar
 	if p == nil {
 		return false, nil
 	}
-	v, found := g.sessions.Load(c.ConnectionID)
-	if !found {
+	sess := g.srv.session(c.ConnectionID)
+	if sess == nil {
 		return false, nil
 	}
-	sess := v.(*Session)
 	if len(sess.temp) > 0 {
 		return false, nil // a temporary table could hide the table
 	}

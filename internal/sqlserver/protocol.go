@@ -79,44 +79,123 @@ func fixSQLState(err error) error {
 	return err
 }
 
-// errorHandler is the protocol handler with MySQL's SQLSTATEs on errors,
-// and point lookups answered without the planner (pointget.go).
-type errorHandler struct {
+// protocolHandler wraps go-mysql-server's protocol handler: MySQL's
+// SQLSTATEs on errors, point lookups answered without the planner
+// (pointget.go), and status flags that tell the session's truth (status.go).
+//
+// A wrapper is the only place for the flags: the vitess listener copies
+// c.StatusFlags into the handshake and into every OK and EOF packet it
+// writes, go-mysql-server's handler sets them its own way, and neither can
+// be changed here.
+type protocolHandler struct {
 	mysql.Handler
-	points *pointGets
+	srv *Server
 }
 
-func (h errorHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
-	return fixSQLState(h.Handler.ComQuery(ctx, c, q, cb))
+// NewConnection sets the handshake's flags.
+func (h protocolHandler) NewConnection(c *mysql.Conn) {
+	h.Handler.NewConnection(c)
+	setStatusFlags(c, globalStatusFlags())
 }
 
-func (h errorHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
-	rest, err := h.Handler.ComMultiQuery(ctx, c, q, cb)
+// statusFlags are the flags of c's session now.
+func (h protocolHandler) statusFlags(c *mysql.Conn) uint16 {
+	if sess := h.srv.session(c.ConnectionID); sess != nil {
+		return sess.statusFlags()
+	}
+	return globalStatusFlags()
+}
+
+// afterCommand sets the flags of the packets that end a command: the OK
+// packet of COM_INIT_DB, COM_PING, COM_RESET_CONNECTION…, and the EOF (or
+// OK) that ends a result set, written by the listener once the handler has
+// returned.
+func (h protocolHandler) afterCommand(c *mysql.Conn) {
+	setStatusFlags(c, h.statusFlags(c))
+}
+
+// okFlags sets the flags of the OK packet a statement without a result set
+// ends with, which the listener writes inside the callback. Only such
+// results are looked at: go-mysql-server sends them from the connection's
+// goroutine once the statement is over, whereas rows may be streamed while
+// the statement still runs on another goroutine (their EOF is handled by
+// afterCommand).
+func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result) {
+	if len(r.Fields) == 0 {
+		setStatusFlags(c, h.statusFlags(c))
+	}
+}
+
+func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
+	err := h.Handler.ComInitDB(c, db)
+	h.afterCommand(c)
+	return err
+}
+
+func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
+	err := h.Handler.ComResetConnection(c)
+	h.afterCommand(c)
+	return err
+}
+
+func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
+	err := h.Handler.ComQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+		h.okFlags(c, r)
+		return cb(r, more)
+	})
+	h.afterCommand(c)
+	return fixSQLState(err)
+}
+
+func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
+	rest, err := h.Handler.ComMultiQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+		h.okFlags(c, r)
+		return cb(r, more)
+	})
+	h.afterCommand(c)
 	return rest, fixSQLState(err)
 }
 
-func (h errorHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
+	h.afterCommand(c)
 	return f, fixSQLState(err)
 }
 
-func (h errorHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
-	if h.points != nil {
-		if done, err := h.points.try(ctx, c, p, cb); done {
-			return fixSQLState(err)
-		}
+func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	withFlags := func(r *sqltypes.Result) error {
+		h.okFlags(c, r)
+		return cb(r)
 	}
-	return fixSQLState(h.Handler.ComStmtExecute(ctx, c, p, cb))
+	err := h.execute(ctx, c, p, withFlags)
+	h.afterCommand(c)
+	return fixSQLState(err)
 }
 
-func (h errorHandler) ConnectionClosed(c *mysql.Conn) {
-	if h.points != nil {
-		h.points.forget(c.ConnectionID)
+func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	if done, err := h.srv.points.try(ctx, c, p, cb); done {
+		return err
 	}
+	return h.Handler.ComStmtExecute(ctx, c, p, cb)
+}
+
+func (h protocolHandler) ConnectionClosed(c *mysql.Conn) {
+	h.srv.points.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
+	h.srv.sessions.Delete(c.ConnectionID)
 }
 
 func (s *Server) listenerFactory(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
-	lc.Handler = errorHandler{Handler: lc.Handler, points: s.points}
+	lc.Handler = protocolHandler{Handler: lc.Handler, srv: s}
 	return server.MySQLProtocolListenerFactory(cfg, lc, sel)
+}
+
+// session returns the session of connection id, or nil before its first
+// command and after its end.
+func (s *Server) session(id uint32) *Session {
+	v, ok := s.sessions.Load(id)
+	if !ok {
+		return nil
+	}
+	return v.(*Session)
 }

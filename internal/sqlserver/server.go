@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
@@ -47,6 +48,10 @@ type Server struct {
 	accounts string // file the accounts are persisted in
 	acct     *accounts
 	points   *pointGets
+	// sessions maps a connection id to its *Session, from the session's
+	// creation to the connection's end: the protocol handler knows only
+	// connections, and looks here for point lookups and status flags.
+	sessions sync.Map
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -107,7 +112,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	}
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
-	s.points.sessions.Store(conn.ConnectionID, sess)
+	s.sessions.Store(conn.ConnectionID, sess)
 	return sess, nil
 }
 

@@ -198,6 +198,38 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 	return nil
 }
 
+// SetSessionVariable commits the open transaction when @@autocommit goes
+// from 0 to 1, as MySQL does, START TRANSACTION or not. go-mysql-server
+// commits at the end of the SET statement only outside START TRANSACTION
+// (inside, the transaction stayed open, autocommit on and the flags saying
+// so), and when that commit failed it left autocommit on. Here, as in
+// MySQL, a commit that fails (1213) fails the statement and leaves
+// autocommit off; the transaction is rolled back.
+func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
+	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
+		return s.BaseSession.SetSessionVariable(ctx, name, value)
+	}
+	was := s.autocommit()
+	if err := s.BaseSession.SetSessionVariable(ctx, name, value); err != nil {
+		return err
+	}
+	tx := ctx.GetTransaction()
+	// Inside a writing statement (a trigger's procedure) nothing commits,
+	// as in CommitTransaction; the statement's own end does.
+	if was || !s.autocommit() || tx == nil || s.writing > 0 {
+		return nil
+	}
+	if err := s.CommitTransaction(ctx, tx); err != nil {
+		if rerr := s.BaseSession.SetSessionVariable(ctx, name, int8(0)); rerr != nil {
+			panic(fmt.Sprintf("sqlserver: autocommit back to 0: %v", rerr))
+		}
+		return err
+	}
+	ctx.SetTransaction(nil)
+	ctx.SetIgnoreAutoCommit(false)
+	return nil
+}
+
 // CreateSavepoint records every database's state under name.
 func (s *Session) CreateSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
 	if s.txn == nil {
