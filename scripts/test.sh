@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 
 go vet ./...
 go test -count=1 -timeout 30m -skip '^TestEngine$' ./...
+# The replication core under the race detector.
+go test -count=1 -race ./internal/repl/... ./internal/storage/... ./internal/journal/... ./internal/history/... ./internal/sim/...
+# The cluster simulator: safety and liveness checkers over 300 seeds
+# (10,000: go run ./cmd/miraj-sim --seeds 10000).
+go run ./cmd/miraj-sim --seeds 300
 if command -v jq >/dev/null 2>&1; then
 	scripts/enginetest-count.sh
 else

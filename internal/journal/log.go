@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
 )
@@ -84,7 +85,12 @@ type Log struct {
 		segments []LSN // start LSN of each segment, ascending
 	}
 	synced *sync.Cond
+	// fsyncs counts the fsyncs of segment files (group commit shares them).
+	fsyncs atomic.Uint64
 }
+
+// Fsyncs returns how many times the log fsync'd a segment file.
+func (l *Log) Fsyncs() uint64 { return l.fsyncs.Load() }
 
 func segmentName(start LSN) string { return fmt.Sprintf("%020d%s", uint64(start), segmentSuffix) }
 
@@ -294,6 +300,7 @@ func (l *Log) failLocked(err error) error {
 
 // rollLocked makes the current segment durable and starts the next one.
 func (l *Log) rollLocked() error {
+	l.fsyncs.Add(1)
 	if err := l.mu.cur.Sync(); err != nil {
 		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
 	}
@@ -329,6 +336,7 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 		target, f := l.mu.written, l.mu.cur
 		l.mu.Unlock()
 		err := f.Sync()
+		l.fsyncs.Add(1)
 		l.mu.Lock()
 		l.mu.syncing = false
 		if err != nil {

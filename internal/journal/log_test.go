@@ -201,6 +201,33 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 	if n := len(readAll(t, l)); n != 8*50*2 {
 		t.Fatalf("read %d frames", n)
 	}
+
+	// Eight commits appended, then eight waiters at once: the first
+	// caller's fsync covers every one of them.
+	before := l.Fsyncs()
+	var ends [8]LSN
+	for i := range ends {
+		if _, ends[i], err = l.Append(tx(fmt.Sprintf("g%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range ends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.SyncTo(context.Background(), ends[i]); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := l.Fsyncs() - before; n != 1 {
+		t.Fatalf("8 commits waiting together took %d fsyncs, want 1", n)
+	}
+	// Nothing new written: no fsync at all.
+	if err := l.SyncTo(context.Background(), ends[7]); err != nil || l.Fsyncs()-before != 1 {
+		t.Fatalf("a SyncTo of durable bytes fsync'd again (%v)", err)
+	}
 }
 
 func TestRemoveBefore(t *testing.T) {

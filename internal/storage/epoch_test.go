@@ -1,0 +1,196 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/miraj-db/miraj/internal/epoch"
+	"github.com/miraj-db/miraj/internal/history"
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// A primary's first write of an epoch is preceded by its mark; the marks
+// survive a restart (journal replay) and a checkpoint, and travel in a copy.
+func TestEpochMarks(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	e.OpenWrites(&Writer{Epoch: 3, Node: "n1"})
+	db := setup(t, e)
+	if h := db.History(); len(h) != 1 || h[0].Epoch != 3 || h[0].Node != "n1" || h[0].LSN != 0 {
+		t.Fatalf("history of a database created at epoch 3: %v", h)
+	}
+	// A transaction that wrote before the gate closed does not commit
+	// after: the gate is checked at commit, not only per statement.
+	tx := db.Begin()
+	if _, err := tx.Insert("users", []any{int64(7), "dan", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	e.CloseWrites()
+	if err := tx.Commit(context.Background()); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("commit through a closed gate: %v, want ErrReadOnly", err)
+	}
+	if _, err := e.CreateDatabase("other", nil); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("CREATE DATABASE through a closed gate: %v", err)
+	}
+	e.OpenWrites(&Writer{Epoch: 5, Node: "n2"})
+	at := db.LSN()
+	tx = db.Begin()
+	tx.Insert("users", []any{int64(7), "dan", int64(1)})
+	mustCommit(t, tx)
+	if h := db.History(); len(h) != 2 || h[1].Epoch != 5 || h[1].LSN != at {
+		t.Fatalf("history after the first write of epoch 5: %v (write at %d)", h, at)
+	}
+	if err := db.MarkEpoch(context.Background()); err != nil || len(db.History()) != 2 {
+		t.Fatalf("MarkEpoch of an epoch already marked: %v %v", err, db.History())
+	}
+	var copyBuf bytes.Buffer
+	if _, err := db.WriteSnapshot(&copyBuf); err != nil {
+		t.Fatal(err)
+	}
+	want := db.History()
+	e.Crash()
+	e, _ = openEngine(t, dir, SaveCommit)
+	db, _ = e.Database("app")
+	if got := db.History(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("history after replay %v, want %v", got, want)
+	}
+	if err := e.Close(); err != nil { // with a checkpoint
+		t.Fatal(err)
+	}
+	e, _ = openEngine(t, dir, SaveCommit)
+	db, _ = e.Database("app")
+	if got := db.History(); len(got) != 2 || got[1] != want[1] {
+		t.Fatalf("history after a checkpoint %v, want %v", got, want)
+	}
+	e2, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e2.Close()
+	cp, err := e2.InstallSeed("app", &copyBuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cp.History(); len(got) != 2 || got[1] != want[1] {
+		t.Fatalf("history of a copy %v, want %v", got, want)
+	}
+	e.Close()
+}
+
+// A replica applies a transaction received in many pieces once, when its
+// commit frame arrives; a promotion cuts a piece-wise received transaction
+// whose commit never came, after handing it to quarantine.
+func TestReplicaPiecesAndTailCut(t *testing.T) {
+	src, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer src.Close()
+	sdb := setup(t, src)
+	var copyBuf bytes.Buffer
+	if _, err := sdb.WriteSnapshot(&copyBuf); err != nil {
+		t.Fatal(err)
+	}
+	from := sdb.LSN()
+	tx := sdb.Begin()
+	for i := 10; i < 60; i++ {
+		if _, err := tx.Insert("users", []any{int64(i), "u" + strings.Repeat("x", i), int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCommit(t, tx)
+	all, err := sdb.Journal().ReadBytes(from, sdb.LSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames [][]byte
+	for pos := 0; pos < len(all); {
+		_, _, size, _ := journal.DecodeFrame(all[pos:])
+		frames = append(frames, all[pos:pos+size])
+		pos += size
+	}
+
+	dst, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer dst.Close()
+	ddb, err := dst.InstallSeed("app", bytes.NewReader(copyBuf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsn := from
+	for i, f := range frames[:len(frames)-1] { // everything but the commit frame, one frame at a time
+		end, err := ddb.AppendReplicated(context.Background(), lsn, f, false)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		lsn = end
+		if ddb.LSN() != from {
+			t.Fatalf("an unterminated transaction is visible (applied LSN %d)", ddb.LSN())
+		}
+	}
+	var kept []byte
+	cut, err := ddb.CutTail(func(at journal.LSN, tail []byte) error {
+		if at != from {
+			t.Errorf("tail handed over at %d, want %d", at, from)
+		}
+		kept = append(kept, tail...)
+		return nil
+	})
+	if err != nil || cut != len(all)-len(frames[len(frames)-1]) || !bytes.Equal(kept, all[:cut]) {
+		t.Fatalf("CutTail = %d, %v; kept %d bytes", cut, err, len(kept))
+	}
+	if ddb.Journal().End() != from {
+		t.Fatalf("journal ends at %d after the cut, want %d", ddb.Journal().End(), from)
+	}
+	// The same transaction again, in two pieces with its commit: applied.
+	half := len(all) / 2
+	for pos := 0; pos < len(all); {
+		_, _, size, _ := journal.DecodeFrame(all[pos:])
+		if pos+size > half {
+			half = pos + size
+			break
+		}
+		pos += size
+	}
+	if _, err := ddb.AppendReplicated(context.Background(), from, all[:half], true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ddb.AppendReplicated(context.Background(), from+journal.LSN(half), all[half:], true); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := committed(t, sdb), committed(t, ddb); a != b || ddb.LSN() != sdb.LSN() {
+		t.Fatalf("replica %q at %d, primary %q at %d", b, ddb.LSN(), a, sdb.LSN())
+	}
+}
+
+// A replica refuses an epoch mark older than its journal's last one.
+func TestReplicaRefusesStaleEpochMark(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	e.OpenWrites(&Writer{Epoch: 4, Node: "n1"})
+	db := setup(t, e)
+	e.CloseWrites()
+	stale := journal.AppendFrame(AppendOp(nil, &Op{Kind: OpEpoch, Mark: markAt(3, "n9", db.LSN())}), journal.FrameCommit, nil)
+	if _, err := db.AppendReplicated(context.Background(), db.LSN(), stale, false); !errors.Is(err, ErrStaleEpoch) {
+		t.Fatalf("a mark of epoch 3 after epoch 4: %v, want ErrStaleEpoch", err)
+	}
+}
+
+// A data directory of a newer format is refused, naming the version; one
+// of the first format is upgraded.
+func TestFormatVersion(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
+	e, lb := openEngine(t, dir, SaveCommit)
+	e.Close()
+	if !strings.Contains(lb.String(), "upgraded from format 1 to 2") {
+		t.Fatalf("no upgrade logged: %s", lb.String())
+	}
+	os.WriteFile(filepath.Join(dir, ReservedDir, formatFile), []byte("miraj data format 9\n"), 0o644)
+	_, err := Open(Options{Root: dir, Bind: testBind})
+	if err == nil || !strings.Contains(err.Error(), "format version 9") {
+		t.Fatalf("a format 9 directory: %v", err)
+	}
+}
+
+func markAt(e uint64, node string, lsn journal.LSN) history.Mark {
+	return history.Mark{Epoch: epoch.Epoch(e), Node: node, LSN: lsn}
+}
