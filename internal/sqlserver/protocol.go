@@ -15,6 +15,7 @@ import (
 // go-mysql-server sends with the generic HY000.
 var sqlStates = map[int]string{
 	1022: "23000", // ER_DUP_KEY
+	1044: "42000", // ER_DBACCESS_DENIED_ERROR
 	1048: "23000", // ER_BAD_NULL_ERROR
 	1049: "42000", // ER_BAD_DB_ERROR
 	1050: "42S01", // ER_TABLE_EXISTS_ERROR
@@ -52,6 +53,10 @@ var unknownErrors = []struct {
 	{regexp.MustCompile(`out of range for`), 1264},
 	{regexp.MustCompile(`^string '.*' is too large for column '.*'`), 1406},
 	{regexp.MustCompile(`^Check constraint ".*" violated`), 3819},
+	// A database the account has no privilege in, refused when it is
+	// looked up (USE, a connection's default database): go-mysql-server
+	// words it as MySQL does.
+	{regexp.MustCompile(`^Access denied for user '.*'@'.*' to database '.*'$`), 1044},
 }
 
 // fixSQLState sets the code and SQLSTATE MySQL uses for err.
@@ -95,6 +100,10 @@ func (h errorHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string
 	return rest, fixSQLState(err)
 }
 
+func (h errorHandler) ComInitDB(c *mysql.Conn, db string) error {
+	return fixSQLState(h.Handler.ComInitDB(c, db))
+}
+
 func (h errorHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
 	return f, fixSQLState(err)
@@ -118,5 +127,6 @@ func (h errorHandler) ConnectionClosed(c *mysql.Conn) {
 
 func (s *Server) listenerFactory(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
 	lc.Handler = errorHandler{Handler: lc.Handler, points: s.points}
+	lc.AuthServer = loginErrors{AuthServer: lc.AuthServer, grants: grants{db: s.engine.Analyzer.Catalog.MySQLDb}}
 	return server.MySQLProtocolListenerFactory(cfg, lc, sel)
 }

@@ -74,6 +74,7 @@ func New(cfg Config) (*Server, error) {
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).Build()
+	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: grants{db: a.Catalog.MySQLDb}}
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema)
 	s.engine = sqle.New(a, nil)
 	s.engine.Parser = clusterParser{s.engine.Parser}
