@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -20,7 +21,7 @@ func mysqlErr(err error) string {
 }
 
 // Every kind of refused privilege check reaches the client as MySQL's
-// error: code, SQLSTATE and text (1044, 1045, 1142, 1227, 1370),
+// error: code, SQLSTATE and text (1044, 1045, 1142, 1143, 1227, 1370, 1095),
 // never as 1105.
 func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 	_, open := startServer(t)
@@ -47,6 +48,13 @@ func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 		q    string
 		want string
 	}{
+		{ro, "SET GLOBAL max_connections = 5", "1227 42000 " + fmt.Sprintf(need, "SUPER or SYSTEM_VARIABLES_ADMIN")},
+		{ro, "SET @@global.max_connections = 5", "1227 42000 " + fmt.Sprintf(need, "SUPER or SYSTEM_VARIABLES_ADMIN")},
+		{ro, "SET PERSIST max_connections = 5", "1227 42000 " + fmt.Sprintf(need, "SUPER or SYSTEM_VARIABLES_ADMIN")},
+		{ro, "SET GLOBAL cluster_role = 'primary'", "1227 42000 " + fmt.Sprintf(need, "SUPER or SYSTEM_VARIABLES_ADMIN")},
+		{ro, "SET sql_mode = '', GLOBAL max_connections = 5", "1227 42000 " + fmt.Sprintf(need, "SUPER or SYSTEM_VARIABLES_ADMIN")},
+		{ro, "SHOW CLUSTER STATUS", "1227 42000 " + fmt.Sprintf(need, "PROCESS, REPLICATION CLIENT")},
+		{ro, "FLUSH PRIVILEGES", "1227 42000 " + fmt.Sprintf(need, "RELOAD")},
 		{ro, "CREATE USER 'x'@'%'", "1227 42000 " + fmt.Sprintf(need, "CREATE USER")},
 		{ro, "DROP USER 'nob'@'%'", "1227 42000 " + fmt.Sprintf(need, "CREATE USER")},
 		{ro, "GRANT SELECT ON *.* TO 'nob'@'%'", "1045 28000 Access denied for user 'ro'@'%' (using password: YES)"},
@@ -63,6 +71,7 @@ func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 		{ro, "CREATE TABLE shop.n (x INT)", "1044 42000 Access denied for user 'ro'@'%' to database 'shop'"},
 		{ro, "CALL shop.p()", "1370 42000 execute command denied to user 'ro'@'%' for routine 'shop.p'"},
 		{ro, "LOAD DATA INFILE '/dev/null' INTO TABLE shop.t", "1045 28000 Access denied for user 'ro'@'%' (using password: YES)"},
+		{ro, "KILL 99999", "1094 HY000 Unknown thread id: 99999"},
 		{nob, "SELECT * FROM other.u", "1142 42000 SELECT command denied to user 'nob'@'%' for table 'u'"},
 		{nob, "USE other", "1044 42000 Access denied for user 'nob'@'%' to database 'other'"},
 		{nob, "UPDATE shop.t SET y = 3", "1142 42000 UPDATE command denied to user 'nob'@'%' for table 't'"},
@@ -73,6 +82,9 @@ func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 		if got := mysqlErr(err); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
 		}
+	}
+	if got := queryOne(t, root, "SELECT @@global.max_connections"); got != "151" {
+		t.Errorf("max_connections = %s after refused SET GLOBALs", got)
 	}
 
 	// A refused login, and a default database the account may not use.
@@ -85,6 +97,81 @@ func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 		if got := mysqlErr(open(c.user, c.pass, c.db).Ping()); got != c.want {
 			t.Errorf("login %s/%s/%s:\n got %s\nwant %s", c.user, c.pass, c.db, got, c.want)
 		}
+	}
+}
+
+// KILL of another user's connection needs PROCESS, CONNECTION_ADMIN or
+// SUPER (1095 otherwise); SHOW PROCESSLIST and information_schema.PROCESSLIST
+// show an account without PROCESS its own connections only.
+func TestKillAndProcessList(t *testing.T) {
+	_, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{
+		"CREATE USER 'a'@'%' IDENTIFIED BY 'pw'",
+		"CREATE USER 'b'@'%' IDENTIFIED BY 'pw'",
+		"CREATE USER 'ca'@'%' IDENTIFIED BY 'pw'",
+		"GRANT SUPER ON *.* TO 'ca'@'%'",
+		"CREATE USER 'pr'@'%' IDENTIFIED BY 'pw'",
+		"GRANT PROCESS ON *.* TO 'pr'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ctx := context.Background()
+	conn := func(user string) (*sql.Conn, string) {
+		c, err := open(user, "pw", "").Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		var id string
+		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return c, id
+	}
+	a, aID := conn("a")
+	a2, a2ID := conn("a")
+	b, bID := conn("b")
+
+	users := func(c *sql.Conn, q string) string {
+		r, err := query(t, c, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(r.rows)
+	}
+	if got := users(b, "SELECT USER FROM information_schema.PROCESSLIST"); got != "[b]" {
+		t.Errorf("b sees %s in information_schema.PROCESSLIST", got)
+	}
+	if got := users(a, "SELECT USER FROM information_schema.PROCESSLIST ORDER BY ID"); got != "[a a]" {
+		t.Errorf("a sees %s in information_schema.PROCESSLIST", got)
+	}
+	pr, _ := conn("pr")
+	if got := users(pr, "SELECT COUNT(DISTINCT USER) FROM information_schema.PROCESSLIST WHERE USER IN ('a', 'b', 'pr')"); got != "[3]" {
+		t.Errorf("PROCESS sees %s users", got)
+	}
+	r, err := query(t, b, "SHOW PROCESSLIST")
+	if err != nil || len(r.rows) != 1 {
+		t.Errorf("b's SHOW PROCESSLIST: %v %v", r.rows, err)
+	}
+
+	if _, err := b.ExecContext(ctx, "KILL "+aID); mysqlErr(err) != "1095 HY000 You are not owner of thread "+aID {
+		t.Errorf("b kills a's connection: %s", mysqlErr(err))
+	}
+	if _, err := a.ExecContext(ctx, "KILL QUERY "+a2ID); err != nil {
+		t.Errorf("a kills a query of its other connection: %v", err)
+	}
+	ca, _ := conn("ca")
+	if _, err := ca.ExecContext(ctx, "KILL "+aID); err != nil {
+		t.Errorf("SUPER kills a's connection: %v", err)
+	}
+	if _, err := pr.ExecContext(ctx, "KILL "+bID); err != nil {
+		t.Errorf("PROCESS kills b's connection: %v", err)
+	}
+	if _, err := a2.ExecContext(ctx, "SELECT 1"); err != nil {
+		t.Errorf("a's other connection after KILL QUERY: %v", err)
 	}
 }
 
