@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -123,6 +124,13 @@ func (d *accessDenied) sqlError() *mysql.SQLError {
 		return mysql.NewSQLError(mysql.ERKillDenied, mysql.SSUnknownSQLState, "You are not owner of thread %d", d.thread)
 	}
 	panic(fmt.Sprintf("sqlserver: access denial of kind %d", d.kind))
+}
+
+// errIllegalPrivilegeLevel refuses dynamic privileges granted below the
+// global level (ON db.* or db.t).
+func errIllegalPrivilegeLevel(privs []string) error {
+	return mysql.NewSQLError(3619, mysql.SSUnknownSQLState, "Illegal privilege level specified for %s",
+		strings.ToUpper(strings.Join(privs, ",")))
 }
 
 // errNoSuchThread is KILL's answer for a connection id that is not there.

@@ -1,11 +1,15 @@
 package sqlserver
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // The privileges of the statements that change a server or a cluster, which
@@ -102,6 +106,10 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return nil, x.checkSet(ctx, n)
 	case *plan.Kill:
 		return nil, x.checkKill(ctx, n)
+	case *plan.Grant:
+		return x.grantDynamic(ctx, n, row)
+	case *plan.Revoke:
+		return x.revokeDynamic(ctx, n, row)
 	case *plan.ShowProcessList:
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
 		if err != nil || x.grants.meets(ctx, needAllThreads) {
@@ -196,4 +204,99 @@ func (t ownThreadsTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.R
 		return iter, err
 	}
 	return &ownThreads{RowIter: iter, user: ctx.Session.Client().User}, nil
+}
+
+// dynamicPrivileges are the MySQL 8 dynamic privileges Miraj checks that
+// go-mysql-server's GRANT and REVOKE do not know: adminExec grants and
+// revokes them itself (global level only, as in MySQL), and the rest of
+// the statement goes to go-mysql-server.
+var dynamicPrivileges = []string{"system_variables_admin", "connection_admin"}
+
+// splitDynamic separates the privileges of dynamicPrivileges (lower case)
+// from the others.
+func splitDynamic(privs []plan.Privilege) (ours []string, rest []plan.Privilege) {
+	for _, p := range privs {
+		if name := strings.ToLower(p.Dynamic); p.Type == plan.PrivilegeType_Dynamic && slices.Contains(dynamicPrivileges, name) {
+			ours = append(ours, name)
+			continue
+		}
+		rest = append(rest, p)
+	}
+	return ours, rest
+}
+
+// mayGrant: granting or revoking a dynamic privilege needs UPDATE on the
+// mysql database or that privilege WITH GRANT OPTION, as in MySQL.
+func (g grants) mayGrant(ctx *sql.Context, privs []string) error {
+	if g.db.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: "mysql"}, sql.PrivilegeType_Update)) {
+		return nil
+	}
+	grantable := g.db.UserActivePrivilegeSet(ctx).ToSliceDynamic(true)
+	for _, p := range privs {
+		if !slices.Contains(grantable, strings.ToUpper(p)) {
+			return toSQLError(&accessDenied{kind: deniedGlobal, privilege: "GRANT OPTION"})
+		}
+	}
+	return nil
+}
+
+func (x adminExec) grantDynamic(ctx *sql.Context, n *plan.Grant, row sql.Row) (sql.RowIter, error) {
+	ours, rest := splitDynamic(n.Privileges)
+	if len(ours) == 0 {
+		return nil, nil
+	}
+	return x.changeDynamic(ctx, n.PrivilegeLevel, n.Users, ours, len(rest) > 0, func() sql.Node {
+		c := *n
+		c.Privileges = rest
+		return &c
+	}, row, func(u *mysql_db.User) { u.PrivilegeSet.AddGlobalDynamic(n.WithGrantOption, ours...) })
+}
+
+func (x adminExec) revokeDynamic(ctx *sql.Context, n *plan.Revoke, row sql.Row) (sql.RowIter, error) {
+	ours, rest := splitDynamic(n.Privileges)
+	if len(ours) == 0 {
+		return nil, nil
+	}
+	return x.changeDynamic(ctx, n.PrivilegeLevel, n.Users, ours, len(rest) > 0, func() sql.Node {
+		c := *n
+		c.Privileges = rest
+		return &c
+	}, row, func(u *mysql_db.User) { u.PrivilegeSet.RemoveGlobalDynamic(ours...) })
+}
+
+// changeDynamic applies change to each user's account after running the
+// statement's other privileges (restNode, when hasRest) through
+// go-mysql-server, and persists the accounts (which carries them to the
+// cluster's other nodes).
+func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, users []plan.UserName, ours []string,
+	hasRest bool, restNode func() sql.Node, row sql.Row, change func(*mysql_db.User)) (sql.RowIter, error) {
+	if level.Database != "*" || level.TableRoutine != "*" {
+		return nil, errIllegalPrivilegeLevel(ours)
+	}
+	if err := x.grants.mayGrant(ctx, ours); err != nil {
+		return nil, err
+	}
+	if hasRest {
+		iter, err := rowexec.DefaultBuilder.Build(ctx, restNode(), row)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+			return nil, err
+		}
+	}
+	db := x.grants.db
+	ed := db.Editor()
+	defer ed.Close()
+	for _, u := range users {
+		user := db.GetUser(ed, u.Name, u.Host, false)
+		if user == nil {
+			return nil, sql.ErrGrantUserDoesNotExist.New()
+		}
+		change(user)
+	}
+	if err := db.Persist(ctx, ed); err != nil {
+		return nil, err
+	}
+	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
 }

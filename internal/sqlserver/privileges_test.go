@@ -61,6 +61,7 @@ func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 		{ro, "GRANT SELECT ON shop.* TO 'nob'@'%'", "1044 42000 Access denied for user 'ro'@'%' to database 'shop'"},
 		{ro, "GRANT SELECT ON shop.t TO 'nob'@'%'", "1142 42000 GRANT command denied to user 'ro'@'%' for table 't'"},
 		{ro, "REVOKE SELECT ON shop.t FROM 'nob'@'%'", "1142 42000 GRANT command denied to user 'ro'@'%' for table 't'"},
+		{ro, "GRANT SYSTEM_VARIABLES_ADMIN ON *.* TO 'ro'@'%'", "1045 28000 Access denied for user 'ro'@'%' (using password: YES)"},
 		{ro, "INSERT INTO shop.t VALUES (1, 1)", "1142 42000 INSERT command denied to user 'ro'@'%' for table 't'"},
 		{ro, "REPLACE INTO shop.t VALUES (1, 1)", "1142 42000 INSERT command denied to user 'ro'@'%' for table 't'"},
 		{ro, "UPDATE shop.t SET y = 2", "1142 42000 UPDATE command denied to user 'ro'@'%' for table 't'"},
@@ -100,6 +101,51 @@ func TestPrivilegeErrorsAreMySQLs(t *testing.T) {
 	}
 }
 
+// SET GLOBAL needs SUPER or SYSTEM_VARIABLES_ADMIN, and the dynamic
+// privileges Miraj checks can be granted and revoked (at the global level
+// only, by an account that may grant them).
+func TestDynamicPrivileges(t *testing.T) {
+	_, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{
+		"CREATE USER 'sv'@'%' IDENTIFIED BY 'pw'",
+		"CREATE USER 'g'@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT ON *.* TO 'g'@'%' WITH GRANT OPTION",
+		"GRANT SYSTEM_VARIABLES_ADMIN, SELECT ON *.* TO 'sv'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if got := queryOne(t, root, "SHOW GRANTS FOR 'sv'@'%'"); got != "GRANT SELECT ON *.* TO `sv`@`%`" {
+		t.Errorf("SHOW GRANTS: first row %s", got)
+	}
+	sv := open("sv", "pw", "")
+	if _, err := sv.Exec("SET GLOBAL max_connections = 77"); err != nil {
+		t.Fatalf("SET GLOBAL with SYSTEM_VARIABLES_ADMIN: %v", err)
+	}
+	defer root.Exec("SET GLOBAL max_connections = 151")
+	for _, c := range []struct {
+		db      *sql.DB
+		q, want string
+	}{
+		{root, "GRANT CONNECTION_ADMIN ON mysql.* TO 'sv'@'%'", "3619 HY000 Illegal privilege level specified for CONNECTION_ADMIN"},
+		// g holds GRANT OPTION, but not SYSTEM_VARIABLES_ADMIN.
+		{open("g", "pw", ""), "GRANT SYSTEM_VARIABLES_ADMIN ON *.* TO 'g'@'%'", "1227 42000 Access denied; you need (at least one of) the GRANT OPTION privilege(s) for this operation"},
+	} {
+		_, err := c.db.Exec(c.q)
+		if got := mysqlErr(err); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
+		}
+	}
+	if _, err := root.Exec("REVOKE SYSTEM_VARIABLES_ADMIN ON *.* FROM 'sv'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sv.Exec("SET GLOBAL max_connections = 78"); mysqlErr(err)[:4] != "1227" {
+		t.Errorf("SET GLOBAL after REVOKE: %v", err)
+	}
+}
+
 // KILL of another user's connection needs PROCESS, CONNECTION_ADMIN or
 // SUPER (1095 otherwise); SHOW PROCESSLIST and information_schema.PROCESSLIST
 // show an account without PROCESS its own connections only.
@@ -110,7 +156,7 @@ func TestKillAndProcessList(t *testing.T) {
 		"CREATE USER 'a'@'%' IDENTIFIED BY 'pw'",
 		"CREATE USER 'b'@'%' IDENTIFIED BY 'pw'",
 		"CREATE USER 'ca'@'%' IDENTIFIED BY 'pw'",
-		"GRANT SUPER ON *.* TO 'ca'@'%'",
+		"GRANT CONNECTION_ADMIN ON *.* TO 'ca'@'%'",
 		"CREATE USER 'pr'@'%' IDENTIFIED BY 'pw'",
 		"GRANT PROCESS ON *.* TO 'pr'@'%'",
 	} {
@@ -165,7 +211,7 @@ func TestKillAndProcessList(t *testing.T) {
 	}
 	ca, _ := conn("ca")
 	if _, err := ca.ExecContext(ctx, "KILL "+aID); err != nil {
-		t.Errorf("SUPER kills a's connection: %v", err)
+		t.Errorf("CONNECTION_ADMIN kills a's connection: %v", err)
 	}
 	if _, err := pr.ExecContext(ctx, "KILL "+bID); err != nil {
 		t.Errorf("PROCESS kills b's connection: %v", err)
