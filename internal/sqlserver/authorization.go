@@ -28,10 +28,32 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 		auth = ast.AuthInformation{AuthType: ast.AuthType_IGNORE}
 	}
 	err := a.AuthorizationHandler.HandleAuth(ctx, state, auth)
+	if err == nil {
+		return a.checkDynamic(ctx, auth)
+	}
 	if !isRefusal(err) {
 		return err
 	}
 	return toSQLError(a.refusal(ctx, auth))
+}
+
+// checkDynamic: go-mysql-server asks only GRANT OPTION to grant or revoke
+// a dynamic privilege; MySQL also asks for the privilege itself (WITH
+// GRANT OPTION) unless the account may update the mysql database.
+func (a authorization) checkDynamic(ctx *sql.Context, auth ast.AuthInformation) error {
+	var privs []plan.Privilege
+	switch n := auth.Extra.(type) {
+	case *plan.Grant:
+		privs = n.Privileges
+	case *plan.Revoke:
+		privs = n.Privileges
+	default:
+		return nil
+	}
+	if ours, _ := splitDynamic(privs); len(ours) > 0 {
+		return a.grants.mayGrant(ctx, ours)
+	}
+	return nil
 }
 
 func (a authorization) CheckDatabase(ctx *sql.Context, state sql.AuthorizationQueryState, db string) error {

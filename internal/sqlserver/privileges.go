@@ -273,7 +273,7 @@ func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, us
 	if level.Database != "*" || level.TableRoutine != "*" {
 		return nil, errIllegalPrivilegeLevel(ours)
 	}
-	if err := x.grants.mayGrant(ctx, ours); err != nil {
+	if err := x.grants.mayGrant(ctx, ours); err != nil { // checked at planning too (authorization)
 		return nil, err
 	}
 	if hasRest {
