@@ -6,7 +6,10 @@
 // session's storage transaction on that database (Session). Errors become
 // MySQL errors (code and SQLSTATE) in one place (toSQLError, fixSQLState).
 // cluster.go adds the cluster's variables, read-only enforcement (1290),
-// SHOW CLUSTER STATUS and information_schema.MIRAJ_*.
+// SHOW CLUSTER STATUS and information_schema.MIRAJ_*. authorization.go
+// gives go-mysql-server's privilege refusals MySQL's errors; privileges.go
+// checks what go-mysql-server does not (SET GLOBAL, KILL, SHOW
+// PROCESSLIST, the cluster's monitoring).
 //
 // Concurrency: go-mysql-server runs each connection's statements on that
 // connection's goroutine; a Session is used by one goroutine at a time.
