@@ -165,7 +165,9 @@ func readOnlyRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *pla
 const readOnlyRuleID analyzer.RuleId = 10_000
 
 // showClusterStatus matches SHOW CLUSTER STATUS, which the parser does not
-// know: it is answered from information_schema.MIRAJ_NODES.
+// know: it is answered from information_schema.MIRAJ_NODES, through the
+// unlisted clusterStatusTable, which refuses an account without REPLICATION
+// CLIENT or PROCESS (1227) where MIRAJ_NODES shows it no rows.
 var showClusterStatus = regexp.MustCompile(`(?is)^\s*show\s+cluster\s+status\s*;?\s*$`)
 
 // clusterParser is the MySQL parser plus Miraj's own statements.
@@ -179,7 +181,7 @@ var tableMaintenance = regexp.MustCompile("(?is)^\\s*(check|repair|optimize)\\s+
 
 func (p clusterParser) rewrite(q string) string {
 	if showClusterStatus.MatchString(q) {
-		return "SELECT * FROM information_schema.MIRAJ_NODES"
+		return "SELECT * FROM information_schema." + clusterStatusTable
 	}
 	if m := tableMaintenance.FindStringSubmatch(q); m != nil {
 		op, name := strings.ToLower(m[1]), m[2]
@@ -244,11 +246,19 @@ func (s *Server) ClusterAccounts() repl.Accounts {
 	}
 }
 
-// clusterTable is an information_schema table filled from the node.
+// clusterStatusTable is MIRAJ_NODES as SHOW CLUSTER STATUS reads it.
+const clusterStatusTable = "MIRAJ_CLUSTER_STATUS"
+
+// clusterTable is an information_schema table filled from the node, for
+// the accounts that meet need (REPLICATION CLIENT or PROCESS, §17.5.2).
 type clusterTable struct {
 	name   string
 	schema sql.Schema
 	rows   func() []sql.Row
+	grants grants
+	// refuse: without the privilege, the statement fails (1227) rather
+	// than seeing no rows.
+	refuse bool
 }
 
 func (t *clusterTable) Name() string               { return t.name }
@@ -258,18 +268,24 @@ func (t *clusterTable) Collation() sql.CollationID { return sql.Collation_Inform
 func (t *clusterTable) Partitions(*sql.Context) (sql.PartitionIter, error) {
 	return &partitionIter{p: partition{}}, nil
 }
-func (t *clusterTable) PartitionRows(*sql.Context, sql.Partition) (sql.RowIter, error) {
-	return sql.RowsToRowIter(t.rows()...), nil
+func (t *clusterTable) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowIter, error) {
+	switch {
+	case t.grants.meets(ctx, needClusterStatus):
+		return sql.RowsToRowIter(t.rows()...), nil
+	case t.refuse:
+		return nil, t.grants.refuse(needClusterStatus)
+	}
+	return sql.RowsToRowIter(), nil
 }
 
 func col(table, name string, typ sql.Type, nullable bool) *sql.Column {
 	return &sql.Column{Name: name, Type: typ, Nullable: nullable, Source: table}
 }
 
-func nodesTable() *clusterTable {
+func nodesTable(g grants) *clusterTable {
 	const tn = "MIRAJ_NODES"
 	str := types.LongText
-	return &clusterTable{name: tn, schema: sql.Schema{
+	return &clusterTable{name: tn, grants: g, schema: sql.Schema{
 		col(tn, "NODE_ID", str, false), col(tn, "ADDRESS", str, false), col(tn, "ROLE", str, false),
 		col(tn, "STATE", str, false), col(tn, "EPOCH", types.Uint64, false), col(tn, "LAG_BYTES", types.Int64, false),
 		col(tn, "LAG_SECONDS", types.Float64, true), col(tn, "CONNECTED_SINCE", types.Datetime, true),
@@ -297,11 +313,11 @@ func nodesTable() *clusterTable {
 	}}
 }
 
-func replicationTable() *clusterTable {
+func replicationTable(g grants) *clusterTable {
 	const tn = "MIRAJ_REPLICATION"
 	str := types.LongText
 	lsn := func(name string) *sql.Column { return col(tn, name, types.Uint64, true) }
-	return &clusterTable{name: tn, schema: sql.Schema{
+	return &clusterTable{name: tn, grants: g, schema: sql.Schema{
 		col(tn, "NODE_ID", str, false), col(tn, "DATABASE", str, false), col(tn, "BASE_ID", str, false),
 		lsn("SENT_LSN"), lsn("WRITTEN_LSN"), lsn("APPLIED_LSN"), lsn("RETAINED_LSN"), lsn("PRIMARY_LSN"), lsn("SYNCED_LSN"),
 	}, rows: func() []sql.Row {
@@ -324,17 +340,27 @@ func replicationTable() *clusterTable {
 	}}
 }
 
-// infoSchema is information_schema with Miraj's tables added.
+// infoSchema is information_schema with Miraj's tables added, and
+// PROCESSLIST showing an account without PROCESS only its own connections.
 type infoSchema struct {
 	sql.Database
-	extra map[string]sql.Table
+	extra  map[string]sql.Table // listed in information_schema.TABLES
+	hidden map[string]sql.Table // not listed
+	grants grants
 }
 
 func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
 	if t, ok := d.extra[strings.ToLower(name)]; ok {
 		return t, true, nil
 	}
-	return d.Database.GetTableInsensitive(ctx, name)
+	if t, ok := d.hidden[strings.ToLower(name)]; ok {
+		return t, true, nil
+	}
+	t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+	if ok && strings.EqualFold(name, "processlist") {
+		t = ownThreadsTable{Table: t, grants: d.grants}
+	}
+	return t, ok, err
 }
 
 func (d *infoSchema) GetTableNames(ctx *sql.Context) ([]string, error) {
@@ -348,7 +374,12 @@ func (d *infoSchema) GetTableNames(ctx *sql.Context) ([]string, error) {
 	return names, nil
 }
 
-func wrapInfoSchema(db sql.Database) sql.Database {
-	n, r := nodesTable(), replicationTable()
-	return &infoSchema{Database: db, extra: map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r}}
+func wrapInfoSchema(db sql.Database, g grants) sql.Database {
+	n, r := nodesTable(g), replicationTable(g)
+	status := *nodesTable(g)
+	status.refuse = true
+	return &infoSchema{Database: db, grants: g,
+		extra:  map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r},
+		hidden: map[string]sql.Table{strings.ToLower(clusterStatusTable): &status},
+	}
 }

@@ -10,7 +10,10 @@
 // session (status.go: autocommit, in transaction, read-only; no session
 // state tracking) and answers prepared point lookups (pointget.go).
 // cluster.go adds the cluster's variables, read-only enforcement (1290),
-// SHOW CLUSTER STATUS and information_schema.MIRAJ_*.
+// SHOW CLUSTER STATUS and information_schema.MIRAJ_*. authorization.go
+// gives go-mysql-server's privilege refusals MySQL's errors; privileges.go
+// checks what go-mysql-server does not (SET GLOBAL, KILL, SHOW
+// PROCESSLIST, the cluster's monitoring).
 //
 // Concurrency: go-mysql-server runs each connection's statements on that
 // connection's goroutine; a Session is used by one goroutine at a time.

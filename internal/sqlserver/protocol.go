@@ -15,6 +15,7 @@ import (
 // go-mysql-server sends with the generic HY000.
 var sqlStates = map[int]string{
 	1022: "23000", // ER_DUP_KEY
+	1044: "42000", // ER_DBACCESS_DENIED_ERROR
 	1048: "23000", // ER_BAD_NULL_ERROR
 	1049: "42000", // ER_BAD_DB_ERROR
 	1050: "42S01", // ER_TABLE_EXISTS_ERROR
@@ -52,6 +53,10 @@ var unknownErrors = []struct {
 	{regexp.MustCompile(`out of range for`), 1264},
 	{regexp.MustCompile(`^string '.*' is too large for column '.*'`), 1406},
 	{regexp.MustCompile(`^Check constraint ".*" violated`), 3819},
+	// A database the account has no privilege in, refused when it is
+	// looked up (USE, a connection's default database): go-mysql-server
+	// words it as MySQL does.
+	{regexp.MustCompile(`^Access denied for user '.*'@'.*' to database '.*'$`), 1044},
 }
 
 // fixSQLState sets the code and SQLSTATE MySQL uses for err.
@@ -126,12 +131,6 @@ func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result) {
 	}
 }
 
-func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
-	err := h.Handler.ComInitDB(c, db)
-	h.afterCommand(c)
-	return err
-}
-
 func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 	err := h.Handler.ComResetConnection(c)
 	h.afterCommand(c)
@@ -154,6 +153,12 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 	})
 	h.afterCommand(c)
 	return rest, fixSQLState(err)
+}
+
+func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
+	err := h.Handler.ComInitDB(c, db)
+	h.afterCommand(c)
+	return fixSQLState(err)
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -187,6 +192,7 @@ func (h protocolHandler) ConnectionClosed(c *mysql.Conn) {
 
 func (s *Server) listenerFactory(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
 	lc.Handler = protocolHandler{Handler: lc.Handler, srv: s}
+	lc.AuthServer = loginErrors{AuthServer: lc.AuthServer, grants: grants{db: s.engine.Analyzer.Catalog.MySQLDb}}
 	return server.MySQLProtocolListenerFactory(cfg, lc, sel)
 }
 

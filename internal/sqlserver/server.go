@@ -17,6 +17,7 @@ import (
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/sirupsen/logrus"
 
@@ -79,7 +80,10 @@ func New(cfg Config) (*Server, error) {
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).Build()
-	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema)
+	g := grants{db: a.Catalog.MySQLDb}
+	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
+	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g})
+	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
 	s.engine.Parser = clusterParser{s.engine.Parser}
 	registerClusterVariables()
@@ -113,6 +117,10 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
 	s.sessions.Store(conn.ConnectionID, sess)
+	// go-mysql-server names the connection's user in the process list
+	// only when a default database is chosen; KILL's and SHOW
+	// PROCESSLIST's checks need it from the start.
+	s.engine.ProcessList.ConnectionReady(sess)
 	return sess, nil
 }
 
