@@ -3,8 +3,9 @@
 // Each database has one Log in its own folder, made of segment files named
 // after the LSN of their first byte. A frame is a header (length, type,
 // CRC-32C) and a payload; its LSN is its byte position in the log, so a copy
-// that holds the same bytes has the same LSNs. The journal knows one frame
-// type, FrameCommit, the end of a transaction; storage defines the others.
+// that holds the same bytes has the same LSNs. The journal knows two frame
+// types, FrameCommit and FrameAbort, the ends of a transaction; storage
+// defines the others (and puts the transaction's id in every payload).
 //
 // Concurrency: Append, SyncTo, End, Durable, Start, Read and RemoveBefore are
 // safe to call from any goroutine. The Log starts no goroutine: SyncTo callers

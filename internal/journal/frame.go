@@ -26,13 +26,24 @@ const (
 	MaxPayloadBytes = 64 << 20
 )
 
-// FrameType tells what a frame carries. The journal itself only knows
-// FrameCommit (a transaction boundary); the other values belong to storage.
+// FrameType tells what a frame carries. The journal itself only knows the
+// two ends of a transaction, FrameCommit and FrameAbort; the other values
+// belong to storage.
 type FrameType uint8
 
-// FrameCommit marks the end of a transaction: every frame since the previous
-// commit marker belongs to it. Recovery keeps only frames followed by one.
-const FrameCommit FrameType = 1
+const (
+	// FrameCommit ends a transaction that took effect. Its payload is the
+	// transaction's id (a uvarint; empty in a checkpoint).
+	FrameCommit FrameType = 1
+	// FrameAbort ends a transaction whose frames are void (a transaction
+	// whose frames were written before its end was known, rolled back).
+	FrameAbort FrameType = 2
+)
+
+// Ends reports whether typ ends a transaction. Recovery keeps the log up to
+// the last frame that does: what follows belongs to transactions that never
+// ended.
+func (t FrameType) Ends() bool { return t == FrameCommit || t == FrameAbort }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

@@ -206,7 +206,7 @@ func (l *Log) recover(segs []LSN) (LSN, error) {
 				break
 			}
 			pos += size
-			if typ == FrameCommit {
+			if typ.Ends() {
 				committed = seg + LSN(pos)
 			}
 		}

@@ -308,7 +308,7 @@ func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn journal.LSN, sum s
 			return fmt.Errorf("bad frame at %d", from+journal.LSN(pos))
 		}
 		pos += size
-		if typ == journal.FrameCommit {
+		if typ.Ends() {
 			h := sha256.Sum256(data[txStart:pos])
 			fn(from+journal.LSN(txStart), fmt.Sprintf("%x", h[:8]))
 			txStart = pos

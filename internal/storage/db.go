@@ -78,8 +78,11 @@ type DB struct {
 	// for every 64 MiB of log (checkpoint cost stays proportional to writes).
 	ckptBytes atomic.Int64
 	commits   atomic.Uint64 // commits since the newest checkpoint (manual policy)
-	// rx is a replica's transaction in reception (guarded by commitMu).
-	rx rxState
+	// rx: a replica's transactions in reception, by id (guarded by
+	// commitMu).
+	rx map[uint64]*rxState
+	// txnSeq is the last transaction id used or seen in the journal.
+	txnSeq atomic.Uint64
 }
 
 // NewScratch returns a database that lives in memory only, outside any
@@ -109,12 +112,14 @@ func (db *DB) LSN() journal.LSN { return db.cur.Load().lsn }
 
 func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	var buf []byte
+	txn := db.newTxn()
 	if db.policy != SaveManual {
 		buf = make([]byte, 0, 256*len(tx.ops))
 		for _, op := range tx.ops {
+			op.Txn = txn
 			buf = AppendOp(buf, op)
 		}
-		buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
+		buf = AppendEnd(buf, journal.FrameCommit, txn)
 	}
 
 	db.commitMu.Lock()
@@ -132,7 +137,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	}
 	a := newApplier(st.cat, st.cat.seq+1, db.bind)
 	if buf != nil {
-		if mark, ok := db.pendingMarkLocked(st); ok {
+		if mark, ok := db.pendingMarkLocked(st, txn); ok {
 			// First write of this primary's epoch in this database: the
 			// epoch mark goes first, in the same transaction.
 			if err := a.apply(mark); err != nil {
@@ -175,7 +180,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 // pendingMarkLocked returns the epoch mark this database needs before the
 // next write, if the engine writes for an epoch newer than the journal's
 // last mark. Called with commitMu held.
-func (db *DB) pendingMarkLocked(st *state) (*Op, bool) {
+func (db *DB) pendingMarkLocked(st *state, txn uint64) (*Op, bool) {
 	if db.eng == nil {
 		return nil, false
 	}
@@ -188,7 +193,7 @@ func (db *DB) pendingMarkLocked(st *state) (*Op, bool) {
 		// received, unterminated tail before it writes.
 		panic(fmt.Sprintf("storage: database %s: epoch mark at LSN %d but the journal ends at %d", db.name, st.lsn, end))
 	}
-	return &Op{Kind: OpEpoch, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: st.lsn}}, true
+	return &Op{Kind: OpEpoch, Txn: txn, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: st.lsn}}, true
 }
 
 // MarkEpoch writes the engine's epoch mark into this database's journal now
@@ -198,9 +203,10 @@ func (db *DB) MarkEpoch(ctx context.Context) error {
 	if db.policy == SaveManual {
 		return nil
 	}
+	txn := db.newTxn()
 	db.commitMu.Lock()
 	st := db.cur.Load()
-	mark, ok := db.pendingMarkLocked(st)
+	mark, ok := db.pendingMarkLocked(st, txn)
 	if !ok {
 		db.commitMu.Unlock()
 		return nil
@@ -211,7 +217,7 @@ func (db *DB) MarkEpoch(ctx context.Context) error {
 		return err
 	}
 	a.cat.seq = st.cat.seq + 1
-	buf := journal.AppendFrame(AppendOp(nil, mark), journal.FrameCommit, nil)
+	buf := AppendEnd(AppendOp(nil, mark), journal.FrameCommit, txn)
 	_, end, err := db.jrnl.Append(buf)
 	if err != nil {
 		db.commitMu.Unlock()
@@ -235,29 +241,57 @@ func (db *DB) ReceivedHistory() (history.History, journal.LSN) {
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	h := db.cur.Load().cat.history
-	for _, op := range db.rx.ops {
-		if op.Kind == OpEpoch {
-			h, _ = h.Append(op.Mark) // checked when the frame arrived
-		}
+	if m, ok := db.receivingMarkLocked(); ok {
+		h, _ = h.Append(m) // checked when the frame arrived
 	}
 	return h, db.jrnl.End()
 }
 
-// rxState is a transaction whose frames are in the journal but whose
-// commit frame is not yet (a replica in the middle of receiving one):
-// decoded once as its frames arrive, applied whole when the commit frame
-// does. Guarded by commitMu.
+// rxState is a transaction whose frames are in the journal but whose end
+// frame is not yet (a replica in the middle of receiving one): decoded once
+// as its frames arrive, applied whole when its commit frame does, dropped at
+// its abort frame. Guarded by commitMu.
 type rxState struct {
 	ops   []*Op
 	start journal.LSN
 }
 
+// newTxn returns a transaction id never used in this database's journal:
+// above every id replayed or received (feedLocked raises the counter).
+func (db *DB) newTxn() uint64 { return db.txnSeq.Add(1) }
+
+// sawTxn raises the id counter to at least txn.
+func (db *DB) sawTxn(txn uint64) {
+	for {
+		cur := db.txnSeq.Load()
+		if cur >= txn || db.txnSeq.CompareAndSwap(cur, txn) {
+			return
+		}
+	}
+}
+
+// receivingMarkLocked returns the newest epoch mark among the transactions
+// in reception, if any. Called with commitMu held.
+func (db *DB) receivingMarkLocked() (history.Mark, bool) {
+	var best history.Mark
+	found := false
+	for _, rx := range db.rx {
+		for _, op := range rx.ops {
+			if op.Kind == OpEpoch && (!found || op.Mark.Epoch > best.Epoch) {
+				best, found = op.Mark, true
+			}
+		}
+	}
+	return best, found
+}
+
 // feedLocked takes the frame at LSN at, in journal order after the
-// committed state: a change is decoded and kept, a commit marker applies
-// the kept changes as one transaction. The one path of recovery and of a
-// replica's apply, so applying costs time linear in the bytes received.
+// committed state: a change is decoded and kept with its transaction's, a
+// commit frame applies that transaction's changes as one, an abort frame
+// drops them. The one path of recovery and of a replica's apply, so
+// applying costs time linear in the bytes received.
 func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) error {
-	if typ != journal.FrameCommit {
+	if !typ.Ends() {
 		op, err := DecodeOp(OpKind(typ), payload)
 		if err != nil {
 			return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, at, err)
@@ -265,22 +299,40 @@ func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) 
 		if op.Kind == OpEpoch && op.Mark.LSN != at {
 			return fmt.Errorf("database %s: %w: epoch mark at LSN %d says %d", db.name, ErrDecode, at, op.Mark.LSN)
 		}
-		if len(db.rx.ops) == 0 {
-			db.rx.start = at
+		db.sawTxn(op.Txn)
+		rx := db.rx[op.Txn]
+		if rx == nil {
+			if db.rx == nil {
+				db.rx = map[uint64]*rxState{}
+			}
+			rx = &rxState{start: at}
+			db.rx[op.Txn] = rx
 		}
-		db.rx.ops = append(db.rx.ops, op)
+		rx.ops = append(rx.ops, op)
 		return nil
 	}
+	txn, err := DecodeEnd(payload)
+	if err != nil {
+		return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, at, err)
+	}
+	db.sawTxn(txn)
+	rx := db.rx[txn]
+	delete(db.rx, txn)
 	st := db.cur.Load()
+	end := at + journal.HeaderBytes + journal.LSN(len(payload))
+	if typ == journal.FrameAbort || rx == nil {
+		// Void, or a transaction with no change: the position moves on.
+		db.cur.Store(&state{cat: st.cat, lsn: end})
+		return nil
+	}
 	a := newApplier(st.cat, st.cat.seq+1, db.bind)
-	for _, op := range db.rx.ops {
+	for _, op := range rx.ops {
 		if err := a.apply(op); err != nil {
-			return fmt.Errorf("database %s: replay of the transaction at LSN %d: %w", db.name, db.rx.start, err)
+			return fmt.Errorf("database %s: replay of the transaction at LSN %d: %w", db.name, rx.start, err)
 		}
 	}
 	a.cat.seq = st.cat.seq + 1
-	db.cur.Store(&state{cat: a.cat, lsn: at + journal.HeaderBytes})
-	db.rx = rxState{}
+	db.cur.Store(&state{cat: a.cat, lsn: end})
 	return nil
 }
 

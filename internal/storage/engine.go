@@ -273,10 +273,10 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	var buf []byte
 	if w := e.writer.Load(); w != nil {
 		// A primary's new database starts with its epoch mark.
-		buf = AppendOp(buf, &Op{Kind: OpEpoch, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: 0}})
+		buf = AppendOp(buf, &Op{Kind: OpEpoch, Txn: 1, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: 0}})
 	}
-	buf = AppendOp(buf, &Op{Kind: OpDatabase, BaseID: baseID, Data: options})
-	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
+	buf = AppendOp(buf, &Op{Kind: OpDatabase, Txn: 1, BaseID: baseID, Data: options})
+	buf = AppendEnd(buf, journal.FrameCommit, 1)
 	if _, end, err := j.Append(buf); err != nil {
 		j.Close()
 		return nil, err

@@ -194,3 +194,43 @@ func TestFormatVersion(t *testing.T) {
 func markAt(e uint64, node string, lsn journal.LSN) history.Mark {
 	return history.Mark{Epoch: epoch.Epoch(e), Node: node, LSN: lsn}
 }
+
+// Frames of different transactions may interleave in a journal: each
+// takes effect at its own commit frame, and an abort frame voids one —
+// on a replica as it receives them and at recovery alike.
+func TestInterleavedTransactions(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	at := db.LSN()
+	ins := func(txn uint64, id int64, name string) *Op {
+		return &Op{Kind: OpInsert, Txn: txn, Table: "users", Row: &Row{ID: uint64(id), Vals: []any{id, name, int64(1)}}}
+	}
+	var f []byte
+	f = AppendOp(f, ins(900, 50, "in-aborted"))
+	f = AppendOp(f, ins(901, 51, "in-committed"))
+	f = AppendEnd(f, journal.FrameCommit, 901)
+	f = AppendOp(f, ins(900, 52, "in-aborted-too"))
+	f = AppendEnd(f, journal.FrameAbort, 900)
+	if _, err := db.AppendReplicated(context.Background(), at, f, true); err != nil {
+		t.Fatal(err)
+	}
+	want := "1 ann 20;2 bob 21;3 cid 22;51 in-committed 1"
+	if got := committed(t, db); got != want || db.LSN() != db.Journal().End() {
+		t.Fatalf("after the frames: %q at %d (journal end %d)", got, db.LSN(), db.Journal().End())
+	}
+	// A commit here gets an id above every one seen.
+	tx := db.Begin()
+	tx.Insert("users", []any{int64(60), "later", int64(1)})
+	mustCommit(t, tx)
+	if db.txnSeq.Load() <= 901 {
+		t.Fatalf("next transaction id %d reuses the replicated ones", db.txnSeq.Load())
+	}
+	e.Crash()
+	e, _ = openEngine(t, dir, SaveCommit)
+	defer e.Close()
+	db, _ = e.Database("app")
+	if got := committed(t, db); got != want+";60 later 1" {
+		t.Fatalf("after recovery: %q", got)
+	}
+}

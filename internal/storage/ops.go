@@ -33,7 +33,11 @@ const (
 // Op is one change to a database: what a journal frame carries and what the
 // apply function executes.
 type Op struct {
-	Kind    OpKind
+	Kind OpKind
+	// Txn is the transaction the change belongs to: frames of different
+	// transactions may interleave in a journal, and a transaction's
+	// changes take effect at its commit frame (0 in a checkpoint).
+	Txn     uint64
 	Table   string
 	Row     *Row
 	Old     *Row
@@ -52,7 +56,8 @@ type Op struct {
 	Mark history.Mark
 }
 
-// Payload layouts (integers as uvarints, strings as length + bytes):
+// Payload layouts (integers as uvarints, strings as length + bytes); every
+// payload starts with the transaction id, then:
 //
 //	Insert      table, id, row
 //	Update      table, id, old row, new row
@@ -137,8 +142,31 @@ func (d *decoder) def() *TableDef {
 
 // AppendOp encodes op as one journal frame appended to buf.
 func AppendOp(buf []byte, op *Op) []byte {
-	p := encodeOp(make([]byte, 0, 64), op)
+	p := encodeOp(binary.AppendUvarint(make([]byte, 0, 64), op.Txn), op)
 	return journal.AppendFrame(buf, journal.FrameType(op.Kind), p)
+}
+
+// AppendEnd appends the frame that ends transaction txn: journal.FrameCommit
+// or journal.FrameAbort.
+func AppendEnd(buf []byte, typ journal.FrameType, txn uint64) []byte {
+	if !typ.Ends() {
+		panic(fmt.Sprintf("storage: AppendEnd of frame type %d", typ))
+	}
+	var p [binary.MaxVarintLen64]byte
+	return journal.AppendFrame(buf, typ, p[:binary.PutUvarint(p[:], txn)])
+}
+
+// DecodeEnd returns the transaction id carried by a commit or abort frame
+// (0 for the empty payload of a checkpoint's end).
+func DecodeEnd(payload []byte) (uint64, error) {
+	if len(payload) == 0 {
+		return 0, nil
+	}
+	txn, n := binary.Uvarint(payload)
+	if n <= 0 || n != len(payload) {
+		return 0, fmt.Errorf("%w: transaction end of %d bytes", ErrDecode, len(payload))
+	}
+	return txn, nil
 }
 
 func encodeOp(b []byte, op *Op) []byte {
@@ -195,7 +223,7 @@ func encodeOp(b []byte, op *Op) []byte {
 // DecodeOp decodes the payload of a frame of type kind.
 func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 	d := &decoder{b: payload}
-	op := &Op{Kind: kind}
+	op := &Op{Kind: kind, Txn: d.uvarint()}
 	switch kind {
 	case OpInsert:
 		op.Table = d.str()

@@ -161,10 +161,8 @@ var ErrStaleEpoch = errors.New("storage: epoch mark older than the journal's")
 // journal's history (those of the transaction in reception included).
 func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) error {
 	last := db.cur.Load().cat.history.Last()
-	for _, op := range db.rx.ops {
-		if op.Kind == OpEpoch {
-			last = op.Mark
-		}
+	if m, ok := db.receivingMarkLocked(); ok {
+		last = m
 	}
 	for pos := 0; pos < len(frames); {
 		typ, payload, size, _ := journal.DecodeFrame(frames[pos:])
@@ -207,7 +205,7 @@ func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, erro
 	if err := db.jrnl.Truncate(from); err != nil {
 		return 0, err
 	}
-	db.rx = rxState{}
+	db.rx = nil
 	return len(tail), nil
 }
 
