@@ -66,6 +66,26 @@ type Options struct {
 	// was loaded). Frames before it are not read at open.
 	StartLSN LSN
 	Logger   *slog.Logger
+	// Faults, when set, is asked before each write and fsync of a segment
+	// file; an error it returns is that I/O failing (crash tests and the
+	// simulator inject disk errors through it).
+	Faults func(op FaultOp) error
+}
+
+// FaultOp names the I/O an injected fault stands for.
+type FaultOp string
+
+const (
+	FaultWrite FaultOp = "write"
+	FaultSync  FaultOp = "fsync"
+)
+
+// fault returns the injected error for op, if any.
+func (l *Log) fault(op FaultOp) error {
+	if l.opts.Faults == nil {
+		return nil
+	}
+	return l.opts.Faults(op)
 }
 
 // Log is one database's append-only journal. Append, SyncTo, End, Durable and
@@ -283,6 +303,9 @@ func (l *Log) Append(frames []byte) (start, end LSN, err error) {
 			return 0, 0, l.failLocked(err)
 		}
 	}
+	if err := l.fault(FaultWrite); err != nil {
+		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	}
 	if _, err := l.mu.cur.Write(frames); err != nil {
 		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
 	}
@@ -301,6 +324,9 @@ func (l *Log) failLocked(err error) error {
 // rollLocked makes the current segment durable and starts the next one.
 func (l *Log) rollLocked() error {
 	l.fsyncs.Add(1)
+	if err := l.fault(FaultSync); err != nil {
+		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
+	}
 	if err := l.mu.cur.Sync(); err != nil {
 		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
 	}
@@ -335,7 +361,10 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 		l.mu.syncing = true
 		target, f := l.mu.written, l.mu.cur
 		l.mu.Unlock()
-		err := f.Sync()
+		err := l.fault(FaultSync)
+		if err == nil {
+			err = f.Sync()
+		}
 		l.fsyncs.Add(1)
 		l.mu.Lock()
 		l.mu.syncing = false

@@ -25,36 +25,37 @@ var ErrStaleEpoch = errors.New("repl: epoch older than the node's")
 // ErrRoleChange refuses a role change the rules do not allow.
 var ErrRoleChange = errors.New("repl: role change not allowed")
 
+// ballotLess orders states by (epoch, primary id): the order in which
+// primacy goes (JudgeEpoch's tie-break); an unknown primary ("") is lowest.
+func ballotLess(a, b State) bool {
+	return a.Epoch < b.Epoch || (a.Epoch == b.Epoch && a.Primary < b.Primary)
+}
+
 // CheckTransition says whether a node in state cur may take state next.
-// The rules (Dolt's setRoleAndEpoch, raft's term rule):
-//   - a lower epoch is never taken;
-//   - a higher epoch may be taken in any role but PROMOTING (a transient
-//     state that is never persisted);
-//   - within the same epoch a node may only step down (PRIMARY to FENCED or
-//     SECONDARY) or learn the epoch's primary, never become primary or
-//     change an epoch's known primary to another.
+// The rules (Dolt's setRoleAndEpoch, raft's term rule, with Paxos's ballot
+// order for two primaries of one epoch):
+//   - a lower ballot (epoch, then primary id) is never taken;
+//   - a node becomes primary only in an epoch above its own;
+//   - within one ballot a node may only step down (PRIMARY to FENCED or
+//     SECONDARY, FENCED to SECONDARY);
+//   - PROMOTING is transient and never persisted.
 func CheckTransition(cur, next State) error {
-	if next.Role == RolePromoting {
-		return fmt.Errorf("%w: %s is not a persisted role", ErrRoleChange, next.Role)
-	}
 	switch {
+	case next.Role == RolePromoting:
+		return fmt.Errorf("%w: %s is not a persisted role", ErrRoleChange, next.Role)
+	case next.Role == RolePrimary && next.Primary == "":
+		return fmt.Errorf("%w: a primary without an id", ErrRoleChange)
 	case next.Epoch < cur.Epoch:
 		return fmt.Errorf("%w: epoch %d, the node is at %d", ErrStaleEpoch, next.Epoch, cur.Epoch)
-	case next.Epoch > cur.Epoch:
-		if next.Role == RolePrimary && next.Primary == "" {
-			return fmt.Errorf("%w: a primary without an id", ErrRoleChange)
-		}
+	case ballotLess(next, cur):
+		return fmt.Errorf("%w: epoch %d already has primary %s, above %s", ErrRoleChange, cur.Epoch, cur.Primary, next.Primary)
+	case next.Role == RolePrimary && cur != next && next.Epoch <= cur.Epoch:
+		return fmt.Errorf("%w: becoming primary takes an epoch above %d", ErrRoleChange, cur.Epoch)
+	case cur == next || ballotLess(cur, next):
 		return nil
 	}
-	// Same epoch. A primary fenced by another primary of its own epoch
-	// (JudgeEpoch's tie-break) names that one as the epoch's primary.
-	tieBreak := cur.Role == RolePrimary && next.Role == RoleFenced
-	if next.Primary != cur.Primary && cur.Primary != "" && !tieBreak {
-		return fmt.Errorf("%w: epoch %d already has primary %s, not %s", ErrRoleChange, cur.Epoch, cur.Primary, next.Primary)
-	}
+	// Same ballot, another role.
 	switch {
-	case cur.Role == next.Role:
-		return nil
 	case cur.Role == RolePrimary && (next.Role == RoleFenced || next.Role == RoleSecondary):
 		return nil
 	case cur.Role == RoleFenced && next.Role == RoleSecondary:

@@ -113,7 +113,8 @@ func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, 
 
 // start opens the node's engine (a first start or a restart after a crash).
 func (n *node) start() error {
-	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log})
+	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log,
+		JournalFaults: n.w.diskFault})
 	if err != nil {
 		return err
 	}
@@ -130,6 +131,19 @@ func (n *node) start() error {
 	}
 	n.tracef("start role=%s epoch=%d", n.role, n.st.Epoch)
 	return nil
+}
+
+// diskFailed handles an error from a journal that an injected disk fault
+// failed: the server's database refuses writes from then on, and the
+// simulated operator restarts the node (a crash: what was not fsync'd is
+// lost, and was never acknowledged).
+func (n *node) diskFailed(err error) bool {
+	if !errors.Is(err, journal.ErrFailed) && !errors.Is(err, errDisk) {
+		return false
+	}
+	n.tracef("disk failure (%v): restart", err)
+	n.crash()
+	return true
 }
 
 // crash stops the node as a power loss would.
@@ -230,6 +244,9 @@ func (n *node) clientWrite() {
 	if !ok {
 		var err error
 		if db, err = n.eng.CreateDatabase(name, nil); err != nil {
+			if n.diskFailed(err) {
+				return
+			}
 			n.w.violate("write", fmt.Sprintf("%s: create database %s: %v", n.id, name, err))
 			return
 		}
@@ -251,7 +268,9 @@ func (n *node) clientWrite() {
 		return
 	}
 	if err := tx.Commit(bg); err != nil {
-		n.w.violate("write", fmt.Sprintf("%s: commit: %v", n.id, err))
+		if !n.diskFailed(err) {
+			n.w.violate("write", fmt.Sprintf("%s: commit: %v", n.id, err))
+		}
 		return
 	}
 	n.recordLedger(db, start, db.LSN())
@@ -344,7 +363,9 @@ func (n *node) promote() {
 			return nil // the tail holds no committed transaction: nothing to list in quarantined
 		})
 		if err != nil {
-			n.w.violate("promotion", fmt.Sprintf("%s: cut tail of %s: %v", n.id, db.Name(), err))
+			if !n.diskFailed(err) {
+				n.w.violate("promotion", fmt.Sprintf("%s: cut tail of %s: %v", n.id, db.Name(), err))
+			}
 			return
 		}
 	}
@@ -361,7 +382,9 @@ func (n *node) promote() {
 	for _, db := range n.eng.Databases() {
 		start := db.LSN()
 		if err := db.MarkEpoch(bg); err != nil {
-			n.w.violate("promotion", fmt.Sprintf("%s: epoch mark in %s: %v", n.id, db.Name(), err))
+			if !n.diskFailed(err) {
+				n.w.violate("promotion", fmt.Sprintf("%s: epoch mark in %s: %v", n.id, db.Name(), err))
+			}
 			return
 		}
 		n.recordLedger(db, start, db.LSN())
@@ -543,6 +566,9 @@ func (n *node) receive(m message) {
 			return
 		}
 		if _, err := db.AppendReplicated(bg, b.start, b.frames, w.opts.DurableAcks); err != nil {
+			if n.diskFailed(err) {
+				return
+			}
 			// The server ends the link on any such error; a gap or a
 			// stale epoch here means the primary streamed from a point
 			// not on the follower's journal.
@@ -559,6 +585,9 @@ func (n *node) receive(m message) {
 		}
 		db, err := n.eng.InstallSeed(b.db, bytes.NewReader(b.copy))
 		if err != nil {
+			if n.diskFailed(err) {
+				return
+			}
 			w.violate("seed", fmt.Sprintf("%s: install %s: %v", n.id, b.db, err))
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,6 +33,10 @@ type Options struct {
 	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, IdleWeight int
 	// MaxDelay is the largest delivery delay of a message, in ticks.
 	MaxDelay int
+	// FaultPerMille: the chance, in thousandths, that a journal write or
+	// fsync fails (the node's databases then refuse writes; the simulated
+	// operator restarts it).
+	FaultPerMille int
 	// DurableAcks: secondaries fsync replicated frames before acknowledging
 	// (ack = "durable"); otherwise they acknowledge what they wrote.
 	DurableAcks bool
@@ -44,7 +49,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d idle=%d) max_delay=%d durable_acks=%v",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks)
+		o.PromoteWeight, o.BreakWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -65,6 +70,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		IdleWeight:      10 + r.IntN(30),
 		MaxDelay:        1 + r.IntN(4),
 		DurableAcks:     r.IntN(2) == 0,
+		FaultPerMille:   []int{0, 5, 15, 40}[r.IntN(4)],
 		Dir:             dir,
 	}
 }
@@ -343,6 +349,7 @@ func (w *world) tick() {
 func (w *world) liveness() {
 	w.tracef("liveness phase")
 	w.net.cut = map[[2]string]bool{}
+	w.opts.FaultPerMille = 0 // healed disks too
 	for _, n := range w.nodes {
 		if n.eng == nil {
 			if err := n.start(); err != nil {
@@ -365,7 +372,7 @@ func (w *world) liveness() {
 			// (no automatic election in manual mode).
 			var best *node
 			for _, n := range w.nodes {
-				if n.role == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
+				if n.eng != nil && n.role == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
 					best = n
 				}
 			}
@@ -430,3 +437,15 @@ func (w *world) converged(p *node) bool {
 }
 
 var bg = context.Background()
+
+// errDisk is an injected disk error.
+var errDisk = errors.New("sim: injected disk error")
+
+// diskFault decides whether a journal write or fsync fails.
+func (w *world) diskFault(op journal.FaultOp) error {
+	if w.opts.FaultPerMille > 0 && w.rng.IntN(1000) < w.opts.FaultPerMille {
+		w.tracef("disk fault on %s", op)
+		return errDisk
+	}
+	return nil
+}
