@@ -153,3 +153,25 @@ func JudgeEpoch(cur State, role Role, self string, announced Epoch, announcedPri
 	// the node's).
 	return NewsAdopt, v
 }
+
+// PromotionRefusals lists why a controlled promotion of node self (in state
+// cur) must be refused, from its peers' answers to a probe (§17.4.1): a
+// live primary, another node already primary or being promoted, a peer
+// still connected to a primary this node no longer sees. An unreachable
+// peer is no reason: losing the primary is the normal case.
+func PromotionRefusals(cur State, answers []PeerState) []string {
+	var out []string
+	for _, a := range answers {
+		switch {
+		case a.Role == RolePrimary && a.ID == cur.Primary:
+			out = append(out, fmt.Sprintf("node %s is still primary at epoch %d", a.ID, a.Epoch))
+		case a.Role == RolePrimary:
+			out = append(out, fmt.Sprintf("node %s is already primary at epoch %d", a.ID, a.Epoch))
+		case a.Flags&FlagPromoting != 0:
+			out = append(out, fmt.Sprintf("node %s is being promoted", a.ID))
+		case a.Flags&FlagFollowing != 0:
+			out = append(out, fmt.Sprintf("node %s is still connected to primary %s", a.ID, a.Primary))
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -125,6 +126,7 @@ type peerStatus struct {
 // follower is a secondary as its primary sees it.
 type follower struct {
 	id        string
+	conn      *transport.Conn         // closed when this node stops being primary
 	positions map[string]*followerPos // by lower-case database name
 	lastApply time.Time
 }
@@ -319,6 +321,15 @@ func (n *Node) transition(next State, why string) error {
 	}
 	if cur.Role == RolePrimary && next.Role != RolePrimary {
 		n.st.CloseWrites()
+		// Cut the secondaries now, not at their sender's next round:
+		// they must stop counting as connected to this node at once.
+		n.mu.Lock()
+		for _, f := range n.mu.followers {
+			if f.conn != nil {
+				f.conn.Close()
+			}
+		}
+		n.mu.Unlock()
 	}
 	if err := saveState(n.opts.StateDir, next); err != nil {
 		return fmt.Errorf("cluster state: %w", err)
@@ -379,22 +390,61 @@ func (n *Node) observeEpoch(from string, announced Epoch, primary string, fromFo
 	}
 }
 
-// Promote designates this node the primary of a new epoch (SET GLOBAL
-// cluster_role = 'primary'). It returns at once; the node shows PROMOTING,
-// then PRIMARY once Run has stopped following, cut any unterminated tail
-// and written the new epoch.
-func (n *Node) Promote() error {
+// ErrPromotionRefused is a controlled promotion's refusal (error 9003); the
+// message gives the reasons.
+var ErrPromotionRefused = errors.New("Promotion refused")
+
+// Promote designates this node the primary of a new epoch: SET GLOBAL
+// cluster_role = 'primary' (force false) or 'force_primary' (force true).
+//
+// It first probes every peer (in parallel, a few seconds at most) and, for
+// a controlled promotion, refuses with ErrPromotionRefused when a peer is
+// still or already primary, is being promoted, or is still connected to a
+// primary (§17.4.1); forced, each refusal is logged and passed over. An
+// unreachable peer is logged only. Accepted, it returns at once; the node
+// shows PROMOTING, then PRIMARY once Run has stopped following, cut any
+// unterminated tail and written the new epoch.
+func (n *Node) Promote(ctx context.Context, force bool) error {
+	self := n.cfg.Node.ID
 	n.mu.Lock()
-	switch n.mu.role {
+	role := n.mu.role
+	n.mu.Unlock()
+	var local string
+	switch role {
 	case RolePrimary:
-		n.mu.Unlock()
 		return nil
 	case RolePromoting:
-		n.mu.Unlock()
-		return fmt.Errorf("a promotion is already in progress")
+		local = "cluster promotion in progress"
 	case RoleFenced:
+		local = "cluster_role = FENCED"
+	}
+	if local != "" && (!force || role == RolePromoting) {
+		n.log.Error(fmt.Sprintf("Cluster: promotion of %s refused: %s", self, local))
+		return fmt.Errorf("%w: %s", ErrPromotionRefused, local)
+	}
+	answers, unreachable := n.probeRound(ctx)
+	for _, addr := range unreachable {
+		n.log.Warn(fmt.Sprintf("Cluster: promotion of %s: peer %s unreachable", self, addr))
+	}
+	n.mu.Lock()
+	cur := n.mu.state
+	n.mu.Unlock()
+	reasons := PromotionRefusals(cur, answers)
+	if local != "" {
+		reasons = append([]string{local}, reasons...)
+	}
+	if len(reasons) > 0 && !force {
+		msg := strings.Join(reasons, "; ")
+		n.log.Error(fmt.Sprintf("Cluster: promotion of %s refused: %s", self, msg))
+		return fmt.Errorf("%w: %s", ErrPromotionRefused, msg)
+	}
+	for _, r := range reasons {
+		n.log.Error(fmt.Sprintf("Cluster: promotion of %s (forced): %s", self, r))
+	}
+	n.mu.Lock()
+	if n.mu.role == RolePromoting || n.mu.role == RolePrimary {
 		n.mu.Unlock()
-		return fmt.Errorf("this node is FENCED: a newer primary exists")
+		return fmt.Errorf("%w: cluster promotion in progress", ErrPromotionRefused)
 	}
 	n.mu.role = RolePromoting
 	stop := n.mu.stopFollowing
@@ -407,6 +457,29 @@ func (n *Node) Promote() error {
 	default:
 	}
 	return nil
+}
+
+// Demote is SET GLOBAL cluster_role = 'secondary'. On a primary it is the
+// planned switchover (§17.4.3): the node closes writes, cuts its
+// secondaries, keeps its journal and follows whichever node is promoted
+// next. On a fenced node it is the return to service (§17.4.2): it follows
+// the current primary; a database whose journal is not on that primary's
+// history goes to quarantine and is copied again.
+func (n *Node) Demote() error {
+	n.mu.Lock()
+	role, cur := n.mu.role, n.mu.state
+	n.mu.Unlock()
+	switch role {
+	case RoleSecondary:
+		return nil
+	case RolePromoting:
+		return fmt.Errorf("cluster_role: a promotion is in progress")
+	}
+	why := "planned switchover"
+	if role == RoleFenced {
+		why = "fenced node returned to service"
+	}
+	return n.transition(State{Role: RoleSecondary, Epoch: cur.Epoch, Primary: cur.Primary}, why)
 }
 
 // promote runs in Run's loop once the follow loop has ended.

@@ -76,7 +76,7 @@ func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise s
 	if err := c.SetMaxFrame(transport.MaxStreamFrameBytes); err != nil {
 		return
 	}
-	f := &follower{id: id, positions: map[string]*followerPos{}}
+	f := &follower{id: id, conn: c, positions: map[string]*followerPos{}}
 	for _, p := range positions {
 		f.positions[strings.ToLower(p.Name)] = &followerPos{name: p.Name, baseID: p.BaseID, hist: p.Hist,
 			sent: journal.LSN(p.LSN), written: journal.LSN(p.LSN), applied: journal.LSN(p.LSN)}

@@ -45,80 +45,124 @@ func (n *Node) followingPrimary() bool {
 }
 
 // probeRound probes every peer in parallel, each bounded by probeTimeout.
-func (n *Node) probeRound(ctx context.Context) {
+// It returns the answers, in seed order, and the addresses that did not
+// answer.
+func (n *Node) probeRound(ctx context.Context) (answers []PeerState, unreachable []string) {
+	peers := n.cfg.Peers()
+	got := make([]PeerState, len(peers))
+	ok := make([]bool, len(peers))
 	var wg sync.WaitGroup
-	for _, addr := range n.cfg.Peers() {
+	for i, addr := range peers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n.probe(ctx, addr)
+			got[i], ok[i] = n.probe(ctx, addr)
 		}()
 	}
 	wg.Wait()
+	for i := range peers {
+		if ok[i] {
+			answers = append(answers, got[i])
+		} else {
+			unreachable = append(unreachable, peers[i])
+		}
+	}
+	return answers, unreachable
 }
 
+// Probe flags: what a peer says of itself beyond its role and epoch (the
+// facts a controlled promotion checks, §17.4.1).
+const (
+	FlagPromoting = 1 << 0 // being promoted
+	FlagFollowing = 1 << 1 // a secondary connected to its primary
+)
+
 func (n *Node) stateMessage() []byte {
+	following := n.followingPrimary()
 	n.mu.Lock()
 	role, st := n.mu.role, n.mu.state
 	n.mu.Unlock()
+	var flags uint64
 	if role == RolePromoting {
-		role = RoleSecondary
+		role, flags = RoleSecondary, FlagPromoting
+	}
+	if following {
+		flags |= FlagFollowing
 	}
 	e := &enc{}
 	e.s(string(role))
 	e.u(uint64(st.Epoch))
 	e.s(st.Primary)
+	e.u(flags)
 	return e.b
 }
 
-// probe asks one peer; what it answers goes through observeEpoch.
-func (n *Node) probe(ctx context.Context, addr string) {
+// PeerState is a peer's answer to a probe.
+type PeerState struct {
+	ID      string
+	Addr    string
+	Role    Role
+	Epoch   Epoch
+	Primary string
+	Flags   uint64
+}
+
+func decodeState(b []byte) (PeerState, error) {
+	d := &dec{b: b}
+	ps := PeerState{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s(), Flags: d.u()}
+	return ps, d.end()
+}
+
+// probe asks one peer; what it answers goes through observeEpoch. ok is
+// false when the peer did not answer.
+func (n *Node) probe(ctx context.Context, addr string) (ps PeerState, ok bool) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	c, err := n.tr.Dial(pctx, "", addr)
 	if err != nil {
 		n.setPeerByAddr(addr, "UNREACHABLE")
-		return
+		return ps, false
 	}
 	defer c.Close()
 	if err := c.Send(pctx, msgProbe, n.stateMessage()); err != nil {
-		return
+		return ps, false
 	}
 	m, err := c.Recv(pctx)
 	if err != nil || m.Type != msgProbeReply {
 		n.setPeerByAddr(addr, "UNREACHABLE")
-		return
+		return ps, false
 	}
-	d := &dec{b: m.Payload}
-	role, epoch, primary := Role(d.s()), Epoch(d.u()), d.s()
-	if err := d.end(); err != nil {
+	ps, err = decodeState(m.Payload)
+	if err != nil {
 		n.log.Warn("Cluster: malformed probe answer", "peer", c.Peer().ID, "err", err)
-		return
+		return ps, false
 	}
-	id := c.Peer().ID
-	n.setPeer(id, func(p *peerStatus) {
-		p.addr, p.role, p.epoch = addr, role, epoch
+	ps.ID, ps.Addr = c.Peer().ID, addr
+	n.setPeer(ps.ID, func(p *peerStatus) {
+		p.addr, p.role, p.epoch = addr, ps.Role, ps.Epoch
 		if p.state != "CONNECTED" && p.state != "BOOTSTRAPPING" {
 			p.state = "REACHABLE"
-			if role == RoleFenced {
+			if ps.Role == RoleFenced {
 				p.state = "FENCED"
 			}
 		}
 	})
-	if role == RolePrimary {
-		primary = id
+	primary := ps.Primary
+	if ps.Role == RolePrimary {
+		primary = ps.ID
 	}
-	n.observeEpoch(id, epoch, primary, false)
+	n.observeEpoch(ps.ID, ps.Epoch, primary, false)
+	return ps, true
 }
 
 // answerProbe judges a prober's state, then answers with this node's.
 func (n *Node) answerProbe(ctx context.Context, c *transport.Conn, payload []byte) {
-	d := &dec{b: payload}
-	role, epoch, primary := Role(d.s()), Epoch(d.u()), d.s()
-	if err := d.end(); err != nil {
+	ps, err := decodeState(payload)
+	if err != nil {
 		n.log.Warn("Cluster: malformed probe, link closed", "peer", c.Peer().ID, "err", err)
 		return
 	}
+	role, epoch, primary := ps.Role, ps.Epoch, ps.Primary
 	id := c.Peer().ID
 	if role == RolePrimary {
 		primary = id

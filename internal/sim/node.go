@@ -336,25 +336,38 @@ func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn journal.LSN, sum s
 	return nil
 }
 
-// promote is the server's promotion (SET GLOBAL cluster_role = 'primary').
-func (n *node) promote() {
-	n.w.res.Promotions++
-	if n.link != 0 {
-		n.w.net.breakLink(n.w, n.link)
-	}
+// promote is the server's promotion: SET GLOBAL cluster_role = 'primary'
+// (controlled: refused on repl.PromotionRefusals' reasons) or
+// 'force_primary'.
+func (n *node) promote(force bool) {
 	// As the server: a probe round first, so the new epoch is above every
-	// reachable peer's.
+	// reachable peer's and the refusals are known.
+	var answers []repl.PeerState
 	for _, pid := range n.peers() {
 		if p := n.w.byID[pid]; p.eng != nil && n.w.net.reachable(n.id, pid) {
 			primary := p.st.Primary
 			if p.role == repl.RolePrimary {
 				primary = p.id
 			}
+			var flags uint64
+			if p.role == repl.RoleSecondary && p.link != 0 && p.welcomed {
+				flags = repl.FlagFollowing
+			}
+			answers = append(answers, repl.PeerState{ID: p.id, Role: p.role, Epoch: p.st.Epoch, Primary: p.st.Primary, Flags: flags})
 			n.observe(pid, p.st.Epoch, primary, false)
 		}
 	}
-	if n.role != repl.RoleSecondary {
+	if n.role == repl.RolePrimary || (n.role == repl.RoleFenced && !force) {
 		return
+	}
+	if reasons := repl.PromotionRefusals(n.st, answers); len(reasons) > 0 && !force {
+		n.tracef("promotion refused: %s", strings.Join(reasons, "; "))
+		return
+	}
+	n.w.res.Promotions++
+	n.tracef("promotion (force=%v)", force)
+	if n.link != 0 {
+		n.w.net.breakLink(n.w, n.link)
 	}
 	before := n.committedRows()
 	for _, db := range n.eng.Databases() {
@@ -411,6 +424,17 @@ func (n *node) committedRows() map[string]bool {
 		}
 	}
 	return out
+}
+
+// demote is SET GLOBAL cluster_role = 'secondary': a primary's planned
+// switchover, or a fenced node's return to service.
+func (n *node) demote() {
+	if n.role != repl.RolePrimary && n.role != repl.RoleFenced {
+		return
+	}
+	if err := n.transition(repl.State{Role: repl.RoleSecondary, Epoch: n.st.Epoch, Primary: n.st.Primary}, "secondary"); err != nil {
+		n.w.violate("transition", fmt.Sprintf("%s: 'secondary' refused: %v", n.id, err))
+	}
 }
 
 // duties: a secondary without a link subscribes; a primary serves its

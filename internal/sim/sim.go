@@ -30,7 +30,7 @@ type Options struct {
 	SafetySteps   int
 	LivenessTicks int
 	// Event weights per step (out of their sum plus IdleWeight).
-	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, IdleWeight int
+	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, DemoteWeight, IdleWeight int
 	// MaxDelay is the largest delivery delay of a message, in ticks.
 	MaxDelay int
 	// FaultPerMille: the chance, in thousandths, that a journal write or
@@ -47,9 +47,9 @@ type Options struct {
 }
 
 func (o Options) String() string {
-	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d idle=%d) max_delay=%d durable_acks=%v",
+	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -67,6 +67,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		HealWeight:      2 + r.IntN(4),
 		PromoteWeight:   1 + r.IntN(3),
 		BreakWeight:     r.IntN(4),
+		DemoteWeight:    r.IntN(3),
 		IdleWeight:      10 + r.IntN(30),
 		MaxDelay:        1 + r.IntN(4),
 		DurableAcks:     r.IntN(2) == 0,
@@ -183,7 +184,7 @@ func Run(opts Options) (res Result) {
 		}
 	}
 	// The operator designates n1.
-	w.nodes[0].promote()
+	w.nodes[0].promote(false)
 	for ; w.now < opts.SafetySteps && len(w.res.Violations) == 0; w.now++ {
 		w.randomEvent()
 		w.tick()
@@ -227,7 +228,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.IdleWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -287,7 +288,17 @@ func (w *world) randomEvent() {
 			}
 		}
 		if n := w.pick(cands); n != nil {
-			n.promote()
+			n.promote(w.rng.IntN(3) == 0)
+		}
+	case 7:
+		var cands []*node
+		for _, n := range w.upNodes() {
+			if n.role == repl.RolePrimary || n.role == repl.RoleFenced {
+				cands = append(cands, n)
+			}
+		}
+		if n := w.pick(cands); n != nil {
+			n.demote()
 		}
 	case 6:
 		ids := w.net.linkIDs()
@@ -344,8 +355,9 @@ func (w *world) tick() {
 }
 
 // liveness heals everything, restarts every node and checks that the
-// cluster converges: one primary serving writes, every secondary caught up
-// on every database the primary has.
+// cluster converges: one primary serving writes (designated by the operator
+// if none does), every fenced node returned to service, every node caught
+// up on every database the primary has.
 func (w *world) liveness() {
 	w.tracef("liveness phase")
 	w.net.cut = map[[2]string]bool{}
@@ -377,10 +389,19 @@ func (w *world) liveness() {
 				}
 			}
 			if best != nil {
-				best.promote()
+				best.promote(true)
 				designated = true
 			}
 			continue
+		}
+		if p != nil {
+			// The operator returns every fenced node to service
+			// (§17.4.2, step 6): the cluster converges with all of them.
+			for _, n := range w.nodes {
+				if n.eng != nil && n.role == repl.RoleFenced {
+					n.demote()
+				}
+			}
 		}
 		if p != nil && w.converged(p) {
 			w.tracef("converged on primary %s", p.id)
@@ -412,11 +433,11 @@ func (w *world) servingPrimary() *node {
 	return p
 }
 
-// converged: every node that is not fenced follows p and has applied all
-// of p's databases (and holds no other).
+// converged: every node follows p and has applied all of p's databases
+// (and holds no other).
 func (w *world) converged(p *node) bool {
 	for _, n := range w.nodes {
-		if n == p || n.role == repl.RoleFenced {
+		if n == p {
 			continue
 		}
 		if n.linkPeer != p.id || !n.welcomed {

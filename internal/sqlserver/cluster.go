@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -109,7 +110,7 @@ func registerClusterVariables() {
 			v.Dynamic = true
 			v.Default = "NONE"
 			v.NotifyChanged = func(ctx *sql.Context, scope sql.SystemVariableScope, val sql.SystemVarValue) error {
-				return setClusterRole(fmt.Sprint(val.Val))
+				return setClusterRole(ctx, fmt.Sprint(val.Val))
 			}
 		}
 		vars = append(vars, v)
@@ -117,19 +118,31 @@ func registerClusterVariables() {
 	sql.SystemVariables.AddSystemVariables(vars)
 }
 
-func setClusterRole(v string) error {
+func setClusterRole(ctx context.Context, v string) error {
 	n := clusterNode.Load()
 	if n == nil {
 		return fmt.Errorf("cluster_role: this server is not a cluster node (no cluster configuration)")
 	}
+	var err error
 	switch strings.ToLower(v) {
 	case "primary":
-		return n.Promote()
-	case strings.ToLower(currentRole()):
-		return nil
+		err = n.Promote(ctx, false)
+	case "force_primary":
+		err = n.Promote(ctx, true)
+	case "secondary":
+		err = n.Demote()
+	default:
+		return fmt.Errorf("cluster_role: '%s' is not a role this server can take (allowed: 'primary', 'force_primary', 'secondary')", v)
 	}
-	return fmt.Errorf("cluster_role: '%s' is not a role this server can take (allowed: 'primary')", v)
+	if errors.Is(err, repl.ErrPromotionRefused) {
+		// Unwrapped: a wrapped SQL error would reach the client as 1105.
+		return mysql.NewSQLError(errPromotionRefused, "HY000", "%s", err.Error())
+	}
+	return err
 }
+
+// errPromotionRefused is Miraj's error 9003 (§17.4.1).
+const errPromotionRefused = 9003
 
 // GetSessionVariable reads the live value of the cluster variables, which
 // have no session copy to go stale.

@@ -69,12 +69,28 @@ func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
 		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
 	}
 
-	p2 := designate(t, n2)
+	// A controlled promotion while the primary is alive is refused.
+	p2 := n2.open("")
+	_, err := p2.Exec("SET GLOBAL cluster_role = 'primary'")
+	if num, _ := mysqlError(err); num != 9003 || !strings.Contains(err.Error(), "Promotion refused: node n1 is still primary at epoch 1") {
+		t.Fatalf("'primary' with the primary alive: %v, want 9003 naming n1", err)
+	}
+	if got := one(t, p2, "SELECT CONCAT(@@cluster_role, ' ', @@cluster_epoch)"); got != "SECONDARY 1" {
+		t.Fatalf("after the refusal n2 is %s", got)
+	}
+	// Forced, it goes through.
+	mustExec(t, p2, "SET GLOBAL cluster_role = 'force_primary'")
+	waitFor(t, "n2 to take writes", 30*time.Second, func() bool {
+		return one(t, p2, "SELECT CONCAT(@@cluster_role, ' ', @@read_only)") == "PRIMARY 0"
+	})
 	if got := one(t, p2, "SELECT @@cluster_epoch"); got != "2" {
 		t.Fatalf("n2's epoch %s, want 2", got)
 	}
+	if !strings.Contains(n2.output(), "promotion of n2 (forced): node n1 is still primary at epoch 1") {
+		t.Fatal("the forced refusal is not in n2's log")
+	}
 	waitFor(t, "n1 to be fenced", 20*time.Second, func() bool { return one(t, p1, "SELECT @@cluster_role") == "FENCED" })
-	_, err := p1.Exec("INSERT INTO shop.t VALUES (10, 'n1 again')")
+	_, err = p1.Exec("INSERT INTO shop.t VALUES (10, 'n1 again')")
 	if num, _ := mysqlError(err); num != 1290 {
 		t.Fatalf("write on the fenced former primary: %v, want 1290", err)
 	}
@@ -94,6 +110,18 @@ func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
 	}
 	if one(t, p1, "SELECT COUNT(*) FROM shop.t WHERE id = 10") != "0" {
 		t.Fatal("the fenced node holds a row written after it was fenced")
+	}
+	// Back in service: it wrote nothing after the new epoch began, so it
+	// follows n2 by the stream, without quarantine.
+	mustExec(t, p1, "SET GLOBAL cluster_role = 'secondary'")
+	waitFor(t, "n1 to follow n2", 30*time.Second, func() bool {
+		return one(t, p1, "SELECT COALESCE((SELECT v FROM shop.t WHERE id = 10), '')") == "n2"
+	})
+	if got := one(t, p1, "SELECT CONCAT(@@cluster_role, ' ', @@cluster_epoch, ' ', @@cluster_primary)"); got != "SECONDARY 2 n2" {
+		t.Fatalf("n1 rejoined as %s", got)
+	}
+	if q, _ := filepath.Glob(filepath.Join(c.dir, "data-n1", "miraj", "quarantaine", "*")); len(q) != 0 {
+		t.Fatalf("n1 quarantined %v though it had nothing of its own", q)
 	}
 }
 
@@ -179,6 +207,82 @@ func TestDivergedSecondaryIsQuarantined(t *testing.T) {
 	_, err := p1.Exec("INSERT INTO shop.t VALUES (200, 'n1')")
 	if num, _ := mysqlError(err); num != 1290 {
 		t.Fatalf("write on the restarted former primary: %v, want 1290", err)
+	}
+	// Back in service: rows 11-20, which only n1 and n3 had, go to n1's
+	// quarantine; its database becomes n2's.
+	mustExec(t, p1, "SET GLOBAL cluster_role = 'secondary'")
+	waitFor(t, "n1 to follow n2", 60*time.Second, func() bool {
+		var v sql.NullString
+		p1.QueryRow("SELECT v FROM shop.t WHERE id = 150").Scan(&v)
+		return v.String == "n2 streamed"
+	})
+	if a, b := tableSum(t, p1, "shop.t"), tableSum(t, p2, "shop.t"); a != b {
+		t.Fatalf("n1 and n2 differ after the rejoin: %s %s", a, b)
+	}
+	if reports, _ := filepath.Glob(filepath.Join(c.dir, "data-n1", "miraj", "quarantaine", "*", "shop", "report.txt")); len(reports) != 1 {
+		t.Fatalf("n1's quarantine: %v", reports)
+	}
+}
+
+// Planned switchover (§17.4.3): the primary steps down, a caught-up
+// secondary is promoted, and everyone follows it by the stream: no copy, no
+// quarantine, no row lost.
+func TestPlannedSwitchover(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2", "n3")
+	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	for i := 1; i <= 50; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'n1')", i))
+	}
+	// The procedure: writes stopped, the secondaries caught up (catching
+	// up from the former primary at promotion is not built yet), then the
+	// primary steps down.
+	target := applied(t, n1, "shop")
+	for _, s := range []*server{n2, n3} {
+		waitFor(t, "secondaries caught up", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+	mustExec(t, p1, "SET GLOBAL cluster_role = 'secondary'")
+	if got := one(t, p1, "SELECT CONCAT(@@cluster_role, ' ', @@read_only)"); got != "SECONDARY 1" {
+		t.Fatalf("after stepping down n1 is %s", got)
+	}
+	_, err := p1.Exec("INSERT INTO shop.t VALUES (99, 'late')")
+	if num, _ := mysqlError(err); num != 1290 {
+		t.Fatalf("a write on the stepped-down primary: %v, want 1290", err)
+	}
+	for _, s := range []*server{n2, n3} {
+		waitFor(t, "secondaries still caught up", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+	p2 := n2.open("")
+	waitFor(t, "n2's promotion to be accepted", 30*time.Second, func() bool {
+		_, err := p2.Exec("SET GLOBAL cluster_role = 'primary'")
+		return err == nil
+	})
+	waitFor(t, "n2 to take writes", 30*time.Second, func() bool {
+		return one(t, p2, "SELECT CONCAT(@@cluster_role, ' ', @@read_only)") == "PRIMARY 0"
+	})
+	mustExec(t, p2, "INSERT INTO shop.t VALUES (51, 'n2')")
+	for _, s := range []*server{n1, n3} {
+		db := s.open("")
+		waitFor(t, "the others to follow n2", 30*time.Second, func() bool {
+			var v sql.NullString
+			db.QueryRow("SELECT v FROM shop.t WHERE id = 51").Scan(&v)
+			return v.String == "n2"
+		})
+		if got := one(t, db, "SELECT COUNT(*) FROM shop.t"); got != "51" {
+			t.Fatalf("%s holds %s rows, want 51", s.root, got)
+		}
+	}
+	// n3 got its one copy when it joined n1, and none since; n1 none.
+	for _, id := range []string{"n1", "n3"} {
+		if k := strings.Count(c.nodes[id].output(), "receiving a copy of database shop"); id == "n1" && k != 0 || id == "n3" && k != 1 {
+			t.Fatalf("%s received %d copies of shop during the switchover", id, k)
+		}
+		if q, _ := filepath.Glob(filepath.Join(c.dir, "data-"+id, "miraj", "quarantaine", "*")); len(q) != 0 {
+			t.Fatalf("%s quarantined %v", id, q)
+		}
 	}
 }
 
