@@ -110,6 +110,8 @@ type Node struct {
 		followers map[string]*follower
 		// stopFollowing cancels the secondary's follow loop.
 		stopFollowing context.CancelFunc
+		// promotion: the accepted promotion Run is to carry out.
+		promotion promotion
 	}
 }
 
@@ -390,6 +392,13 @@ func (n *Node) observeEpoch(from string, announced Epoch, primary string, fromFo
 	}
 }
 
+// promotion is an accepted promotion: its catch-up plan, and whether it was
+// forced (a failed catch-up then does not stop it).
+type promotion struct {
+	plan  []CatchUpStep
+	force bool
+}
+
 // ErrPromotionRefused is a controlled promotion's refusal (error 9003); the
 // message gives the reasons.
 var ErrPromotionRefused = errors.New("Promotion refused")
@@ -433,6 +442,11 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 	if local != "" {
 		reasons = append([]string{local}, reasons...)
 	}
+	plan, catchUpRefusals := PlanCatchUp(n.localDatabases(), n.askPositions(ctx))
+	reasons = append(reasons, catchUpRefusals...)
+	if lag := n.lagAfter(plan); n.cfg.MaxPromotionLagMB > 0 && lag > n.cfg.MaxPromotionLagMB<<20 {
+		reasons = append(reasons, fmt.Sprintf("lag of %d bytes after catch-up exceeds max_promotion_lag_mb (%d)", lag, n.cfg.MaxPromotionLagMB))
+	}
 	if len(reasons) > 0 && !force {
 		msg := strings.Join(reasons, "; ")
 		n.log.Error(fmt.Sprintf("Cluster: promotion of %s refused: %s", self, msg))
@@ -447,8 +461,18 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 		return fmt.Errorf("%w: cluster promotion in progress", ErrPromotionRefused)
 	}
 	n.mu.role = RolePromoting
+	n.mu.promotion = promotion{plan: plan, force: force}
 	stop := n.mu.stopFollowing
 	n.mu.Unlock()
+	if len(plan) == 0 {
+		n.log.Info(fmt.Sprintf("Cluster: promotion of %s: without catch-up", self))
+	} else {
+		var total journal.LSN
+		for _, s := range plan {
+			total += s.To - s.From
+		}
+		n.log.Info(fmt.Sprintf("Cluster: promotion of %s: catch-up planned from %s (%d bytes over %d database(s))", self, plan[0].Peer, total, len(plan)))
+	}
 	if stop != nil {
 		stop()
 	}
@@ -457,6 +481,29 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 	default:
 	}
 	return nil
+}
+
+// lagAfter is what this node would still lack, after the planned catch-up,
+// of the log ends its primary last announced (max_promotion_lag_mb).
+func (n *Node) lagAfter(plan []CatchUpStep) int64 {
+	to := map[string]journal.LSN{}
+	for _, s := range plan {
+		to[strings.ToLower(s.DB)] = s.To
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var lag int64
+	for _, db := range n.st.Databases() {
+		key := strings.ToLower(db.Name())
+		end, ok := to[key]
+		if !ok {
+			end = db.Journal().End()
+		}
+		if p, known := n.mu.primaryLSN[key]; known && p > end {
+			lag += int64(p - end)
+		}
+	}
+	return lag
 }
 
 // Demote is SET GLOBAL cluster_role = 'secondary'. On a primary it is the
@@ -490,6 +537,21 @@ func (n *Node) promote(ctx context.Context) {
 		n.mu.role = n.mu.state.Role
 		n.mu.lastError = err.Error()
 		n.mu.Unlock()
+	}
+	n.mu.Lock()
+	pr := n.mu.promotion
+	n.mu.promotion = promotion{}
+	n.mu.Unlock()
+	for _, s := range pr.plan {
+		if err := n.catchUp(ctx, s); err != nil {
+			if !pr.force {
+				fail(err)
+				return
+			}
+			n.log.Error(fmt.Sprintf("Cluster: promotion of %s (forced): %v", n.cfg.Node.ID, err))
+			continue
+		}
+		n.log.Info(fmt.Sprintf("Cluster: catch-up from %s finished (%d bytes, database %s)", s.Peer, s.To-s.From, s.DB))
 	}
 	// A transaction of the former primary whose commit frame never came is
 	// cut before this node writes: kept in quarantine, never committed on.
@@ -558,6 +620,15 @@ func (n *Node) retentionFloor(db *storage.DB) (journal.LSN, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	floor, ok := journal.LSN(0), false
+	if n.mu.role != RolePrimary {
+		// A secondary keeps promotion_catchup_mb of journal to serve the
+		// catch-up of a promoted peer (§17.4.1).
+		keep := journal.LSN(n.cfg.PromotionCatchupMB) << 20
+		if end := db.Journal().End(); end > keep {
+			return end - keep, true
+		}
+		return 0, true
+	}
 	limit := journal.LSN(n.cfg.JournalRetentionMB) << 20
 	end := db.LSN()
 	for _, f := range n.mu.followers {

@@ -28,6 +28,12 @@ func (n *Node) serveIncoming(ctx context.Context, c *transport.Conn) {
 	case msgProbe:
 		n.answerProbe(ctx, c, f.Payload)
 		return
+	case msgPositions:
+		n.answerPositions(ctx, c)
+		return
+	case msgCatchUp:
+		n.serveCatchUp(ctx, c, f.Payload)
+		return
 	default:
 		n.log.Warn("Cluster: unexpected message from a peer, link closed", "peer", c.Peer().ID, "type", int(f.Type))
 		return

@@ -360,16 +360,62 @@ func (n *node) promote(force bool) {
 	if n.role == repl.RolePrimary || (n.role == repl.RoleFenced && !force) {
 		return
 	}
-	if reasons := repl.PromotionRefusals(n.st, answers); len(reasons) > 0 && !force {
+	reasons := repl.PromotionRefusals(n.st, answers)
+	var local []repl.LocalDB
+	for _, db := range n.eng.Databases() {
+		h, end := db.ReceivedHistory()
+		local = append(local, repl.LocalDB{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, End: end})
+	}
+	var peerDBs []repl.PeerDatabases
+	for _, a := range answers {
+		pd := repl.PeerDatabases{ID: a.ID}
+		for _, db := range n.w.byID[a.ID].eng.Databases() {
+			h, end := db.ReceivedHistory()
+			pd.DBs = append(pd.DBs, repl.PeerDB{Position: repl.Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)},
+				Retained: db.Journal().Start()})
+		}
+		peerDBs = append(peerDBs, pd)
+	}
+	plan, catchUpRefusals := repl.PlanCatchUp(local, peerDBs)
+	reasons = append(reasons, catchUpRefusals...)
+	if len(reasons) > 0 && !force {
 		n.tracef("promotion refused: %s", strings.Join(reasons, "; "))
 		return
+	}
+	// What the reachable peers on this node's history hold: a controlled
+	// promotion must keep all of it (the catch-up brings what is missing).
+	var promised map[string]bool
+	if !force {
+		promised = n.rowsOnHistoryOf(answers)
 	}
 	n.w.res.Promotions++
 	n.tracef("promotion (force=%v)", force)
 	if n.link != 0 {
 		n.w.net.breakLink(n.w, n.link)
 	}
+	for _, st := range plan {
+		peer, db := n.w.byID[st.Peer], (*storage.DB)(nil)
+		pdb, _ := peer.eng.Database(st.DB)
+		db, _ = n.eng.Database(st.DB)
+		data, err := pdb.Journal().ReadBytes(st.From, st.To)
+		if err == nil {
+			_, err = db.AppendReplicated(bg, st.From, data, true)
+		}
+		if err != nil {
+			if n.diskFailed(err) {
+				return
+			}
+			n.w.violate("catch-up", fmt.Sprintf("%s from %s, database %s %d..%d: %v", n.id, st.Peer, st.DB, st.From, st.To, err))
+			return
+		}
+		n.tracef("caught up %s from %s: %d bytes", st.DB, st.Peer, st.To-st.From)
+	}
 	before := n.committedRows()
+	for k := range promised {
+		if !before[k] {
+			n.w.violate("controlled promotion keeps what reachable peers hold", fmt.Sprintf("%s promoted without row %s that a reachable peer on its history holds", n.id, k))
+		}
+	}
 	for _, db := range n.eng.Databases() {
 		_, err := db.CutTail(func(from journal.LSN, tail []byte) error {
 			n.tracef("cut %d bytes of %s at %d", len(tail), db.Name(), from)
@@ -411,6 +457,57 @@ func (n *node) promote(force bool) {
 		}
 	}
 	n.probeAll() // the announcement
+}
+
+// rowsOnHistoryOf returns, per database, the committed rows of the
+// answering peers whose journals are prefixes of the most up-to-date journal
+// that extends this node's (the newest epoch mark, then the longest): what
+// a controlled promotion must keep. Rows on older branches are superseded;
+// they go to quarantine when their node follows again.
+func (n *node) rowsOnHistoryOf(answers []repl.PeerState) map[string]bool {
+	out := map[string]bool{}
+	for _, db := range n.eng.Databases() {
+		mh, mend := db.ReceivedHistory()
+		type cand struct {
+			db   *storage.DB
+			h    history.History
+			end  journal.LSN
+			last history.Mark
+		}
+		var best *cand
+		var all []cand
+		for _, a := range answers {
+			pdb, ok := n.w.byID[a.ID].eng.Database(db.Name())
+			if !ok || !bytes.Equal(db.Snapshot().BaseID(), pdb.Snapshot().BaseID()) {
+				continue
+			}
+			ph, pend := pdb.ReceivedHistory()
+			c := cand{pdb, ph, pend, ph.Last()}
+			all = append(all, c)
+			if history.Match(ph, pend, mh, mend).Kind != history.OnHistory {
+				continue // does not extend this node's journal
+			}
+			if best == nil || c.last.Epoch > best.last.Epoch || (c.last.Epoch == best.last.Epoch && (c.last.Node > best.last.Node || (c.last.Node == best.last.Node && c.end > best.end))) {
+				b := c
+				best = &b
+			}
+		}
+		if best == nil {
+			continue
+		}
+		for _, c := range all {
+			if history.Match(best.h, best.end, c.h, c.end).Kind != history.OnHistory || c.db.LSN() > best.end {
+				continue
+			}
+			if t, ok := c.db.Snapshot().Table(dbTable); ok {
+				t.Scan(func(r *storage.Row) bool {
+					out[fmt.Sprintf("%s/%v", db.Name(), r.Vals[0])] = true
+					return true
+				})
+			}
+		}
+	}
+	return out
 }
 
 func (n *node) committedRows() map[string]bool {

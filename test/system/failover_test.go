@@ -126,8 +126,9 @@ func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
 }
 
 // A secondary that received writes the new primary never had (the old
-// primary died before the promoted node got them) does not splice the new
-// primary's journal onto its own: the divergence is detected, its database
+// primary died before the promoted node got them, and the promoted node
+// could not reach it to catch up) does not splice the new primary's journal
+// onto its own: the divergence is detected, its database
 // goes to quarantine with a report, and it is copied again. The old
 // primary, restarted, learns of the newer epoch before any write.
 func TestDivergedSecondaryIsQuarantined(t *testing.T) {
@@ -155,7 +156,12 @@ func TestDivergedSecondaryIsQuarantined(t *testing.T) {
 	n1.kill()
 	n2.restart()
 
+	// n3 frozen: the promotion cannot catch up from it (an unreachable
+	// peer does not stop a promotion), so n2 becomes primary without
+	// rows 11-20.
+	n3.signal(syscall.SIGSTOP)
 	p2 := designate(t, n2)
+	n3.signal(syscall.SIGCONT)
 	mustExec(t, p2, "INSERT INTO shop.t VALUES (100, 'n2')")
 	s3 := n3.open("")
 	waitFor(t, "n3 to follow n2", 60*time.Second, func() bool {
@@ -376,4 +382,60 @@ func TestLargeRowReplicates(t *testing.T) {
 
 func execCommand(name string, args ...string) ([]byte, error) {
 	return exec.Command(name, args...).CombinedOutput()
+}
+
+// The promoted node catches up from the most advanced reachable secondary
+// (§17.4.1): n3, frozen while the rows were written, is promoted after the
+// primary's loss and gets every row from n2; n2 follows it by the stream.
+func TestPromotionCatchesUpFromThePeer(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2", "n3")
+	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	target := applied(t, n1, "shop")
+	for _, s := range []*server{n2, n3} {
+		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+	n3.signal(syscall.SIGSTOP)
+	for i := 1; i <= 100; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'row %d')", i, i))
+	}
+	target = applied(t, n1, "shop")
+	waitFor(t, "n2 to get the 100 rows", 30*time.Second, func() bool { return applied(t, n2, "shop") == target })
+	n1.kill()
+	n3.signal(syscall.SIGCONT)
+
+	p3 := n3.open("")
+	waitFor(t, "n3's promotion to be accepted", 30*time.Second, func() bool {
+		_, err := p3.Exec("SET GLOBAL cluster_role = 'primary'")
+		return err == nil
+	})
+	waitFor(t, "n3 to take writes", 30*time.Second, func() bool {
+		return one(t, p3, "SELECT CONCAT(@@cluster_role, ' ', @@read_only)") == "PRIMARY 0"
+	})
+	if got := one(t, p3, "SELECT COUNT(*) FROM shop.t"); got != "100" {
+		t.Fatalf("n3 promoted with %s rows, want 100", got)
+	}
+	log := n3.output()
+	if !strings.Contains(log, "catch-up planned from n2") || !strings.Contains(log, "catch-up from n2 finished") {
+		t.Fatalf("the catch-up is not in n3's log")
+	}
+	if !strings.Contains(n2.output(), "catch-up of n3 served") {
+		t.Fatal("n2 does not log the catch-up it served")
+	}
+	mustExec(t, p3, "INSERT INTO shop.t VALUES (101, 'n3')")
+	s2 := n2.open("")
+	waitFor(t, "n2 to follow n3", 30*time.Second, func() bool {
+		var v sql.NullString
+		s2.QueryRow("SELECT v FROM shop.t WHERE id = 101").Scan(&v)
+		return v.String == "n3"
+	})
+	if k := strings.Count(n2.output(), "receiving a copy of database shop"); k != 1 {
+		t.Fatalf("n2 received %d copies of shop; following the promoted n3 must not take another", k)
+	}
+	if q, _ := filepath.Glob(filepath.Join(c.dir, "data-n2", "miraj", "quarantaine", "*")); len(q) != 0 {
+		t.Fatalf("n2 quarantined %v", q)
+	}
 }
