@@ -85,6 +85,9 @@ type Start struct {
 	// rebootstrap: the follower is behind what the primary retains.
 	Rebootstrap bool
 	Reason      string
+	// Common: with Quarantine, where the follower's journal stops being
+	// the primary's (what follows is not on its history).
+	Common journal.LSN
 }
 
 // DBView is what the primary knows of one of its databases.
@@ -107,7 +110,7 @@ func DecideStart(p DBView, f Position) Start {
 	}
 	v := history.Match(p.Hist, p.End, f.Hist, journal.LSN(f.LSN))
 	if v.Kind == history.Diverged {
-		return Start{Kind: StartSeed, Quarantine: true,
+		return Start{Kind: StartSeed, Quarantine: true, Common: v.Common,
 			Reason: fmt.Sprintf("journal diverged after LSN %d: %s", v.Common, v.Reason)}
 	}
 	if journal.LSN(f.LSN) < p.Retained {

@@ -21,7 +21,7 @@ import (
 //	  NotPrimary  role, epoch, primary id   (then the link closes)
 //	  Welcome     epoch, primary id
 //	  Frames      database, start LSN, frames (the primary's journal bytes)
-//	  SeedBegin   database, base id, quarantine (0/1), reason
+//	  SeedBegin   database, base id, quarantine (0/1), reason, common LSN
 //	  SeedChunk   database, bytes of the copy
 //	  SeedEnd     database, LSN of the copy
 //	  Drop        database, quarantine (0/1)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +54,10 @@ const (
 	// seedChunkBytes is the size of one piece of a database copy.
 	seedChunkBytes = 1 << 20
 )
+
+// isolateMarker, in DIR/miraj, isolates the node while it exists, when
+// test_hooks is on (§17.2.1).
+const isolateMarker = "cluster-isolate"
 
 // Accounts lets replication carry users and grants, which live outside the
 // databases' journals (§17.7: a separate channel).
@@ -190,6 +196,11 @@ func New(opts Options) (*Node, error) {
 		to := transport.OptionsFromConfig(n.cfg)
 		to.Logger = n.log
 		to.Handler = n.serveIncoming
+		if n.cfg.TestHooks {
+			// §17.2.1: the marker file cuts every link while it exists.
+			marker := filepath.Join(opts.StateDir, isolateMarker)
+			to.Isolated = func() bool { _, err := os.Stat(marker); return err == nil }
+		}
 		if n.tr, err = transport.New(to); err != nil {
 			return nil, err
 		}

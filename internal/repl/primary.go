@@ -329,6 +329,7 @@ func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *sto
 	e.by(base)
 	e.flag(d.Quarantine)
 	e.s(d.Reason)
+	e.u(uint64(d.Common))
 	// The LSN is known once the copy is taken; SeedEnd carries it.
 	if err := send(ctx, c, msgSeedBegin, e.b); err != nil {
 		return err

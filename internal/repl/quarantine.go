@@ -54,23 +54,75 @@ func (n *Node) report(db *storage.DB, h history.History, what, reason string, fi
 	return b.String()
 }
 
+// maxReportTxns bounds the transactions listed in a report.txt; the
+// miraj-quarantine command lists them all.
+const maxReportTxns = 100
+
+// describe summarises transactions for a report: counts, first and last
+// commit time, then the transactions themselves.
+func describe(d *storage.Describe) string {
+	var b strings.Builder
+	rows, committed := 0, 0
+	var first, last time.Time
+	for _, t := range d.Txns {
+		rows += t.Rows
+		if t.Ended == "commit" {
+			committed++
+			if first.IsZero() || t.At.Before(first) {
+				first = t.At
+			}
+			if t.At.After(last) {
+				last = t.At
+			}
+		}
+	}
+	fmt.Fprintf(&b, "transactions: %d (%d committed), rows changed: %d\n", len(d.Txns), committed, rows)
+	if !first.IsZero() {
+		fmt.Fprintf(&b, "commit times: %s to %s\n", first.Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
+	}
+	b.WriteString("\n")
+	for i, t := range d.Txns {
+		if i == maxReportTxns {
+			fmt.Fprintf(&b, "… %d more: miraj-quarantine <this folder> lists them all\n", len(d.Txns)-i)
+			break
+		}
+		when := ""
+		if !t.At.IsZero() {
+			when = " at " + t.At.Format(time.RFC3339Nano)
+		}
+		fmt.Fprintf(&b, "transaction %d (LSN %d, %s%s):\n", t.Txn, t.LSN, t.Ended, when)
+		for _, op := range t.Ops {
+			fmt.Fprintf(&b, "  %s\n", op)
+		}
+	}
+	return b.String()
+}
+
 // quarantineDatabase moves db's folder (journal and checkpoints as they are)
-// into quarantine, with a report, and takes the database out of service.
-func (n *Node) quarantineDatabase(db *storage.DB, reason string) error {
+// into quarantine, with a report of what follows LSN from (what is not on
+// the primary's history), and takes the database out of service.
+func (n *Node) quarantineDatabase(db *storage.DB, from journal.LSN, reason string) error {
 	dir, err := n.quarantineFolder(db.Name())
 	if err != nil {
 		return err
 	}
 	h, end := db.ReceivedHistory()
-	rep := n.report(db, h, "the whole database folder (journal segments and checkpoints)", reason, db.Journal().Start(), end) +
-		"How to read it: copy this folder into an empty data directory as the folder of the\n" +
-		"database and start a standalone miraj-server on that directory (without --cluster-config):\n" +
-		"  mkdir -p /tmp/q && cp -r <this folder> /tmp/q/" + storage.DirName(db.Name()) + "\n" +
-		"  miraj-server --root /tmp/q --port 0\n" +
-		"then compare its tables with the primary's.\n"
+	if from < db.Journal().Start() {
+		from = db.Journal().Start()
+	}
+	rep := n.report(db, h, "the whole database folder (journal segments and checkpoints)", reason, from, end)
 	if err := n.st.MoveAside(db.Name(), dir); err != nil {
 		return err
 	}
+	d := &storage.Describe{}
+	if err := journal.Scan(dir, from, d.Frame); err != nil {
+		rep += fmt.Sprintf("(the journal could not be read from LSN %d: %v)\n", from, err)
+	} else {
+		rep += fmt.Sprintf("Not on the primary's history (LSN %d to %d):\n", from, end) + describe(d)
+	}
+	rep += "\nHow to read it: miraj-quarantine " + dir + " lists every transaction of its journal;\n" +
+		"to query it, copy this folder into an empty data directory as the folder of the\n" +
+		"database and start a standalone miraj-server on that directory (without --cluster-config).\n"
 	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
 		return err
 	}
@@ -88,13 +140,14 @@ func (n *Node) quarantineTail(db *storage.DB, from journal.LSN, tail []byte) err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	name := fmt.Sprintf("tail-%020d.journal", uint64(from))
+	name := fmt.Sprintf("%020d.journal", uint64(from))
 	if err := atomicfile.Write(filepath.Join(dir, name), tail, 0o644); err != nil {
 		return err
 	}
-	rep := n.report(db, db.History(), "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail))) +
-		"How to read it: the file holds journal frames (header: length u32, type u8, CRC-32C u32,\n" +
-		"then the payload) in the format of the database's journal segments.\n"
+	rep := n.report(db, db.History(), "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail)))
+	d := &storage.Describe{}
+	journal.ScanFrames(tail, from, d.Frame)
+	rep += describe(d) + "\nHow to read it: miraj-quarantine " + dir + " lists the transaction's changes.\n"
 	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
 		return err
 	}

@@ -264,7 +264,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 		n.mu.Unlock()
 		return n.ack(ctx, c, db, end, epoch)
 	case msgSeedBegin:
-		base, quarantine, reason := d.by(), d.flag(), d.s()
+		base, quarantine, reason, common := d.by(), d.flag(), d.s(), journal.LSN(d.u())
 		if err := d.end(); err != nil {
 			return err
 		}
@@ -273,7 +273,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 			return fmt.Errorf("%w: a second copy begins inside the first", ErrProtocol)
 		}
 		if db, ok := n.st.Database(name); ok && quarantine {
-			if err := n.quarantineDatabase(db, "re-seeded from the primary: "+reason); err != nil {
+			if err := n.quarantineDatabase(db, common, "re-seeded from the primary: "+reason); err != nil {
 				return err
 			}
 		}
@@ -319,7 +319,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 		switch {
 		case !ok:
 		case quarantine:
-			if err := n.quarantineDatabase(db, "the primary does not have this database"); err != nil {
+			if err := n.quarantineDatabase(db, 0, "the primary does not have this database"); err != nil {
 				return err
 			}
 		default:

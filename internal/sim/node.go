@@ -114,7 +114,7 @@ func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, 
 // start opens the node's engine (a first start or a restart after a crash).
 func (n *node) start() error {
 	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log,
-		JournalFaults: n.w.diskFault})
+		JournalFaults: n.w.diskFault, Now: n.w.clock})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/journal"
@@ -458,6 +459,10 @@ func (w *world) converged(p *node) bool {
 }
 
 var bg = context.Background()
+
+// clock is the simulated time: one millisecond per tick, so that commit
+// frames are the same bytes in every replay.
+func (w *world) clock() time.Time { return time.UnixMilli(1_800_000_000_000 + int64(w.now)) }
 
 // errDisk is an injected disk error.
 var errDisk = errors.New("sim: injected disk error")

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
@@ -119,7 +120,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 			op.Txn = txn
 			buf = AppendOp(buf, op)
 		}
-		buf = AppendEnd(buf, journal.FrameCommit, txn)
+		buf = AppendEnd(buf, journal.FrameCommit, txn, db.now())
 	}
 
 	db.commitMu.Lock()
@@ -217,7 +218,7 @@ func (db *DB) MarkEpoch(ctx context.Context) error {
 		return err
 	}
 	a.cat.seq = st.cat.seq + 1
-	buf := AppendEnd(AppendOp(nil, mark), journal.FrameCommit, txn)
+	buf := AppendEnd(AppendOp(nil, mark), journal.FrameCommit, txn, db.now())
 	_, end, err := db.jrnl.Append(buf)
 	if err != nil {
 		db.commitMu.Unlock()
@@ -254,6 +255,14 @@ func (db *DB) ReceivedHistory() (history.History, journal.LSN) {
 type rxState struct {
 	ops   []*Op
 	start journal.LSN
+}
+
+// now is the engine's clock (the end time of commit frames).
+func (db *DB) now() time.Time {
+	if db.eng != nil && db.eng.opts.Now != nil {
+		return db.eng.opts.Now()
+	}
+	return time.Now()
 }
 
 // newTxn returns a transaction id never used in this database's journal:
@@ -311,7 +320,7 @@ func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) 
 		rx.ops = append(rx.ops, op)
 		return nil
 	}
-	txn, err := DecodeEnd(payload)
+	txn, _, err := DecodeEnd(payload)
 	if err != nil {
 		return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, at, err)
 	}

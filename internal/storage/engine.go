@@ -51,6 +51,8 @@ type Options struct {
 	KeepBytes int64
 	Bind      Binder
 	Logger    *slog.Logger
+	// Now is the clock of commit times (nil: time.Now).
+	Now func() time.Time
 	// JournalFaults is passed to every journal (journal.Options.Faults):
 	// disk errors injected by crash tests and the simulator.
 	JournalFaults func(op journal.FaultOp) error
@@ -279,7 +281,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 		buf = AppendOp(buf, &Op{Kind: OpEpoch, Txn: 1, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: 0}})
 	}
 	buf = AppendOp(buf, &Op{Kind: OpDatabase, Txn: 1, BaseID: baseID, Data: options})
-	buf = AppendEnd(buf, journal.FrameCommit, 1)
+	buf = AppendEnd(buf, journal.FrameCommit, 1, e.now())
 	if _, end, err := j.Append(buf); err != nil {
 		j.Close()
 		return nil, err
@@ -432,6 +434,13 @@ func (e *Engine) Close() error {
 		}
 	}
 	return first
+}
+
+func (e *Engine) now() time.Time {
+	if e.opts.Now != nil {
+		return e.opts.Now()
+	}
+	return time.Now()
 }
 
 // Crash stops the engine as a power loss would: no checkpoint, and every

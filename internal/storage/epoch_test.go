@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/history"
@@ -209,9 +210,9 @@ func TestInterleavedTransactions(t *testing.T) {
 	var f []byte
 	f = AppendOp(f, ins(900, 50, "in-aborted"))
 	f = AppendOp(f, ins(901, 51, "in-committed"))
-	f = AppendEnd(f, journal.FrameCommit, 901)
+	f = AppendEnd(f, journal.FrameCommit, 901, time.Now())
 	f = AppendOp(f, ins(900, 52, "in-aborted-too"))
-	f = AppendEnd(f, journal.FrameAbort, 900)
+	f = AppendEnd(f, journal.FrameAbort, 900, time.Now())
 	if _, err := db.AppendReplicated(context.Background(), at, f, true); err != nil {
 		t.Fatal(err)
 	}

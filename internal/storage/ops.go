@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/history"
@@ -147,26 +148,32 @@ func AppendOp(buf []byte, op *Op) []byte {
 }
 
 // AppendEnd appends the frame that ends transaction txn: journal.FrameCommit
-// or journal.FrameAbort.
-func AppendEnd(buf []byte, typ journal.FrameType, txn uint64) []byte {
+// or journal.FrameAbort, with the time it ended (Unix microseconds; shown
+// by quarantine reports):
+//
+//	payload = txn id (uvarint), end time in µs since 1970 (uvarint)
+func AppendEnd(buf []byte, typ journal.FrameType, txn uint64, at time.Time) []byte {
 	if !typ.Ends() {
 		panic(fmt.Sprintf("storage: AppendEnd of frame type %d", typ))
 	}
-	var p [binary.MaxVarintLen64]byte
-	return journal.AppendFrame(buf, typ, p[:binary.PutUvarint(p[:], txn)])
+	var p [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(p[:], txn)
+	n += binary.PutUvarint(p[n:], uint64(max(at.UnixMicro(), 0)))
+	return journal.AppendFrame(buf, typ, p[:n])
 }
 
-// DecodeEnd returns the transaction id carried by a commit or abort frame
-// (0 for the empty payload of a checkpoint's end).
-func DecodeEnd(payload []byte) (uint64, error) {
+// DecodeEnd returns the transaction id and end time carried by a commit or
+// abort frame (zero for the empty payload of a checkpoint's end).
+func DecodeEnd(payload []byte) (txn uint64, at time.Time, err error) {
 	if len(payload) == 0 {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
-	txn, n := binary.Uvarint(payload)
-	if n <= 0 || n != len(payload) {
-		return 0, fmt.Errorf("%w: transaction end of %d bytes", ErrDecode, len(payload))
+	d := &decoder{b: payload}
+	txn, us := d.uvarint(), d.uvarint()
+	if d.err != nil || len(d.b) != 0 {
+		return 0, time.Time{}, fmt.Errorf("%w: transaction end of %d bytes", ErrDecode, len(payload))
 	}
-	return txn, nil
+	return txn, time.UnixMicro(int64(us)).UTC(), nil
 }
 
 func encodeOp(b []byte, op *Op) []byte {

@@ -95,6 +95,39 @@ type Options struct {
 	// HandshakeTimeout: 0 means HandshakeTimeout (10 s, §17.2.5); tests
 	// shorten it.
 	HandshakeTimeout time.Duration
+	// Isolated, when set and true, cuts the node off (test_hooks, §17.2.1):
+	// every link is closed, dials fail and incoming connections are closed
+	// at once, until it turns false again.
+	Isolated func() bool
+}
+
+// isolationPoll is how often Run looks at Options.Isolated: a test that
+// creates the marker sees the links cut within this.
+const isolationPoll = 100 * time.Millisecond
+
+// ErrIsolated is returned by Dial while the node is isolated by the test hook.
+var ErrIsolated = errors.New("transport: node isolated (test hook)")
+
+func (t *Transport) isolated() bool { return t.opts.Isolated != nil && t.opts.Isolated() }
+
+// watchIsolation closes every link while the node is isolated.
+func (t *Transport) watchIsolation(ctx context.Context) {
+	was := false
+	for {
+		is := t.isolated()
+		if is {
+			t.closeAll(ErrIsolated)
+		}
+		if is != was {
+			t.log.Warn(fmt.Sprintf("test hook: node isolation %s", map[bool]string{true: "on (miraj/cluster-isolate present)", false: "off"}[is]))
+			was = is
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(isolationPoll):
+		}
+	}
 }
 
 // OptionsFromConfig fills Options from a loaded cluster.toml.
@@ -232,6 +265,9 @@ func (t *Transport) Run(ctx context.Context) error {
 	if t.opts.CRLFile != "" {
 		wg.Go(func() { t.watchCRL(ctx) })
 	}
+	if t.opts.Isolated != nil {
+		wg.Go(func() { t.watchIsolation(ctx) })
+	}
 	stop := context.AfterFunc(ctx, func() { t.ln.Close() })
 	defer stop()
 	err := t.acceptLoop(ctx, &wg)
@@ -263,6 +299,10 @@ func (t *Transport) acceptLoop(ctx context.Context, wg *sync.WaitGroup) error {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		if t.isolated() {
+			nc.Close()
+			continue
+		}
 		if !t.admit() {
 			t.refuseExcess(nc.RemoteAddr(), "")
 			nc.Close()
@@ -376,6 +416,9 @@ func (t *Transport) serve(ctx context.Context, nc net.Conn) {
 // must carry the host of addr in its SAN. The whole of TCP connect, TLS and
 // hello is bounded by HandshakeTimeout.
 func (t *Transport) Dial(ctx context.Context, peerID, addr string) (*Conn, error) {
+	if t.isolated() {
+		return nil, fmt.Errorf("%w: dial %s", ErrIsolated, addr)
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("transport: dial %s: %w", addr, err)

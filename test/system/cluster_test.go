@@ -49,6 +49,12 @@ func pki(t *testing.T, args ...string) {
 // newTestCluster writes certificates and cluster.toml files for ids; no
 // node is started.
 func newTestCluster(t *testing.T, ids ...string) *testCluster {
+	return newTestClusterWith(t, "", ids...)
+}
+
+// newTestClusterWith adds extra to the [cluster] table of every node's
+// cluster.toml.
+func newTestClusterWith(t *testing.T, extra string, ids ...string) *testCluster {
 	dir := t.TempDir()
 	c := &testCluster{t: t, dir: dir, ids: ids, nodes: map[string]*server{}}
 	pki(t, "init-ca", "--name", "test", "--out", filepath.Join(dir, "pki"))
@@ -65,8 +71,8 @@ func newTestCluster(t *testing.T, ids ...string) *testCluster {
 	for _, id := range ids {
 		nd := filepath.Join(dir, id)
 		pki(t, "issue-node", "--ca", filepath.Join(dir, "pki"), "--id", id, "--san", "127.0.0.1", "--out", nd)
-		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"test\"\nseeds = [%s]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [%s]\n",
-			id, addrs[id], addrs[id], strings.Join(seeds, ", "), strings.Join(members, ", "))
+		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"test\"\nseeds = [%s]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [%s]\n%s",
+			id, addrs[id], addrs[id], strings.Join(seeds, ", "), strings.Join(members, ", "), extra)
 		if err := os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -340,7 +340,7 @@ func TestPromotionCutsUnterminatedTransaction(t *testing.T) {
 	if !strings.Contains(n2.output(), "unterminated transaction") {
 		t.Fatal("the cut is not in the log")
 	}
-	tails, _ := filepath.Glob(filepath.Join(c.dir, "data-n2", "miraj", "quarantaine", "*", "shop", "tail-*.journal"))
+	tails, _ := filepath.Glob(filepath.Join(c.dir, "data-n2", "miraj", "quarantaine", "*", "shop", "*.journal"))
 	if len(tails) != 1 {
 		t.Fatalf("quarantined tails: %v", tails)
 	}
@@ -437,5 +437,75 @@ func TestPromotionCatchesUpFromThePeer(t *testing.T) {
 	}
 	if q, _ := filepath.Glob(filepath.Join(c.dir, "data-n2", "miraj", "quarantaine", "*")); len(q) != 0 {
 		t.Fatalf("n2 quarantined %v", q)
+	}
+}
+
+// An isolated primary (test_hooks marker) keeps taking writes nobody
+// receives; it dies, another node is promoted; restarted, it is fenced
+// before any write; returned to service, its writes go to quarantine with a
+// report that lists them, and its database becomes the new primary's.
+func TestIsolatedPrimaryWritesGoToQuarantine(t *testing.T) {
+	c := newTestClusterWith(t, "test_hooks = true\n", "n1", "n2", "n3")
+	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
+	logOnFailure(t, c.nodes)
+	p1 := designate(t, n1)
+	mustExec(t, p1, "CREATE DATABASE shop")
+	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	for i := 1; i <= 10; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'all')", i))
+	}
+	target := applied(t, n1, "shop")
+	for _, s := range []*server{n2, n3} {
+		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+	marker := filepath.Join(c.dir, "data-n1", "miraj", "cluster-isolate")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "n1 cut off", 10*time.Second, func() bool {
+		return one(t, p1, "SELECT COUNT(*) FROM information_schema.MIRAJ_NODES WHERE STATE = 'CONNECTED'") == "0"
+	})
+	for i := 100; i <= 104; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'isolated n1')", i))
+	}
+	n1.kill()
+	p2 := designate(t, n2)
+	mustExec(t, p2, "INSERT INTO shop.t VALUES (11, 'n2')")
+	os.Remove(marker)
+	n1.restart()
+	p1 = n1.open("")
+	waitFor(t, "n1 to be fenced", 30*time.Second, func() bool { return one(t, p1, "SELECT @@cluster_role") == "FENCED" })
+	_, err := p1.Exec("INSERT INTO shop.t VALUES (200, 'n1')")
+	if num, _ := mysqlError(err); num != 1290 {
+		t.Fatalf("a write on the fenced node: %v, want 1290", err)
+	}
+	mustExec(t, p1, "SET GLOBAL cluster_role = 'secondary'")
+	waitFor(t, "n1 to follow n2", 60*time.Second, func() bool {
+		var v sql.NullString
+		p1.QueryRow("SELECT v FROM shop.t WHERE id = 11").Scan(&v)
+		return v.String == "n2"
+	})
+	if got := one(t, p1, "SELECT COUNT(*) FROM shop.t WHERE id >= 100"); got != "0" {
+		t.Fatalf("n1 kept %s of its isolated rows in its live database", got)
+	}
+	if a, b := tableSum(t, p1, "shop.t"), tableSum(t, p2, "shop.t"); a != b {
+		t.Fatalf("n1 and n2 differ: %s %s", a, b)
+	}
+	reports, _ := filepath.Glob(filepath.Join(c.dir, "data-n1", "miraj", "quarantaine", "*", "shop", "report.txt"))
+	if len(reports) != 1 {
+		t.Fatalf("n1's quarantine reports: %v", reports)
+	}
+	rep, _ := os.ReadFile(reports[0])
+	for _, want := range []string{"transactions: 5 (5 committed), rows changed: 5", "commit times:", "INSERT INTO `t` VALUES (100, 'isolated n1')", "INSERT INTO `t` VALUES (104, 'isolated n1')"} {
+		if !strings.Contains(string(rep), want) {
+			t.Fatalf("the report lacks %q:\n%s", want, rep)
+		}
+	}
+	if strings.Contains(string(rep), "VALUES (5, 'all')") {
+		t.Fatalf("the report lists a row that is on the primary's history:\n%s", rep)
+	}
+	out, err := execCommand(quarantineBin, filepath.Dir(reports[0]))
+	if err != nil || !strings.Contains(string(out), "INSERT INTO `t` VALUES (102, 'isolated n1');") {
+		t.Fatalf("miraj-quarantine: %v\n%s", err, out)
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-var serverBin, pkiBin string
+var serverBin, pkiBin, quarantineBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "miraj-system-")
@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	}
 	serverBin = filepath.Join(dir, "miraj-server")
 	pkiBin = filepath.Join(dir, "miraj-cluster-pki")
-	build := exec.Command("go", "build", "-o", dir, "github.com/miraj-db/miraj/cmd/miraj-server", "github.com/miraj-db/miraj/cmd/miraj-cluster-pki")
+	quarantineBin = filepath.Join(dir, "miraj-quarantine")
+	build := exec.Command("go", "build", "-o", dir, "github.com/miraj-db/miraj/cmd/miraj-server", "github.com/miraj-db/miraj/cmd/miraj-cluster-pki",
+		"github.com/miraj-db/miraj/cmd/miraj-quarantine")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		panic(fmt.Sprintf("build: %v", err))
