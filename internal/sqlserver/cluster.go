@@ -87,6 +87,30 @@ var liveVariables = map[string]func() any{
 	},
 }
 
+// liveRegistry answers the global values of the live variables from the
+// node (SELECT @@global.x, SHOW GLOBAL VARIABLES): go-mysql-server keeps a
+// stored copy for a settable variable such as cluster_role, and
+// GetAllGlobalVariables ignores value functions.
+type liveRegistry struct{ sql.SystemVariableRegistry }
+
+func (r liveRegistry) GetGlobal(name string) (sql.SystemVariable, interface{}, bool) {
+	v, val, ok := r.SystemVariableRegistry.GetGlobal(name)
+	if fn, live := liveVariables[strings.ToLower(name)]; live && ok {
+		return v, fn(), true
+	}
+	return v, val, ok
+}
+
+func (r liveRegistry) GetAllGlobalVariables() map[string]interface{} {
+	m := r.SystemVariableRegistry.GetAllGlobalVariables()
+	for name, fn := range liveVariables {
+		if _, ok := m[name]; ok {
+			m[name] = fn()
+		}
+	}
+	return m
+}
+
 func registerClusterVariables() {
 	var vars []sql.SystemVariable
 	for name, fn := range liveVariables {
@@ -116,6 +140,9 @@ func registerClusterVariables() {
 		vars = append(vars, v)
 	}
 	sql.SystemVariables.AddSystemVariables(vars)
+	if _, done := sql.SystemVariables.(liveRegistry); !done {
+		sql.SystemVariables = liveRegistry{sql.SystemVariables}
+	}
 }
 
 func setClusterRole(ctx context.Context, v string) error {
@@ -207,19 +234,50 @@ func (p clusterParser) rewrite(q string) string {
 	return q
 }
 
+// renameTable matches RENAME TABLE, refused in a cluster (§17.7) before
+// go-mysql-server resolves its names (it asks for a current database even
+// for qualified ones).
+var renameTable = regexp.MustCompile(`(?is)^\s*rename\s+tables?\s`)
+
+// refuse returns the error of a statement refused before parsing.
+func (p clusterParser) refuse(q string) error {
+	if clusterNode.Load() != nil && renameTable.MatchString(q) {
+		return errRenameInCluster()
+	}
+	return nil
+}
+
+// errRenameInCluster is §17.7's refusal of RENAME TABLE in a cluster.
+func errRenameInCluster() error {
+	return mysql.NewSQLError(mysql.EROptionPreventsStatement, "HY000",
+		"RENAME TABLE is not allowed in a cluster: create the new table, copy the rows (INSERT … SELECT), then drop the old one")
+}
+
 func (p clusterParser) ParseSimple(q string) (ast.Statement, error) {
+	if err := p.refuse(q); err != nil {
+		return nil, err
+	}
 	return p.Parser.ParseSimple(p.rewrite(q))
 }
 
 func (p clusterParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
+	if err := p.refuse(q); err != nil {
+		return nil, "", "", err
+	}
 	return p.Parser.Parse(ctx, p.rewrite(q), multi)
 }
 
 func (p clusterParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	if err := p.refuse(q); err != nil {
+		return nil, "", "", err
+	}
 	return p.Parser.ParseWithOptions(ctx, p.rewrite(q), delim, multi, o)
 }
 
 func (p clusterParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
+	if err := p.refuse(q); err != nil {
+		return nil, 0, err
+	}
 	return p.Parser.ParseOneWithOptions(ctx, p.rewrite(q), o)
 }
 

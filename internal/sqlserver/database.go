@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -218,8 +217,7 @@ func (d *Database) DropTable(ctx *sql.Context, name string) error {
 func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
 	if clusterNode.Load() != nil {
 		// §17.7: no table renaming in a multi-node cluster.
-		return mysql.NewSQLError(mysql.EROptionPreventsStatement, "HY000",
-			"RENAME TABLE is not allowed in a cluster: create the new table, copy the rows (INSERT … SELECT), then drop the old one")
+		return errRenameInCluster()
 	}
 	tx := d.tx(ctx)
 	if _, ok := tx.Table(from); !ok {

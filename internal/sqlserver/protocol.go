@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strconv"
 
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/vitess/go/mysql"
@@ -36,6 +37,9 @@ var sqlStates = map[int]string{
 	3819: "HY000", // ER_CHECK_CONSTRAINT_VIOLATED
 }
 
+// wrappedSQLError matches the text of a MySQL error wrapped into a 1105.
+var wrappedSQLError = regexp.MustCompile(`(?s)^(.*) \(errno (\d+)\) \(sqlstate (\w{5})\)$`)
+
 // unknownErrors gives the MySQL code of errors that go-mysql-server sends as
 // 1105 (ER_UNKNOWN_ERROR); by then only the message is left to tell them apart.
 var unknownErrors = []struct {
@@ -66,6 +70,12 @@ func fixSQLState(err error) error {
 		return err
 	}
 	num := se.Num
+	if m := wrappedSQLError.FindStringSubmatch(se.Message); num == mysql.ERUnknownError && m != nil {
+		// A MySQL error that go-mysql-server wrapped on its way (a
+		// parser's, for one): its own code, SQLSTATE and text.
+		code, _ := strconv.Atoi(m[2])
+		return mysql.NewSQLError(code, m[3], "%s", m[1])
+	}
 	if num == mysql.ERUnknownError {
 		for _, u := range unknownErrors {
 			if u.re.MatchString(se.Message) {

@@ -94,8 +94,12 @@ func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
 	if num, _ := mysqlError(err); num != 1290 {
 		t.Fatalf("write on the fenced former primary: %v, want 1290", err)
 	}
-	if got := one(t, p1, "SELECT @@read_only"); got != "1" {
-		t.Fatalf("@@read_only on a fenced node = %s", got)
+	if got := one(t, p1, "SELECT CONCAT(@@read_only, ' ', @@global.read_only, ' ', @@global.cluster_role, ' ', @@global.cluster_epoch)"); got != "1 1 FENCED 2" {
+		t.Fatalf("read_only, global role and epoch on a fenced node: %s", got)
+	}
+	var name, value string
+	if err := p1.QueryRow("SHOW GLOBAL VARIABLES LIKE 'cluster_role'").Scan(&name, &value); err != nil || value != "FENCED" {
+		t.Fatalf("SHOW GLOBAL VARIABLES LIKE 'cluster_role': %q %v", value, err)
 	}
 	if !strings.Contains(n1.output(), "FENCED") {
 		t.Fatalf("the fencing is not in n1's log")
