@@ -49,13 +49,19 @@ type CatchUpStep struct {
 // newerBranch reports whether a's journal is more up to date than b's: a
 // newer last epoch mark (epoch, then node), or the same and longer.
 func newerBranch(a, b CatchUpStep) bool {
-	if a.last.Epoch != b.last.Epoch {
-		return a.last.Epoch > b.last.Epoch
-	}
-	if a.last.Node != b.last.Node {
-		return a.last.Node > b.last.Node
+	if a.last != b.last {
+		return newerMark(a.last, b.last)
 	}
 	return a.To > b.To
+}
+
+// newerMark orders epoch marks by epoch, then node id (the order of
+// primacy).
+func newerMark(a, b history.Mark) bool {
+	if a.Epoch != b.Epoch {
+		return a.Epoch > b.Epoch
+	}
+	return a.Node > b.Node
 }
 
 // PeerDatabases is one peer's answer to Positions.
@@ -99,7 +105,17 @@ func PlanCatchUp(mine []LocalDB, peers []PeerDatabases) (plan []CatchUpStep, ref
 			// The peer is ahead if the candidate's journal lies on the
 			// peer's history and the peer has more.
 			v := history.Match(d.Hist, journal.LSN(d.LSN), l.Hist, l.End)
-			if v.Kind != history.OnHistory || journal.LSN(d.LSN) <= l.End {
+			if v.Kind != history.OnHistory {
+				// Diverged. A peer whose branch is newer holds writes of a
+				// later primary that this node cannot take in: promoting
+				// it would send them to quarantine.
+				if newerMark(d.Hist.Last(), l.Hist.Last()) {
+					refusals = append(refusals, fmt.Sprintf("node %s holds database %s up to LSN %d on a newer history (epoch %d by %s) that this node's journal leaves after LSN %d",
+						p.ID, d.Name, d.LSN, d.Hist.Last().Epoch, d.Hist.Last().Node, v.Common))
+				}
+				continue
+			}
+			if journal.LSN(d.LSN) <= l.End {
 				continue
 			}
 			if d.Retained > l.End {

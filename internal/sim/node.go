@@ -459,41 +459,35 @@ func (n *node) promote(force bool) {
 	n.probeAll() // the announcement
 }
 
-// rowsOnHistoryOf returns, per database, the committed rows of the
-// answering peers whose journals are prefixes of the most up-to-date journal
-// that extends this node's (the newest epoch mark, then the longest): what
-// a controlled promotion must keep. Rows on older branches are superseded;
-// they go to quarantine when their node follows again.
+// rowsOnHistoryOf returns the committed rows a controlled promotion must
+// keep: per database, those of the nodes (this one and the answering
+// peers) whose journals are prefixes of the most up-to-date journal among
+// them (the newest epoch mark, then the longest). Rows on older branches
+// are superseded; they go to quarantine when their node follows again.
 func (n *node) rowsOnHistoryOf(answers []repl.PeerState) map[string]bool {
 	out := map[string]bool{}
 	for _, db := range n.eng.Databases() {
-		mh, mend := db.ReceivedHistory()
 		type cand struct {
 			db   *storage.DB
 			h    history.History
 			end  journal.LSN
 			last history.Mark
 		}
-		var best *cand
-		var all []cand
+		mh, mend := db.ReceivedHistory()
+		all := []cand{{db, mh, mend, mh.Last()}}
 		for _, a := range answers {
 			pdb, ok := n.w.byID[a.ID].eng.Database(db.Name())
 			if !ok || !bytes.Equal(db.Snapshot().BaseID(), pdb.Snapshot().BaseID()) {
 				continue
 			}
 			ph, pend := pdb.ReceivedHistory()
-			c := cand{pdb, ph, pend, ph.Last()}
-			all = append(all, c)
-			if history.Match(ph, pend, mh, mend).Kind != history.OnHistory {
-				continue // does not extend this node's journal
-			}
-			if best == nil || c.last.Epoch > best.last.Epoch || (c.last.Epoch == best.last.Epoch && (c.last.Node > best.last.Node || (c.last.Node == best.last.Node && c.end > best.end))) {
-				b := c
-				best = &b
-			}
+			all = append(all, cand{pdb, ph, pend, ph.Last()})
 		}
-		if best == nil {
-			continue
+		best := all[0]
+		for _, c := range all[1:] {
+			if c.last.Epoch > best.last.Epoch || (c.last.Epoch == best.last.Epoch && (c.last.Node > best.last.Node || (c.last.Node == best.last.Node && c.end > best.end))) {
+				best = c
+			}
 		}
 		for _, c := range all {
 			if history.Match(best.h, best.end, c.h, c.end).Kind != history.OnHistory || c.db.LSN() > best.end {
