@@ -97,6 +97,9 @@ type Node struct {
 	// probeNow asks the probe loop for a round at once (after a promotion:
 	// the announcement).
 	probeNow chan struct{}
+	// wake asks Run's loop to look for the primary at once (a new epoch
+	// was announced) rather than after retryInterval.
+	wake chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -166,7 +169,7 @@ func New(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster state: %w", err)
 	}
 	n := &Node{opts: opts, cfg: opts.Config, st: opts.Storage, log: opts.Logger,
-		promoteReq: make(chan struct{}, 1), probeNow: make(chan struct{}, 1)}
+		promoteReq: make(chan struct{}, 1), probeNow: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	n.mu.state = st
 	n.mu.role = st.Role
 	n.mu.peers = map[string]*peerStatus{}
@@ -266,6 +269,7 @@ func (n *Node) Run(ctx context.Context) error {
 			// The follow loop has returned: nothing appends to the
 			// journals any more.
 			n.promote(ctx)
+		case <-n.wake:
 		case <-time.After(retryInterval):
 		}
 	}
@@ -399,6 +403,10 @@ func (n *Node) observeEpoch(from string, announced Epoch, primary string, fromFo
 		n.mu.Unlock()
 		if stop != nil && !fromFollowedPrimary {
 			stop() // the primary followed until now is of an older epoch
+		}
+		select {
+		case n.wake <- struct{}{}: // subscribe to the new primary now
+		default:
 		}
 	}
 }
