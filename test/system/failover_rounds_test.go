@@ -212,4 +212,3 @@ func quarantinedIDs(t *testing.T, c *testCluster) map[string]map[int64]bool {
 	}
 	return out
 }
-
