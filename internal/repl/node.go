@@ -121,6 +121,9 @@ type Node struct {
 		stopFollowing context.CancelFunc
 		// promotion: the accepted promotion Run is to carry out.
 		promotion promotion
+		// seeding counts the copies being received (a controlled
+		// promotion is refused meanwhile).
+		seeding int
 	}
 }
 
@@ -130,6 +133,7 @@ type peerStatus struct {
 	role           Role
 	state          string
 	epoch          Epoch
+	lag            int64 // as the peer announced it in a probe answer
 	connectedSince time.Time
 	lastError      string
 }
@@ -446,6 +450,11 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 	case RoleFenced:
 		local = "cluster_role = FENCED"
 	}
+	n.mu.Lock()
+	if local == "" && n.mu.seeding > 0 {
+		local = "replication bootstrap in progress"
+	}
+	n.mu.Unlock()
 	if local != "" && (!force || role == RolePromoting) {
 		n.log.Error(fmt.Sprintf("Cluster: promotion of %s refused: %s", self, local))
 		return fmt.Errorf("%w: %s", ErrPromotionRefused, local)
@@ -730,7 +739,7 @@ func (n *Node) Nodes() []NodeRow {
 	sort.Strings(ids)
 	for _, id := range ids {
 		p := n.mu.peers[id]
-		r := NodeRow{NodeID: p.id, Address: p.addr, Role: string(p.role), State: p.state, Epoch: uint64(p.epoch), LastError: p.lastError}
+		r := NodeRow{NodeID: p.id, Address: p.addr, Role: string(p.role), State: p.state, Epoch: uint64(p.epoch), LastError: p.lastError, LagBytes: p.lag}
 		if r.Role == "" {
 			r.Role = string(RoleSecondary)
 		}

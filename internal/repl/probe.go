@@ -94,7 +94,25 @@ func (n *Node) stateMessage() []byte {
 	e.u(uint64(st.Epoch))
 	e.s(st.Primary)
 	e.u(flags)
+	e.u(uint64(max(n.ownLag(), 0)))
 	return e.b
+}
+
+// ownLag is what this secondary lacks of the log ends its primary last
+// announced, over its databases (§17.4.4: shown by the peers that probe it).
+func (n *Node) ownLag() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.mu.role == RolePrimary {
+		return 0
+	}
+	var lag int64
+	for _, db := range n.st.Databases() {
+		if p, ok := n.mu.primaryLSN[strings.ToLower(db.Name())]; ok && p > db.LSN() {
+			lag += int64(p - db.LSN())
+		}
+	}
+	return lag
 }
 
 // PeerState is a peer's answer to a probe.
@@ -105,11 +123,12 @@ type PeerState struct {
 	Epoch   Epoch
 	Primary string
 	Flags   uint64
+	Lag     int64 // bytes the peer lacks of what its primary announced
 }
 
 func decodeState(b []byte) (PeerState, error) {
 	d := &dec{b: b}
-	ps := PeerState{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s(), Flags: d.u()}
+	ps := PeerState{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s(), Flags: d.u(), Lag: int64(d.u())}
 	return ps, d.end()
 }
 
@@ -139,7 +158,7 @@ func (n *Node) probe(ctx context.Context, addr string) (ps PeerState, ok bool) {
 	}
 	ps.ID, ps.Addr = c.Peer().ID, addr
 	n.setPeer(ps.ID, func(p *peerStatus) {
-		p.addr, p.role, p.epoch = addr, ps.Role, ps.Epoch
+		p.addr, p.role, p.epoch, p.lag = addr, ps.Role, ps.Epoch, ps.Lag
 		if p.state != "CONNECTED" && p.state != "BOOTSTRAPPING" {
 			p.state = "REACHABLE"
 			if ps.Role == RoleFenced {

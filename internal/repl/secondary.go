@@ -219,15 +219,23 @@ func (n *Node) receive(ctx context.Context, c *transport.Conn, epoch Epoch) erro
 	}
 }
 
+// dropSeed removes the copy being received, if any.
+func (w *applyWorker) dropSeed(n *Node) {
+	if w.seed == nil {
+		return
+	}
+	w.seed.Close()
+	os.Remove(w.seed.Name())
+	w.seed = nil
+	n.mu.Lock()
+	n.mu.seeding--
+	n.mu.Unlock()
+}
+
 // runWorker applies w's messages until its queue closes; a failure ends the
 // whole link (fail), since the stream cannot skip a message.
 func (n *Node) runWorker(ctx context.Context, c *transport.Conn, w *applyWorker, epoch Epoch, durable bool, fail context.CancelCauseFunc) {
-	defer func() {
-		if w.seed != nil {
-			w.seed.Close()
-			os.Remove(w.seed.Name())
-		}
-	}()
+	defer w.dropSeed(n)
 	for m := range w.q {
 		if ctx.Err() != nil {
 			continue // drain: the link is ending
@@ -282,6 +290,9 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 			return err
 		}
 		w.seed = f
+		n.mu.Lock()
+		n.mu.seeding++
+		n.mu.Unlock()
 		n.log.Info(fmt.Sprintf("Cluster: receiving a copy of database %s (%s)", name, reason), "database", name)
 	case msgSeedChunk:
 		if d.err != nil || w.seed == nil {
@@ -299,9 +310,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 			return err
 		}
 		db, err := n.st.InstallSeed(name, w.seed)
-		w.seed.Close()
-		os.Remove(w.seed.Name())
-		w.seed = nil
+		w.dropSeed(n)
 		if err != nil {
 			return fmt.Errorf("installing the copy: %w", err)
 		}

@@ -121,6 +121,25 @@ func (h protocolHandler) statusFlags(c *mysql.Conn) uint16 {
 	return globalStatusFlags()
 }
 
+// endFailedStatement ends the implicit transaction of a statement that
+// failed in autocommit mode. go-mysql-server commits an autocommit
+// statement when it completes, but leaves the transaction of one that
+// fails attached to the session: the session's next statements would then
+// read that transaction's snapshot and never see later commits. Inside
+// START TRANSACTION, or with autocommit off, a failed statement is undone
+// alone and the transaction goes on, as in MySQL.
+func (h protocolHandler) endFailedStatement(c *mysql.Conn, err error) {
+	if err == nil {
+		return
+	}
+	s := h.srv.session(c.ConnectionID)
+	if s == nil || s.GetIgnoreAutoCommit() || !s.autocommit() || s.GetTransaction() == nil {
+		return
+	}
+	s.Rollback(nil, nil)
+	s.SetTransaction(nil)
+}
+
 // afterCommand sets the flags of the packets that end a command: the OK
 // packet of COM_INIT_DB, COM_PING, COM_RESET_CONNECTION…, and the EOF (or
 // OK) that ends a result set, written by the listener once the handler has
@@ -152,6 +171,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		h.okFlags(c, r)
 		return cb(r, more)
 	})
+	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return fixSQLState(err)
 }
@@ -161,6 +181,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		h.okFlags(c, r)
 		return cb(r, more)
 	})
+	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return rest, fixSQLState(err)
 }
@@ -183,6 +204,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		return cb(r)
 	}
 	err := h.execute(ctx, c, p, withFlags)
+	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return fixSQLState(err)
 }

@@ -146,6 +146,12 @@ func TestClusterReplication(t *testing.T) {
 	if _, err := p.Exec("RENAME TABLE shop.items TO shop.goods"); func() uint16 { n, _ := mysqlError(err); return n }() != 1290 {
 		t.Fatalf("RENAME TABLE in a cluster (§17.7): %v, want 1290", err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("primary's view: %s\n%s\nprimary's log:\n%s", queryString(t, p, "SHOW CLUSTER STATUS"),
+				queryString(t, p, "SELECT * FROM information_schema.MIRAJ_REPLICATION"), n1.output())
+		}
+	})
 	for _, s := range []*server{n2, n3} {
 		db := s.open("")
 		t.Cleanup(func() {

@@ -290,3 +290,28 @@ func TestMalformedClusterConfigRefusesToStart(t *testing.T) {
 		t.Fatalf("error does not name file, line and key (%q):\n%s", want, out)
 	}
 }
+
+// A statement that fails in autocommit mode ends its transaction: the
+// connection's next statement sees what others committed meanwhile (it
+// used to keep reading the failed statement's snapshot).
+func TestFailedAutocommitStatementLeavesNoSnapshot(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	db := s.open("")
+	mustExec(t, db, "CREATE DATABASE shop")
+	mustExec(t, db, "CREATE TABLE shop.t (id INT PRIMARY KEY)")
+	mustExec(t, db, "INSERT INTO shop.t VALUES (1)")
+	a, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.ExecContext(t.Context(), "INSERT INTO shop.t VALUES (1)"); err == nil {
+		t.Fatal("a duplicate key was accepted")
+	}
+	b := s.open("")
+	mustExec(t, b, "INSERT INTO shop.t VALUES (2)")
+	var n int
+	if err := a.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM shop.t").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("after a failed autocommit statement the connection sees %d rows (%v), want 2", n, err)
+	}
+}
