@@ -276,9 +276,28 @@ func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower,
 		}
 		n.mu.Lock()
 		delete(f.positions, strings.ToLower(p.name))
+		n.followerStateLocked(f) // the dropped one may have been a copy in progress
 		n.mu.Unlock()
 	}
 	return more, nil
+}
+
+// followerStateLocked shows a connected secondary BOOTSTRAPPING while one
+// of its databases is being copied, CONNECTED otherwise.
+func (n *Node) followerStateLocked(f *follower) {
+	ps, ok := n.mu.peers[strings.ToLower(f.id)]
+	if !ok || n.mu.followers[strings.ToLower(f.id)] != f {
+		return
+	}
+	state := "CONNECTED"
+	for _, q := range f.positions {
+		if q.seeding {
+			state = "BOOTSTRAPPING"
+		}
+	}
+	if ps.state == "CONNECTED" || ps.state == "BOOTSTRAPPING" || ps.state == "REBOOTSTRAP_NEEDED" {
+		ps.state = state
+	}
 }
 
 // chunkWriter sends what is written to it as SeedChunk messages.
@@ -317,8 +336,9 @@ func (w *chunkWriter) flush(n int) error {
 func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *storage.DB, d Start) error {
 	key := strings.ToLower(db.Name())
 	base := db.Snapshot().BaseID()
+	p := &followerPos{name: db.Name(), baseID: base, decided: true, seeding: true}
 	n.mu.Lock()
-	f.positions[key] = &followerPos{name: db.Name(), baseID: base, decided: true, seeding: true}
+	f.positions[key] = p
 	n.mu.Unlock()
 	n.setPeer(f.id, func(p *peerStatus) { p.state = "BOOTSTRAPPING" })
 	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s started (%s)", db.Name(), f.id, d.Reason), "peer", f.id, "database", db.Name())
@@ -344,18 +364,19 @@ func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *sto
 			return err
 		}
 	}
+	// The secondary has the copy once it says so (its first Ack with
+	// written ≥ lsn): until then it is still installing it, BOOTSTRAPPING,
+	// and its positions are not known. Recorded before SeedEnd goes out:
+	// that ack can come back before this goroutine runs again.
+	n.mu.Lock()
+	p.sent = lsn
+	n.mu.Unlock()
 	e = &enc{}
 	e.s(db.Name())
 	e.u(uint64(lsn))
 	if err := send(ctx, c, msgSeedEnd, e.b); err != nil {
 		return err
 	}
-	// The secondary has the copy once it says so (its first Ack):
-	// until then it is still installing it, BOOTSTRAPPING, and its
-	// positions are not known.
-	n.mu.Lock()
-	f.positions[key] = &followerPos{name: db.Name(), baseID: base, sent: lsn, decided: true, seeding: true}
-	n.mu.Unlock()
 	secs := time.Since(start).Seconds()
 	n.log.Info(fmt.Sprintf("Cluster: seeding of database %s for %s finished: %d bytes in %.2f s", db.Name(), f.id, w.sent, secs),
 		"peer", f.id, "database", db.Name(), "lsn", lsn, "bytes", w.sent)
@@ -406,16 +427,10 @@ func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower, epo
 		// An ack for another incarnation of the database (a copy being
 		// replaced) or of another epoch says nothing about this stream.
 		ok = ok && bytes.Equal(p.baseID, base) && ackEpoch == epoch
-		if ok && p.seeding && written >= p.sent {
+		if ok && p.seeding && p.sent > 0 && written >= p.sent {
 			// The first acknowledgement after a copy: it is installed.
 			p.seeding = false
-			seeding := false
-			for _, q := range f.positions {
-				seeding = seeding || q.seeding
-			}
-			if ps, has := n.mu.peers[strings.ToLower(f.id)]; has && !seeding {
-				ps.state = "CONNECTED"
-			}
+			n.followerStateLocked(f)
 		}
 		if ok && !p.seeding {
 			if written > p.written {
