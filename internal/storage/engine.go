@@ -305,8 +305,9 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	return db, nil
 }
 
-// DropDatabase removes a database and its files.
-func (e *Engine) DropDatabase(name string) error {
+// detach takes the database name out of service: out of the engine's set,
+// its journal closed (after any commit in progress). Its folder stays.
+func (e *Engine) detach(name string) (*DB, error) {
 	e.mu.Lock()
 	db, ok := e.mu.dbs[lower(name)]
 	if ok {
@@ -314,11 +315,20 @@ func (e *Engine) DropDatabase(name string) error {
 	}
 	e.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: %s", ErrNoDatabase, name)
+		return nil, fmt.Errorf("%w: %s", ErrNoDatabase, name)
 	}
 	db.commitMu.Lock()
 	db.jrnl.Close()
 	db.commitMu.Unlock()
+	return db, nil
+}
+
+// DropDatabase removes a database and its files.
+func (e *Engine) DropDatabase(name string) error {
+	db, err := e.detach(name)
+	if err != nil {
+		return err
+	}
 	gone := filepath.Join(e.opts.Root, ".dropped-"+filepath.Base(db.dir))
 	os.RemoveAll(gone)
 	if err := os.Rename(db.dir, gone); err != nil {

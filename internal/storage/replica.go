@@ -213,18 +213,10 @@ func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, erro
 // journal and checkpoints as they are, to dest (quarantine), so that a
 // copy from the primary can take its place. Nothing in it is deleted.
 func (e *Engine) MoveAside(name, dest string) error {
-	e.mu.Lock()
-	db, ok := e.mu.dbs[lower(name)]
-	if ok {
-		delete(e.mu.dbs, lower(name))
+	db, err := e.detach(name)
+	if err != nil {
+		return err
 	}
-	e.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrNoDatabase, name)
-	}
-	db.commitMu.Lock()
-	db.jrnl.Close()
-	db.commitMu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}

@@ -45,6 +45,16 @@ func replPos(s *server, dbName string) (written, applied int64) {
 	return w.Int64, a.Int64
 }
 
+// caughtUp waits until every node of others has applied database shop as
+// far as primary has.
+func caughtUp(t *testing.T, primary *server, others ...*server) {
+	t.Helper()
+	target := applied(t, primary, "shop")
+	for _, s := range others {
+		waitFor(t, "the secondaries to catch up", 60*time.Second, func() bool { return applied(t, s, "shop") == target })
+	}
+}
+
 func logOnFailure(t *testing.T, nodes map[string]*server) {
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -66,10 +76,7 @@ func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
 	mustExec(t, p1, "CREATE DATABASE shop")
 	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
 	mustExec(t, p1, "INSERT INTO shop.t VALUES (1, 'n1')")
-	target := applied(t, n1, "shop")
-	for _, s := range []*server{n2, n3} {
-		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
-	}
+	caughtUp(t, n1, n2, n3)
 
 	// A controlled promotion while the primary is alive is refused.
 	p2 := n2.open("")
@@ -147,18 +154,14 @@ func TestDivergedSecondaryIsQuarantined(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'both')", i))
 	}
-	target := applied(t, n1, "shop")
-	for _, s := range []*server{n2, n3} {
-		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
-	}
+	caughtUp(t, n1, n2, n3)
 	// n2 down (killed: a frozen one would still find the rows in its
 	// socket buffers), rows 11-20 reach n3 only, then the primary dies.
 	n2.kill()
 	for i := 11; i <= 20; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'only n1 and n3')", i))
 	}
-	target = applied(t, n1, "shop")
-	waitFor(t, "n3 to get rows 11-20", 30*time.Second, func() bool { return applied(t, n3, "shop") == target })
+	caughtUp(t, n1, n3)
 	n1.kill()
 	n2.restart()
 
@@ -207,8 +210,7 @@ func TestDivergedSecondaryIsQuarantined(t *testing.T) {
 	for i := 101; i <= 150; i++ {
 		mustExec(t, p2, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'n2 streamed')", i))
 	}
-	target = applied(t, n2, "shop")
-	waitFor(t, "n3 to stream from n2", 30*time.Second, func() bool { return applied(t, n3, "shop") == target })
+	caughtUp(t, n2, n3)
 	compareJournals(t, filepath.Join(c.dir, "data-n2", "shop"), filepath.Join(c.dir, "data-n3", "shop"))
 
 	// The old primary comes back: it asks its peers before taking any
@@ -247,10 +249,7 @@ func TestPlannedSwitchover(t *testing.T) {
 	p1 := designate(t, n1)
 	mustExec(t, p1, "CREATE DATABASE shop")
 	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
-	target := applied(t, n1, "shop")
-	for _, s := range []*server{n2, n3} {
-		waitFor(t, "secondaries to have the database", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
-	}
+	caughtUp(t, n1, n2, n3)
 	dbs := []*sql.DB{p1, n2.open(""), n3.open("")}
 	var mu sync.Mutex
 	var acked []int
@@ -298,10 +297,7 @@ func TestPlannedSwitchover(t *testing.T) {
 	waitFor(t, "writes on n2", 30*time.Second, func() bool { return count() >= before+200 })
 	stop.Store(true)
 	<-done
-	target = applied(t, n2, "shop")
-	for _, s := range []*server{n1, n3} {
-		waitFor(t, "the others to follow n2", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
-	}
+	caughtUp(t, n2, n1, n3)
 	want := tableSum(t, p2, "shop.t")
 	for _, db := range dbs {
 		if got := tableSum(t, db, "shop.t"); got != want {
@@ -357,8 +353,7 @@ func TestPromotionCutsUnterminatedTransaction(t *testing.T) {
 	mustExec(t, p1, "CREATE DATABASE shop")
 	mustExec(t, p1, "CREATE TABLE shop.big (id INT PRIMARY KEY, b LONGBLOB)")
 	mustExec(t, p1, "INSERT INTO shop.big VALUES (0, 'small')")
-	target := applied(t, n1, "shop")
-	waitFor(t, "n2 to follow", 30*time.Second, func() bool { return applied(t, n2, "shop") == target })
+	caughtUp(t, n1, n2)
 
 	// n2 frozen: the primary's stream of a 60 MiB transaction fills the
 	// socket buffers and waits; the primary frozen next, n2 thawed reads
@@ -452,16 +447,12 @@ func TestPromotionCatchesUpFromThePeer(t *testing.T) {
 	p1 := designate(t, n1)
 	mustExec(t, p1, "CREATE DATABASE shop")
 	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
-	target := applied(t, n1, "shop")
-	for _, s := range []*server{n2, n3} {
-		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
-	}
+	caughtUp(t, n1, n2, n3)
 	n3.signal(syscall.SIGSTOP)
 	for i := 1; i <= 100; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'row %d')", i, i))
 	}
-	target = applied(t, n1, "shop")
-	waitFor(t, "n2 to get the 100 rows", 30*time.Second, func() bool { return applied(t, n2, "shop") == target })
+	caughtUp(t, n1, n2)
 	n1.kill()
 	n3.signal(syscall.SIGCONT)
 
@@ -512,10 +503,7 @@ func TestIsolatedPrimaryWritesGoToQuarantine(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'all')", i))
 	}
-	target := applied(t, n1, "shop")
-	for _, s := range []*server{n2, n3} {
-		waitFor(t, "secondaries to follow n1", 30*time.Second, func() bool { return applied(t, s, "shop") == target })
-	}
+	caughtUp(t, n1, n2, n3)
 	marker := filepath.Join(c.dir, "data-n1", "miraj", "cluster-isolate")
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
