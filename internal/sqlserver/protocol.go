@@ -124,7 +124,8 @@ func (h protocolHandler) statusFlags(c *mysql.Conn) uint16 {
 // endFailedStatement ends the implicit transaction of a statement that
 // failed in autocommit mode. go-mysql-server commits an autocommit
 // statement when it completes, but leaves the transaction of one that
-// fails attached to the session: the session's next statements would then
+// fails attached to the session (or never hands it one when the statement
+// failed in analysis, after the snapshot was taken): the session's next statements would then
 // read that transaction's snapshot and never see later commits. Inside
 // START TRANSACTION, or with autocommit off, a failed statement is undone
 // alone and the transaction goes on, as in MySQL.
@@ -133,11 +134,16 @@ func (h protocolHandler) endFailedStatement(c *mysql.Conn, err error) {
 		return
 	}
 	s := h.srv.session(c.ConnectionID)
-	if s == nil || s.GetIgnoreAutoCommit() || !s.autocommit() || s.GetTransaction() == nil {
+	if s == nil || s.GetIgnoreAutoCommit() || !s.autocommit() {
 		return
 	}
-	s.Rollback(nil, nil)
-	s.SetTransaction(nil)
+	// Our transaction may exist without go-mysql-server's: a statement
+	// that failed in analysis (1146) had already taken the snapshot of
+	// the databases it resolved.
+	if s.txn != nil || s.GetTransaction() != nil {
+		s.Rollback(nil, nil)
+		s.SetTransaction(nil)
+	}
 }
 
 // afterCommand sets the flags of the packets that end a command: the OK

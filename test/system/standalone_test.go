@@ -315,3 +315,25 @@ func TestFailedAutocommitStatementLeavesNoSnapshot(t *testing.T) {
 		t.Fatalf("after a failed autocommit statement the connection sees %d rows (%v), want 2", n, err)
 	}
 }
+
+// A statement that fails in analysis in autocommit mode (1146: the table
+// does not exist yet) does not pin the snapshot it took: once the table is
+// created elsewhere, the same connection finds it.
+func TestFailedAnalysisLeavesNoSnapshot(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	db := s.open("")
+	mustExec(t, db, "CREATE DATABASE shop")
+	a, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var n int
+	if err := a.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM shop.items").Scan(&n); err == nil {
+		t.Fatal("a missing table was found")
+	}
+	mustExec(t, s.open(""), "CREATE TABLE shop.items (id INT PRIMARY KEY)")
+	if err := a.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM shop.items").Scan(&n); err != nil {
+		t.Fatalf("after a failed statement the connection does not see a table created since: %v", err)
+	}
+}
