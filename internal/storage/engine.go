@@ -141,10 +141,8 @@ func Open(opts Options) (*Engine, error) {
 	for _, ent := range ents {
 		hasDatabases = hasDatabases || (ent.IsDir() && ent.Name() != ReservedDir && !strings.HasPrefix(ent.Name(), "."))
 	}
-	if from, err := checkFormat(opts.Root, hasDatabases); err != nil {
+	if err := checkFormat(opts.Root, hasDatabases); err != nil {
 		return nil, err
-	} else if from > 0 {
-		e.log.Info(fmt.Sprintf("storage: data directory upgraded from format %d to %d", from, formatVersion))
 	}
 	for _, ent := range ents {
 		n := ent.Name()

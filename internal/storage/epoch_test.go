@@ -175,25 +175,30 @@ func TestReplicaRefusesStaleEpochMark(t *testing.T) {
 	}
 }
 
-// A data directory of a newer format is refused, naming the version; one
-// of the first format is upgraded.
+// A data directory of another format is refused, naming the version, and
+// left as it is.
 func TestFormatVersion(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
-	e, lb := openEngine(t, dir, SaveCommit)
-	e.Close()
-	if !strings.Contains(lb.String(), "upgraded from format 1 to 2") {
-		t.Fatalf("no upgrade logged: %s", lb.String())
-	}
-	os.WriteFile(filepath.Join(dir, ReservedDir, formatFile), []byte("miraj data format 9\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "shop", "00000000000000000000.journal"), []byte("v1 frames"), 0o644)
 	_, err := Open(Options{Root: dir, Bind: testBind})
-	if err == nil || !strings.Contains(err.Error(), "format version 9") {
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format version 1") {
+		t.Fatalf("a format 1 directory: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "shop", "00000000000000000000.journal")); string(b) != "v1 frames" {
+		t.Fatal("the refused directory was changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ReservedDir, formatFile)); err == nil {
+		t.Fatal("a format file was written into the refused directory")
+	}
+	fresh := t.TempDir()
+	e, _ := openEngine(t, fresh, SaveCommit)
+	e.Close()
+	os.WriteFile(filepath.Join(fresh, ReservedDir, formatFile), []byte("miraj data format 9\n"), 0o644)
+	_, err = Open(Options{Root: fresh, Bind: testBind})
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format version 9") {
 		t.Fatalf("a format 9 directory: %v", err)
 	}
-}
-
-func markAt(e uint64, node string, lsn journal.LSN) history.Mark {
-	return history.Mark{Epoch: epoch.Epoch(e), Node: node, LSN: lsn}
 }
 
 // Frames of different transactions may interleave in a journal: each
@@ -234,4 +239,8 @@ func TestInterleavedTransactions(t *testing.T) {
 	if got := committed(t, db); got != want+";60 later 1" {
 		t.Fatalf("after recovery: %q", got)
 	}
+}
+
+func markAt(e uint64, node string, lsn journal.LSN) history.Mark {
+	return history.Mark{Epoch: epoch.Epoch(e), Node: node, LSN: lsn}
 }

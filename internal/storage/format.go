@@ -14,46 +14,49 @@ import (
 // The data directory's format version, in DIR/miraj/format:
 //
 //	1  (no file) journals of row, DDL and commit frames
-//	2  adds epoch-mark frames (OpEpoch) to journals and checkpoints
+//	2  every frame's payload starts with its transaction id; commit and
+//	   abort frames carry the id and the end time; epoch-mark frames
+//	   (OpEpoch) in journals and checkpoints
 //
-// A version 1 directory is readable as version 2 (it only lacks marks), so
-// it is upgraded by writing the file. A directory of a newer version than
-// this server knows is refused: its journals may hold frames it would
-// misread.
+// A directory of another version is refused with the version it holds,
+// and nothing in it is touched: version 1 frames do not decode as version
+// 2 (their payloads lack the transaction id), so it cannot be read in
+// place; the way over is a dump taken with the earlier server, loaded into
+// a new data directory.
 const (
 	formatVersion = 2
 	formatFile    = "format"
 	formatPrefix  = "miraj data format "
 )
 
-// checkFormat upgrades or refuses the data directory root.
-func checkFormat(root string, hasDatabases bool) (upgradedFrom int, err error) {
+// ErrFormat marks a data directory of a format this server does not read.
+var ErrFormat = errors.New("storage: unsupported data directory format")
+
+// checkFormat refuses a data directory of another format, and marks a new
+// one (no database yet) as of this format.
+func checkFormat(root string, hasDatabases bool) error {
 	dir := filepath.Join(root, ReservedDir)
 	path := filepath.Join(dir, formatFile)
 	data, err := os.ReadFile(path)
 	switch {
+	case errors.Is(err, os.ErrNotExist) && hasDatabases:
+		return fmt.Errorf("%w: %s holds databases of format version 1 (no %s); this server reads version %d only: dump them with the earlier server (mariadb-dump) and load the dump into a new data directory",
+			ErrFormat, root, path, formatVersion)
 	case errors.Is(err, os.ErrNotExist):
-		from := 0
-		if hasDatabases {
-			from = 1
-		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return 0, err
+			return err
 		}
-		return from, atomicfile.Write(path, []byte(fmt.Sprintf("%s%d\n", formatPrefix, formatVersion)), 0o644)
+		return atomicfile.Write(path, []byte(fmt.Sprintf("%s%d\n", formatPrefix, formatVersion)), 0o644)
 	case err != nil:
-		return 0, err
+		return err
 	}
 	line := strings.TrimSpace(string(data))
 	v, perr := strconv.Atoi(strings.TrimPrefix(line, formatPrefix))
 	if !strings.HasPrefix(line, formatPrefix) || perr != nil || v < 1 {
-		return 0, fmt.Errorf("%s: not a Miraj format line: %q", path, line)
+		return fmt.Errorf("%w: %s: not a Miraj format line: %q", ErrFormat, path, line)
 	}
-	if v > formatVersion {
-		return 0, fmt.Errorf("%s: data directory of format version %d; this server reads versions 1 to %d (upgrade the server)", path, v, formatVersion)
+	if v != formatVersion {
+		return fmt.Errorf("%w: %s: data directory of format version %d; this server reads version %d only", ErrFormat, path, v, formatVersion)
 	}
-	if v < formatVersion {
-		return v, atomicfile.Write(path, []byte(fmt.Sprintf("%s%d\n", formatPrefix, formatVersion)), 0o644)
-	}
-	return 0, nil
+	return nil
 }
