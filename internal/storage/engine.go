@@ -137,13 +137,6 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	hasDatabases := false
-	for _, ent := range ents {
-		hasDatabases = hasDatabases || (ent.IsDir() && ent.Name() != ReservedDir && !strings.HasPrefix(ent.Name(), "."))
-	}
-	if err := checkFormat(opts.Root, hasDatabases); err != nil {
-		return nil, err
-	}
 	for _, ent := range ents {
 		n := ent.Name()
 		if strings.HasPrefix(n, ".dropped-") || strings.HasPrefix(n, ".creating-") {
@@ -157,6 +150,10 @@ func Open(opts Options) (*Engine, error) {
 		if !ok {
 			e.log.Warn("storage: folder in the data directory is not a database, ignored", "dir", n)
 			continue
+		}
+		if err := checkFormat(filepath.Join(opts.Root, n)); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("database %s: %w", name, err)
 		}
 		db, err := e.openDB(name, filepath.Join(opts.Root, n))
 		if err != nil {
@@ -288,6 +285,9 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 		return nil, err
 	}
 	j.Close()
+	if err := writeFormat(tmp); err != nil {
+		return nil, err
+	}
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}

@@ -175,29 +175,38 @@ func TestReplicaRefusesStaleEpochMark(t *testing.T) {
 	}
 }
 
-// A data directory of another format is refused, naming the version, and
-// left as it is.
+// A database folder of another format stops the start-up, naming the
+// folder and the version, and is left as it is; a folder moved elsewhere
+// (quarantine) opens there, since it carries its format.
 func TestFormatVersion(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
 	os.WriteFile(filepath.Join(dir, "shop", "00000000000000000000.journal"), []byte("v1 frames"), 0o644)
 	_, err := Open(Options{Root: dir, Bind: testBind})
-	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format version 1") {
-		t.Fatalf("a format 1 directory: %v", err)
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format version 1") || !strings.Contains(err.Error(), filepath.Join(dir, "shop")) {
+		t.Fatalf("a format 1 database: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "shop", "00000000000000000000.journal")); string(b) != "v1 frames" {
-		t.Fatal("the refused directory was changed")
-	}
-	if _, err := os.Stat(filepath.Join(dir, ReservedDir, formatFile)); err == nil {
-		t.Fatal("a format file was written into the refused directory")
+		t.Fatal("the refused database was changed")
 	}
 	fresh := t.TempDir()
 	e, _ := openEngine(t, fresh, SaveCommit)
+	setup(t, e)
 	e.Close()
-	os.WriteFile(filepath.Join(fresh, ReservedDir, formatFile), []byte("miraj data format 9\n"), 0o644)
-	_, err = Open(Options{Root: fresh, Bind: testBind})
+	moved := t.TempDir()
+	if err := os.Rename(filepath.Join(fresh, "app"), filepath.Join(moved, "app")); err != nil {
+		t.Fatal(err)
+	}
+	e, _ = openEngine(t, moved, SaveCommit)
+	db, ok := e.Database("app")
+	if !ok || committed(t, db) != "1 ann 20;2 bob 21;3 cid 22" {
+		t.Fatal("a database folder moved to another data directory does not open there")
+	}
+	e.Close()
+	os.WriteFile(filepath.Join(moved, "app", formatFile), []byte("miraj data format 9\n"), 0o644)
+	_, err = Open(Options{Root: moved, Bind: testBind})
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format version 9") {
-		t.Fatalf("a format 9 directory: %v", err)
+		t.Fatalf("a format 9 database: %v", err)
 	}
 }
 

@@ -281,6 +281,9 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 		return nil, err
 	}
 	j.Close()
+	if err := writeFormat(tmp); err != nil {
+		return nil, err
+	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,24 @@ func replPos(s *server, dbName string) (written, applied int64) {
 	return w.Int64, a.Int64
 }
 
+// shopCluster starts a cluster of ids (extra added to every cluster.toml),
+// designates the first node and creates shop.t (id INT PRIMARY KEY, v
+// VARCHAR(20)). It returns the cluster, its nodes in order and a connection
+// to the primary.
+func shopCluster(t *testing.T, extra string, ids ...string) (*testCluster, []*server, *sql.DB) {
+	t.Helper()
+	c := newTestClusterWith(t, extra, ids...)
+	var ns []*server
+	for _, id := range ids {
+		ns = append(ns, c.start(id))
+	}
+	logOnFailure(t, c.nodes)
+	p := designate(t, ns[0])
+	mustExec(t, p, "CREATE DATABASE shop")
+	mustExec(t, p, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	return c, ns, p
+}
+
 // caughtUp waits until every node of others has applied database shop as
 // far as primary has.
 func caughtUp(t *testing.T, primary *server, others ...*server) {
@@ -69,12 +87,8 @@ func logOnFailure(t *testing.T, nodes map[string]*server) {
 // the newer epoch and is fenced at once (writes refused with 1290); the
 // third node follows the new primary. Two nodes never both take writes.
 func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
-	c := newTestCluster(t, "n1", "n2", "n3")
-	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
-	logOnFailure(t, c.nodes)
-	p1 := designate(t, n1)
-	mustExec(t, p1, "CREATE DATABASE shop")
-	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	c, ns, p1 := shopCluster(t, "", "n1", "n2", "n3")
+	n1, n2, n3 := ns[0], ns[1], ns[2]
 	mustExec(t, p1, "INSERT INTO shop.t VALUES (1, 'n1')")
 	caughtUp(t, n1, n2, n3)
 
@@ -145,12 +159,8 @@ func TestOlderPrimaryIsFencedByNewerEpoch(t *testing.T) {
 // goes to quarantine with a report, and it is copied again. The old
 // primary, restarted, learns of the newer epoch before any write.
 func TestDivergedSecondaryIsQuarantined(t *testing.T) {
-	c := newTestCluster(t, "n1", "n2", "n3")
-	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
-	logOnFailure(t, c.nodes)
-	p1 := designate(t, n1)
-	mustExec(t, p1, "CREATE DATABASE shop")
-	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	c, ns, p1 := shopCluster(t, "", "n1", "n2", "n3")
+	n1, n2, n3 := ns[0], ns[1], ns[2]
 	for i := 1; i <= 10; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'both')", i))
 	}
@@ -243,12 +253,8 @@ func TestDivergedSecondaryIsQuarantined(t *testing.T) {
 // former primary what it lacked), and everyone follows it by the stream:
 // no copy, no quarantine, no acknowledged write lost.
 func TestPlannedSwitchover(t *testing.T) {
-	c := newTestCluster(t, "n1", "n2", "n3")
-	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
-	logOnFailure(t, c.nodes)
-	p1 := designate(t, n1)
-	mustExec(t, p1, "CREATE DATABASE shop")
-	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	c, ns, p1 := shopCluster(t, "", "n1", "n2", "n3")
+	n1, n2, n3 := ns[0], ns[1], ns[2]
 	caughtUp(t, n1, n2, n3)
 	dbs := []*sql.DB{p1, n2.open(""), n3.open("")}
 	var mu sync.Mutex
@@ -441,12 +447,8 @@ func execCommand(name string, args ...string) ([]byte, error) {
 // (§17.4.1): n3, frozen while the rows were written, is promoted after the
 // primary's loss and gets every row from n2; n2 follows it by the stream.
 func TestPromotionCatchesUpFromThePeer(t *testing.T) {
-	c := newTestCluster(t, "n1", "n2", "n3")
-	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
-	logOnFailure(t, c.nodes)
-	p1 := designate(t, n1)
-	mustExec(t, p1, "CREATE DATABASE shop")
-	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	c, ns, p1 := shopCluster(t, "", "n1", "n2", "n3")
+	n1, n2, n3 := ns[0], ns[1], ns[2]
 	caughtUp(t, n1, n2, n3)
 	n3.signal(syscall.SIGSTOP)
 	for i := 1; i <= 100; i++ {
@@ -494,12 +496,8 @@ func TestPromotionCatchesUpFromThePeer(t *testing.T) {
 // before any write; returned to service, its writes go to quarantine with a
 // report that lists them, and its database becomes the new primary's.
 func TestIsolatedPrimaryWritesGoToQuarantine(t *testing.T) {
-	c := newTestClusterWith(t, "test_hooks = true\n", "n1", "n2", "n3")
-	n1, n2, n3 := c.start("n1"), c.start("n2"), c.start("n3")
-	logOnFailure(t, c.nodes)
-	p1 := designate(t, n1)
-	mustExec(t, p1, "CREATE DATABASE shop")
-	mustExec(t, p1, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	c, ns, p1 := shopCluster(t, "test_hooks = true\n", "n1", "n2", "n3")
+	n1, n2, n3 := ns[0], ns[1], ns[2]
 	for i := 1; i <= 10; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'all')", i))
 	}
