@@ -9,24 +9,7 @@ The driver skips SET autocommit when the server's flags say it is already in
 the wanted mode, so the flags must follow every toggle. Prints one line per
 check; exits 1 at the first one that fails.
 """
-import importlib
-import sys
-
-driver_name, host, port, db = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-driver = importlib.import_module(driver_name)
-
-
-def connect():
-    if driver_name == "MySQLdb":
-        return driver.connect(host=host, port=port, user="root", passwd="", db=db)
-    return driver.connect(host=host, port=port, user="root", password="", database=db)
-
-
-def check(what, got, want):
-    if got != want:
-        print(f"FAIL: {what}: got {got!r}, want {want!r}")
-        sys.exit(1)
-    print(f"ok: {what}: {got!r}")
+from clientlib import check, connect, driver, driver_name
 
 
 def run(conn, sql):

@@ -7,26 +7,11 @@ SET autocommit=0 at connect: when the flags lie, every statement commits on
 its own and rollback() undoes nothing. Prints one line per check; exits 1 at
 the first one that fails.
 """
-import importlib
 import sys
 
-driver_name, host, port, db = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-driver = importlib.import_module(driver_name)
+from clientlib import check, connect, driver, driver_name
 
 SERVER_STATUS_IN_TRANS = 0x0001
-
-
-def connect():
-    if driver_name == "MySQLdb":
-        return driver.connect(host=host, port=port, user="root", passwd="", db=db)
-    return driver.connect(host=host, port=port, user="root", password="", database=db)
-
-
-def check(what, got, want):
-    if got != want:
-        print(f"FAIL: {what}: got {got!r}, want {want!r}")
-        sys.exit(1)
-    print(f"ok: {what}: {got!r}")
 
 
 def one(conn, sql, args=None):

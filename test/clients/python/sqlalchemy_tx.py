@@ -12,7 +12,7 @@ from sqlalchemy import Column, Integer, create_engine, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, declarative_base
 
-driver, host, port, db = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+from clientlib import check, db, driver_name as driver, host, port
 engine = create_engine(f"mysql+{driver}://root:@{host}:{port}/{db}")
 Base = declarative_base()
 
@@ -21,13 +21,6 @@ class Item(Base):
     __tablename__ = "items"
     id = Column(Integer, primary_key=True, autoincrement=False)
     v = Column(Integer)
-
-
-def check(what, got, want):
-    if got != want:
-        print(f"FAIL: {what}: got {got!r}, want {want!r}")
-        sys.exit(1)
-    print(f"ok: {what}: {got!r}")
 
 
 def committed():
