@@ -87,6 +87,7 @@ func New(cfg Config) (*Server, error) {
 	s.engine = sqle.New(a, nil)
 	s.engine.Parser = clusterParser{s.engine.Parser}
 	registerClusterVariables()
+	registerSyncStatus()
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err
@@ -116,6 +117,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	}
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
+	sess.client = true
 	s.sessions.Store(conn.ConnectionID, sess)
 	// go-mysql-server names the connection's user in the process list
 	// only when a default database is chosen; KILL's and SHOW

@@ -32,6 +32,12 @@ type Session struct {
 	// procedure run by a trigger: MySQL does not commit inside a
 	// statement, so neither do we (the statement's own commit will).
 	writing int
+	// client: a client connection's session. Only these wait for
+	// secondaries (§17.8.2: scheduled events never wait).
+	client bool
+	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
+	// it follows the server's.
+	syncOwn bool
 }
 
 type frozenKey struct {
@@ -167,13 +173,18 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		return nil
 	}
 	var first error
-	for _, dtx := range t.dbs {
+	var commits []committed
+	for key, dtx := range t.dbs {
 		if first != nil {
 			dtx.Rollback()
 			continue
 		}
 		if err := dtx.Commit(ctx); err != nil {
 			first = err
+			continue
+		}
+		if lsn, ok := dtx.Logged(); ok && !strings.HasPrefix(key, "\x00") {
+			commits = append(commits, committed{db: key, lsn: lsn})
 		}
 	}
 	if first != nil {
@@ -183,7 +194,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		s.SetIgnoreAutoCommit(false)
 		return toSQLError(first)
 	}
-	return nil
+	return s.waitForSecondaries(ctx, commits)
 }
 
 // Rollback discards the transaction.
@@ -206,6 +217,9 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 // MySQL, a commit that fails (1213) fails the statement and leaves
 // autocommit off; the transaction is rolled back.
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
+	if strings.EqualFold(name, varSyncCommit) {
+		return s.setSyncCommit(ctx, value)
+	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)
 	}
