@@ -95,6 +95,10 @@ type Result struct {
 	Writes     int // acknowledged client writes
 	Promotions int
 	Ticks      int
+	// Confirmed counts writes confirmed by semi-synchronous commit;
+	// ConfirmedWaived those a controlled promotion lost with every holder
+	// out of reach (allowed by §17.8.6).
+	Confirmed, ConfirmedWaived int
 }
 
 const (
@@ -148,6 +152,12 @@ type world struct {
 	// have been able to reach each other.
 	together map[[2]string]int
 	nextID   int64
+	// confirmed: writes confirmed to their client by semi-synchronous
+	// commit, for the guarantee at promotion.
+	confirmed []*confirmedWrite
+	// acks: the highest positions each node acknowledged, per database
+	// identity and epoch, as it sent them.
+	acks map[ackKey]repl.AckPos
 }
 
 type ledgerKey struct {
@@ -159,7 +169,7 @@ type ledgerKey struct {
 // Run executes one seed's run and returns what the checkers found.
 func Run(opts Options) (res Result) {
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
-		ledger: map[ledgerKey]string{}, together: map[[2]string]int{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, acks: map[ackKey]repl.AckPos{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
