@@ -644,7 +644,7 @@ func (n *node) serve(fid string, f *follower) {
 		if p.seeding {
 			continue
 		}
-		for p.sent < db.LSN() && !(p.sent > p.written && p.sent-p.written >= window) {
+		for p.sent < db.LSN() && !(p.sent > p.written && p.sent-p.written >= journal.LSN(w.opts.Window)) {
 			frames, err := db.ReadCommitted(p.sent, batch)
 			if err != nil {
 				w.violate("stream", fmt.Sprintf("%s: read %s at %d: %v", n.id, db.Name(), p.sent, err))

@@ -41,6 +41,11 @@ type Options struct {
 	// DurableAcks: secondaries fsync replicated frames before acknowledging
 	// (ack = "durable"); otherwise they acknowledge what they wrote.
 	DurableAcks bool
+	// Window is the in-flight bytes a primary allows per database and
+	// follower (the server's maxInFlightBytes, scaled down so that the
+	// small runs exercise it: a small one keeps a follower behind the
+	// SYNCED_LSN it hears of).
+	Window int
 	// Dir holds the nodes' data directories (removed at the end).
 	Dir string
 	// Trace, if set, receives one line per event.
@@ -48,9 +53,9 @@ type Options struct {
 }
 
 func (o Options) String() string {
-	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v",
+	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -73,6 +78,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		MaxDelay:        1 + r.IntN(4),
 		DurableAcks:     r.IntN(2) == 0,
 		FaultPerMille:   []int{0, 5, 15, 40}[r.IntN(4)],
+		Window:          []int{2048, 200}[r.IntN(2)],
 		Dir:             dir,
 	}
 }
@@ -103,10 +109,6 @@ type Result struct {
 
 const (
 	dbTable = "t"
-	// window is the in-flight bytes a primary allows per database and
-	// follower (the server's maxInFlightBytes, scaled down so that the
-	// small runs exercise it).
-	window = 2048
 	// batch is the bytes of one Frames message.
 	batch = 700
 	// probeEvery: ticks between probes (the server's probeInterval).
