@@ -42,6 +42,10 @@ type node struct {
 	// Primary side.
 	followers map[string]*follower
 	openAt    int // a restarted primary takes writes from this tick (0: open)
+	// slowUntil: the node applies nothing before this tick; backlog holds
+	// the frames it received meanwhile, in order.
+	slowUntil int
+	backlog   []message
 	// waits: client writes waiting for semi-synchronous acks.
 	waits []*syncWait
 	// synced: SYNCED_LSN per database (memory only): on a primary the
@@ -182,7 +186,7 @@ func (n *node) crash() {
 	n.tracef("crash")
 	n.eng.Crash()
 	n.eng = nil
-	n.waits, n.synced = nil, nil
+	n.waits, n.synced, n.backlog = nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
 		if l := n.w.net.links[id]; l.a == n.id || l.b == n.id {
 			n.w.net.breakLink(n.w, id)
@@ -577,6 +581,23 @@ func (n *node) demote() {
 // followers; probes go out every probeEvery ticks.
 func (n *node) duties() {
 	w := n.w
+	if w.now >= n.slowUntil && len(n.backlog) > 0 {
+		// Applying again: the queued frames, in order (those of a link
+		// that broke meanwhile are dropped by receive).
+		queued := n.backlog
+		n.backlog = nil
+		for _, m := range queued {
+			if n.eng == nil {
+				return
+			}
+			if m.link == 0 || w.net.links[m.link] != nil {
+				n.receive(m)
+			}
+		}
+		if n.eng == nil {
+			return
+		}
+	}
 	if n.openAt != 0 && w.now >= n.openAt {
 		n.openAt = 0
 		if n.role == repl.RolePrimary {
@@ -723,6 +744,10 @@ func (n *node) receive(m message) {
 		n.synced = nil
 	case framesMsg:
 		if m.link != n.link {
+			return
+		}
+		if n.w.now < n.slowUntil || len(n.backlog) > 0 {
+			n.backlog = append(n.backlog, m)
 			return
 		}
 		db, ok := n.eng.Database(b.db)

@@ -32,6 +32,10 @@ type Options struct {
 	LivenessTicks int
 	// Event weights per step (out of their sum plus IdleWeight).
 	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, DemoteWeight, IdleWeight int
+	// SlowWeight: a secondary becomes slow to apply for a while (its
+	// frames queue up, unacknowledged, while the messages handled outside
+	// the apply queue, such as SYNCED_LSN, still arrive).
+	SlowWeight int
 	// MaxDelay is the largest delivery delay of a message, in ticks.
 	MaxDelay int
 	// FaultPerMille: the chance, in thousandths, that a journal write or
@@ -55,7 +59,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d", o.FaultPerMille, o.SlowWeight)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -79,6 +83,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		DurableAcks:     r.IntN(2) == 0,
 		FaultPerMille:   []int{0, 5, 15, 40}[r.IntN(4)],
 		Window:          []int{2048, 200}[r.IntN(2)],
+		SlowWeight:      r.IntN(4),
 		Dir:             dir,
 	}
 }
@@ -241,7 +246,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.IdleWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -312,6 +317,17 @@ func (w *world) randomEvent() {
 		}
 		if n := w.pick(cands); n != nil {
 			n.demote()
+		}
+	case 8:
+		var cands []*node
+		for _, n := range w.upNodes() {
+			if n.role == repl.RoleSecondary {
+				cands = append(cands, n)
+			}
+		}
+		if n := w.pick(cands); n != nil {
+			n.slowUntil = w.now + 10 + w.rng.IntN(40)
+			w.tracef("%s slow until tick %d", n.id, n.slowUntil)
 		}
 	case 6:
 		ids := w.net.linkIDs()
