@@ -82,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
-	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g})
+	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g, srv: s})
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
 	s.engine.Parser = clusterParser{s.engine.Parser}

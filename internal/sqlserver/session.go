@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -38,6 +39,8 @@ type Session struct {
 	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
 	// it follows the server's.
 	syncOwn bool
+	// connKilled: KILL CONNECTION named this session's connection.
+	connKilled atomic.Bool
 }
 
 type frozenKey struct {

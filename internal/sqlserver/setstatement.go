@@ -49,7 +49,7 @@ func splitSetStatement(q string) (st setStatement, ok bool, err error) {
 		}
 		name := strings.ToLower(a[m[4]:m[5]])
 		st.names = append(st.names, name)
-		parts = append(parts, "@@session."+name+" = "+a[m[1]:])
+		parts = append(parts, "@@session."+name+" = "+strings.TrimSpace(a[m[1]:]))
 	}
 	st.set = "SET " + strings.Join(parts, ", ")
 	st.inner = inner

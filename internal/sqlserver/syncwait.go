@@ -20,6 +20,9 @@ import (
 // errSyncReplication is Miraj's error and warning 9004.
 const errSyncReplication = 9004
 
+// errConnectionKilled is ER_CONNECTION_KILLED.
+const errConnectionKilled = 1927
+
 const (
 	varSyncCommit   = "cluster_sync_commit"
 	varSyncReplicas = "cluster_sync_replicas"
@@ -151,6 +154,10 @@ func (s *Session) waitForSecondaries(ctx *sql.Context, commits []committed) erro
 	var failed error
 	for _, c := range commits {
 		r := n.WaitSync(ctx, c.db, c.lsn, req)
+		if ctx.Err() != nil && s.connKilled.Load() {
+			// KILL CONNECTION: the write stands, the connection closes.
+			return mysql.NewSQLError(errConnectionKilled, "70100", "Connection was killed")
+		}
 		switch r.Outcome {
 		case repl.SyncWarned:
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: errSyncReplication, Message: r.Message})
