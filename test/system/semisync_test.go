@@ -100,9 +100,16 @@ func TestSemiSyncVariables(t *testing.T) {
 	if got := one(t, ns[1].open(""), "SELECT COUNT(*) FROM shop.t WHERE id = 1"); got != "1" {
 		t.Fatal("the row confirmed with APPLIED is not on the secondary")
 	}
+	// MAJORITY of two members: the primary and n2.
+	if _, err := conn.ExecContext(ctx, "SET STATEMENT cluster_sync_commit = 'majority' FOR INSERT INTO shop.t VALUES (3, 'majority')"); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings(t, conn); len(w) != 0 {
+		t.Fatalf("warnings after a MAJORITY insert with the other member up: %v", w)
+	}
 	after := syncStatus(t, p)
-	if after["waits"] != before["waits"]+1 {
-		t.Fatalf("waits %d → %d, want one more", before["waits"], after["waits"])
+	if after["waits"] != before["waits"]+2 || after["fallbacks"] != before["fallbacks"] {
+		t.Fatalf("counters %v → %v, want two more waits and no fallback", before, after)
 	}
 	var level string
 	conn.QueryRowContext(ctx, "SELECT @@cluster_sync_commit").Scan(&level)
