@@ -105,7 +105,7 @@ func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.Inde
 	return &nt
 }
 
-func (t *Table) PreciseMatch() bool { return false }
+func (t *Table) PreciseMatch() bool { return true }
 
 func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
 	tx, st, err := t.current(ctx)
@@ -120,6 +120,10 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	part, _ := p.(partition)
 	if part.lookup == nil || part.lookup.Index == nil {
 		return &scanIter{cur: st.Cursor(-1, nil)}, nil
+	}
+	if part.lookup.IsEmptyRange {
+		// Contradictory conditions (v1 < 4 AND v1 >= 19): no row.
+		return sql.RowsToRowIter(), nil
 	}
 	idx, ok := part.lookup.Index.(*Index)
 	if !ok {
