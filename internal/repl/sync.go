@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -306,18 +307,20 @@ func (n *Node) syncedLocked() map[string]journal.LSN {
 	return out
 }
 
-// SyncStatusVar is one Miraj_cluster_sync_* status variable.
+// SyncStatusVar is one Miraj_cluster_sync_* status variable: a count
+// (uint64) or a duration in milliseconds to the microsecond (float64).
 type SyncStatusVar struct {
 	Name  string
-	Value uint64
+	Value any
 }
 
 // SyncStatus returns the counters of §17.8.5.
 func (n *Node) SyncStatus() []SyncStatusVar {
 	waits := n.stats.waits.Load()
-	avg := uint64(0)
+	ms := func(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
+	avg := 0.0
 	if waits > 0 {
-		avg = uint64(n.stats.waitNanos.Load()/int64(time.Millisecond)) / waits
+		avg = ms(n.stats.waitNanos.Load() / int64(waits))
 	}
 	n.mu.Lock()
 	degraded := len(n.mu.sync.degraded)
@@ -333,7 +336,7 @@ func (n *Node) SyncStatus() []SyncStatusVar {
 		{"Miraj_cluster_sync_timeouts", n.stats.timeouts.Load()},
 		{"Miraj_cluster_sync_cancelled", n.stats.cancelled.Load()},
 		{"Miraj_cluster_sync_wait_avg_ms", avg},
-		{"Miraj_cluster_sync_wait_max_ms", uint64(n.stats.waitMaxNanos.Load() / int64(time.Millisecond))},
+		{"Miraj_cluster_sync_wait_max_ms", ms(n.stats.waitMaxNanos.Load())},
 		{"Miraj_cluster_sync_degraded_bases", uint64(degraded)},
 		{"Miraj_cluster_sync_secondaries", uint64(streaming)},
 	}

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -175,7 +176,11 @@ func (s *Session) waitForSecondaries(ctx *sql.Context, commits []committed) erro
 // only.
 type syncStatus struct{ sql.StatusVariableRegistry }
 
-func syncStatusVariable(name string) sql.StatusVariable {
+func syncStatusVariable(name string, v any) sql.StatusVariable {
+	if _, ms := v.(float64); ms {
+		return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
+			Type: types.NewSystemDoubleType(name, 0, math.MaxFloat64), Default: 0.0}
+	}
 	return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
 		Type: types.NewSystemUintType(name, 0, 1<<63), Default: uint64(0)}
 }
@@ -184,7 +189,7 @@ func (r syncStatus) NewGlobalMap() map[string]sql.StatusVarValue {
 	m := r.StatusVariableRegistry.NewGlobalMap()
 	if n := clusterNode.Load(); n != nil {
 		for _, v := range n.SyncStatus() {
-			m[v.Name] = &sql.ImmutableStatusVarValue{Var: syncStatusVariable(v.Name), Val: v.Value}
+			m[v.Name] = &sql.ImmutableStatusVarValue{Var: syncStatusVariable(v.Name, v.Value), Val: v.Value}
 		}
 	}
 	return m
@@ -194,7 +199,7 @@ func (r syncStatus) GetGlobal(name string) (sql.StatusVariable, interface{}, boo
 	if n := clusterNode.Load(); n != nil {
 		for _, v := range n.SyncStatus() {
 			if strings.EqualFold(v.Name, name) {
-				return syncStatusVariable(v.Name), v.Value, true
+				return syncStatusVariable(v.Name, v.Value), v.Value, true
 			}
 		}
 	}

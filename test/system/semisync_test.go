@@ -29,7 +29,11 @@ func syncStatus(t *testing.T, db *sql.DB) map[string]int64 {
 		if err := rows.Scan(&name, &v); err != nil {
 			t.Fatal(err)
 		}
-		out[strings.TrimPrefix(name, "Miraj_cluster_sync_")], _ = strconv.ParseInt(v, 10, 64)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%s = %q: %v", name, v, err)
+		}
+		out[strings.TrimPrefix(name, "Miraj_cluster_sync_")] = int64(f)
 	}
 	return out
 }
@@ -264,6 +268,9 @@ func TestSemiSyncTimeoutsAndDegradedState(t *testing.T) {
 		if after[name]-before[name] != d {
 			t.Errorf("counter %s moved by %d, want %d (%v → %v)", name, after[name]-before[name], d, before, after)
 		}
+	}
+	if after["wait_max_ms"] < 1500 {
+		t.Errorf("wait_max_ms %d after a wait of 1500 ms", after["wait_max_ms"])
 	}
 	if after["degraded_bases"] != 1 {
 		t.Errorf("degraded_bases %d, want 1", after["degraded_bases"])
