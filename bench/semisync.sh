@@ -216,14 +216,11 @@ delta() {
 # miraj_deltas KEY BEFORE AFTER turns the primary's cumulative counters
 # into this run's figures.
 #
-# The server keeps, since its start, the number of waits, their total time
-# in whole ms and the largest wait, and shows the total as a mean in whole
-# ms: Miraj_cluster_sync_wait_avg_ms = floor(total ms / waits). A run's own
-# mean is therefore only known within a range: with w0, a0 before and w1, a1
-# after, the run's total lies between a1*w1 - a0*w0 - w0 and
-# a1*w1 + w1 - a0*w0 ms (each total is known within its count of waits, and
-# the ns-to-ms truncation adds < 1 ms on each side). A run's max is known
-# only when it raised the max; otherwise it is at most the earlier max.
+# The server keeps, since its start, the number of waits, their mean and
+# their largest, in ms to the microsecond. With w0, a0 before and w1, a1
+# after, this run's mean is (a1*w1 - a0*w0) / (w1 - w0). A run's max is
+# known only when it raised the max; otherwise it is at most the earlier
+# max.
 miraj_deltas() {
 	local key=$1 bn=$2 an=$3 w0 w1 a0 a1 m0 m1 acks txns
 	local -n B=$2 A=$3
@@ -238,10 +235,8 @@ miraj_deltas() {
 	acks=${ACKS[$key]}
 	if [[ -n $acks ]] && ((acks > 0)); then
 		ACKAVG[$key]=$(awk -v w0="$w0" -v w1="$w1" -v a0="$a0" -v a1="$a1" 'BEGIN {
-			dw = w1 - w0; lo = (a1 * w1 - a0 * w0 - w0) / dw; hi = (a1 * w1 + w1 - a0 * w0) / dw
-			if (lo < 0) lo = 0
-			if (hi - lo < 0.05) printf "%.1f", lo; else printf "%.1f–%.1f", lo, hi }')
-		if ((m1 > m0)); then ACKMAX[$key]=$m1; else ACKMAX[$key]="≤$m0"; fi
+			v = (a1 * w1 - a0 * w0) / (w1 - w0); if (v < 0) v = 0; printf "%.2f", v }')
+		if awk -v a="$m1" -v b="$m0" 'BEGIN { exit !(a > b) }'; then ACKMAX[$key]=$m1; else ACKMAX[$key]="≤$m0"; fi
 	fi
 	local extra=""
 	local c
