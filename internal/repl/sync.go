@@ -87,13 +87,8 @@ func (n *Node) members() int { return len(n.cfg.Peers()) + 1 }
 func (n *Node) streamingLocked(key string, base []byte) []AckPos {
 	var out []AckPos
 	for _, f := range n.mu.followers {
-		if f.conn == nil {
+		if !f.linked() {
 			continue
-		}
-		select {
-		case <-f.conn.Done():
-			continue
-		default:
 		}
 		p, ok := f.positions[key]
 		if !ok || !p.decided || p.seeding || p.pinned || !bytes.Equal(p.baseID, base) {
@@ -104,18 +99,27 @@ func (n *Node) streamingLocked(key string, base []byte) []AckPos {
 	return out
 }
 
-// streamingCountLocked counts the secondaries that count for at least one
-// database, or that are connected and streaming when there is none.
+// linked reports whether the follower's link is up (a placeholder kept
+// for retention has none).
+func (f *follower) linked() bool {
+	if f.conn == nil {
+		return false
+	}
+	select {
+	case <-f.conn.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// streamingCountLocked counts the connected secondaries none of whose
+// databases is being copied (Miraj_cluster_sync_secondaries).
 func (n *Node) streamingCountLocked() int {
 	count := 0
 	for _, f := range n.mu.followers {
-		if f.conn == nil {
+		if !f.linked() {
 			continue
-		}
-		select {
-		case <-f.conn.Done():
-			continue
-		default:
 		}
 		ok := true
 		for _, p := range f.positions {
@@ -342,24 +346,13 @@ func (n *Node) SyncStatus() []SyncStatusVar {
 	}
 }
 
-// syncedRefusals applies SyncedRefusals to a promotion: what this node will
-// hold of each database after the planned catch-up, against the SYNCED_LSN
-// its primary announced.
+// syncedRefusals applies the guarantee at promotion with what this node
+// knows of SYNCED_LSN.
 func (n *Node) syncedRefusals(local []LocalDB, plan []CatchUpStep) []string {
-	have, names := map[string]journal.LSN{}, map[string]string{}
-	for _, l := range local {
-		key := strings.ToLower(l.Name)
-		have[key], names[key] = l.End, l.Name
-	}
-	for _, s := range plan {
-		if key := strings.ToLower(s.DB); s.To > have[key] {
-			have[key] = s.To
-		}
-	}
 	n.mu.Lock()
 	synced := n.syncedLocked()
 	n.mu.Unlock()
-	return SyncedRefusals(synced, have, names)
+	return PromotionSyncedRefusals(local, plan, synced)
 }
 
 // SyncDefaults are the initial global settings from cluster.toml

@@ -181,3 +181,20 @@ func SyncedRefusals(synced, have map[string]journal.LSN, names map[string]string
 	}
 	return out
 }
+
+// PromotionSyncedRefusals is SyncedRefusals for a candidate: what it will
+// hold of each database after its planned catch-up, against the SYNCED_LSN
+// it knows (by lower-case database name).
+func PromotionSyncedRefusals(local []LocalDB, plan []CatchUpStep, synced map[string]journal.LSN) []string {
+	have, names := map[string]journal.LSN{}, map[string]string{}
+	for _, l := range local {
+		key := strings.ToLower(l.Name)
+		have[key], names[key] = l.End, l.Name
+	}
+	for _, s := range plan {
+		if key := strings.ToLower(s.DB); s.To > have[key] {
+			have[key] = s.To
+		}
+	}
+	return SyncedRefusals(synced, have, names)
+}

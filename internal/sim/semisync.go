@@ -137,16 +137,9 @@ func (n *node) settleWaits() {
 // syncedRefusals is the server's guarantee at promotion, on the same pure
 // rule.
 func (n *node) syncedRefusals(local []repl.LocalDB, plan []repl.CatchUpStep) []string {
-	have, names := map[string]journal.LSN{}, map[string]string{}
 	bases := map[string][]byte{}
 	for _, l := range local {
-		key := strings.ToLower(l.Name)
-		have[key], names[key], bases[key] = l.End, l.Name, l.BaseID
-	}
-	for _, s := range plan {
-		if key := strings.ToLower(s.DB); s.To > have[key] {
-			have[key] = s.To
-		}
+		bases[strings.ToLower(l.Name)] = l.BaseID
 	}
 	synced := map[string]journal.LSN{}
 	for name, s := range n.synced {
@@ -154,7 +147,7 @@ func (n *node) syncedRefusals(local []repl.LocalDB, plan []repl.CatchUpStep) []s
 			synced[key] = s.lsn
 		}
 	}
-	return repl.SyncedRefusals(synced, have, names)
+	return repl.PromotionSyncedRefusals(local, plan, synced)
 }
 
 // checkConfirmed is the guarantee at promotion (§17.8.6), checked at each
