@@ -190,14 +190,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			return cb(r, more)
 		})
 	}
-	var err error
-	if st, ok, serr := splitSetStatement(q); serr != nil {
-		err = serr
-	} else if ok {
-		err = h.withStatementVariables(ctx, c, st, query)
-	} else {
-		err = query(q)
-	}
+	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return fixSQLState(err)
@@ -212,14 +205,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		})
 		return err
 	}
-	var err error
-	if st, ok, serr := splitSetStatement(q); serr != nil {
-		err = serr
-	} else if ok {
-		err = h.withStatementVariables(ctx, c, st, query)
-	} else {
-		err = query(q)
-	}
+	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return rest, fixSQLState(err)

@@ -176,3 +176,16 @@ func (h protocolHandler) withStatementVariables(ctx context.Context, c *mysql.Co
 	}
 	return run(st.inner)
 }
+
+// withSetStatement runs q with query, the statement after FOR with its
+// variables in force when q is a SET STATEMENT.
+func (h protocolHandler) withSetStatement(ctx context.Context, c *mysql.Conn, q string, query func(string) error) error {
+	st, ok, err := splitSetStatement(q)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		return h.withStatementVariables(ctx, c, st, query)
+	}
+	return query(q)
+}
