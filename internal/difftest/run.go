@@ -124,7 +124,7 @@ func execute(c *mysql.Conn, q string) (Outcome, error) {
 	res, warnings, err := c.ExecuteFetchWithWarningCount(q, maxRows, true)
 	if err != nil {
 		se, ok := err.(*mysql.SQLError)
-		if !ok || se.Num >= 2000 { // 2xxx are the client's own: the connection is gone
+		if !ok || (se.Num >= 2000 && se.Num < 3000) { // 2xxx are the client library's (CR_…): the connection is gone
 			return o, err
 		}
 		o.Err = &SQLError{Code: se.Num, State: se.State, Message: se.Message}

@@ -110,6 +110,17 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return x.grantDynamic(ctx, n, row)
 	case *plan.Revoke:
 		return x.revokeDynamic(ctx, n, row)
+	case *plan.InsertInto:
+		// MySQL's texts for errors about a value (messages.go).
+		s, ok := ctx.Session.(*Session)
+		if !ok || !s.mysqlTexts {
+			return nil, nil
+		}
+		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		return newInsertErrors(iter, s, n.Destination.Schema()), nil
 	case *plan.ShowProcessList:
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
 		if err != nil || x.grants.meets(ctx, needAllThreads) {

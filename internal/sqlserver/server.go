@@ -116,6 +116,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	}
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
+	sess.mysqlTexts = true
 	s.sessions.Store(conn.ConnectionID, sess)
 	// go-mysql-server names the connection's user in the process list
 	// only when a default database is chosen; KILL's and SHOW

@@ -32,6 +32,49 @@ type Session struct {
 	// procedure run by a trigger: MySQL does not commit inside a
 	// statement, so neither do we (the statement's own commit will).
 	writing int
+	// lastDupIndex names the unique key of the last duplicate entry the
+	// session's statements ran into ("PRIMARY" for the primary key):
+	// go-mysql-server's error carries the values only, MySQL's 1062 names
+	// the key too.
+	lastDupIndex string
+	// mysqlTexts is set for a client connection's session: its warnings
+	// are written with MySQL's levels and texts (messages.go). Sessions
+	// of tools and of go-mysql-server's engine suites keep
+	// go-mysql-server's, which those suites assert.
+	mysqlTexts bool
+	// inserting is the INSERT whose row is being written, which names the
+	// column and row of a warning about a value (INSERT IGNORE).
+	inserting *insertErrors
+	// insertCalls counts the rows the current INSERT handed to the
+	// storage editor: the row an error is about is the next one.
+	insertCalls int
+}
+
+// Warn records a warning of the current statement, in MySQL's words for a
+// client connection: MySQL raises an ignored error (INSERT IGNORE's
+// duplicate, a value out of range) as a Warning, where go-mysql-server
+// writes a Note.
+func (s *Session) Warn(w *sql.Warning) {
+	if s.mysqlTexts && w != nil {
+		c := *w
+		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
+			c.Level = "Warning"
+		}
+		if se := s.inserting.valueErrorOrNil(c.Message); se != nil {
+			c.Code, c.Message = se.Num, se.Message
+		} else {
+			c.Message = mysqlWarningText(c.Code, c.Message, msgContext{db: s.GetCurrentDatabase(), dupIndex: s.lastDupIndex})
+		}
+		w = &c
+	}
+	s.BaseSession.Warn(w)
+}
+
+// ignoredErrorCodes are the errors that IGNORE (INSERT IGNORE, UPDATE
+// IGNORE) turns into warnings of level Warning in MySQL.
+var ignoredErrorCodes = map[int]bool{
+	1048: true, 1062: true, 1242: true, 1264: true, 1265: true, 1292: true,
+	1366: true, 1406: true, 1451: true, 1452: true, 3819: true,
 }
 
 type frozenKey struct {
