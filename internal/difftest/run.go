@@ -31,7 +31,9 @@ type SQLError struct {
 	Message string
 }
 
-func (e SQLError) String() string { return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Message) }
+func (e SQLError) String() string {
+	return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Message)
+}
 
 // Warning is one row of SHOW WARNINGS.
 type Warning struct {

@@ -43,13 +43,17 @@ var mysqlMessages = []mysqlMessage{
 	{1048, "23000", regexp.MustCompile(`^column name '(.*)' is non-nullable but attempted to set a value of null$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Column '%s' cannot be null", m[1]) }},
 	{1146, "42S02", regexp.MustCompile(`^table not found: (.*)$`),
-		func(m []string, c msgContext) string { return fmt.Sprintf("Table '%s' doesn't exist", qualified(c.db, m[1])) }},
+		func(m []string, c msgContext) string {
+			return fmt.Sprintf("Table '%s' doesn't exist", qualified(c.db, m[1]))
+		}},
 	{1050, "42S01", regexp.MustCompile(`^table with name (.*) already exists$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Table '%s' already exists", m[1]) }},
 	{1049, "42000", regexp.MustCompile(`^database not found: (.*)$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown database '%s'", m[1]) }},
 	{1007, "HY000", regexp.MustCompile(`^(?i:can't create database) (.*); database exists\s*$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Can't create database '%s'; database exists", m[1]) }},
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("Can't create database '%s'; database exists", m[1])
+		}},
 	// go-mysql-server does not say in which clause the column is missing;
 	// MySQL names the clause ('where clause', 'on clause', …).
 	{1054, "42S22", regexp.MustCompile(`^column "(.*)" could not be found in any table in scope$`),
@@ -59,16 +63,22 @@ var mysqlMessages = []mysqlMessage{
 	{1054, "42S22", regexp.MustCompile(`^table ".*" does not have column "(.*)"$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown column '%s' in 'field list'", m[1]) }},
 	{1052, "23000", regexp.MustCompile(`^ambiguous column name "(.*)", it's present in all these tables: .*$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Column '%s' in field list is ambiguous", m[1]) }},
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("Column '%s' in field list is ambiguous", m[1])
+		}},
 	{1060, "42S21", regexp.MustCompile("^duplicate column name: `(.*)`$"),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Duplicate column name '%s'", m[1]) }},
 	{1060, "42S21", regexp.MustCompile(`^Column "(.*)" already exists`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Duplicate column name '%s'", m[1]) }},
 	{1064, "42000", regexp.MustCompile(`^syntax error at position (\d+) near '(.*)'$`), syntaxErrorText},
 	{1072, "42000", regexp.MustCompile(`^key column '(.*)' doesn't exist in table$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Key column '%s' doesn't exist in table", m[1]) }},
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("Key column '%s' doesn't exist in table", m[1])
+		}},
 	{1091, "42000", regexp.MustCompile(`^error: can't drop '(.*)'; check that column/key exists$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Can't DROP '%s'; check that column/key exists", m[1]) }},
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("Can't DROP '%s'; check that column/key exists", m[1])
+		}},
 	{1242, "21000", regexp.MustCompile(`^the subquery returned more than 1 row$`),
 		func([]string, msgContext) string { return "Subquery returns more than 1 row" }},
 	{1305, "42000", regexp.MustCompile(`^SAVEPOINT (.*) does not exist$`), nil},
@@ -80,7 +90,9 @@ var mysqlMessages = []mysqlMessage{
 	// for an INSERT.
 	{1264, "22003", regexp.MustCompile(`out of range for`), nil},
 	{1406, "22001", regexp.MustCompile(`^string '.*' is too large for column '(.*)'$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Data too long for column '%s' at row 1", m[1]) }},
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("Data too long for column '%s' at row 1", m[1])
+		}},
 	{1366, "HY000", regexp.MustCompile(`^error: '.*' is not a valid value for '.*'$`), nil},
 	{1292, "22007", regexp.MustCompile(`^Incorrect (?:datetime|date|time) value: `), nil},
 	{3819, "HY000", regexp.MustCompile(`^Check constraint "(.*)" violated$`),
@@ -292,7 +304,6 @@ var (
 	badTimeRE      = regexp.MustCompile(`^Incorrect datetime value: '(.*)'$`)
 	tooLongRE      = regexp.MustCompile(`^string '.*' is too large for column '(.*)'$`)
 )
-
 
 // valueError is MySQL's error for go-mysql-server's text msg about a value
 // of the row being inserted (nil: msg is about something else, or its
