@@ -2,6 +2,8 @@ package sqlserver
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -55,6 +57,9 @@ type Session struct {
 // duplicate, a value out of range) as a Warning, where go-mysql-server
 // writes a Note.
 func (s *Session) Warn(w *sql.Warning) {
+	if s.mysqlTexts && w != nil && w.Code == erDuplicatedIndex && !s.duplicateIndex(w.Message) {
+		return
+	}
 	if s.mysqlTexts && w != nil {
 		c := *w
 		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
@@ -68,6 +73,61 @@ func (s *Session) Warn(w *sql.Warning) {
 		w = &c
 	}
 	s.BaseSession.Warn(w)
+}
+
+// erDuplicatedIndex is ER_DUP_INDEX, "Duplicate index 'k' defined on the
+// table": go-mysql-server v0.20 raises it for every new index with as many
+// columns as another index (its check of the columns does not stop at a
+// difference), so it is checked again here.
+const erDuplicatedIndex = 1831
+
+var duplicateIndexRE = regexp.MustCompile(`^Duplicate index '(.*)' defined on the table '(.*)\.(.*)'\.`)
+
+// duplicateIndex says whether the index a 1831 warning names has the same
+// columns, in the same order, as another secondary index of its table (the
+// warning is then MySQL's too). The table is read in the session's
+// transaction on its database when it has one, where the index was just
+// made, else in the last committed state.
+func (s *Session) duplicateIndex(msg string) bool {
+	m := duplicateIndexRE.FindStringSubmatch(msg)
+	if m == nil {
+		return true
+	}
+	db, ok := s.engine.Database(m[2])
+	if !ok {
+		return true
+	}
+	var t *storage.Table
+	if tx, ok := s.openTx(db); ok {
+		t, ok = tx.Table(m[3])
+	} else {
+		t, ok = db.Snapshot().Table(m[3])
+	}
+	if !ok {
+		return true
+	}
+	idx := t.Def().Indexes
+	for _, a := range idx {
+		if !strings.EqualFold(a.Name, m[1]) {
+			continue
+		}
+		for _, b := range idx {
+			if b.Name != a.Name && slices.Equal(a.Cols, b.Cols) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// openTx is the session's transaction on db, if it has one.
+func (s *Session) openTx(db *storage.DB) (*storage.Tx, bool) {
+	if s.txn == nil || db.Journal() == nil {
+		return nil, false
+	}
+	tx, ok := s.txn.dbs[strings.ToLower(db.Name())]
+	return tx, ok
 }
 
 // ignoredErrorCodes are the errors that IGNORE (INSERT IGNORE, UPDATE
