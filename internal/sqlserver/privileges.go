@@ -114,7 +114,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 	case *plan.InsertInto:
 		// MySQL's texts for errors about a value (messages.go).
 		s, ok := ctx.Session.(*Session)
-		if !ok || !s.mysqlTexts {
+		if !ok || !s.mysql {
 			return nil, nil
 		}
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)

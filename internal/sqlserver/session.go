@@ -39,11 +39,12 @@ type Session struct {
 	// go-mysql-server's error carries the values only, MySQL's 1062 names
 	// the key too.
 	lastDupIndex string
-	// mysqlTexts is set for a client connection's session: its warnings
-	// are written with MySQL's levels and texts (messages.go). Sessions
-	// of tools and of go-mysql-server's engine suites keep
-	// go-mysql-server's, which those suites assert.
-	mysqlTexts bool
+	// mysql is set for a client connection's session: its warnings are
+	// written with MySQL's levels and texts (messages.go), and SUM and AVG
+	// of exact numbers are exact DECIMALs (exactsum.go). Sessions of tools
+	// and of go-mysql-server's engine suites keep go-mysql-server's
+	// behaviour, which those suites assert.
+	mysql bool
 	// inserting is the INSERT whose row is being written, which names the
 	// column and row of a warning about a value (INSERT IGNORE).
 	inserting *insertErrors
@@ -57,10 +58,10 @@ type Session struct {
 // duplicate, a value out of range) as a Warning, where go-mysql-server
 // writes a Note.
 func (s *Session) Warn(w *sql.Warning) {
-	if s.mysqlTexts && w != nil && w.Code == erDuplicatedIndex && !s.duplicateIndex(w.Message) {
+	if s.mysql && w != nil && w.Code == erDuplicatedIndex && !s.duplicateIndex(w.Message) {
 		return
 	}
-	if s.mysqlTexts && w != nil {
+	if s.mysql && w != nil {
 		c := *w
 		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
 			c.Level = "Warning"

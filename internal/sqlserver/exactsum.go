@@ -1,0 +1,258 @@
+package sqlserver
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// exactSumRuleID is the analyzer rule that gives SUM and AVG of exact
+// numbers MySQL's DECIMAL results.
+const exactSumRuleID analyzer.RuleId = 10_002
+
+// MySQL's bounds of a DECIMAL, and the digits SUM and AVG add to their
+// argument's (sql/item_sum.cc: DECIMAL_LONGLONG_DIGITS for SUM,
+// div_precision_increment = 4 for AVG).
+const (
+	maxDecimalPrecision = 65
+	maxDecimalScale     = 30
+	sumExtraDigits      = 22
+	avgExtraDigits      = 4
+)
+
+// exactSumRule makes SUM and AVG of an integer or DECIMAL argument (not
+// windowed) exact and typed as MySQL types them: SUM(DECIMAL(p,s)) is
+// DECIMAL(p+22,s), SUM(INT) DECIMAL(n+22,0), AVG(DECIMAL(p,s))
+// DECIMAL(p+4,s+4), AVG(INT) DECIMAL(n+4,4). go-mysql-server v0.20 adds
+// them up as float64 (the sum of 12345678901234567.89 and 0.01 came back
+// as 1.2345678901234568e+16, the sum of 0…999,999 as 4.999995e+11) and
+// types them DOUBLE. Only client connections get them (Session.mysql):
+// go-mysql-server's engine suites assert its own DOUBLE results.
+func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+		return n, transform.SameTree, nil
+	}
+	retyped := map[sql.ColumnId]sql.Type{}
+	n, same, err := transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		gb, ok := n.(*plan.GroupBy)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		changed := false
+		sel := make([]sql.Expression, len(gb.SelectedExprs))
+		for i, e := range gb.SelectedExprs {
+			ne, same, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				agg := exactAggOf(e)
+				if agg == nil {
+					return e, transform.SameTree, nil
+				}
+				retyped[agg.Id()] = agg.typ
+				return agg, transform.NewTree, nil
+			})
+			if err != nil {
+				return nil, transform.SameTree, err
+			}
+			sel[i] = ne
+			changed = changed || same == transform.NewTree
+		}
+		if !changed {
+			return n, transform.SameTree, nil
+		}
+		return plan.NewGroupBy(sel, gb.GroupByExprs, gb.Child), transform.NewTree, nil
+	})
+	if err != nil || len(retyped) == 0 {
+		return n, same, err
+	}
+	// The columns that read the aggregations' results get their type.
+	n, _, err = transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			gf, ok := e.(*expression.GetField)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			t, ok := retyped[gf.Id()]
+			if !ok || gf.Type() == t {
+				return e, transform.SameTree, nil
+			}
+			return expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable()).WithId(gf.Id()).(sql.Expression), transform.NewTree, nil
+		})
+	})
+	return n, transform.NewTree, err
+}
+
+// exactAggOf returns e as an exact SUM or AVG, or nil when e is not a SUM
+// or AVG of an integer or DECIMAL (or is one already, or a window's).
+func exactAggOf(e sql.Expression) *exactAgg {
+	var (
+		agg sql.Aggregation
+		avg bool
+	)
+	switch a := e.(type) {
+	case *aggregation.Sum:
+		agg = a
+	case *aggregation.Avg:
+		agg, avg = a, true
+	default:
+		return nil
+	}
+	if agg.Window() != nil {
+		return nil
+	}
+	arg := agg.Children()[0].Type()
+	var prec, scale int
+	switch {
+	case types.IsDecimal(arg):
+		d := arg.(sql.DecimalType)
+		prec, scale = int(d.Precision()), int(d.Scale())
+	case types.IsInteger(arg):
+		prec = integerDigits(arg)
+	default:
+		return nil
+	}
+	if avg {
+		prec, scale = prec+avgExtraDigits, scale+avgExtraDigits
+	} else {
+		prec += sumExtraDigits
+	}
+	prec, scale = min(prec, maxDecimalPrecision), min(scale, maxDecimalScale)
+	return &exactAgg{Aggregation: agg, avg: avg, typ: types.MustCreateDecimalType(uint8(prec), uint8(scale)), scale: int32(scale)}
+}
+
+// integerDigits is the number of digits of an integer type's widest value.
+func integerDigits(t sql.Type) int {
+	switch t.Type() {
+	case types.Int8.Type(), types.Uint8.Type():
+		return 3
+	case types.Int16.Type(), types.Uint16.Type():
+		return 5
+	case types.Int24.Type(), types.Uint24.Type():
+		return 8
+	case types.Int32.Type(), types.Uint32.Type():
+		return 10
+	case types.Uint64.Type():
+		return 20
+	}
+	return 19
+}
+
+// exactAgg is a SUM or AVG of exact numbers, added up as decimals.
+type exactAgg struct {
+	sql.Aggregation // *aggregation.Sum or *aggregation.Avg
+	avg             bool
+	typ             sql.Type
+	scale           int32 // the result's scale (AVG rounds to it)
+}
+
+func (a *exactAgg) Type() sql.Type { return a.typ }
+
+func (a *exactAgg) FunctionName() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.FunctionName()
+	}
+	return ""
+}
+
+func (a *exactAgg) Description() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.Description()
+	}
+	return ""
+}
+
+func (a *exactAgg) with(agg sql.Aggregation) *exactAgg {
+	c := *a
+	c.Aggregation = agg
+	return &c
+}
+
+func (a *exactAgg) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return a.with(n.(sql.Aggregation)), nil
+}
+
+func (a *exactAgg) WithId(id sql.ColumnId) sql.IdExpression {
+	return a.with(a.Aggregation.WithId(id).(sql.Aggregation))
+}
+
+func (a *exactAgg) NewBuffer() (sql.AggregationBuffer, error) {
+	return &exactBuffer{expr: a.Children()[0], avg: a.avg, scale: a.scale}, nil
+}
+
+// exactBuffer adds up one group's values as decimals.
+type exactBuffer struct {
+	expr  sql.Expression
+	avg   bool
+	scale int32
+	sum   decimal.Decimal
+	rows  int64 // non-NULL values added
+}
+
+func (b *exactBuffer) Update(ctx *sql.Context, row sql.Row) error {
+	v, err := b.expr.Eval(ctx, row)
+	if err != nil || v == nil {
+		return err
+	}
+	d, err := exactValue(ctx, v)
+	if err != nil {
+		return err
+	}
+	b.sum = b.sum.Add(d)
+	b.rows++
+	return nil
+}
+
+// exactValue is an integer or decimal argument's value as a decimal.
+func exactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
+	switch n := v.(type) {
+	case decimal.Decimal:
+		return n, nil
+	case int8:
+		return decimal.NewFromInt(int64(n)), nil
+	case int16:
+		return decimal.NewFromInt(int64(n)), nil
+	case int32:
+		return decimal.NewFromInt(int64(n)), nil
+	case int64:
+		return decimal.NewFromInt(n), nil
+	case int:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint8:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint16:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint32:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint64:
+		return decimal.NewFromBigInt(new(big.Int).SetUint64(n), 0), nil
+	case uint:
+		return decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(n)), 0), nil
+	}
+	c, _, err := types.InternalDecimalType.Convert(ctx, v)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("sum of %T: %w", v, err)
+	}
+	return c.(decimal.Decimal), nil
+}
+
+func (b *exactBuffer) Eval(*sql.Context) (any, error) {
+	if b.rows == 0 {
+		return nil, nil
+	}
+	if b.avg {
+		return b.sum.DivRound(decimal.NewFromInt(b.rows), b.scale), nil
+	}
+	return b.sum, nil
+}
+
+func (b *exactBuffer) Dispose() { expression.Dispose(b.expr) }
