@@ -134,8 +134,12 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return showCreateTable(ctx, n, row)
 	case *plan.ShowProcessList:
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-		if err != nil || x.grants.meets(ctx, needAllThreads) {
-			return iter, err
+		if err != nil {
+			return nil, err
+		}
+		iter = threadStates{iter}
+		if x.grants.meets(ctx, needAllThreads) {
+			return iter, nil
 		}
 		return &ownThreads{RowIter: iter, user: ctx.Session.Client().User}, nil
 	}
@@ -205,6 +209,31 @@ func (it *ownThreads) Next(ctx *sql.Context) (sql.Row, error) {
 	}
 }
 
+// threadStates writes the State column (the seventh) of SHOW PROCESSLIST
+// and information_schema.PROCESSLIST as MySQL does for a statement that
+// runs (Command "Query"): "executing". go-mysql-server writes "running",
+// or for a statement that reads a table a dump of its progress through the
+// plan.
+type threadStates struct{ sql.RowIter }
+
+// The positions of Command and State in both tables.
+const (
+	processCommandCol = 4
+	processStateCol   = 6
+)
+
+func (it threadStates) Next(ctx *sql.Context) (sql.Row, error) {
+	r, err := it.RowIter.Next(ctx)
+	if err != nil || len(r) <= processStateCol {
+		return r, err
+	}
+	if cmd, ok := r[processCommandCol].(string); ok && cmd == "Query" {
+		r = append(sql.Row(nil), r...)
+		r[processStateCol] = "executing"
+	}
+	return r, nil
+}
+
 // ownThreadsTable is information_schema.PROCESSLIST as the session's
 // account may see it: every connection with PROCESS, its own otherwise.
 type ownThreadsTable struct {
@@ -222,8 +251,12 @@ func (t ownThreadsTable) AssignCatalog(cat sql.Catalog) sql.Table {
 
 func (t ownThreadsTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
 	iter, err := t.Table.PartitionRows(ctx, p)
-	if err != nil || t.grants.meets(ctx, needAllThreads) {
-		return iter, err
+	if err != nil {
+		return nil, err
+	}
+	iter = threadStates{iter}
+	if t.grants.meets(ctx, needAllThreads) {
+		return iter, nil
 	}
 	return &ownThreads{RowIter: iter, user: ctx.Session.Client().User}, nil
 }
