@@ -63,13 +63,13 @@ func (s *Session) Warn(w *sql.Warning) {
 	}
 	if s.mysql && w != nil {
 		c := *w
-		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
-			c.Level = "Warning"
-		}
 		if se := s.inserting.valueErrorOrNil(c.Message); se != nil {
 			c.Code, c.Message = se.Num, se.Message
 		} else {
 			c.Message = mysqlWarningText(c.Code, c.Message, msgContext{db: s.GetCurrentDatabase(), dupIndex: s.lastDupIndex})
+		}
+		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
+			c.Level = "Warning"
 		}
 		w = &c
 	}

@@ -1,0 +1,234 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Errors reach the client with MySQL's code, SQLSTATE and text, as users,
+// tools and ORMs read them (test/diff compares them with MariaDB's).
+func TestErrorsAreMySQLs(t *testing.T) {
+	_, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE dt1",
+		"CREATE TABLE dt1.c (id INT PRIMARY KEY AUTO_INCREMENT, name VARCHAR(10) NOT NULL, ti TINYINT, d DATE, UNIQUE KEY uname (name))",
+		"INSERT INTO dt1.c (name) VALUES ('alice')",
+		"CREATE TABLE dt1.p (id INT PRIMARY KEY)",
+		"CREATE TABLE dt1.ch (id INT PRIMARY KEY, p_id INT, CONSTRAINT fk_p FOREIGN KEY (p_id) REFERENCES dt1.p (id))",
+		"INSERT INTO dt1.p VALUES (1)",
+		"INSERT INTO dt1.ch VALUES (1, 1)",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db := open("root", "", "dt1")
+	for _, c := range []struct{ q, want string }{
+		{"INSERT INTO c (name) VALUES ('alice')", "1062 23000 Duplicate entry 'alice' for key 'uname'"},
+		{"INSERT INTO c (id, name) VALUES (1, 'bob')", "1062 23000 Duplicate entry '1' for key 'PRIMARY'"},
+		{"INSERT INTO c (name) VALUES (NULL)", "1048 23000 Column 'name' cannot be null"},
+		{"SELECT * FROM nopk", "1146 42S02 Table 'dt1.nopk' doesn't exist"},
+		{"CREATE TABLE c (id INT)", "1050 42S01 Table 'c' already exists"},
+		{"DROP TABLE nope", "1051 42S02 Unknown table 'dt1.nope'"},
+		{"SELECT nosuch FROM c", "1054 42S22 Unknown column 'nosuch' in 'field list'"},
+		{"SELEC 1", "1064 42000 You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'SELEC 1' at line 1"},
+		{"SELECT * FROM c WHERE", "1064 42000 You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1"},
+		{"INSERT INTO c (name, ti) VALUES ('x', 1), ('y', 300)", "1264 22003 Out of range value for column 'ti' at row 2"},
+		{"INSERT INTO c (name, ti) VALUES ('x', 'abc')", "1366 HY000 Incorrect integer value: 'abc' for column 'ti' at row 1"},
+		{"INSERT INTO c (name, d) VALUES ('x', 'not a date')", "1292 22007 Incorrect date value: 'not a date' for column 'd' at row 1"},
+		{"INSERT INTO c (name) VALUES ('a name that is far too long')", "1406 22001 Data too long for column 'name' at row 1"},
+		{"INSERT INTO ch VALUES (2, 99)", "1452 23000 Cannot add or update a child row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p`)"},
+		{"DELETE FROM p", "1451 23000 Cannot delete or update a parent row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p`)"},
+		{"SELECT (SELECT id FROM p UNION SELECT 2)", "1242 21000 Subquery returns more than 1 row"},
+		{"USE nodb", "1049 42000 Unknown database 'nodb'"},
+	} {
+		_, err := db.Exec(c.q)
+		if got := mysqlErr(err); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
+		}
+	}
+}
+
+// warnings returns SHOW WARNINGS of c as "Level Code Message" lines.
+func warnings(t *testing.T, c *sql.Conn) string {
+	t.Helper()
+	r, err := query(t, c, "SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(r.rows, "; ")
+}
+
+// IGNORE turns errors into warnings of level Warning, in MySQL's words;
+// an index that duplicates no other gets no 1831 warning.
+func TestWarningsAreMySQLs(t *testing.T) {
+	_, open := startServer(t)
+	ctx := context.Background()
+	c, err := open("root", "", "").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("CREATE DATABASE w")
+	exec("USE w")
+	exec("DROP TABLE IF EXISTS nope")
+	if got, want := warnings(t, c), "Note|1051|Unknown table 'w.nope'"; got != want {
+		t.Errorf("DROP TABLE IF EXISTS: warnings %q, want %q", got, want)
+	}
+	exec("CREATE TABLE c (id INT PRIMARY KEY AUTO_INCREMENT, name VARCHAR(10) NOT NULL, city VARCHAR(20), ti TINYINT, UNIQUE KEY uname (name), KEY kcity (city))")
+	if got := warnings(t, c); got != "" {
+		t.Errorf("CREATE TABLE with UNIQUE KEY and KEY warns: %s", got)
+	}
+	exec("ALTER TABLE c ADD INDEX kti (ti)")
+	if got := warnings(t, c); got != "" {
+		t.Errorf("ALTER TABLE ADD INDEX of a new column warns: %s", got)
+	}
+	exec("ALTER TABLE c ADD INDEX kcity2 (city)")
+	if got := warnings(t, c); !strings.HasPrefix(got, "Warning|1831|Duplicate index 'kcity2'") {
+		t.Errorf("a real duplicate index: warnings %q", got)
+	}
+	exec("INSERT INTO c (name) VALUES ('alice')")
+	exec("INSERT IGNORE INTO c (name) VALUES ('alice')")
+	if got, want := warnings(t, c), "Warning|1062|Duplicate entry 'alice' for key 'uname'"; got != want {
+		t.Errorf("INSERT IGNORE of a duplicate: warnings %q, want %q", got, want)
+	}
+	exec("INSERT IGNORE INTO c (name, ti) VALUES ('bob', 300)")
+	if got, want := warnings(t, c), "Warning|1264|Out of range value for column 'ti' at row 1"; got != want {
+		t.Errorf("INSERT IGNORE out of range: warnings %q, want %q", got, want)
+	}
+}
+
+// The statements whose results users check against MySQL: NOT IN and NOT
+// EXISTS with NULLs, exact SUM and AVG with MySQL's types, ROW_COUNT()
+// after DELETE, SHOW CREATE TABLE of ENUM and SET defaults.
+func TestResultsAreMySQLs(t *testing.T) {
+	_, open := startServer(t)
+	ctx := context.Background()
+	c, err := open("root", "", "").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range []string{
+		"CREATE DATABASE r", "USE r",
+		"CREATE TABLE dept (id INT PRIMARY KEY, name VARCHAR(20))",
+		"CREATE TABLE emp (id INT PRIMARY KEY, name VARCHAR(20), dept INT)",
+		"INSERT INTO dept VALUES (1, 'Dev'), (2, 'Ops')",
+		"INSERT INTO emp VALUES (1, 'ann', 1), (2, 'ben', 2), (3, 'cid', NULL), (4, 'dot', 4)",
+		"CREATE TABLE m (id INT PRIMARY KEY, amount DECIMAL(30,2), qty INT)",
+		"INSERT INTO m VALUES (1, 12345678901234567.89, 1), (2, 0.01, 2), (3, NULL, 3)",
+		"CREATE TABLE big (n INT)",
+		"INSERT INTO big WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 999) SELECT n FROM s",
+		"CREATE TABLE e (id INT PRIMARY KEY, kind ENUM('x','y') NOT NULL DEFAULT 'y', flags SET('a','b') DEFAULT 'a,b')",
+		"CREATE TABLE d (id INT PRIMARY KEY AUTO_INCREMENT, v INT)",
+		"INSERT INTO d (v) VALUES (1), (2), (3)",
+	} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, k := range []struct{ q, cols, rows string }{
+		{q: "SELECT name FROM emp WHERE dept NOT IN (SELECT id FROM dept WHERE name = 'Dev') ORDER BY name", rows: "[ben dot]"},
+		{q: "SELECT name FROM emp e WHERE NOT EXISTS (SELECT 1 FROM dept d WHERE d.id = e.dept) ORDER BY name", rows: "[cid dot]"},
+		{q: "SELECT name FROM emp WHERE dept NOT IN (SELECT id FROM dept UNION SELECT NULL)", rows: "[]"},
+		{q: "SELECT SUM(amount), AVG(amount) FROM m", cols: "DECIMAL DECIMAL", rows: "[12345678901234567.90|6172839450617283.950000]"},
+		{q: "SELECT SUM(n) s, AVG(n) a, SUM(n * 1000000) m FROM big", cols: "DECIMAL DECIMAL DECIMAL", rows: "[499500|499.5000|499500000000]"},
+		{q: "SELECT - SUM(qty) * + qty FROM m WHERE qty = 3 GROUP BY qty, qty", rows: "[-9]"},
+		{q: "SELECT - SUM(0) FROM m", rows: "[0]"},
+	} {
+		r, err := query(t, c, k.q)
+		if err != nil {
+			t.Errorf("%s: %v", k.q, err)
+			continue
+		}
+		if got := fmt.Sprint(r.rows); got != k.rows {
+			t.Errorf("%s = %s, want %s", k.q, got, k.rows)
+		}
+		if k.cols != "" {
+			var types []string
+			for _, col := range r.cols {
+				types = append(types, strings.Fields(col)[1])
+			}
+			if got := strings.Join(types, " "); got != k.cols {
+				t.Errorf("%s: column types %s, want %s", k.q, got, k.cols)
+			}
+		}
+	}
+	if _, err := c.ExecContext(ctx, "DELETE FROM d"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := query(t, c, "SELECT ROW_COUNT()"); err != nil || fmt.Sprint(r.rows) != "[3]" {
+		t.Errorf("ROW_COUNT() after DELETE FROM d = %v %v, want 3", r.rows, err)
+	}
+	if _, err := c.ExecContext(ctx, "INSERT INTO d (v) VALUES (4)"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := query(t, c, "SELECT id FROM d"); err != nil || fmt.Sprint(r.rows) != "[4]" {
+		t.Errorf("AUTO_INCREMENT after DELETE FROM d: ids %v %v, want [4]", r.rows, err)
+	}
+	r, err := query(t, c, "SHOW CREATE TABLE e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(r.rows); !strings.Contains(got, "enum('x','y') NOT NULL DEFAULT 'y'") || !strings.Contains(got, "set('a','b') DEFAULT 'a,b'") {
+		t.Errorf("SHOW CREATE TABLE e = %s", got)
+	}
+}
+
+// The victim of KILL QUERY gets MySQL's 1317, and SHOW PROCESSLIST shows
+// its user and State as MySQL does.
+func TestKillQueryVictim(t *testing.T) {
+	_, open := startServer(t)
+	ctx := context.Background()
+	victim, err := open("root", "", "").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	var id string
+	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := victim.ExecContext(ctx, "SELECT SLEEP(60)")
+		done <- err
+	}()
+	admin := open("root", "", "")
+	deadline := time.Now().Add(30 * time.Second)
+	var row string
+	for {
+		r, err := query(t, admin, "SELECT USER, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST WHERE ID = "+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.rows) == 1 && strings.Contains(r.rows[0], "SLEEP") {
+			row = r.rows[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the victim's query never showed in the process list: %v", r.rows)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if want := "root|Query|executing|SELECT SLEEP(60)"; row != want {
+		t.Errorf("process list row %q, want %q", row, want)
+	}
+	if _, err := admin.Exec("KILL QUERY " + id); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mysqlErr(<-done), "1317 70100 Query execution was interrupted"; got != want {
+		t.Errorf("the victim got %s, want %s", got, want)
+	}
+}
