@@ -232,3 +232,47 @@ func TestKillQueryVictim(t *testing.T) {
 		t.Errorf("the victim got %s, want %s", got, want)
 	}
 }
+
+// EXPLAIN answers in MySQL's tabular form: a row per table read, with how
+// it is read and by which index.
+func TestExplainIsTabular(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE x",
+		"CREATE TABLE x.t1 (id INT PRIMARY KEY, name VARCHAR(30), price DECIMAL(8,2), KEY kname (name))",
+		"CREATE TABLE x.t2 (id INT PRIMARY KEY, t1_id INT, KEY (t1_id))",
+		"INSERT INTO x.t1 VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)",
+		"INSERT INTO x.t2 VALUES (1, 1), (2, 1)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db = open("root", "", "x")
+	for _, c := range []struct{ q, want string }{
+		{"EXPLAIN SELECT * FROM t1 WHERE id = 1", "[1|SIMPLE|t1|const|PRIMARY|const|1]"},
+		{"EXPLAIN SELECT * FROM t1 WHERE name = 'a'", "[1|SIMPLE|t1|ref|kname|const|3]"},
+		{"EXPLAIN SELECT * FROM t1", "[1|SIMPLE|t1|ALL|NULL|NULL|3]"},
+		{"EXPLAIN SELECT t2.id FROM t2 JOIN t1 ON t1.id = t2.t1_id WHERE t2.id < 5", "[1|SIMPLE|t2|range|PRIMARY|NULL|2 1|SIMPLE|t1|eq_ref|PRIMARY|t2.t1_id|1]"},
+		{"EXPLAIN SELECT 1", "[1|SIMPLE|NULL|NULL|NULL|NULL|NULL]"},
+	} {
+		r, err := query(t, db, c.q)
+		if err != nil {
+			t.Errorf("%s: %v", c.q, err)
+			continue
+		}
+		if len(r.cols) != 12 || !strings.HasPrefix(r.cols[0], "id ") || !strings.HasPrefix(r.cols[11], "Extra ") {
+			t.Errorf("%s: columns %v", c.q, r.cols)
+		}
+		var rows []string
+		for _, row := range r.rows {
+			f := strings.Split(row, "|")
+			// id, select_type, table, type, key, ref, rows
+			rows = append(rows, strings.Join([]string{f[0], f[1], f[2], f[4], f[6], f[8], f[9]}, "|"))
+		}
+		if got := fmt.Sprint(rows); got != c.want {
+			t.Errorf("%s = %s, want %s", c.q, got, c.want)
+		}
+	}
+}
