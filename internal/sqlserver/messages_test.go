@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,31 @@ func TestExplainIsTabular(t *testing.T) {
 		if got := fmt.Sprint(rows); got != c.want {
 			t.Errorf("%s = %s, want %s", c.q, got, c.want)
 		}
+	}
+}
+
+// LOAD DATA reads quoted fields, doubled quotes and escapes as MySQL does.
+func TestLoadDataEnclosedFields(t *testing.T) {
+	_, open := startServer(t)
+	file := t.TempDir() + "/items.csv"
+	if err := os.WriteFile(file, []byte("id,name,price\n10,alpha,1.50\n11,\"be,ta\",2.50\n12,\"say \"\"hi\"\"\",\\N\n13,\"a\\\\b\",3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE l",
+		"CREATE TABLE l.items (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(5,2))",
+		"LOAD DATA INFILE '" + file + "' INTO TABLE l.items FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' LINES TERMINATED BY '\\n' IGNORE 1 LINES",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	r, err := query(t, db, "SELECT id, name, price FROM l.items ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(r.rows), `[10|alpha|1.50 11|be,ta|2.50 12|say "hi"|NULL 13|a\b|3.00]`; got != want {
+		t.Errorf("loaded %s, want %s", got, want)
 	}
 }

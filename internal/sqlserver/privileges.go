@@ -97,7 +97,16 @@ func (g grants) refuse(r requirement) error {
 // what the session's account may not do, then lets go-mysql-server's
 // builder run the node (a nil iterator), or runs it itself with fewer rows
 // (SHOW PROCESSLIST).
-type adminExec struct{ grants grants }
+type adminExec struct {
+	grants grants
+	// exec is the builder adminExec is the first look of, which builds
+	// the children of the nodes adminExec wraps (so that adminExec sees
+	// them too).
+	exec *execBuilder
+}
+
+// execBuilder holds the execution builder, set once it is made.
+type execBuilder struct{ sql.NodeExecBuilder }
 
 var _ sql.NodeExecBuilder = adminExec{}
 
@@ -117,7 +126,12 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if !ok || !s.mysql {
 			return nil, nil
 		}
-		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if s.buildingInsert == n {
+			return nil, nil // adminExec's own call below: go-mysql-server builds it
+		}
+		s.buildingInsert = n
+		iter, err := x.exec.Build(ctx, n, row)
+		s.buildingInsert = nil
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +153,11 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			return nil, nil
 		}
 		return explain(ctx, n)
+	case *plan.LoadData:
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil
+		}
+		return loadData(ctx, n, row)
 	case *plan.ShowProcessList:
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
 		if err != nil {

@@ -83,7 +83,9 @@ func New(cfg Config) (*Server, error) {
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
-	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g})
+	ax := adminExec{grants: g, exec: &execBuilder{}}
+	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
+	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
 	s.engine.Parser = clusterParser{s.engine.Parser}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -48,6 +49,9 @@ type Session struct {
 	// inserting is the INSERT whose row is being written, which names the
 	// column and row of a warning about a value (INSERT IGNORE).
 	inserting *insertErrors
+	// buildingInsert is the INSERT whose iterator adminExec is having
+	// built (it wraps the iterator).
+	buildingInsert *plan.InsertInto
 	// insertCalls counts the rows the current INSERT handed to the
 	// storage editor: the row an error is about is the next one.
 	insertCalls int
