@@ -100,11 +100,12 @@ func runScript(ctx context.Context, miraj, mariadb Target, s Script) ([]Result, 
 	var out []Result
 	for _, st := range s.Statements {
 		r := Result{Script: s.Name, Statement: st}
+		q := strings.ReplaceAll(st.SQL, CorpusDirToken, s.Dir)
 		var err error
-		if r.Miraj, err = execute(conns[0], st.SQL); err != nil {
+		if r.Miraj, err = execute(conns[0], q); err != nil {
 			return out, fmt.Errorf("%s line %d: %w", miraj.Name, st.Line, err)
 		}
-		if r.MariaDB, err = execute(conns[1], st.SQL); err != nil {
+		if r.MariaDB, err = execute(conns[1], q); err != nil {
 			return out, fmt.Errorf("%s line %d: %w", mariadb.Name, st.Line, err)
 		}
 		out = append(out, r)

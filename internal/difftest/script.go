@@ -18,8 +18,15 @@ type Statement struct {
 // Script is one corpus file.
 type Script struct {
 	Name       string // file name without directory ("joins.sql")
+	Dir        string // absolute path of its folder, which CorpusDirToken stands for
 	Statements []Statement
 }
+
+// CorpusDirToken in a script stands for the absolute path of the script's
+// folder (LOAD DATA INFILE of a file beside it; both servers run on this
+// machine). It is replaced when the statement is sent, so reports and the
+// list of intended differences show the token.
+const CorpusDirToken = "@CORPUS@"
 
 // maxStatementBytes bounds one statement of a corpus file: the corpus is
 // hand-written, so a longer one is a missing ';'.
@@ -40,6 +47,9 @@ func LoadScripts(pattern string) ([]Script, error) {
 		}
 		s, err := ParseScript(filepath.Base(f), string(data))
 		if err != nil {
+			return nil, err
+		}
+		if s.Dir, err = filepath.Abs(filepath.Dir(f)); err != nil {
 			return nil, err
 		}
 		out = append(out, s)

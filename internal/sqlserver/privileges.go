@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -136,11 +135,6 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			return nil, err
 		}
 		return newInsertErrors(iter, s, n.Destination.Schema()), nil
-	case *plan.Truncate:
-		if deleteRE.MatchString(ctx.Query()) {
-			return deleteAll(ctx, n)
-		}
-		return nil, nil
 	case *plan.ShowCreateTable:
 		if n.IsView {
 			return nil, nil
@@ -380,42 +374,4 @@ func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, us
 		return nil, err
 	}
 	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
-}
-
-// deleteRE recognises a DELETE, which go-mysql-server runs as a TRUNCATE
-// when it has no WHERE (and the table no trigger or foreign key).
-var deleteRE = regexp.MustCompile(`(?is)^\s*DELETE\s`)
-
-// deleteAll runs a DELETE without WHERE that go-mysql-server made a
-// TRUNCATE as MySQL runs the DELETE: ROW_COUNT() is the number of rows
-// deleted, and the AUTO_INCREMENT counter is kept (go-mysql-server's
-// TRUNCATE sets neither right for a DELETE).
-func deleteAll(ctx *sql.Context, n *plan.Truncate) (sql.RowIter, error) {
-	t, err := plan.GetTruncatable(n.Child)
-	if err != nil {
-		return nil, err
-	}
-	ai, hasAuto := t.(sql.AutoIncrementTable)
-	var next uint64
-	if hasAuto {
-		if next, err = ai.PeekNextAutoIncrementValue(ctx); err != nil {
-			return nil, err
-		}
-	}
-	removed, err := t.Truncate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if hasAuto && next > 1 {
-		set := ai.AutoIncrementSetter(ctx)
-		if err := set.SetAutoIncrementValue(ctx, next); err != nil {
-			set.Close(ctx)
-			return nil, err
-		}
-		if err := set.Close(ctx); err != nil {
-			return nil, err
-		}
-	}
-	ctx.SetLastQueryInfoInt(sql.RowCount, int64(removed))
-	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(removed))), nil
 }

@@ -79,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
+	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
