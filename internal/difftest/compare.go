@@ -60,6 +60,9 @@ func ParseIntended(r io.Reader) ([]*Intended, error) {
 		if cur.File == "" || cur.Statement == "" || len(cur.Aspects) == 0 || cur.Reason == "" {
 			return fmt.Errorf("line %d: an entry needs file, statement, aspects and reason", cur.Line)
 		}
+		if cur.Reason == todoReason {
+			return fmt.Errorf("line %d: the reason of an entry is to be written (%s)", cur.Line, todoReason)
+		}
 		if cur.Kind != KindIntended && cur.Kind != KindKnown {
 			return fmt.Errorf("line %d: kind must be %q or %q", cur.Line, KindIntended, KindKnown)
 		}
@@ -340,5 +343,30 @@ func (rep *Report) Write(w io.Writer) {
 		for _, in := range rep.Stale {
 			fmt.Fprintf(w, "line %d: %s [%s] %s\n", in.Line, in.File, in.Statement, in.Reason)
 		}
+	}
+}
+
+// todoReason marks a proposed entry whose reason is still to be written:
+// the list refuses it, so every entry it holds has been reviewed.
+const todoReason = "TODO"
+
+// Propose writes an entry of the list for each statement with unexpected
+// differences (its aspects together), with the reason to be written: the
+// start of a review, not a list to commit as it is.
+func (rep *Report) Propose(w io.Writer) {
+	type key struct{ file, stmt string }
+	var order []key
+	aspectsOf := map[key][]string{}
+	for _, d := range rep.Unexpected() {
+		k := key{d.Script, normalize(d.Statement.SQL)}
+		if _, ok := aspectsOf[k]; !ok {
+			order = append(order, k)
+		}
+		if !slices.Contains(aspectsOf[k], string(d.Aspect)) {
+			aspectsOf[k] = append(aspectsOf[k], string(d.Aspect))
+		}
+	}
+	for _, k := range order {
+		fmt.Fprintf(w, "file: %s\nstatement: %s\naspects: %s\nkind: %s\nreason: %s\n\n", k.file, k.stmt, strings.Join(aspectsOf[k], ", "), KindKnown, todoReason)
 	}
 }

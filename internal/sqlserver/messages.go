@@ -186,7 +186,25 @@ func mysqlWarningText(code int, msg string, c msgContext) string {
 		}
 		return msg
 	}
+	for _, w := range warningTexts {
+		if m := w.re.FindStringSubmatch(msg); m != nil && code == w.code {
+			return w.text(m)
+		}
+	}
 	return mysqlError(mysql.NewSQLError(code, "", "%s", msg), c).Message
+}
+
+// warningTexts are MySQL's texts of warnings that go-mysql-server words
+// its own way.
+var warningTexts = []struct {
+	code int
+	re   *regexp.Regexp
+	text func(m []string) string
+}{
+	{1292, regexp.MustCompile(`^Truncated incorrect (double|decimal|integer) value: (.*)$`),
+		func(m []string) string { return "Truncated incorrect " + strings.ToUpper(m[1]) + " value: " + m[2] }},
+	{1292, regexp.MustCompile(`^Incorrect date(?:time)? value: ([^']*)$`),
+		func(m []string) string { return fmt.Sprintf("Incorrect datetime value: '%s'", m[1]) }},
 }
 
 var unknownTableRE = regexp.MustCompile(`^Unknown table '(.*)'$`)

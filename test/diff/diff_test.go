@@ -8,6 +8,8 @@
 //	MIRAJ_DIFF_FILES=GLOB     the corpus files to run (default corpus/*.sql)
 //	MIRAJ_DIFF_REPORT=FILE    write the full report there (it is logged with -v too)
 //	MIRAJ_DIFF_KEEP=1         keep the servers' data and logs (the path is logged)
+//	MIRAJ_DIFF_PROPOSE=FILE   write there an entry of intended.txt for each statement with
+//	                          unexpected differences, its reason to be written (TODO)
 package diff
 
 import (
@@ -69,6 +71,13 @@ func TestDifferential(t *testing.T) {
 	rep := difftest.Compare(results, list)
 	var buf bytes.Buffer
 	rep.Write(&buf)
+	if path := os.Getenv("MIRAJ_DIFF_PROPOSE"); path != "" {
+		var p bytes.Buffer
+		rep.Propose(&p)
+		if err := os.WriteFile(path, p.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if path := os.Getenv("MIRAJ_DIFF_REPORT"); path != "" {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
