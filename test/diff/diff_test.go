@@ -7,6 +7,8 @@
 //	MIRAJ_REQUIRE_MARIADB=1   fail instead of skipping when mariadbd is not installed
 //	MIRAJ_DIFF_FILES=GLOB     the corpus files to run (default corpus/*.sql)
 //	MIRAJ_DIFF_REPORT=FILE    write the full report there (it is logged with -v too)
+//	MIRAJ_DIFF_SERVER=BIN     run this miraj-server binary instead of building ./cmd/miraj-server
+//	                          (to measure another commit: its differences are reported, the run fails)
 //	MIRAJ_DIFF_KEEP=1         keep the servers' data and logs (the path is logged)
 //	MIRAJ_DIFF_PROPOSE=FILE   write there an entry of intended.txt for each statement with
 //	                          unexpected differences, its reason to be written (TODO)

@@ -24,15 +24,18 @@ const startTimeout = 90 * time.Second
 
 var readyRE = regexp.MustCompile(`msg="miraj server ready" addr=\S+:(\d+)`)
 
-// startMiraj builds and starts a miraj-server on a fresh data directory
+// startMiraj builds (or takes MIRAJ_DIFF_SERVER's) and starts a miraj-server on a fresh data directory
 // (port 0: the kernel picks a free one, read back from its ready line) and
 // returns its port. It is stopped when the test ends.
 func startMiraj(t *testing.T, ctx context.Context, work string) int {
 	t.Helper()
-	bin := filepath.Join(work, "miraj-server")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/miraj-db/miraj/cmd/miraj-server")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build miraj-server: %v\n%s", err, out)
+	bin := os.Getenv("MIRAJ_DIFF_SERVER")
+	if bin == "" {
+		bin = filepath.Join(work, "miraj-server")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/miraj-db/miraj/cmd/miraj-server")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build miraj-server: %v\n%s", err, out)
+		}
 	}
 	logf, err := os.Create(filepath.Join(work, "miraj.log"))
 	if err != nil {
