@@ -21,6 +21,21 @@ type msgContext struct {
 	db       string
 	query    string
 	dupIndex string
+	// fkClause gives MySQL's text of a foreign key of a table of db
+	// ("FOREIGN KEY (`p_id`) REFERENCES `p` (`id`)"), "" when unknown.
+	fkClause func(table, name string) string
+}
+
+// fkText is the constraint part of 1451 and 1452: the child table, and the
+// constraint with its definition when it can be read.
+func (c msgContext) fkText(table, name string) string {
+	def := ""
+	if c.fkClause != nil {
+		if d := c.fkClause(table, name); d != "" {
+			def = " " + d
+		}
+	}
+	return fmt.Sprintf("(`%s`.`%s`, CONSTRAINT `%s`%s)", c.db, table, name, def)
 }
 
 // mysqlMessage is one row of the table of MySQL's errors: go-mysql-server's
@@ -99,11 +114,11 @@ var mysqlMessages = []mysqlMessage{
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Check constraint '%s' is violated.", m[1]) }},
 	{1452, "23000", regexp.MustCompile("^cannot add or update a child row - Foreign key violation on fk: `(.*)`, table: `(.*)`, referenced table: `(.*)`, key: `.*`$"),
 		func(m []string, c msgContext) string {
-			return fmt.Sprintf("Cannot add or update a child row: a foreign key constraint fails (`%s`.`%s`, CONSTRAINT `%s`)", c.db, m[2], m[1])
+			return "Cannot add or update a child row: a foreign key constraint fails " + c.fkText(m[2], m[1])
 		}},
 	{1451, "23000", regexp.MustCompile("^cannot delete or update a parent row - Foreign key violation on fk: `(.*)`, table: `(.*)`, referenced table: `(.*)`, key: `.*`$"),
 		func(m []string, c msgContext) string {
-			return fmt.Sprintf("Cannot delete or update a parent row: a foreign key constraint fails (`%s`.`%s`, CONSTRAINT `%s`)", c.db, m[2], m[1])
+			return "Cannot delete or update a parent row: a foreign key constraint fails " + c.fkText(m[2], m[1])
 		}},
 	// A database the account has no privilege in, refused when it is
 	// looked up (USE, a connection's default database): go-mysql-server
@@ -398,4 +413,50 @@ func (it *insertErrors) valueErrorOrNil(msg string) *mysql.SQLError {
 		return nil
 	}
 	return it.valueError(msg, nil)
+}
+
+// fkClause is MySQL's text of foreign key name of table in database db, as
+// last committed ("" when it is not found): its columns, the parent table
+// (with its database when it is another one) and columns, and the actions
+// given.
+func (s *Server) fkClause(db, table, name string) string {
+	d, ok := s.storage.Database(db)
+	if !ok {
+		return ""
+	}
+	st, ok := d.Snapshot().Table(table)
+	if !ok {
+		return ""
+	}
+	ti, err := info(st.Def())
+	if err != nil {
+		return ""
+	}
+	quote := func(names []string) string {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = "`" + n + "`"
+		}
+		return strings.Join(q, ", ")
+	}
+	for _, fk := range ti.meta.ForeignKeys {
+		if !strings.EqualFold(fk.Name, name) {
+			continue
+		}
+		parent := "`" + fk.ParentTable + "`"
+		if fk.ParentDatabase != "" && !strings.EqualFold(fk.ParentDatabase, db) {
+			parent = "`" + fk.ParentDatabase + "`." + parent
+		}
+		text := fmt.Sprintf("FOREIGN KEY (%s) REFERENCES %s (%s)", quote(fk.Columns), parent, quote(fk.ParentColumns))
+		for _, a := range []struct {
+			on     string
+			action sql.ForeignKeyReferentialAction
+		}{{"DELETE", fk.OnDelete}, {"UPDATE", fk.OnUpdate}} {
+			if a.action != "" && a.action != sql.ForeignKeyReferentialAction_DefaultAction && a.action != sql.ForeignKeyReferentialAction_Restrict {
+				text += " ON " + a.on + " " + string(a.action)
+			}
+		}
+		return text
+	}
+	return ""
 }

@@ -43,8 +43,8 @@ func TestErrorsAreMySQLs(t *testing.T) {
 		{"INSERT INTO c (name, ti) VALUES ('x', 'abc')", "1366 HY000 Incorrect integer value: 'abc' for column 'ti' at row 1"},
 		{"INSERT INTO c (name, d) VALUES ('x', 'not a date')", "1292 22007 Incorrect date value: 'not a date' for column 'd' at row 1"},
 		{"INSERT INTO c (name) VALUES ('a name that is far too long')", "1406 22001 Data too long for column 'name' at row 1"},
-		{"INSERT INTO ch VALUES (2, 99)", "1452 23000 Cannot add or update a child row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p`)"},
-		{"DELETE FROM p", "1451 23000 Cannot delete or update a parent row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p`)"},
+		{"INSERT INTO ch VALUES (2, 99)", "1452 23000 Cannot add or update a child row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p` FOREIGN KEY (`p_id`) REFERENCES `p` (`id`))"},
+		{"DELETE FROM p", "1451 23000 Cannot delete or update a parent row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p` FOREIGN KEY (`p_id`) REFERENCES `p` (`id`))"},
 		{"SELECT (SELECT id FROM p UNION SELECT 2)", "1242 21000 Subquery returns more than 1 row"},
 		{"USE nodb", "1049 42000 Unknown database 'nodb'"},
 	} {

@@ -33,6 +33,7 @@ func (h protocolHandler) fixError(c *mysql.Conn, q string, err error) error {
 		mc.db = s.GetCurrentDatabase()
 		mc.dupIndex = s.lastDupIndex
 	}
+	mc.fkClause = func(table, name string) string { return h.srv.fkClause(mc.db, table, name) }
 	if se.Num == mysql.ERNoSuchTable && dropTableRE.MatchString(q) {
 		if m := tableNotFoundRE.FindStringSubmatch(se.Message); m != nil {
 			return unknownTable(m[1], mc)
