@@ -131,7 +131,7 @@ func TestResultsAreMySQLs(t *testing.T) {
 		"INSERT INTO m VALUES (1, 12345678901234567.89, 1), (2, 0.01, 2), (3, NULL, 3)",
 		"CREATE TABLE big (n INT)",
 		"INSERT INTO big WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 999) SELECT n FROM s",
-		"CREATE TABLE e (id INT PRIMARY KEY, kind ENUM('x','y') NOT NULL DEFAULT 'y', flags SET('a','b') DEFAULT 'a,b')",
+		"CREATE TABLE e (id INT PRIMARY KEY, kind ENUM('x','y') NOT NULL DEFAULT 'y', flags SET('a','b') DEFAULT 'a,b', d DECIMAL(5,2) DEFAULT 1.5, price DECIMAL(8,2), ts TIMESTAMP NULL, note TEXT, city VARCHAR(10) NOT NULL DEFAULT '')",
 		"CREATE TABLE d (id INT PRIMARY KEY AUTO_INCREMENT, v INT)",
 		"INSERT INTO d (v) VALUES (1), (2), (3)",
 		"CREATE TABLE k (a INT)",
@@ -192,8 +192,29 @@ func TestResultsAreMySQLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(r.rows); !strings.Contains(got, "enum('x','y') NOT NULL DEFAULT 'y'") || !strings.Contains(got, "set('a','b') DEFAULT 'a,b'") {
-		t.Errorf("SHOW CREATE TABLE e = %s", got)
+	got := fmt.Sprint(r.rows)
+	for _, want := range []string{
+		"`kind` enum('x','y') NOT NULL DEFAULT 'y',", "`flags` set('a','b') DEFAULT 'a,b',",
+		"`d` decimal(5,2) DEFAULT '1.50',", "`price` decimal(8,2) DEFAULT NULL,",
+		"`ts` timestamp NULL DEFAULT NULL,", "`note` text,",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("SHOW CREATE TABLE e has no %s:\n%s", want, got)
+		}
+	}
+	r, err = query(t, c, "SHOW COLUMNS FROM e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(r.rows), "[id|int|NO|PRI|NULL| kind|enum('x','y')|NO||y| flags|set('a','b')|YES||a,b| d|decimal(5,2)|YES||1.50| price|decimal(8,2)|YES||NULL| ts|timestamp|YES||NULL| note|text|YES||NULL| city|varchar(10)|NO|||]"; got != want {
+		t.Errorf("SHOW COLUMNS FROM e =\n%s\nwant\n%s", got, want)
+	}
+	r, err = query(t, c, "SHOW VARIABLES WHERE Variable_name IN ('autocommit', 'sql_safe_updates')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(r.rows), "[autocommit|ON sql_safe_updates|OFF]"; got != want {
+		t.Errorf("SHOW VARIABLES = %s, want %s", got, want)
 	}
 }
 
