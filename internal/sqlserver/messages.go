@@ -70,13 +70,22 @@ var mysqlMessages = []mysqlMessage{
 			return fmt.Sprintf("Can't create database '%s'; database exists", m[1])
 		}},
 	// go-mysql-server does not say in which clause the column is missing;
-	// MySQL names the clause ('where clause', 'on clause', …).
+	// MySQL names the clause ('where clause', 'on clause', …), which
+	// clauseOf finds in the statement.
 	{1054, "42S22", regexp.MustCompile(`^column "(.*)" could not be found in any table in scope$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown column '%s' in 'field list'", m[1]) }},
+		func(m []string, c msgContext) string {
+			return fmt.Sprintf("Unknown column '%s' in '%s'", m[1], clauseOf(c.query, m[1]))
+		}},
 	{1054, "42S22", regexp.MustCompile(`^Unknown column '(.*)' in '.*'$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown column '%s' in 'field list'", m[1]) }},
-	{1054, "42S22", regexp.MustCompile(`^table ".*" does not have column "(.*)"$`),
-		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown column '%s' in 'field list'", m[1]) }},
+	{1054, "42S22", regexp.MustCompile(`^table "(.*)" does not have column "(.*)"$`),
+		func(m []string, c msgContext) string {
+			name := m[2]
+			if strings.Contains(c.query, m[1]+"."+m[2]) {
+				name = m[1] + "." + m[2]
+			}
+			return fmt.Sprintf("Unknown column '%s' in '%s'", name, clauseOf(c.query, m[2]))
+		}},
 	{1052, "23000", regexp.MustCompile(`^ambiguous column name "(.*)", it's present in all these tables: .*$`),
 		func(m []string, _ msgContext) string {
 			return fmt.Sprintf("Column '%s' in field list is ambiguous", m[1])
@@ -223,6 +232,20 @@ var warningTexts = []struct {
 }
 
 var unknownTableRE = regexp.MustCompile(`^Unknown table '(.*)'$`)
+
+// alterDropRE recognises an ALTER TABLE that drops a column or an index,
+// whose missing column is 1091 in MySQL (1054 for the other statements).
+var alterDropRE = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s.*\bDROP\s`)
+
+// missingColumnRE is go-mysql-server's text of a missing column of a
+// table.
+var missingColumnRE = regexp.MustCompile(`^table ".*" does not have column "(.*)"$`)
+
+// cantDrop is ALTER TABLE … DROP's 1091 for a column go-mysql-server
+// found missing.
+func cantDrop(name string) *mysql.SQLError {
+	return mysql.NewSQLError(1091, "42000", "Can't DROP '%s'; check that column/key exists", name)
+}
 
 // dropTableRE recognises a DROP TABLE, whose missing table is 1051 in
 // MySQL (1146 is for the other statements).
@@ -459,4 +482,43 @@ func (s *Server) fkClause(db, table, name string) string {
 		return text
 	}
 	return ""
+}
+
+// clauseKeywordRE finds the keywords that open a clause, for clauseOf.
+var clauseKeywordRE = regexp.MustCompile(`(?i)\b(SELECT|WHERE|HAVING|ON|ORDER\s+BY|GROUP\s+BY|SET|VALUES|FROM|JOIN|USING)\b`)
+
+// clauseOf is MySQL's name of the clause in which column first appears in
+// the statement q ('where clause', 'having clause', 'on clause', 'order
+// clause', 'group statement'; 'field list' for the select list, SET and
+// VALUES, and when the column is not found in the text).
+func clauseOf(q, column string) string {
+	name := column
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		name = name[i+1:]
+	}
+	re, err := regexp.Compile("(?i)[`.]?\\b" + regexp.QuoteMeta(name) + "\\b`?")
+	if err != nil {
+		return "field list"
+	}
+	loc := re.FindStringIndex(q)
+	if loc == nil {
+		return "field list"
+	}
+	kws := clauseKeywordRE.FindAllString(q[:loc[0]], -1)
+	if len(kws) == 0 {
+		return "field list"
+	}
+	switch kw := strings.ToUpper(strings.Join(strings.Fields(kws[len(kws)-1]), " ")); kw {
+	case "WHERE":
+		return "where clause"
+	case "HAVING":
+		return "having clause"
+	case "ON", "USING":
+		return "on clause"
+	case "ORDER BY":
+		return "order clause"
+	case "GROUP BY":
+		return "group statement"
+	}
+	return "field list"
 }

@@ -37,6 +37,10 @@ func TestErrorsAreMySQLs(t *testing.T) {
 		{"CREATE TABLE c (id INT)", "1050 42S01 Table 'c' already exists"},
 		{"DROP TABLE nope", "1051 42S02 Unknown table 'dt1.nope'"},
 		{"SELECT nosuch FROM c", "1054 42S22 Unknown column 'nosuch' in 'field list'"},
+		{"SELECT id FROM c WHERE nosuch = 1", "1054 42S22 Unknown column 'nosuch' in 'where clause'"},
+		{"ALTER TABLE c DROP COLUMN nosuch", "1091 42000 Can't DROP 'nosuch'; check that column/key exists"},
+		{"SELECT id FROM c ORDER BY nosuch", "1054 42S22 Unknown column 'nosuch' in 'order clause'"},
+		{"SELECT c.id FROM c JOIN p ON c.id = p.nosuch", "1054 42S22 Unknown column 'p.nosuch' in 'on clause'"},
 		{"SELEC 1", "1064 42000 You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'SELEC 1' at line 1"},
 		{"SELECT * FROM c WHERE", "1064 42000 You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1"},
 		{"INSERT INTO c (name, ti) VALUES ('x', 1), ('y', 300)", "1264 22003 Out of range value for column 'ti' at row 2"},
@@ -99,6 +103,10 @@ func TestWarningsAreMySQLs(t *testing.T) {
 	if got := warnings(t, c); !strings.HasPrefix(got, "Warning|1831|Duplicate index 'kcity2'") {
 		t.Errorf("a real duplicate index: warnings %q", got)
 	}
+	exec("CREATE TABLE IF NOT EXISTS c (id INT)")
+	if got, want := warnings(t, c), "Note|1050|Table 'c' already exists"; got != want {
+		t.Errorf("CREATE TABLE IF NOT EXISTS of a table: warnings %q, want %q", got, want)
+	}
 	exec("INSERT INTO c (name) VALUES ('alice')")
 	exec("INSERT IGNORE INTO c (name) VALUES ('alice')")
 	if got, want := warnings(t, c), "Warning|1062|Duplicate entry 'alice' for key 'uname'"; got != want {
@@ -107,6 +115,15 @@ func TestWarningsAreMySQLs(t *testing.T) {
 	exec("INSERT IGNORE INTO c (name, ti) VALUES ('bob', 300)")
 	if got, want := warnings(t, c), "Warning|1264|Out of range value for column 'ti' at row 1"; got != want {
 		t.Errorf("INSERT IGNORE out of range: warnings %q, want %q", got, want)
+	}
+	// After a statement with a warning, the next one's own warnings.
+	exec("DROP TABLE IF EXISTS nope2")
+	if got, want := warnings(t, c), "Note|1051|Unknown table 'w.nope2'"; got != want {
+		t.Errorf("DROP TABLE IF EXISTS after a warning: warnings %q, want %q", got, want)
+	}
+	exec("INSERT IGNORE INTO c (name, ti) VALUES ('carl', 1), ('alice', 2), ('dora', 999)")
+	if got, want := warnings(t, c), "Warning|1062|Duplicate entry 'alice' for key 'uname'; Warning|1264|Out of range value for column 'ti' at row 3"; got != want {
+		t.Errorf("two warnings: %q, want %q (in the order they were raised)", got, want)
 	}
 }
 

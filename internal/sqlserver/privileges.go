@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // The privileges of the statements that change a server or a cluster, which
@@ -140,6 +142,15 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			return nil, nil // go-mysql-server's engine suites assert its own form
 		}
 		return showCreateTable(ctx, n, row)
+	case *plan.CreateTable:
+		// MySQL notes that CREATE TABLE IF NOT EXISTS found the table
+		// (go-mysql-server says nothing); the statement goes on.
+		if s, ok := ctx.Session.(*Session); ok && s.mysql && n.IfNotExists() && !n.Temporary() && n.Database() != nil {
+			if _, found, err := n.Database().GetTableInsensitive(ctx, n.Name()); err == nil && found {
+				ctx.Session.Warn(&sql.Warning{Level: "Note", Code: mysql.ERTableExists, Message: fmt.Sprintf("Table '%s' already exists", n.Name())})
+			}
+		}
+		return nil, nil
 	case *plan.ShowColumns:
 		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
 			return nil, nil // go-mysql-server's engine suites assert its own form

@@ -39,6 +39,11 @@ func (h protocolHandler) fixError(c *mysql.Conn, q string, err error) error {
 			return unknownTable(m[1], mc)
 		}
 	}
+	if alterDropRE.MatchString(q) {
+		if m := missingColumnRE.FindStringSubmatch(se.Message); m != nil {
+			return cantDrop(m[1])
+		}
+	}
 	return mysqlError(se, mc)
 }
 

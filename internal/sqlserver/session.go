@@ -80,6 +80,22 @@ func (s *Session) Warn(w *sql.Warning) {
 	s.BaseSession.Warn(w)
 }
 
+// Warnings returns the warnings of the last statement. For a client
+// connection they come in the order they were raised, as MySQL's SHOW
+// WARNINGS lists them; go-mysql-server's session returns them newest first,
+// and its engine, which keeps the warnings raised while a statement is
+// planned by slicing that list as if it were oldest first, then kept the
+// previous statement's warnings and dropped the new ones (DROP TABLE IF
+// EXISTS after a statement with a warning showed that warning, not its
+// Note 1051).
+func (s *Session) Warnings() []*sql.Warning {
+	w := s.BaseSession.Warnings()
+	if s.mysql {
+		slices.Reverse(w)
+	}
+	return w
+}
+
 // erDuplicatedIndex is ER_DUP_INDEX, "Duplicate index 'k' defined on the
 // table": go-mysql-server v0.20 raises it for every new index with as many
 // columns as another index (its check of the columns does not stop at a
