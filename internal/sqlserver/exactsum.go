@@ -34,7 +34,8 @@ const (
 // DECIMAL(p+4,s+4), AVG(INT) DECIMAL(n+4,4). go-mysql-server v0.20 adds
 // them up as float64 (the sum of 12345678901234567.89 and 0.01 came back
 // as 1.2345678901234568e+16, the sum of 0…999,999 as 4.999995e+11) and
-// types them DOUBLE. Only client connections get them (Session.mysql):
+// types them DOUBLE. COUNT(DISTINCT) of strings compares them under their
+// collation (distinct.go). Only client connections get them (Session.mysql):
 // go-mysql-server's engine suites assert its own DOUBLE results.
 func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
@@ -50,6 +51,9 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 		sel := make([]sql.Expression, len(gb.SelectedExprs))
 		for i, e := range gb.SelectedExprs {
 			ne, same, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				if cd := collatedCountDistinctOf(e); cd != nil {
+					return cd, transform.NewTree, nil
+				}
 				agg := exactAggOf(e)
 				if agg == nil {
 					return e, transform.SameTree, nil
@@ -256,3 +260,86 @@ func (b *exactBuffer) Eval(*sql.Context) (any, error) {
 }
 
 func (b *exactBuffer) Dispose() { expression.Dispose(b.expr) }
+
+// collatedCountDistinctOf returns e as a COUNT(DISTINCT) that compares
+// strings under their collation, or nil when e is not a COUNT(DISTINCT) of
+// a collated string (or is one already).
+func collatedCountDistinctOf(e sql.Expression) *collatedCountDistinct {
+	cd, ok := e.(*aggregation.CountDistinct)
+	if !ok || cd.Window() != nil {
+		return nil
+	}
+	var sch sql.Schema
+	for _, c := range cd.Children() {
+		sch = append(sch, &sql.Column{Type: c.Type()})
+	}
+	if !hasCollatedString(sch) {
+		return nil
+	}
+	return &collatedCountDistinct{Aggregation: cd, sch: sch}
+}
+
+// collatedCountDistinct is COUNT(DISTINCT …) with MySQL's comparison of
+// strings.
+type collatedCountDistinct struct {
+	sql.Aggregation // *aggregation.CountDistinct
+	sch             sql.Schema
+}
+
+func (a *collatedCountDistinct) FunctionName() string { return "count" }
+
+func (a *collatedCountDistinct) Description() string {
+	return "returns the number of distinct values in a result set"
+}
+
+func (a *collatedCountDistinct) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &collatedCountDistinct{Aggregation: n.(sql.Aggregation), sch: a.sch}, nil
+}
+
+func (a *collatedCountDistinct) WithId(id sql.ColumnId) sql.IdExpression {
+	return &collatedCountDistinct{Aggregation: a.Aggregation.WithId(id).(sql.Aggregation), sch: a.sch}
+}
+
+func (a *collatedCountDistinct) NewBuffer() (sql.AggregationBuffer, error) {
+	return &countDistinctBuffer{exprs: a.Children(), sch: a.sch, seen: map[string]struct{}{}}, nil
+}
+
+// countDistinctBuffer counts one group's distinct non-NULL values.
+type countDistinctBuffer struct {
+	exprs []sql.Expression
+	sch   sql.Schema
+	seen  map[string]struct{}
+	key   []byte
+}
+
+func (b *countDistinctBuffer) Update(ctx *sql.Context, row sql.Row) error {
+	vals := make(sql.Row, len(b.exprs))
+	for i, e := range b.exprs {
+		v, err := e.Eval(ctx, row)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return nil // a row with a NULL is not counted
+		}
+		vals[i] = v
+	}
+	var err error
+	if b.key, err = distinctKey(ctx, b.key[:0], b.sch, vals); err != nil {
+		return err
+	}
+	b.seen[string(b.key)] = struct{}{}
+	return nil
+}
+
+func (b *countDistinctBuffer) Eval(*sql.Context) (any, error) { return int64(len(b.seen)), nil }
+
+func (b *countDistinctBuffer) Dispose() {
+	for _, e := range b.exprs {
+		expression.Dispose(e)
+	}
+}

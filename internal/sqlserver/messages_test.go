@@ -151,6 +151,8 @@ func TestResultsAreMySQLs(t *testing.T) {
 		"CREATE TABLE e (id INT PRIMARY KEY, kind ENUM('x','y') NOT NULL DEFAULT 'y', flags SET('a','b') DEFAULT 'a,b', d DECIMAL(5,2) DEFAULT 1.5, price DECIMAL(8,2), ts TIMESTAMP NULL, note TEXT, city VARCHAR(10) NOT NULL DEFAULT '')",
 		"CREATE TABLE d (id INT PRIMARY KEY AUTO_INCREMENT, v INT)",
 		"INSERT INTO d (v) VALUES (1), (2), (3)",
+		"CREATE TABLE w (id INT PRIMARY KEY, s VARCHAR(20))",
+		"INSERT INTO w VALUES (1, 'apple'), (2, 'Apple'), (3, 'APPLE '), (4, 'banana'), (5, NULL)",
 		"CREATE TABLE k (a INT)",
 		"INSERT INTO k VALUES (1), (1), (2)",
 	} {
@@ -166,6 +168,9 @@ func TestResultsAreMySQLs(t *testing.T) {
 		{q: "SELECT SUM(n) s, AVG(n) a, SUM(n * 1000000) m FROM big", cols: "DECIMAL DECIMAL DECIMAL", rows: "[499500|499.5000|499500000000]"},
 		{q: "SELECT - SUM(qty) * + qty FROM m WHERE qty = 3 GROUP BY qty, qty", rows: "[-9]"},
 		{q: "SELECT - SUM(0) FROM m", rows: "[0]"},
+		// utf8mb4_0900_ai_ci: case-insensitive, NO PAD.
+		{q: "SELECT DISTINCT s FROM w ORDER BY s", rows: "[NULL apple APPLE  banana]"},
+		{q: "SELECT COUNT(DISTINCT s) FROM w", rows: "[3]"},
 	} {
 		r, err := query(t, c, k.q)
 		if err != nil {

@@ -151,6 +151,10 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			}
 		}
 		return nil, nil
+	case *plan.Distinct:
+		return x.distinct(ctx, n, n.Child, row)
+	case *plan.OrderedDistinct:
+		return x.distinct(ctx, n, n.Child, row)
 	case *plan.ShowColumns:
 		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
 			return nil, nil // go-mysql-server's engine suites assert its own form
@@ -395,4 +399,19 @@ func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, us
 		return nil, err
 	}
 	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
+}
+
+// distinct runs a DISTINCT over rows with strings by MySQL's comparison
+// under their collations (distinct.go), for client connections; nil leaves
+// it to go-mysql-server (no collated string column, or another session).
+func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (sql.RowIter, error) {
+	s, ok := ctx.Session.(*Session)
+	if !ok || !s.mysql || !hasCollatedString(child.Schema()) {
+		return nil, nil
+	}
+	iter, err := x.exec.Build(ctx, child, row)
+	if err != nil {
+		return nil, err
+	}
+	return newCollatedDistinct(iter, child.Schema()), nil
 }
