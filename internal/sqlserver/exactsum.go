@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -72,8 +73,25 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 		}
 		return plan.NewGroupBy(sel, gb.GroupByExprs, gb.Child), transform.NewTree, nil
 	})
-	if err != nil || len(retyped) == 0 {
+	if err != nil {
 		return n, same, err
+	}
+	// A derived table, CTE or view analysed with exact sums already: the
+	// outer query's columns that read them were typed DOUBLE when it was
+	// planned.
+	byAlias := map[string]sql.Type{}
+	transform.Inspect(n, func(n sql.Node) bool {
+		if sa, ok := n.(*plan.SubqueryAlias); ok {
+			for _, c := range sa.Schema() {
+				if _, isDec := c.Type.(sql.DecimalType); isDec {
+					byAlias[strings.ToLower(sa.Name()+"."+c.Name)] = c.Type
+				}
+			}
+		}
+		return true
+	})
+	if len(retyped) == 0 && len(byAlias) == 0 {
+		return n, same, nil
 	}
 	// The columns that read the aggregations' results get their type.
 	n, _, err = transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
@@ -83,6 +101,12 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 				return e, transform.SameTree, nil
 			}
 			t, ok := retyped[gf.Id()]
+			if !ok {
+				t, ok = byAlias[strings.ToLower(gf.Table()+"."+gf.Name())]
+				if ok && !types.IsFloat(gf.Type()) {
+					ok = false // only go-mysql-server's DOUBLE of a SUM or AVG
+				}
+			}
 			if !ok || gf.Type() == t {
 				return e, transform.SameTree, nil
 			}
