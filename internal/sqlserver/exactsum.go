@@ -44,18 +44,24 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 	}
 	retyped := map[sql.ColumnId]sql.Type{}
 	n, same, err := transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		gb, ok := n.(*plan.GroupBy)
-		if !ok {
+		var exprs []sql.Expression
+		windowed := false
+		switch n := n.(type) {
+		case *plan.GroupBy:
+			exprs = n.SelectedExprs
+		case *plan.Window:
+			exprs, windowed = n.SelectExprs, true
+		default:
 			return n, transform.SameTree, nil
 		}
 		changed := false
-		sel := make([]sql.Expression, len(gb.SelectedExprs))
-		for i, e := range gb.SelectedExprs {
+		sel := make([]sql.Expression, len(exprs))
+		for i, e := range exprs {
 			ne, same, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-				if cd := collatedCountDistinctOf(e); cd != nil {
+				if cd := collatedCountDistinctOf(e); cd != nil && !windowed {
 					return cd, transform.NewTree, nil
 				}
-				agg := exactAggOf(e)
+				agg := exactAggOf(e, windowed)
 				if agg == nil {
 					return e, transform.SameTree, nil
 				}
@@ -71,7 +77,10 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 		if !changed {
 			return n, transform.SameTree, nil
 		}
-		return plan.NewGroupBy(sel, gb.GroupByExprs, gb.Child), transform.NewTree, nil
+		if gb, ok := n.(*plan.GroupBy); ok {
+			return plan.NewGroupBy(sel, gb.GroupByExprs, gb.Child), transform.NewTree, nil
+		}
+		return plan.NewWindow(sel, n.(*plan.Window).Child), transform.NewTree, nil
 	})
 	if err != nil {
 		return n, same, err
@@ -117,8 +126,10 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 }
 
 // exactAggOf returns e as an exact SUM or AVG, or nil when e is not a SUM
-// or AVG of an integer or DECIMAL (or is one already, or a window's).
-func exactAggOf(e sql.Expression) *exactAgg {
+// or AVG of an integer or DECIMAL (or is one already). windowed says
+// whether e is a window function's (… OVER (…)), which the node of a window
+// holds, as a GROUP BY holds the others.
+func exactAggOf(e sql.Expression, windowed bool) *exactAgg {
 	var (
 		agg sql.Aggregation
 		avg bool
@@ -131,7 +142,7 @@ func exactAggOf(e sql.Expression) *exactAgg {
 	default:
 		return nil
 	}
-	if agg.Window() != nil {
+	if (agg.Window() != nil) != windowed {
 		return nil
 	}
 	arg := agg.Children()[0].Type()
@@ -211,6 +222,20 @@ func (a *exactAgg) WithChildren(children ...sql.Expression) (sql.Expression, err
 
 func (a *exactAgg) WithId(id sql.ColumnId) sql.IdExpression {
 	return a.with(a.Aggregation.WithId(id).(sql.Aggregation))
+}
+
+func (a *exactAgg) WithWindow(w *sql.WindowDefinition) sql.WindowAdaptableExpression {
+	return a.with(a.Aggregation.WithWindow(w).(sql.Aggregation))
+}
+
+// NewWindowFunction is the window function of SUM(…) OVER (…) or AVG(…)
+// OVER (…): go-mysql-server's, for its frame, with the sums made exact.
+func (a *exactAgg) NewWindowFunction() (sql.WindowFunction, error) {
+	inner, err := a.Aggregation.NewWindowFunction()
+	if err != nil {
+		return nil, err
+	}
+	return &exactWindow{WindowFunction: inner, expr: a.Children()[0], avg: a.avg, scale: a.scale}, nil
 }
 
 func (a *exactAgg) NewBuffer() (sql.AggregationBuffer, error) {
@@ -367,3 +392,57 @@ func (b *countDistinctBuffer) Dispose() {
 		expression.Dispose(e)
 	}
 }
+
+// exactWindow computes a window's SUM or AVG over a frame from exact
+// prefix sums of its partition.
+type exactWindow struct {
+	sql.WindowFunction // go-mysql-server's, whose framer is kept
+	expr               sql.Expression
+	avg                bool
+	scale              int32
+	start              int               // the partition's first row in the buffer
+	sums               []decimal.Decimal // sums[i]: sum of the partition's first i values
+	counts             []int64           // counts[i]: non-NULL values among them
+}
+
+func (w *exactWindow) StartPartition(ctx *sql.Context, iv sql.WindowInterval, buf sql.WindowBuffer) error {
+	n := iv.End - iv.Start
+	w.start = iv.Start
+	w.sums = make([]decimal.Decimal, n+1)
+	w.counts = make([]int64, n+1)
+	for i := 0; i < n; i++ {
+		w.sums[i+1], w.counts[i+1] = w.sums[i], w.counts[i]
+		v, err := w.expr.Eval(ctx, buf[iv.Start+i])
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			continue
+		}
+		d, err := exactValue(ctx, v)
+		if err != nil {
+			return err
+		}
+		w.sums[i+1] = w.sums[i+1].Add(d)
+		w.counts[i+1]++
+	}
+	return nil
+}
+
+func (w *exactWindow) Compute(ctx *sql.Context, iv sql.WindowInterval, buf sql.WindowBuffer) any {
+	i, j := iv.Start-w.start, iv.End-w.start
+	if j-i < 1 || i < 0 || j >= len(w.sums) {
+		return nil
+	}
+	n := w.counts[j] - w.counts[i]
+	if n == 0 {
+		return nil
+	}
+	sum := w.sums[j].Sub(w.sums[i])
+	if w.avg {
+		return sum.DivRound(decimal.NewFromInt(n), w.scale)
+	}
+	return sum
+}
+
+func (w *exactWindow) Dispose() { w.WindowFunction.Dispose() }

@@ -167,6 +167,8 @@ func TestResultsAreMySQLs(t *testing.T) {
 		{q: "SELECT SUM(amount), AVG(amount) FROM m", cols: "DECIMAL DECIMAL", rows: "[12345678901234567.90|6172839450617283.950000]"},
 		{q: "SELECT SUM(n) s, AVG(n) a, SUM(n * 1000000) m FROM big", cols: "DECIMAL DECIMAL DECIMAL", rows: "[499500|499.5000|499500000000]"},
 		{q: "SELECT - SUM(qty) * + qty FROM m WHERE qty = 3 GROUP BY qty, qty", rows: "[-9]"},
+		{q: "SELECT id, AVG(qty) OVER () a, SUM(amount) OVER (ORDER BY id) s FROM m ORDER BY id", cols: "INT DECIMAL DECIMAL",
+			rows: "[1|2.0000|12345678901234567.89 2|2.0000|12345678901234567.90 3|2.0000|12345678901234567.90]"},
 		{q: "WITH t AS (SELECT SUM(amount) AS total FROM m) SELECT total FROM t", cols: "DECIMAL", rows: "[12345678901234567.90]"},
 		{q: "SELECT s + 1 AS t FROM (SELECT SUM(amount) s FROM m) d", cols: "DECIMAL", rows: "[12345678901234568.90]"},
 		{q: "SELECT - SUM(0) FROM m", rows: "[0]"},
