@@ -196,6 +196,13 @@ func TestResultsAreMySQLs(t *testing.T) {
 	}
 	// Without AUTO_INCREMENT (go-mysql-server runs this one as a
 	// TRUNCATE) and with.
+	// A scalar subquery of several rows is an error, not a join.
+	if _, err := query(t, c, "SELECT name FROM emp WHERE dept = (SELECT id FROM dept)"); mysqlErr(err) != "1242 21000 Subquery returns more than 1 row" {
+		t.Errorf("a scalar subquery of two rows: %s", mysqlErr(err))
+	}
+	if r, err := query(t, c, "SELECT name FROM emp WHERE dept = (SELECT id FROM dept WHERE name = 'Ops')"); err != nil || fmt.Sprint(r.rows) != "[ben]" {
+		t.Errorf("a scalar subquery of one row: %v %v", r.rows, err)
+	}
 	if _, err := c.ExecContext(ctx, "DELETE FROM k"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package sqlserver
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -56,6 +59,11 @@ func rewriteNotIn(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		conj := expression.SplitConjunction(cond)
 		changed := false
 		for i, c := range conj {
+			if cmp, ok := c.(expression.Comparer); ok && maybeManyRows(cmp) {
+				conj[i] = expression.NewIsTrue(c)
+				changed = true
+				continue
+			}
 			not, ok := c.(*expression.Not)
 			if !ok {
 				continue
@@ -77,4 +85,46 @@ func rewriteNotIn(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		}
 		return n, same, nil
 	})
+}
+
+// maybeManyRows says whether a comparison has a scalar subquery operand
+// that may return more than one row.
+func maybeManyRows(c expression.Comparer) bool {
+	for _, e := range []sql.Expression{c.Left(), c.Right()} {
+		if sq, ok := e.(*plan.Subquery); ok && !singleRow(sq.Query) {
+			return true
+		}
+	}
+	return false
+}
+
+// singleRow says whether a query returns at most one row by its shape: an
+// aggregate without GROUP BY, or LIMIT 0 or 1, under projections, filters
+// and sorts.
+func singleRow(n sql.Node) bool {
+	switch n := n.(type) {
+	case *plan.Project:
+		return singleRow(n.Child)
+	case *plan.Filter:
+		return singleRow(n.Child)
+	case *plan.Having:
+		return singleRow(n.Child)
+	case *plan.Sort:
+		return singleRow(n.Child)
+	case *plan.SubqueryAlias:
+		return singleRow(n.Child)
+	case *plan.GroupBy:
+		return len(n.GroupByExprs) == 0
+	case *plan.Limit:
+		if lit, ok := n.Limit.(*expression.Literal); ok {
+			switch v := lit.Value().(type) {
+			case int8, int16, int32, int64, uint8, uint16, uint32, uint64, int:
+				if i, err := strconv.ParseInt(fmt.Sprint(v), 10, 64); err == nil && i <= 1 {
+					return true
+				}
+			}
+		}
+		return singleRow(n.Child)
+	}
+	return false
 }
