@@ -196,6 +196,11 @@ func TestResultsAreMySQLs(t *testing.T) {
 	}
 	// Without AUTO_INCREMENT (go-mysql-server runs this one as a
 	// TRUNCATE) and with.
+	if res, err := c.ExecContext(ctx, "SET @a = 1, autocommit = 1"); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 0 {
+		t.Errorf("SET: %d rows affected, want 0", n)
+	}
 	// A scalar subquery of several rows is an error, not a join.
 	if _, err := query(t, c, "SELECT name FROM emp WHERE dept = (SELECT id FROM dept)"); mysqlErr(err) != "1242 21000 Subquery returns more than 1 row" {
 		t.Errorf("a scalar subquery of two rows: %s", mysqlErr(err))

@@ -114,7 +114,22 @@ var _ sql.NodeExecBuilder = adminExec{}
 func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter, error) {
 	switch n := n.(type) {
 	case *plan.Set:
-		return nil, x.checkSet(ctx, n)
+		if err := x.checkSet(ctx, n); err != nil {
+			return nil, err
+		}
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil
+		}
+		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
+		// counted one).
+		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+			return nil, err
+		}
+		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
 	case *plan.Kill:
 		return nil, x.checkKill(ctx, n)
 	case *plan.Grant:
