@@ -35,7 +35,9 @@ const (
 // DECIMAL(p+4,s+4), AVG(INT) DECIMAL(n+4,4). go-mysql-server v0.20 adds
 // them up as float64 (the sum of 12345678901234567.89 and 0.01 came back
 // as 1.2345678901234568e+16, the sum of 0…999,999 as 4.999995e+11) and
-// types them DOUBLE. COUNT(DISTINCT) of strings compares them under their
+// types them DOUBLE. STD, STDDEV_POP, STDDEV_SAMP, VARIANCE, VAR_POP and
+// VAR_SAMP are DOUBLEs (go-mysql-server typed them as their argument, so
+// STD of an INT column was truncated: 1 for 1.1180). COUNT(DISTINCT) of strings compares them under their
 // collation (distinct.go). Only client connections get them (Session.mysql):
 // go-mysql-server's engine suites assert its own DOUBLE results.
 func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -60,6 +62,10 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 			ne, same, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 				if cd := collatedCountDistinctOf(e); cd != nil && !windowed {
 					return cd, transform.NewTree, nil
+				}
+				if d := doubleAggOf(e, windowed); d != nil {
+					retyped[d.Id()] = types.Float64
+					return d, transform.NewTree, nil
 				}
 				agg := exactAggOf(e, windowed)
 				if agg == nil {
@@ -446,3 +452,60 @@ func (w *exactWindow) Compute(ctx *sql.Context, iv sql.WindowInterval, buf sql.W
 }
 
 func (w *exactWindow) Dispose() { w.WindowFunction.Dispose() }
+
+// doubleAggOf returns e as a standard deviation or variance typed DOUBLE,
+// or nil when e is not one (or is one already).
+func doubleAggOf(e sql.Expression, windowed bool) *doubleAgg {
+	var agg sql.Aggregation
+	switch a := e.(type) {
+	case *aggregation.StdDevPop:
+		agg = a
+	case *aggregation.StdDevSamp:
+		agg = a
+	case *aggregation.VarPop:
+		agg = a
+	case *aggregation.VarSamp:
+		agg = a
+	default:
+		return nil
+	}
+	if (agg.Window() != nil) != windowed || types.IsFloat(agg.Type()) {
+		return nil
+	}
+	return &doubleAgg{Aggregation: agg}
+}
+
+// doubleAgg is an aggregation whose result is a DOUBLE.
+type doubleAgg struct{ sql.Aggregation }
+
+func (a *doubleAgg) Type() sql.Type { return types.Float64 }
+
+func (a *doubleAgg) FunctionName() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.FunctionName()
+	}
+	return ""
+}
+
+func (a *doubleAgg) Description() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.Description()
+	}
+	return ""
+}
+
+func (a *doubleAgg) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &doubleAgg{n.(sql.Aggregation)}, nil
+}
+
+func (a *doubleAgg) WithId(id sql.ColumnId) sql.IdExpression {
+	return &doubleAgg{a.Aggregation.WithId(id).(sql.Aggregation)}
+}
+
+func (a *doubleAgg) WithWindow(w *sql.WindowDefinition) sql.WindowAdaptableExpression {
+	return &doubleAgg{a.Aggregation.WithWindow(w).(sql.Aggregation)}
+}

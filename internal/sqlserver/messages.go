@@ -129,6 +129,9 @@ var mysqlMessages = []mysqlMessage{
 		func(m []string, c msgContext) string {
 			return "Cannot delete or update a parent row: a foreign key constraint fails " + c.fkText(m[2], m[1])
 		}},
+	// MySQL's own text names the parser's complaint and the position; the
+	// code and SQLSTATE let clients tell it apart.
+	{3140, "22032", regexp.MustCompile(`^Invalid JSON text`), nil},
 	// A database the account has no privilege in, refused when it is
 	// looked up (USE, a connection's default database): go-mysql-server
 	// words it as MySQL does.

@@ -23,6 +23,7 @@ func TestErrorsAreMySQLs(t *testing.T) {
 		"CREATE TABLE dt1.ch (id INT PRIMARY KEY, p_id INT, CONSTRAINT fk_p FOREIGN KEY (p_id) REFERENCES dt1.p (id))",
 		"INSERT INTO dt1.p VALUES (1)",
 		"INSERT INTO dt1.ch VALUES (1, 1)",
+		"CREATE TABLE dt1.j (id INT PRIMARY KEY, doc JSON)",
 	} {
 		if _, err := root.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -51,6 +52,7 @@ func TestErrorsAreMySQLs(t *testing.T) {
 		{"DELETE FROM p", "1451 23000 Cannot delete or update a parent row: a foreign key constraint fails (`dt1`.`ch`, CONSTRAINT `fk_p` FOREIGN KEY (`p_id`) REFERENCES `p` (`id`))"},
 		{"SELECT (SELECT id FROM p UNION SELECT 2)", "1242 21000 Subquery returns more than 1 row"},
 		{"USE nodb", "1049 42000 Unknown database 'nodb'"},
+		{"INSERT INTO j VALUES (1, '{bad')", "3140 22032 Invalid JSON text: invalid character 'b' looking for beginning of object key string"},
 	} {
 		_, err := db.Exec(c.q)
 		if got := mysqlErr(err); got != c.want {
@@ -172,6 +174,7 @@ func TestResultsAreMySQLs(t *testing.T) {
 		{q: "WITH t AS (SELECT SUM(amount) AS total FROM m) SELECT total FROM t", cols: "DECIMAL", rows: "[12345678901234567.90]"},
 		{q: "SELECT s + 1 AS t FROM (SELECT SUM(amount) s FROM m) d", cols: "DECIMAL", rows: "[12345678901234568.90]"},
 		{q: "SELECT - SUM(0) FROM m", rows: "[0]"},
+		{q: "SELECT STD(qty) s, VAR_SAMP(qty) v FROM m", cols: "DOUBLE DOUBLE", rows: "[0.816496580927726|1]"},
 		// utf8mb4_0900_ai_ci: case-insensitive, NO PAD.
 		{q: "SELECT DISTINCT s FROM w ORDER BY s", rows: "[NULL apple APPLE  banana]"},
 		{q: "SELECT COUNT(DISTINCT s) FROM w", rows: "[3]"},
