@@ -27,7 +27,7 @@ import (
 // errReadOnly is what a secondary answers to a write (§17.6).
 func errReadOnly() error {
 	return mysql.NewSQLError(mysql.EROptionPreventsStatement, "HY000",
-		"The server is running with the read_only option so it cannot execute this statement")
+		"The MySQL server is running with the --read-only option so it cannot execute this statement")
 }
 
 // cluster is the replication node, when the server is one (nil otherwise).

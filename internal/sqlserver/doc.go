@@ -4,7 +4,7 @@
 // Provider, Database, Table and Index implement go-mysql-server's
 // interfaces over storage; every table read or write goes through the
 // session's storage transaction on that database (Session). Errors become
-// MySQL errors (code and SQLSTATE) in one place (toSQLError, fixSQLState).
+// MySQL errors (code and SQLSTATE) in one place (messages.go: toSQLError for storage errors, mysqlError for go-mysql-server's).
 // The protocol handler (protocolHandler) wraps go-mysql-server's: it sets
 // the status flags of the handshake and of every OK/EOF packet from the
 // session (status.go: autocommit, in transaction, read-only; no session

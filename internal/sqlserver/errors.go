@@ -31,22 +31,37 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(mysql.ERLockDeadlock, mysql.SSLockDeadlock,
 			"Deadlock found when trying to get lock; try restarting transaction")
 	case errors.Is(err, storage.ErrNoTable):
-		return mysql.NewSQLError(mysql.ERNoSuchTable, mysql.SSUnknownTable, "%s", err.Error())
+		// go-mysql-server's text, which mysqlError turns into MySQL's
+		// with the session's database.
+		return mysql.NewSQLError(mysql.ERNoSuchTable, mysql.SSUnknownTable, "%s", sql.ErrTableNotFound.New(tableOf(err)).Error())
 	case errors.Is(err, storage.ErrTableExists):
-		return mysql.NewSQLError(mysql.ERTableExists, "42S01", "%s", err.Error())
+		return mysql.NewSQLError(mysql.ERTableExists, "42S01", "%s", sql.ErrTableAlreadyExists.New(tableOf(err)).Error())
 	case errors.Is(err, journal.ErrFailed):
 		return mysql.NewSQLError(1026, mysql.SSUnknownSQLState, "journal write failed: %v", err)
 	}
 	var dup *storage.DuplicateError
 	if errors.As(err, &dup) {
+		parts := make([]string, len(dup.Key))
+		for i, v := range dup.Key {
+			parts[i] = fmt.Sprint(v)
+		}
 		return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSConstraintViolation,
-			"Duplicate entry '%v' for key '%s.%s'", fmt.Sprint(dup.Key...), dup.Table, dup.Index)
+			"Duplicate entry '%s' for key '%s'", strings.Join(parts, "-"), dup.Index)
 	}
 	var denied *accessDenied
 	if errors.As(err, &denied) {
 		return denied.sqlError()
 	}
 	return err
+}
+
+// tableOf is the table a storage error names (its text's last part).
+func tableOf(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		return s[i+2:]
+	}
+	return s
 }
 
 // MySQL's codes that vitess has no constant for.

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // The privileges of the statements that change a server or a cluster, which
@@ -98,15 +100,37 @@ func (g grants) refuse(r requirement) error {
 // (SHOW PROCESSLIST).
 type adminExec struct {
 	grants grants
-	srv    *Server
+	// exec is the builder adminExec is the first look of, which builds
+	// the children of the nodes adminExec wraps (so that adminExec sees
+	// them too).
+	exec *execBuilder
+	srv  *Server
 }
+
+// execBuilder holds the execution builder, set once it is made.
+type execBuilder struct{ sql.NodeExecBuilder }
 
 var _ sql.NodeExecBuilder = adminExec{}
 
 func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter, error) {
 	switch n := n.(type) {
 	case *plan.Set:
-		return nil, x.checkSet(ctx, n)
+		if err := x.checkSet(ctx, n); err != nil {
+			return nil, err
+		}
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil
+		}
+		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
+		// counted one).
+		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+			return nil, err
+		}
+		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
 	case *plan.Kill:
 		if err := x.checkKill(ctx, n); err != nil {
 			return nil, err
@@ -123,10 +147,70 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return x.grantDynamic(ctx, n, row)
 	case *plan.Revoke:
 		return x.revokeDynamic(ctx, n, row)
+	case *plan.InsertInto:
+		// MySQL's texts for errors about a value (messages.go).
+		s, ok := ctx.Session.(*Session)
+		if !ok || !s.mysql {
+			return nil, nil
+		}
+		if s.buildingInsert == n {
+			return nil, nil // adminExec's own call below: go-mysql-server builds it
+		}
+		s.buildingInsert = n
+		iter, err := x.exec.Build(ctx, n, row)
+		s.buildingInsert = nil
+		if err != nil {
+			return nil, err
+		}
+		return newInsertErrors(iter, s, n.Destination.Schema()), nil
+	case *plan.ShowCreateTable:
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || n.IsView {
+			return nil, nil // go-mysql-server's engine suites assert its own form
+		}
+		return showCreateTable(ctx, n, row)
+	case *plan.CreateTable:
+		// MySQL notes that CREATE TABLE IF NOT EXISTS found the table
+		// (go-mysql-server says nothing); the statement goes on.
+		if s, ok := ctx.Session.(*Session); ok && s.mysql && n.IfNotExists() && !n.Temporary() && n.Database() != nil {
+			if _, found, err := n.Database().GetTableInsensitive(ctx, n.Name()); err == nil && found {
+				ctx.Session.Warn(&sql.Warning{Level: "Note", Code: mysql.ERTableExists, Message: fmt.Sprintf("Table '%s' already exists", n.Name())})
+			}
+		}
+		return nil, nil
+	case *plan.Distinct:
+		return x.distinct(ctx, n, n.Child, row)
+	case *plan.OrderedDistinct:
+		return x.distinct(ctx, n, n.Child, row)
+	case *plan.ShowColumns:
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil // go-mysql-server's engine suites assert its own form
+		}
+		return showColumns(ctx, n, row)
+	case *plan.ShowVariables:
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil
+		}
+		return showVariables(ctx, n, row)
+	case *plan.DescribeQuery:
+		// Client connections only: go-mysql-server's engine suites
+		// assert its placeholder row.
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || n.Format.Plan || n.Format.Analyze {
+			return nil, nil
+		}
+		return explain(ctx, n)
+	case *plan.LoadData:
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil
+		}
+		return loadData(ctx, n, row)
 	case *plan.ShowProcessList:
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-		if err != nil || x.grants.meets(ctx, needAllThreads) {
-			return iter, err
+		if err != nil {
+			return nil, err
+		}
+		iter = threadStates{iter}
+		if x.grants.meets(ctx, needAllThreads) {
+			return iter, nil
 		}
 		return &ownThreads{RowIter: iter, user: ctx.Session.Client().User}, nil
 	}
@@ -196,6 +280,31 @@ func (it *ownThreads) Next(ctx *sql.Context) (sql.Row, error) {
 	}
 }
 
+// threadStates writes the State column (the seventh) of SHOW PROCESSLIST
+// and information_schema.PROCESSLIST as MySQL does for a statement that
+// runs (Command "Query"): "executing". go-mysql-server writes "running",
+// or for a statement that reads a table a dump of its progress through the
+// plan.
+type threadStates struct{ sql.RowIter }
+
+// The positions of Command and State in both tables.
+const (
+	processCommandCol = 4
+	processStateCol   = 6
+)
+
+func (it threadStates) Next(ctx *sql.Context) (sql.Row, error) {
+	r, err := it.RowIter.Next(ctx)
+	if err != nil || len(r) <= processStateCol {
+		return r, err
+	}
+	if cmd, ok := r[processCommandCol].(string); ok && cmd == "Query" {
+		r = append(sql.Row(nil), r...)
+		r[processStateCol] = "executing"
+	}
+	return r, nil
+}
+
 // ownThreadsTable is information_schema.PROCESSLIST as the session's
 // account may see it: every connection with PROCESS, its own otherwise.
 type ownThreadsTable struct {
@@ -213,8 +322,12 @@ func (t ownThreadsTable) AssignCatalog(cat sql.Catalog) sql.Table {
 
 func (t ownThreadsTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
 	iter, err := t.Table.PartitionRows(ctx, p)
-	if err != nil || t.grants.meets(ctx, needAllThreads) {
-		return iter, err
+	if err != nil {
+		return nil, err
+	}
+	iter = threadStates{iter}
+	if t.grants.meets(ctx, needAllThreads) {
+		return iter, nil
 	}
 	return &ownThreads{RowIter: iter, user: ctx.Session.Client().User}, nil
 }
@@ -312,4 +425,19 @@ func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, us
 		return nil, err
 	}
 	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
+}
+
+// distinct runs a DISTINCT over rows with strings by MySQL's comparison
+// under their collations (distinct.go), for client connections; nil leaves
+// it to go-mysql-server (no collated string column, or another session).
+func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (sql.RowIter, error) {
+	s, ok := ctx.Session.(*Session)
+	if !ok || !s.mysql || !hasCollatedString(child.Schema()) {
+		return nil, nil
+	}
+	iter, err := x.exec.Build(ctx, child, row)
+	if err != nil {
+		return nil, err
+	}
+	return newCollatedDistinct(iter, child.Schema()), nil
 }

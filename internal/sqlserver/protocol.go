@@ -12,89 +12,42 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
-// sqlStates gives the SQLSTATE MySQL sends with an error code, for the codes
-// go-mysql-server sends with the generic HY000.
-var sqlStates = map[int]string{
-	1022: "23000", // ER_DUP_KEY
-	1044: "42000", // ER_DBACCESS_DENIED_ERROR
-	1048: "23000", // ER_BAD_NULL_ERROR
-	1049: "42000", // ER_BAD_DB_ERROR
-	1050: "42S01", // ER_TABLE_EXISTS_ERROR
-	1051: "42S02", // ER_BAD_TABLE_ERROR
-	1054: "42S22", // ER_BAD_FIELD_ERROR
-	1062: "23000", // ER_DUP_ENTRY
-	1060: "42S21", // ER_DUP_FIELDNAME
-	1064: "42000", // ER_PARSE_ERROR
-	1364: "HY000", // ER_NO_DEFAULT_FOR_FIELD
-	1146: "42S02", // ER_NO_SUCH_TABLE
-	1213: "40001", // ER_LOCK_DEADLOCK
-	1229: "HY000", // ER_GLOBAL_VARIABLE
-	1216: "23000", // ER_NO_REFERENCED_ROW
-	1217: "23000", // ER_ROW_IS_REFERENCED
-	1264: "22003", // ER_WARN_DATA_OUT_OF_RANGE
-	1406: "22001", // ER_DATA_TOO_LONG
-	1451: "23000", // ER_ROW_IS_REFERENCED_2
-	1452: "23000", // ER_NO_REFERENCED_ROW_2
-	3819: "HY000", // ER_CHECK_CONSTRAINT_VIOLATED
-}
-
 // wrappedSQLError matches the text of a MySQL error wrapped into a 1105.
 var wrappedSQLError = regexp.MustCompile(`(?s)^(.*) \(errno (\d+)\) \(sqlstate (\w{5})\)$`)
 
-// unknownErrors gives the MySQL code of errors that go-mysql-server sends as
-// 1105 (ER_UNKNOWN_ERROR); by then only the message is left to tell them apart.
-var unknownErrors = []struct {
-	re   *regexp.Regexp
-	code int
-}{
-	{regexp.MustCompile(`^table with name .* already exists`), 1050},
-	{regexp.MustCompile(`^syntax error at position`), 1064},
-	{regexp.MustCompile(`^column ".*" could not be found in any table in scope`), 1054},
-	{regexp.MustCompile(`^Unknown column '.*' in '.*'`), 1054},
-	{regexp.MustCompile(`^table ".*" does not have column ".*"`), 1054},
-	{regexp.MustCompile(`^Column ".*" already exists`), 1060},
-	{regexp.MustCompile(`^Field '.*' doesn't have a default value`), 1364},
-	{regexp.MustCompile(`^column name '.*' is non-nullable but attempted to set a value of null`), 1048},
-	{regexp.MustCompile(`out of range for`), 1264},
-	{regexp.MustCompile(`^string '.*' is too large for column '.*'`), 1406},
-	{regexp.MustCompile(`^Check constraint ".*" violated`), 3819},
-	{regexp.MustCompile(`^Variable '.*' is a GLOBAL variable and should be set with SET GLOBAL$`), 1229},
-	// A database the account has no privilege in, refused when it is
-	// looked up (USE, a connection's default database): go-mysql-server
-	// words it as MySQL does.
-	{regexp.MustCompile(`^Access denied for user '.*'@'.*' to database '.*'$`), 1044},
-}
-
-// fixSQLState sets the code and SQLSTATE MySQL uses for err.
-func fixSQLState(err error) error {
+// fixError gives err MySQL's code, SQLSTATE and text (messages.go), for
+// the statement q of connection c.
+func (h protocolHandler) fixError(c *mysql.Conn, q string, err error) error {
 	var se *mysql.SQLError
 	if !errors.As(err, &se) {
 		return err
 	}
-	num := se.Num
-	if m := wrappedSQLError.FindStringSubmatch(se.Message); num == mysql.ERUnknownError && m != nil {
+	if m := wrappedSQLError.FindStringSubmatch(se.Message); se.Num == mysql.ERUnknownError && m != nil {
 		// A MySQL error that go-mysql-server wrapped on its way (a
 		// parser's, for one): its own code, SQLSTATE and text.
 		code, _ := strconv.Atoi(m[2])
 		return mysql.NewSQLError(code, m[3], "%s", m[1])
 	}
-	if num == mysql.ERUnknownError {
-		for _, u := range unknownErrors {
-			if u.re.MatchString(se.Message) {
-				num = u.code
-				break
-			}
+	mc := msgContext{query: q}
+	if s := h.srv.session(c.ConnectionID); s != nil {
+		mc.db = s.GetCurrentDatabase()
+		mc.dupIndex = s.lastDupIndex
+	}
+	mc.fkClause = func(table, name string) string { return h.srv.fkClause(mc.db, table, name) }
+	if se.Num == mysql.ERNoSuchTable && dropTableRE.MatchString(q) {
+		if m := tableNotFoundRE.FindStringSubmatch(se.Message); m != nil {
+			return unknownTable(m[1], mc)
 		}
 	}
-	st, ok := sqlStates[num]
-	if !ok {
-		st = se.State
+	if alterDropRE.MatchString(q) {
+		if m := missingColumnRE.FindStringSubmatch(se.Message); m != nil {
+			return cantDrop(m[1])
+		}
 	}
-	if num != se.Num || st != se.State {
-		return mysql.NewSQLError(num, st, "%s", se.Message)
-	}
-	return err
+	return mysqlError(se, mc)
 }
+
+var tableNotFoundRE = regexp.MustCompile(`^table not found: (.*)$`)
 
 // protocolHandler wraps go-mysql-server's protocol handler: MySQL's
 // SQLSTATEs on errors, point lookups answered without the planner
@@ -193,7 +146,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
-	return fixSQLState(err)
+	return h.fixError(c, q, err)
 }
 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
@@ -208,20 +161,20 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
-	return rest, fixSQLState(err)
+	return rest, h.fixError(c, q[:len(q)-len(rest)], err)
 }
 
 func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 	err := h.Handler.ComInitDB(c, db)
 	h.afterCommand(c)
-	return fixSQLState(err)
+	return h.fixError(c, "", err)
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
 	h.endImplicitTransaction(c)
 	h.afterCommand(c)
-	return f, fixSQLState(err)
+	return f, h.fixError(c, q, err)
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
@@ -232,7 +185,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 	err := h.execute(ctx, c, p, withFlags)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
-	return fixSQLState(err)
+	return h.fixError(c, p.PrepareStmt, err)
 }
 
 func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {

@@ -2,10 +2,13 @@ package sqlserver
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -33,14 +36,133 @@ type Session struct {
 	// procedure run by a trigger: MySQL does not commit inside a
 	// statement, so neither do we (the statement's own commit will).
 	writing int
-	// client: a client connection's session. Only these wait for
-	// secondaries (§17.8.2: scheduled events never wait).
-	client bool
 	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
 	// it follows the server's.
 	syncOwn bool
 	// connKilled: KILL CONNECTION named this session's connection.
 	connKilled atomic.Bool
+	// lastDupIndex names the unique key of the last duplicate entry the
+	// session's statements ran into ("PRIMARY" for the primary key):
+	// go-mysql-server's error carries the values only, MySQL's 1062 names
+	// the key too.
+	lastDupIndex string
+	// mysql is set for a client connection's session: its warnings are
+	// written with MySQL's levels and texts (messages.go), SUM and AVG of
+	// exact numbers are exact DECIMALs (exactsum.go), and its commits wait
+	// for secondaries when it asks (§17.8.2: scheduled events never wait).
+	// Sessions of tools and of go-mysql-server's engine suites keep
+	// go-mysql-server's behaviour, which those suites assert.
+	mysql bool
+	// inserting is the INSERT whose row is being written, which names the
+	// column and row of a warning about a value (INSERT IGNORE).
+	inserting *insertErrors
+	// buildingInsert is the INSERT whose iterator adminExec is having
+	// built (it wraps the iterator).
+	buildingInsert *plan.InsertInto
+	// insertCalls counts the rows the current INSERT handed to the
+	// storage editor: the row an error is about is the next one.
+	insertCalls int
+}
+
+// Warn records a warning of the current statement, in MySQL's words for a
+// client connection: MySQL raises an ignored error (INSERT IGNORE's
+// duplicate, a value out of range) as a Warning, where go-mysql-server
+// writes a Note.
+func (s *Session) Warn(w *sql.Warning) {
+	if s.mysql && w != nil && w.Code == erDuplicatedIndex && !s.duplicateIndex(w.Message) {
+		return
+	}
+	if s.mysql && w != nil {
+		c := *w
+		if se := s.inserting.valueErrorOrNil(c.Message); se != nil {
+			c.Code, c.Message = se.Num, se.Message
+		} else {
+			c.Message = mysqlWarningText(c.Code, c.Message, msgContext{db: s.GetCurrentDatabase(), dupIndex: s.lastDupIndex})
+		}
+		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
+			c.Level = "Warning"
+		}
+		w = &c
+	}
+	s.BaseSession.Warn(w)
+}
+
+// Warnings returns the warnings of the last statement. For a client
+// connection they come in the order they were raised, as MySQL's SHOW
+// WARNINGS lists them; go-mysql-server's session returns them newest first,
+// and its engine, which keeps the warnings raised while a statement is
+// planned by slicing that list as if it were oldest first, then kept the
+// previous statement's warnings and dropped the new ones (DROP TABLE IF
+// EXISTS after a statement with a warning showed that warning, not its
+// Note 1051).
+func (s *Session) Warnings() []*sql.Warning {
+	w := s.BaseSession.Warnings()
+	if s.mysql {
+		slices.Reverse(w)
+	}
+	return w
+}
+
+// erDuplicatedIndex is ER_DUP_INDEX, "Duplicate index 'k' defined on the
+// table": go-mysql-server v0.20 raises it for every new index with as many
+// columns as another index (its check of the columns does not stop at a
+// difference), so it is checked again here.
+const erDuplicatedIndex = 1831
+
+var duplicateIndexRE = regexp.MustCompile(`^Duplicate index '(.*)' defined on the table '(.*)\.(.*)'\.`)
+
+// duplicateIndex says whether the index a 1831 warning names has the same
+// columns, in the same order, as another secondary index of its table (the
+// warning is then MySQL's too). The table is read in the session's
+// transaction on its database when it has one, where the index was just
+// made, else in the last committed state.
+func (s *Session) duplicateIndex(msg string) bool {
+	m := duplicateIndexRE.FindStringSubmatch(msg)
+	if m == nil {
+		return true
+	}
+	db, ok := s.engine.Database(m[2])
+	if !ok {
+		return true
+	}
+	var t *storage.Table
+	if tx, ok := s.openTx(db); ok {
+		t, ok = tx.Table(m[3])
+	} else {
+		t, ok = db.Snapshot().Table(m[3])
+	}
+	if !ok {
+		return true
+	}
+	idx := t.Def().Indexes
+	for _, a := range idx {
+		if !strings.EqualFold(a.Name, m[1]) {
+			continue
+		}
+		for _, b := range idx {
+			if b.Name != a.Name && slices.Equal(a.Cols, b.Cols) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// openTx is the session's transaction on db, if it has one.
+func (s *Session) openTx(db *storage.DB) (*storage.Tx, bool) {
+	if s.txn == nil || db.Journal() == nil {
+		return nil, false
+	}
+	tx, ok := s.txn.dbs[strings.ToLower(db.Name())]
+	return tx, ok
+}
+
+// ignoredErrorCodes are the errors that IGNORE (INSERT IGNORE, UPDATE
+// IGNORE) turns into warnings of level Warning in MySQL.
+var ignoredErrorCodes = map[int]bool{
+	1048: true, 1062: true, 1242: true, 1264: true, 1265: true, 1292: true,
+	1366: true, 1406: true, 1451: true, 1452: true, 3819: true,
 }
 
 type frozenKey struct {

@@ -144,7 +144,7 @@ type committed struct {
 // demotion are error 9004.
 func (s *Session) waitForSecondaries(ctx *sql.Context, commits []committed) error {
 	n := clusterNode.Load()
-	if n == nil || !s.client || len(commits) == 0 {
+	if n == nil || !s.mysql || len(commits) == 0 {
 		return nil
 	}
 	req := s.syncRequest(ctx)

@@ -229,6 +229,7 @@ func (e *editor) dupError(err error) error {
 		parts[i] = fmt.Sprint(v)
 	}
 	key := "[" + strings.Join(parts, ",") + "]"
+	e.sess.lastDupIndex = dup.Index
 	if dup.Index != "PRIMARY" {
 		return sql.NewUniqueKeyErr(key, false, sql.Row(dup.Existing.Vals))
 	}
@@ -236,6 +237,7 @@ func (e *editor) dupError(err error) error {
 }
 
 func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
+	e.sess.insertCalls++
 	vals := append([]any(nil), row...)
 	if _, err := e.tx.Insert(e.t.Name(), vals); err != nil {
 		return e.dupError(err)

@@ -55,7 +55,7 @@ func need(privs string) string {
 // Outcomes of the allowed account.
 const (
 	succeeds   = ""
-	readOnly   = "1290 HY000 The server is running with the read_only option so it cannot execute this statement"
+	readOnly   = "1290 HY000 The MySQL server is running with the --read-only option so it cannot execute this statement"
 	notRefused = "not a privilege error" // fails for another reason (the statement is not supported here)
 )
 

@@ -1,0 +1,104 @@
+package sqlserver
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// distinctKey writes into b a key of row under sch that is equal for two
+// rows exactly when MySQL takes them for the same: a string of a column
+// with a collation is written as its weight string under that collation
+// ('apple' and 'Apple' are one value under utf8mb4_0900_ai_ci), every
+// other value as its text with its Go type. Each value is length-prefixed,
+// so two keys are equal only if every value is. go-mysql-server v0.20
+// hashes a row's values as text (sql.HashOf), without their collation, so
+// its DISTINCT and COUNT(DISTINCT) kept 'apple' and 'Apple' apart.
+func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byte, error) {
+	var w weightWriter
+	for i, v := range row {
+		w.buf = w.buf[:0]
+		switch {
+		case v == nil:
+			w.buf = append(w.buf, 0)
+		default:
+			var st sql.StringType
+			if i < len(sch) {
+				st, _ = sch[i].Type.(sql.StringType)
+			}
+			s, isString := v.(string)
+			if st != nil && isString && !st.Collation().Equals(sql.Collation_binary) {
+				w.buf = append(w.buf, 1)
+				if err := st.Collation().WriteWeightString(&w, s); err != nil {
+					return nil, err
+				}
+			} else {
+				w.buf = append(w.buf, 2)
+				w.buf = fmt.Appendf(w.buf, "%T:%v", v, v)
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(len(w.buf)))
+		b = append(b, w.buf...)
+	}
+	return b, nil
+}
+
+// weightWriter collects a weight string.
+type weightWriter struct{ buf []byte }
+
+func (w *weightWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+// hasCollatedString says whether a schema has a string column whose
+// collation is not binary (where go-mysql-server's DISTINCT is wrong).
+func hasCollatedString(sch sql.Schema) bool {
+	for _, c := range sch {
+		if st, ok := c.Type.(sql.StringType); ok && !st.Collation().Equals(sql.Collation_binary) && !types.IsBinaryType(c.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// collatedDistinct returns the rows of its child whose distinctKey it has
+// not returned yet. It holds every key seen, as go-mysql-server's DISTINCT
+// holds every hash.
+type collatedDistinct struct {
+	child sql.RowIter
+	sch   sql.Schema
+	seen  map[string]struct{}
+	key   []byte
+}
+
+func newCollatedDistinct(child sql.RowIter, sch sql.Schema) *collatedDistinct {
+	return &collatedDistinct{child: child, sch: sch, seen: map[string]struct{}{}}
+}
+
+func (d *collatedDistinct) Next(ctx *sql.Context) (sql.Row, error) {
+	for {
+		r, err := d.child.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.key, err = distinctKey(ctx, d.key[:0], d.sch, r); err != nil {
+			return nil, err
+		}
+		if _, dup := d.seen[string(d.key)]; dup {
+			continue
+		}
+		d.seen[string(d.key)] = struct{}{}
+		return r, nil
+	}
+}
+
+func (d *collatedDistinct) Close(ctx *sql.Context) error {
+	d.seen = nil
+	return d.child.Close(ctx)
+}
+
+var _ io.Writer = (*weightWriter)(nil)

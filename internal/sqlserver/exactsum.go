@@ -1,0 +1,511 @@
+package sqlserver
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// exactSumRuleID is the analyzer rule that gives SUM and AVG of exact
+// numbers MySQL's DECIMAL results.
+const exactSumRuleID analyzer.RuleId = 10_002
+
+// MySQL's bounds of a DECIMAL, and the digits SUM and AVG add to their
+// argument's (sql/item_sum.cc: DECIMAL_LONGLONG_DIGITS for SUM,
+// div_precision_increment = 4 for AVG).
+const (
+	maxDecimalPrecision = 65
+	maxDecimalScale     = 30
+	sumExtraDigits      = 22
+	avgExtraDigits      = 4
+)
+
+// exactSumRule makes SUM and AVG of an integer or DECIMAL argument (not
+// windowed) exact and typed as MySQL types them: SUM(DECIMAL(p,s)) is
+// DECIMAL(p+22,s), SUM(INT) DECIMAL(n+22,0), AVG(DECIMAL(p,s))
+// DECIMAL(p+4,s+4), AVG(INT) DECIMAL(n+4,4). go-mysql-server v0.20 adds
+// them up as float64 (the sum of 12345678901234567.89 and 0.01 came back
+// as 1.2345678901234568e+16, the sum of 0…999,999 as 4.999995e+11) and
+// types them DOUBLE. STD, STDDEV_POP, STDDEV_SAMP, VARIANCE, VAR_POP and
+// VAR_SAMP are DOUBLEs (go-mysql-server typed them as their argument, so
+// STD of an INT column was truncated: 1 for 1.1180). COUNT(DISTINCT) of strings compares them under their
+// collation (distinct.go). Only client connections get them (Session.mysql):
+// go-mysql-server's engine suites assert its own DOUBLE results.
+func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+		return n, transform.SameTree, nil
+	}
+	retyped := map[sql.ColumnId]sql.Type{}
+	n, same, err := transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		var exprs []sql.Expression
+		windowed := false
+		switch n := n.(type) {
+		case *plan.GroupBy:
+			exprs = n.SelectedExprs
+		case *plan.Window:
+			exprs, windowed = n.SelectExprs, true
+		default:
+			return n, transform.SameTree, nil
+		}
+		changed := false
+		sel := make([]sql.Expression, len(exprs))
+		for i, e := range exprs {
+			ne, same, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				if cd := collatedCountDistinctOf(e); cd != nil && !windowed {
+					return cd, transform.NewTree, nil
+				}
+				if d := doubleAggOf(e, windowed); d != nil {
+					retyped[d.Id()] = types.Float64
+					return d, transform.NewTree, nil
+				}
+				agg := exactAggOf(e, windowed)
+				if agg == nil {
+					return e, transform.SameTree, nil
+				}
+				retyped[agg.Id()] = agg.typ
+				return agg, transform.NewTree, nil
+			})
+			if err != nil {
+				return nil, transform.SameTree, err
+			}
+			sel[i] = ne
+			changed = changed || same == transform.NewTree
+		}
+		if !changed {
+			return n, transform.SameTree, nil
+		}
+		if gb, ok := n.(*plan.GroupBy); ok {
+			return plan.NewGroupBy(sel, gb.GroupByExprs, gb.Child), transform.NewTree, nil
+		}
+		return plan.NewWindow(sel, n.(*plan.Window).Child), transform.NewTree, nil
+	})
+	if err != nil {
+		return n, same, err
+	}
+	// A derived table, CTE or view analysed with exact sums already: the
+	// outer query's columns that read them were typed DOUBLE when it was
+	// planned.
+	byAlias := map[string]sql.Type{}
+	transform.Inspect(n, func(n sql.Node) bool {
+		if sa, ok := n.(*plan.SubqueryAlias); ok {
+			for _, c := range sa.Schema() {
+				if _, isDec := c.Type.(sql.DecimalType); isDec {
+					byAlias[strings.ToLower(sa.Name()+"."+c.Name)] = c.Type
+				}
+			}
+		}
+		return true
+	})
+	if len(retyped) == 0 && len(byAlias) == 0 {
+		return n, same, nil
+	}
+	// The columns that read the aggregations' results get their type.
+	n, _, err = transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			gf, ok := e.(*expression.GetField)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			t, ok := retyped[gf.Id()]
+			if !ok {
+				t, ok = byAlias[strings.ToLower(gf.Table()+"."+gf.Name())]
+				if ok && !types.IsFloat(gf.Type()) {
+					ok = false // only go-mysql-server's DOUBLE of a SUM or AVG
+				}
+			}
+			if !ok || gf.Type() == t {
+				return e, transform.SameTree, nil
+			}
+			return expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable()).WithId(gf.Id()).(sql.Expression), transform.NewTree, nil
+		})
+	})
+	return n, transform.NewTree, err
+}
+
+// exactAggOf returns e as an exact SUM or AVG, or nil when e is not a SUM
+// or AVG of an integer or DECIMAL (or is one already). windowed says
+// whether e is a window function's (… OVER (…)), which the node of a window
+// holds, as a GROUP BY holds the others.
+func exactAggOf(e sql.Expression, windowed bool) *exactAgg {
+	var (
+		agg sql.Aggregation
+		avg bool
+	)
+	switch a := e.(type) {
+	case *aggregation.Sum:
+		agg = a
+	case *aggregation.Avg:
+		agg, avg = a, true
+	default:
+		return nil
+	}
+	if (agg.Window() != nil) != windowed {
+		return nil
+	}
+	arg := agg.Children()[0].Type()
+	var prec, scale int
+	switch {
+	case types.IsDecimal(arg):
+		d := arg.(sql.DecimalType)
+		prec, scale = int(d.Precision()), int(d.Scale())
+	case types.IsInteger(arg):
+		prec = integerDigits(arg)
+	default:
+		return nil
+	}
+	if avg {
+		prec, scale = prec+avgExtraDigits, scale+avgExtraDigits
+	} else {
+		prec += sumExtraDigits
+	}
+	prec, scale = min(prec, maxDecimalPrecision), min(scale, maxDecimalScale)
+	return &exactAgg{Aggregation: agg, avg: avg, typ: types.MustCreateDecimalType(uint8(prec), uint8(scale)), scale: int32(scale)}
+}
+
+// integerDigits is the number of digits of an integer type's widest value.
+func integerDigits(t sql.Type) int {
+	switch t.Type() {
+	case types.Int8.Type(), types.Uint8.Type():
+		return 3
+	case types.Int16.Type(), types.Uint16.Type():
+		return 5
+	case types.Int24.Type(), types.Uint24.Type():
+		return 8
+	case types.Int32.Type(), types.Uint32.Type():
+		return 10
+	case types.Uint64.Type():
+		return 20
+	}
+	return 19
+}
+
+// exactAgg is a SUM or AVG of exact numbers, added up as decimals.
+type exactAgg struct {
+	sql.Aggregation // *aggregation.Sum or *aggregation.Avg
+	avg             bool
+	typ             sql.Type
+	scale           int32 // the result's scale (AVG rounds to it)
+}
+
+func (a *exactAgg) Type() sql.Type { return a.typ }
+
+func (a *exactAgg) FunctionName() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.FunctionName()
+	}
+	return ""
+}
+
+func (a *exactAgg) Description() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.Description()
+	}
+	return ""
+}
+
+func (a *exactAgg) with(agg sql.Aggregation) *exactAgg {
+	c := *a
+	c.Aggregation = agg
+	return &c
+}
+
+func (a *exactAgg) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return a.with(n.(sql.Aggregation)), nil
+}
+
+func (a *exactAgg) WithId(id sql.ColumnId) sql.IdExpression {
+	return a.with(a.Aggregation.WithId(id).(sql.Aggregation))
+}
+
+func (a *exactAgg) WithWindow(w *sql.WindowDefinition) sql.WindowAdaptableExpression {
+	return a.with(a.Aggregation.WithWindow(w).(sql.Aggregation))
+}
+
+// NewWindowFunction is the window function of SUM(…) OVER (…) or AVG(…)
+// OVER (…): go-mysql-server's, for its frame, with the sums made exact.
+func (a *exactAgg) NewWindowFunction() (sql.WindowFunction, error) {
+	inner, err := a.Aggregation.NewWindowFunction()
+	if err != nil {
+		return nil, err
+	}
+	return &exactWindow{WindowFunction: inner, expr: a.Children()[0], avg: a.avg, scale: a.scale}, nil
+}
+
+func (a *exactAgg) NewBuffer() (sql.AggregationBuffer, error) {
+	return &exactBuffer{expr: a.Children()[0], avg: a.avg, scale: a.scale}, nil
+}
+
+// exactBuffer adds up one group's values as decimals.
+type exactBuffer struct {
+	expr  sql.Expression
+	avg   bool
+	scale int32
+	sum   decimal.Decimal
+	rows  int64 // non-NULL values added
+}
+
+func (b *exactBuffer) Update(ctx *sql.Context, row sql.Row) error {
+	v, err := b.expr.Eval(ctx, row)
+	if err != nil || v == nil {
+		return err
+	}
+	d, err := exactValue(ctx, v)
+	if err != nil {
+		return err
+	}
+	b.sum = b.sum.Add(d)
+	b.rows++
+	return nil
+}
+
+// exactValue is an integer or decimal argument's value as a decimal.
+func exactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
+	switch n := v.(type) {
+	case decimal.Decimal:
+		return n, nil
+	case int8:
+		return decimal.NewFromInt(int64(n)), nil
+	case int16:
+		return decimal.NewFromInt(int64(n)), nil
+	case int32:
+		return decimal.NewFromInt(int64(n)), nil
+	case int64:
+		return decimal.NewFromInt(n), nil
+	case int:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint8:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint16:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint32:
+		return decimal.NewFromInt(int64(n)), nil
+	case uint64:
+		return decimal.NewFromBigInt(new(big.Int).SetUint64(n), 0), nil
+	case uint:
+		return decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(n)), 0), nil
+	}
+	c, _, err := types.InternalDecimalType.Convert(ctx, v)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("sum of %T: %w", v, err)
+	}
+	return c.(decimal.Decimal), nil
+}
+
+func (b *exactBuffer) Eval(*sql.Context) (any, error) {
+	if b.rows == 0 {
+		return nil, nil
+	}
+	if b.avg {
+		return b.sum.DivRound(decimal.NewFromInt(b.rows), b.scale), nil
+	}
+	return b.sum, nil
+}
+
+func (b *exactBuffer) Dispose() { expression.Dispose(b.expr) }
+
+// collatedCountDistinctOf returns e as a COUNT(DISTINCT) that compares
+// strings under their collation, or nil when e is not a COUNT(DISTINCT) of
+// a collated string (or is one already).
+func collatedCountDistinctOf(e sql.Expression) *collatedCountDistinct {
+	cd, ok := e.(*aggregation.CountDistinct)
+	if !ok || cd.Window() != nil {
+		return nil
+	}
+	var sch sql.Schema
+	for _, c := range cd.Children() {
+		sch = append(sch, &sql.Column{Type: c.Type()})
+	}
+	if !hasCollatedString(sch) {
+		return nil
+	}
+	return &collatedCountDistinct{Aggregation: cd, sch: sch}
+}
+
+// collatedCountDistinct is COUNT(DISTINCT …) with MySQL's comparison of
+// strings.
+type collatedCountDistinct struct {
+	sql.Aggregation // *aggregation.CountDistinct
+	sch             sql.Schema
+}
+
+func (a *collatedCountDistinct) FunctionName() string { return "count" }
+
+func (a *collatedCountDistinct) Description() string {
+	return "returns the number of distinct values in a result set"
+}
+
+func (a *collatedCountDistinct) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &collatedCountDistinct{Aggregation: n.(sql.Aggregation), sch: a.sch}, nil
+}
+
+func (a *collatedCountDistinct) WithId(id sql.ColumnId) sql.IdExpression {
+	return &collatedCountDistinct{Aggregation: a.Aggregation.WithId(id).(sql.Aggregation), sch: a.sch}
+}
+
+func (a *collatedCountDistinct) NewBuffer() (sql.AggregationBuffer, error) {
+	return &countDistinctBuffer{exprs: a.Children(), sch: a.sch, seen: map[string]struct{}{}}, nil
+}
+
+// countDistinctBuffer counts one group's distinct non-NULL values.
+type countDistinctBuffer struct {
+	exprs []sql.Expression
+	sch   sql.Schema
+	seen  map[string]struct{}
+	key   []byte
+}
+
+func (b *countDistinctBuffer) Update(ctx *sql.Context, row sql.Row) error {
+	vals := make(sql.Row, len(b.exprs))
+	for i, e := range b.exprs {
+		v, err := e.Eval(ctx, row)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return nil // a row with a NULL is not counted
+		}
+		vals[i] = v
+	}
+	var err error
+	if b.key, err = distinctKey(ctx, b.key[:0], b.sch, vals); err != nil {
+		return err
+	}
+	b.seen[string(b.key)] = struct{}{}
+	return nil
+}
+
+func (b *countDistinctBuffer) Eval(*sql.Context) (any, error) { return int64(len(b.seen)), nil }
+
+func (b *countDistinctBuffer) Dispose() {
+	for _, e := range b.exprs {
+		expression.Dispose(e)
+	}
+}
+
+// exactWindow computes a window's SUM or AVG over a frame from exact
+// prefix sums of its partition.
+type exactWindow struct {
+	sql.WindowFunction // go-mysql-server's, whose framer is kept
+	expr               sql.Expression
+	avg                bool
+	scale              int32
+	start              int               // the partition's first row in the buffer
+	sums               []decimal.Decimal // sums[i]: sum of the partition's first i values
+	counts             []int64           // counts[i]: non-NULL values among them
+}
+
+func (w *exactWindow) StartPartition(ctx *sql.Context, iv sql.WindowInterval, buf sql.WindowBuffer) error {
+	n := iv.End - iv.Start
+	w.start = iv.Start
+	w.sums = make([]decimal.Decimal, n+1)
+	w.counts = make([]int64, n+1)
+	for i := 0; i < n; i++ {
+		w.sums[i+1], w.counts[i+1] = w.sums[i], w.counts[i]
+		v, err := w.expr.Eval(ctx, buf[iv.Start+i])
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			continue
+		}
+		d, err := exactValue(ctx, v)
+		if err != nil {
+			return err
+		}
+		w.sums[i+1] = w.sums[i+1].Add(d)
+		w.counts[i+1]++
+	}
+	return nil
+}
+
+func (w *exactWindow) Compute(ctx *sql.Context, iv sql.WindowInterval, buf sql.WindowBuffer) any {
+	i, j := iv.Start-w.start, iv.End-w.start
+	if j-i < 1 || i < 0 || j >= len(w.sums) {
+		return nil
+	}
+	n := w.counts[j] - w.counts[i]
+	if n == 0 {
+		return nil
+	}
+	sum := w.sums[j].Sub(w.sums[i])
+	if w.avg {
+		return sum.DivRound(decimal.NewFromInt(n), w.scale)
+	}
+	return sum
+}
+
+func (w *exactWindow) Dispose() { w.WindowFunction.Dispose() }
+
+// doubleAggOf returns e as a standard deviation or variance typed DOUBLE,
+// or nil when e is not one (or is one already).
+func doubleAggOf(e sql.Expression, windowed bool) *doubleAgg {
+	var agg sql.Aggregation
+	switch a := e.(type) {
+	case *aggregation.StdDevPop:
+		agg = a
+	case *aggregation.StdDevSamp:
+		agg = a
+	case *aggregation.VarPop:
+		agg = a
+	case *aggregation.VarSamp:
+		agg = a
+	default:
+		return nil
+	}
+	if (agg.Window() != nil) != windowed || types.IsFloat(agg.Type()) {
+		return nil
+	}
+	return &doubleAgg{Aggregation: agg}
+}
+
+// doubleAgg is an aggregation whose result is a DOUBLE.
+type doubleAgg struct{ sql.Aggregation }
+
+func (a *doubleAgg) Type() sql.Type { return types.Float64 }
+
+func (a *doubleAgg) FunctionName() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.FunctionName()
+	}
+	return ""
+}
+
+func (a *doubleAgg) Description() string {
+	if f, ok := a.Aggregation.(sql.FunctionExpression); ok {
+		return f.Description()
+	}
+	return ""
+}
+
+func (a *doubleAgg) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &doubleAgg{n.(sql.Aggregation)}, nil
+}
+
+func (a *doubleAgg) WithId(id sql.ColumnId) sql.IdExpression {
+	return &doubleAgg{a.Aggregation.WithId(id).(sql.Aggregation)}
+}
+
+func (a *doubleAgg) WithWindow(w *sql.WindowDefinition) sql.WindowAdaptableExpression {
+	return &doubleAgg{a.Aggregation.WithWindow(w).(sql.Aggregation)}
+}

@@ -1,0 +1,207 @@
+package sqlserver
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// showCreateTable runs go-mysql-server's SHOW CREATE TABLE and writes the
+// columns' defaults as MySQL does: an ENUM's or SET's as its value ('x'),
+// where go-mysql-server v0.20 writes the value's number ('1'), which MySQL
+// would read back as the first member whatever the default was (and
+// MariaDB refuses for a SET); a DECIMAL's with the column's scale; and
+// DEFAULT NULL (TIMESTAMP: NULL DEFAULT NULL) for a nullable column without
+// a default, as dumps written by MySQL have them.
+func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql.RowIter, error) {
+	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	fixes := map[string]func(line string) string{} // by the column line's prefix
+	for _, col := range n.TargetSchema() {
+		prefix := "  `" + strings.ReplaceAll(col.Name, "`", "``") + "` "
+		if def := mysqlDefaultClause(ctx, col); def != "" {
+			fixes[prefix] = func(l string) string { return defaultClauseRE.ReplaceAllLiteralString(l, def) }
+			continue
+		}
+		if col.Default == nil && col.Generated == nil && col.Nullable && !col.AutoIncrement && takesDefaultNull(col.Type) {
+			clause := " DEFAULT NULL"
+			if types.IsTimestampType(col.Type) {
+				clause = " NULL DEFAULT NULL"
+			}
+			fixes[prefix] = func(l string) string {
+				if strings.Contains(l, " DEFAULT ") {
+					return l
+				}
+				body, comma := strings.CutSuffix(l, ",")
+				if i := strings.Index(body, " COMMENT '"); i >= 0 {
+					body = body[:i] + clause + body[i:]
+				} else {
+					body += clause
+				}
+				if comma {
+					body += ","
+				}
+				return body
+			}
+		}
+	}
+	if len(fixes) > 0 {
+		for _, r := range rows {
+			if len(r) < 2 {
+				continue
+			}
+			stmt, ok := r[1].(string)
+			if !ok {
+				continue
+			}
+			lines := strings.Split(stmt, "\n")
+			for i, l := range lines {
+				for prefix, fix := range fixes {
+					if strings.HasPrefix(l, prefix) {
+						lines[i] = fix(l)
+					}
+				}
+			}
+			r[1] = strings.Join(lines, "\n")
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
+
+// defaultClauseRE is the literal DEFAULT clause of a column line written
+// by go-mysql-server: a quoted number.
+var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.]+'`)
+
+// mysqlDefaultClause is MySQL's DEFAULT clause of a column whose literal
+// default go-mysql-server writes otherwise: an ENUM's or SET's value, where
+// it writes the value's number, and a DECIMAL's with the column's scale
+// ('1.50', where it writes '1.5'). "" for the other columns.
+func mysqlDefaultClause(ctx *sql.Context, col *sql.Column) string {
+	d := col.Default
+	if d == nil || !d.IsLiteral() {
+		return ""
+	}
+	v, err := d.Eval(ctx, nil)
+	if err != nil || v == nil {
+		return ""
+	}
+	var text string
+	switch t := col.Type.(type) {
+	case types.EnumType:
+		idx, ok := v.(uint16)
+		if !ok {
+			return ""
+		}
+		if text, ok = t.At(int(idx)); !ok {
+			return ""
+		}
+	case types.SetType:
+		bits, ok := v.(uint64)
+		if !ok {
+			return ""
+		}
+		if text, err = t.BitsToString(bits); err != nil {
+			return ""
+		}
+	case sql.DecimalType:
+		dv, ok := v.(decimal.Decimal)
+		if !ok {
+			return ""
+		}
+		text = dv.StringFixed(int32(t.Scale()))
+	default:
+		return ""
+	}
+	return fmt.Sprintf("DEFAULT '%s'", strings.ReplaceAll(text, "'", "''"))
+}
+
+// takesDefaultNull says whether MySQL writes DEFAULT NULL for a nullable
+// column of type t without a default (not for TEXT, BLOB and spatial
+// columns, which have none).
+func takesDefaultNull(t sql.Type) bool {
+	return !types.IsTextBlob(t) && !types.IsGeometry(t)
+}
+
+// showColumns runs go-mysql-server's SHOW [FULL] COLUMNS (DESCRIBE) and
+// writes Type and Default as MySQL does: the type without go-mysql-server's
+// " COLLATE …" (MySQL shows the collation only in SHOW FULL COLUMNS'
+// Collation), and a literal default as its value (Paris, an empty string),
+// not quoted ('Paris', ”). ORMs read both.
+func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row) (sql.RowIter, error) {
+	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	typeCol, defaultCol := 1, 4
+	if n.Full {
+		defaultCol = 5
+	}
+	for _, r := range rows {
+		if len(r) <= defaultCol {
+			continue
+		}
+		if t, ok := r[typeCol].(string); ok {
+			r[typeCol] = collateRE.ReplaceAllString(t, "")
+		}
+		if d, ok := r[defaultCol].(string); ok && len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' {
+			r[defaultCol] = strings.ReplaceAll(d[1:len(d)-1], "''", "'")
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
+
+// collateRE is the COLLATE clause go-mysql-server adds to a string type.
+var collateRE = regexp.MustCompile(` COLLATE \w+`)
+
+// showVariables runs go-mysql-server's SHOW VARIABLES and writes the
+// values of boolean variables ON and OFF, as MySQL does (SELECT
+// @@autocommit stays 1).
+func showVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.RowIter, error) {
+	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if len(r) < 2 {
+			continue
+		}
+		name, ok := r[0].(string)
+		if !ok {
+			continue
+		}
+		sv, _, ok := sql.SystemVariables.GetGlobal(name)
+		if !ok {
+			continue
+		}
+		if _, isBool := sv.GetType().(types.SystemBoolType); !isBool {
+			continue
+		}
+		switch fmt.Sprint(r[1]) {
+		case "1", "true":
+			r[1] = "ON"
+		case "0", "false":
+			r[1] = "OFF"
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}

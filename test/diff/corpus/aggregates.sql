@@ -1,0 +1,24 @@
+-- Aggregates, GROUP BY, HAVING: result types and exact decimals.
+CREATE TABLE m (id INT PRIMARY KEY, grp VARCHAR(5), amount DECIMAL(30,2), qty INT, f DOUBLE);
+INSERT INTO m VALUES (1, 'a', 12345678901234567.89, 1, 0.5), (2, 'a', 0.01, 2, 1.5), (3, 'b', 10.00, 3, NULL), (4, 'b', NULL, NULL, 2.0), (5, 'c', -3.50, 0, 0);
+SELECT SUM(amount) FROM m;
+SELECT AVG(amount) FROM m;
+SELECT SUM(qty), AVG(qty), MIN(qty), MAX(qty), COUNT(qty), COUNT(*) FROM m;
+SELECT SUM(f), AVG(f) FROM m;
+SELECT grp, SUM(amount), COUNT(*) FROM m GROUP BY grp ORDER BY grp;
+SELECT grp, SUM(qty) AS s FROM m GROUP BY grp HAVING s > 1 ORDER BY grp;
+SELECT grp, COUNT(*) FROM m GROUP BY grp HAVING COUNT(*) > 1 ORDER BY grp;
+SELECT - SUM(qty) * + qty FROM m WHERE qty = 3 GROUP BY qty, qty;
+SELECT - SUM(0) FROM m;
+SELECT -0, - 0.0, -0e0;
+SELECT SUM(amount) FROM m WHERE id > 100;
+SELECT GROUP_CONCAT(grp ORDER BY id SEPARATOR ',') FROM m;
+SELECT COUNT(DISTINCT grp) FROM m;
+SELECT grp, MAX(amount) FROM m GROUP BY grp WITH ROLLUP;
+SELECT id, grp FROM m GROUP BY grp;
+SELECT BIT_AND(qty), BIT_OR(qty), STD(qty) FROM m;
+CREATE TABLE big (n INT);
+INSERT INTO big WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 999) SELECT n FROM s;
+SELECT SUM(n), AVG(n) FROM big;
+SELECT SUM(n * 1000000) FROM big;
+DROP TABLE m, big;

@@ -1,0 +1,15 @@
+-- JSON values, paths and functions.
+CREATE TABLE j (id INT PRIMARY KEY, doc JSON);
+INSERT INTO j VALUES (1, '{"a": 1, "b": [1, 2, 3], "c": {"d": "x"}}'), (2, '[1, "two", null]'), (3, NULL);
+SELECT id, JSON_EXTRACT(doc, '$.a') FROM j ORDER BY id;
+SELECT doc->'$.c.d', doc->>'$.c.d' FROM j WHERE id = 1;
+SELECT JSON_LENGTH(doc), JSON_TYPE(doc) FROM j ORDER BY id;
+SELECT JSON_OBJECT('k', 1, 'l', 'v'), JSON_ARRAY(1, 'a', NULL);
+SELECT JSON_CONTAINS(doc, '2', '$.b') FROM j WHERE id = 1;
+SELECT JSON_KEYS(doc) FROM j WHERE id = 1;
+SELECT JSON_SET(doc, '$.a', 5) FROM j WHERE id = 1;
+SELECT JSON_VALID('{"a":'), JSON_VALID('[]');
+INSERT INTO j VALUES (4, '{bad json');
+SELECT JSON_UNQUOTE('"x\\ty"');
+SELECT JSON_EXTRACT('{"a": 1.50}', '$.a');
+DROP TABLE j;

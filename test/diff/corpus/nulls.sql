@@ -1,0 +1,20 @@
+-- Subqueries and IN/NOT IN/ANY/ALL with NULLs: three-valued logic.
+CREATE TABLE dept (id INT PRIMARY KEY, name VARCHAR(20));
+CREATE TABLE emp (id INT PRIMARY KEY, name VARCHAR(20), dept INT);
+INSERT INTO dept VALUES (1, 'Dev'), (2, 'Ops'), (3, NULL);
+INSERT INTO emp VALUES (1, 'ann', 1), (2, 'ben', 2), (3, 'cid', NULL), (4, 'dot', 4);
+SELECT name FROM emp WHERE dept NOT IN (SELECT id FROM dept WHERE name = 'Dev') ORDER BY name;
+SELECT name FROM emp WHERE dept IN (SELECT id FROM dept) ORDER BY name;
+SELECT name FROM emp WHERE dept NOT IN (1, NULL);
+SELECT name FROM emp WHERE dept IN (1, NULL) ORDER BY name;
+SELECT 1 IN (1, NULL), 2 IN (1, NULL), 2 NOT IN (1, NULL), NULL IN (1), NULL NOT IN (SELECT id FROM dept WHERE id > 5);
+SELECT name, dept NOT IN (SELECT id FROM dept WHERE name = 'Dev') AS ni FROM emp ORDER BY id;
+SELECT name FROM emp WHERE dept > ALL (SELECT id FROM dept WHERE id < 2) ORDER BY name;
+SELECT name FROM emp WHERE dept = ANY (SELECT id FROM dept) ORDER BY name;
+SELECT 5 > ALL (SELECT dept FROM emp), 5 > ANY (SELECT dept FROM emp), 5 > ALL (SELECT id FROM dept WHERE id > 9);
+SELECT name FROM emp e WHERE NOT EXISTS (SELECT 1 FROM dept d WHERE d.id = e.dept) ORDER BY name;
+SELECT name FROM emp WHERE dept NOT IN (SELECT d.id FROM dept d WHERE d.name IS NOT NULL) ORDER BY name;
+SELECT COALESCE(NULL, NULL, 3), IFNULL(NULL, 'x'), NULLIF(1, 1), NULL = NULL, NULL <=> NULL;
+SELECT (SELECT name FROM dept WHERE id = 9) IS NULL;
+SELECT name FROM emp WHERE dept = (SELECT id FROM dept);
+DROP TABLE emp, dept;
