@@ -296,7 +296,9 @@ func TestWriteWaitsForLockThenConflicts(t *testing.T) {
 	_ = b.Catalog()
 	mustLock(t, a, 2, forUpdate)
 	done := make(chan error, 1)
-	go func() { done <- b.LockForWrite(context.Background(), "users", []any{int64(2), "bob", int64(21)}, waitTimeout) }()
+	go func() {
+		done <- b.LockForWrite(context.Background(), "users", []any{int64(2), "bob", int64(21)}, waitTimeout)
+	}()
 	awaitWaiters(t, e, 1)
 	if err := a.Update("users", []any{int64(2), "bob", int64(21)}, []any{int64(2), "bob", int64(30)}); err != nil {
 		t.Fatal(err)
