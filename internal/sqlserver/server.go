@@ -85,8 +85,9 @@ func New(cfg Config) (*Server, error) {
 	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g})
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
-	s.engine.Parser = clusterParser{s.engine.Parser}
+	s.engine.Parser = lockParser{clusterParser{s.engine.Parser}}
 	registerClusterVariables()
+	registerLockVariables()
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err

@@ -149,10 +149,11 @@ func (tx *Tx) LockRow(ctx context.Context, name string, r *Row, req LockRequest)
 	return row, true, nil
 }
 
-// LockForWrite takes the exclusive lock on the row of table name equal to
-// vals, as seen by the transaction, before it is updated or deleted: a
-// write waits for the locking reads and writes of others. The write itself
-// still conflicts at commit if the row changed since the snapshot.
+// LockForWrite takes the write lock (LockWrite) on the row of table name
+// equal to vals, as seen by the transaction, before it is updated or
+// deleted: the write waits for others' locking reads of the row, not for
+// their writes. The write itself still conflicts at commit if the row
+// changed since the snapshot (first committer wins).
 func (tx *Tx) LockForWrite(ctx context.Context, name string, vals []any, timeout time.Duration) error {
 	if tx.done {
 		return ErrTxDone
@@ -172,7 +173,7 @@ func (tx *Tx) LockForWrite(ctx context.Context, name string, vals []any, timeout
 	if lt, ok := tx.db.Snapshot().Table(name); ok && lt.shape != t.shape {
 		return nil // redefined since the snapshot: the commit will conflict
 	}
-	_, err := tx.db.eng.locks.acquire(ctx, tx.lockOwner(), tk, lockKey(t, r), LockRequest{Mode: LockExclusive, Wait: WaitBlock, Timeout: timeout})
+	_, err := tx.db.eng.locks.acquire(ctx, tx.lockOwner(), tk, lockKey(t, r), LockRequest{Mode: LockWrite, Wait: WaitBlock, Timeout: timeout})
 	return err
 }
 

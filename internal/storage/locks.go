@@ -23,16 +23,29 @@ import (
 // waiter, and the youngest owner of a cycle (the one whose transaction
 // began last) gets ErrDeadlock at once.
 
-// LockMode is a row lock's strength.
+// LockMode is a row lock's kind; a holder's locks on a row are a set of
+// them (bits).
 type LockMode uint8
 
 const (
-	// LockShared (FOR SHARE, LOCK IN SHARE MODE): other shared locks are
-	// granted, exclusive ones wait.
-	LockShared LockMode = iota + 1
-	// LockExclusive (FOR UPDATE, UPDATE, DELETE): every other lock waits.
+	// LockShared (FOR SHARE, LOCK IN SHARE MODE): granted with other
+	// shared locks; waits for writers and exclusive locks.
+	LockShared LockMode = 1 << iota
+	// LockWrite is what UPDATE and DELETE take on a row they write. Two
+	// writers do not wait for each other: between plain writes the first
+	// to commit wins and the other gets ErrConflict at commit, as before
+	// locks existed. A writer waits for locking reads of the row, and they
+	// wait for it, so a row read under lock has no write pending by
+	// another transaction and cannot change until the lock goes.
+	LockWrite
+	// LockExclusive (FOR UPDATE): every other lock waits.
 	LockExclusive
 )
+
+// covers reports whether holding held makes a request for m granted already.
+func (held LockMode) covers(m LockMode) bool {
+	return held&LockExclusive != 0 || held&m == m
+}
 
 // LockWait says what a lock request does when the row is locked by another
 // transaction.
@@ -174,7 +187,16 @@ func (o *LockOwner) Release() {
 	o.held = nil
 }
 
-func compatible(a, b LockMode) bool { return a == LockShared && b == LockShared }
+// compatible reports whether a holder's locks held let another owner have m.
+func compatible(held, m LockMode) bool {
+	switch m {
+	case LockShared:
+		return held&(LockWrite|LockExclusive) == 0
+	case LockWrite:
+		return held&(LockShared|LockExclusive) == 0
+	}
+	return held == 0
+}
 
 // grantableLocked reports whether owner may hold mode on e given its holders.
 func grantableLocked(e *lockEntry, owner *LockOwner, mode LockMode) bool {
@@ -218,9 +240,7 @@ func (m *lockManager) dropIfIdleLocked(e *lockEntry) {
 
 func (m *lockManager) holdLocked(e *lockEntry, o *LockOwner, mode LockMode) {
 	cur, had := e.holders[o]
-	if mode > cur {
-		e.holders[o] = mode
-	}
+	e.holders[o] = cur | mode
 	if !had {
 		o.held = append(o.held, e)
 	}
@@ -270,7 +290,7 @@ func blockersLocked(w *lockWaiter) []*LockOwner {
 		if x == w {
 			break
 		}
-		if x.owner != w.owner && !compatible(x.mode, w.mode) {
+		if x.owner != w.owner && !(compatible(x.mode, w.mode) && compatible(w.mode, x.mode)) {
 			out = append(out, x.owner)
 		}
 	}
@@ -313,12 +333,12 @@ func cycleLocked(start *LockOwner) []*LockOwner {
 // acquire locks key of table tk for o. It reports false without error when
 // the row is locked by another and the request says SKIP LOCKED.
 func (m *lockManager) acquire(ctx context.Context, o *LockOwner, tk lockTableKey, key *Row, req LockRequest) (bool, error) {
-	if req.Mode != LockShared && req.Mode != LockExclusive {
+	if req.Mode != LockShared && req.Mode != LockWrite && req.Mode != LockExclusive {
 		panic(fmt.Sprintf("storage: lock request of mode %d", req.Mode))
 	}
 	m.mu.Lock()
 	e := m.entryLocked(tk, key)
-	if cur, ok := e.holders[o]; ok && cur >= req.Mode {
+	if cur, ok := e.holders[o]; ok && cur.covers(req.Mode) {
 		m.mu.Unlock()
 		return true, nil
 	}

@@ -373,3 +373,37 @@ func TestLockingReadOwnWritesAndSavepoint(t *testing.T) {
 		t.Fatalf("committed: %s", got)
 	}
 }
+
+// Plain writers do not wait for each other (the first to commit wins, the
+// other gets ErrConflict), but a locking read waits for a pending writer
+// and then reads what it committed.
+func TestWritersDoNotBlockEachOther(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	a, b, c := db.Begin(), db.Begin(), db.Begin()
+	row := []any{int64(3), "cid", int64(22)}
+	for _, tx := range []*Tx{a, b} {
+		if err := tx.LockForWrite(context.Background(), "users", row, 20*time.Millisecond); err != nil {
+			t.Fatalf("second writer's lock: %v", err)
+		}
+	}
+	if err := a.Update("users", row, []any{int64(3), "cid", int64(23)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Update("users", row, []any{int64(3), "cid", int64(24)}); err != nil {
+		t.Fatal(err)
+	}
+	got := goLock(c, 3, forUpdate)
+	awaitWaiters(t, e, 1)
+	mustCommit(t, a)
+	awaitWaiters(t, e, 1) // b still writes it
+	if err := b.Commit(context.Background()); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second committer: %v, want ErrConflict", err)
+	}
+	res := <-got
+	if res.err != nil || !res.ok || res.row.Vals[2] != int64(23) {
+		t.Fatalf("locking read after the writers: %v %v %v", res.row, res.ok, res.err)
+	}
+	c.Rollback()
+}

@@ -1,0 +1,299 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Locking reads (SELECT … FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE, with
+// OF, NOWAIT or SKIP LOCKED). The parser of go-mysql-server v0.20 knows
+// FOR UPDATE [SKIP LOCKED] and LOCK IN SHARE MODE only, and its planner
+// drops the clause. So the clause is read here from the statement's text:
+// lockParser blanks the forms the parser does not know (spaces of the same
+// length, so that the positions of a multi-statement query hold), and at
+// execution a table read asks lockClauseOf for the clause of the statement
+// running (ctx.Query(), the text as the client sent it).
+//
+// The clause applies to every table the SELECT reads (subqueries too),
+// row by row as the scan or index range yields them, as InnoDB locks the
+// rows it reads; there are no gap locks. Inside stored routines and
+// triggers a SELECT … FOR UPDATE reads without locking.
+
+// lockClause is what a statement asks of its reads.
+type lockClause struct {
+	mode storage.LockMode // 0: a plain read
+	wait storage.LockWait
+}
+
+// sqlWord is a word or punctuation of a statement, with its place.
+type sqlWord struct {
+	text       string // upper-case for words
+	start, end int
+	word       bool
+}
+
+// scanWords splits q into words and punctuation, skipping strings, quoted
+// identifiers (as one word) and comments; the body of a /*! … */ comment
+// is read as code. With first, it stops at the end of the first statement.
+func scanWords(q string, first bool) []sqlWord {
+	var out []sqlWord
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == '\\' {
+					j += 2
+					continue
+				}
+				if q[j] == c {
+					if j+1 < len(q) && q[j+1] == c {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			out = append(out, sqlWord{text: "'", start: i, end: min(j+1, len(q))})
+			i = j + 1
+		case c == '`':
+			j := i + 1
+			for j < len(q) && q[j] != '`' {
+				j++
+			}
+			out = append(out, sqlWord{text: q[i+1 : min(j, len(q))], start: i, end: min(j+1, len(q)), word: true})
+			i = j + 1
+		case c == '#' || (c == '-' && strings.HasPrefix(q[i:], "-- ")):
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(q[i:], "/*!"):
+			i += 3
+			for i < len(q) && q[i] >= '0' && q[i] <= '9' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 4
+		case c == '*' && strings.HasPrefix(q[i:], "*/"):
+			i += 2 // the end of a /*! … */ comment
+		case c == ';':
+			if first {
+				return out
+			}
+			out = append(out, sqlWord{text: ";", start: i, end: i + 1})
+			i++
+		case c == '_' || c == '$' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z') || (c >= '0' && c <= '9'):
+			j := i
+			for j < len(q) && (q[j] == '_' || q[j] == '$' || q[j] >= 0x80 || (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') || (q[j] >= '0' && q[j] <= '9')) {
+				j++
+			}
+			out = append(out, sqlWord{text: strings.ToUpper(q[i:j]), start: i, end: j, word: true})
+			i = j
+		default:
+			out = append(out, sqlWord{text: string(c), start: i, end: i + 1})
+			i++
+		}
+	}
+	return out
+}
+
+// lockSpan is one locking clause found in a statement: its mode and wait,
+// where it is, and whether the parser knows its form.
+type lockSpan struct {
+	lockClause
+	start, end int
+	known      bool
+}
+
+// findLockClauses returns the locking clauses among words.
+func findLockClauses(w []sqlWord) []lockSpan {
+	is := func(i int, s string) bool { return i < len(w) && w[i].word && w[i].text == s }
+	var out []lockSpan
+	for i := 0; i < len(w); i++ {
+		var sp lockSpan
+		j := i
+		switch {
+		case is(i, "FOR") && is(i+1, "UPDATE"):
+			sp.mode, j = storage.LockExclusive, i+2
+			sp.known = true
+		case is(i, "FOR") && is(i+1, "SHARE"):
+			sp.mode, j = storage.LockShared, i+2
+		case is(i, "LOCK") && is(i+1, "IN") && is(i+2, "SHARE") && is(i+3, "MODE"):
+			sp.mode, j = storage.LockShared, i+4
+			sp.known = true
+		default:
+			continue
+		}
+		if is(j, "OF") {
+			sp.known = false
+			j++
+			for j < len(w) && (w[j].word || w[j].text == "," || w[j].text == ".") && !is(j, "NOWAIT") && !is(j, "SKIP") && !is(j, "FOR") && !is(j, "LOCK") {
+				j++
+			}
+		}
+		switch {
+		case is(j, "NOWAIT"):
+			sp.wait, sp.known = storage.WaitNoWait, false
+			j++
+		case is(j, "SKIP") && is(j+1, "LOCKED"):
+			// The parser knows SKIP LOCKED right after FOR UPDATE only.
+			sp.wait, sp.known = storage.WaitSkipLocked, sp.known && sp.mode == storage.LockExclusive && j == i+2
+			j += 2
+		}
+		sp.start, sp.end = w[i].start, w[j-1].end
+		out = append(out, sp)
+		i = j - 1
+	}
+	return out
+}
+
+// lockClauseOf returns the locking clause of the first statement of q: the
+// strongest mode among its clauses, the wait of the first. Only a SELECT
+// (or WITH … SELECT, or a parenthesized one) locks.
+func lockClauseOf(q string) lockClause {
+	w := scanWords(q, true)
+	k := 0
+	for k < len(w) && w[k].text == "(" {
+		k++
+	}
+	if k >= len(w) || !(w[k].text == "SELECT" || w[k].text == "WITH") {
+		return lockClause{}
+	}
+	var lc lockClause
+	for i, sp := range findLockClauses(w) {
+		if i == 0 {
+			lc.wait = sp.wait
+		}
+		lc.mode = max(lc.mode, sp.mode)
+	}
+	return lc
+}
+
+// blankLockClauses returns q with the locking clauses the parser does not
+// know replaced by spaces (same length, so positions hold).
+func blankLockClauses(q string) string {
+	if !strings.Contains(strings.ToUpper(q), "FOR") && !strings.Contains(strings.ToUpper(q), "LOCK") {
+		return q
+	}
+	var b []byte
+	for _, sp := range findLockClauses(scanWords(q, false)) {
+		if sp.known {
+			continue
+		}
+		if b == nil {
+			b = []byte(q)
+		}
+		for i := sp.start; i < sp.end; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	if b == nil {
+		return q
+	}
+	return string(b)
+}
+
+// lockParser lets the parser read the locking clauses it does not know.
+type lockParser struct{ sql.Parser }
+
+func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
+	return p.Parser.ParseSimple(blankLockClauses(q))
+}
+
+func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
+	return p.Parser.Parse(ctx, blankLockClauses(q), multi)
+}
+
+func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	return p.Parser.ParseWithOptions(ctx, blankLockClauses(q), delim, multi, o)
+}
+
+func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
+	return p.Parser.ParseOneWithOptions(ctx, blankLockClauses(q), o)
+}
+
+// lockClause returns the locking clause of the statement ctx runs.
+func (s *Session) lockClause(ctx *sql.Context) lockClause {
+	q := ctx.Query()
+	if q != s.lockQuery {
+		s.lockQuery, s.lockMode = q, lockClauseOf(q)
+	}
+	return s.lockMode
+}
+
+// lockWaitVar is MySQL's innodb_lock_wait_timeout, in seconds: how long a
+// row lock is waited for before error 1205.
+const lockWaitVar = "innodb_lock_wait_timeout"
+
+// defaultLockWait is MySQL's default innodb_lock_wait_timeout (s).
+const defaultLockWait = 50
+
+// registerLockVariables replaces go-mysql-server's innodb_lock_wait_timeout
+// (fixed at 1, global only) by MySQL's: 1 to 1073741824 s, default 50,
+// global and per session.
+func registerLockVariables() {
+	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{&sql.MysqlSystemVariable{
+		Name:    lockWaitVar,
+		Scope:   sql.GetMysqlScope(sql.SystemVariableScope_Both),
+		Dynamic: true,
+		Type:    types.NewSystemIntType(lockWaitVar, 1, 1073741824, false),
+		Default: int64(defaultLockWait),
+	}})
+}
+
+// lockWaitTimeout is the session's innodb_lock_wait_timeout.
+func (s *Session) lockWaitTimeout(ctx *sql.Context) time.Duration {
+	v, err := s.GetSessionVariable(ctx, lockWaitVar)
+	if err != nil {
+		return defaultLockWait * time.Second
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return defaultLockWait * time.Second
+	}
+	return time.Duration(n) * time.Second
+}
+
+// lockError turns a lock's refusal into MySQL's error. A deadlock rolls the
+// whole transaction back at once, as InnoDB does, so that its locks go to
+// the transactions it blocked; a timeout or NOWAIT fails the statement
+// only.
+func (s *Session) lockError(ctx *sql.Context, err error) error {
+	if errors.Is(err, storage.ErrDeadlock) || errors.Is(err, storage.ErrConflict) {
+		s.abortTxn(ctx)
+	}
+	return toSQLError(err)
+}
+
+// abortTxn rolls back the open transaction from inside a statement.
+func (s *Session) abortTxn(ctx *sql.Context) {
+	if s.txn == nil {
+		return
+	}
+	for _, dtx := range s.txn.dbs {
+		dtx.Rollback()
+	}
+	s.txn.end()
+	s.txn = nil
+	s.frozen = nil
+	ctx.SetTransaction(nil)
+	s.SetIgnoreAutoCommit(false)
+}
