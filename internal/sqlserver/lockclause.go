@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -219,11 +220,36 @@ func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	return p.Parser.Parse(ctx, blankLockClauses(q), multi)
+	r := blankLockClauses(q)
+	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
+	parsed, rest = unblank(q, r, ';', parsed, rest)
+	return stmt, parsed, rest, err
 }
 
 func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	return p.Parser.ParseWithOptions(ctx, blankLockClauses(q), delim, multi, o)
+	r := blankLockClauses(q)
+	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
+	parsed, rest = unblank(q, r, delim, parsed, rest)
+	return stmt, parsed, rest, err
+}
+
+// unblank returns the statement parsed and the rest of a multi-statement
+// query as the client wrote them: the rest is run next, and its locking
+// clauses are read from its text (lockClauseOf), so it must keep them.
+// r is q with clauses blanked, of the same length; parsed and rest are
+// parts of r once trimmed, unless an inner parser rewrote r otherwise.
+func unblank(q, r string, delim rune, parsed, rest string) (string, string) {
+	if q == r {
+		return parsed, rest
+	}
+	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
+	if lead+len(parsed) <= len(r) && r[lead:lead+len(parsed)] == parsed {
+		parsed = q[lead : lead+len(parsed)]
+	}
+	if at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest); rest != "" && at >= 0 && at+len(rest) <= len(r) && r[at:at+len(rest)] == rest {
+		rest = q[at : at+len(rest)]
+	}
+	return parsed, rest
 }
 
 func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {

@@ -85,7 +85,8 @@ func New(cfg Config) (*Server, error) {
 	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g})
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
-	s.engine.Parser = lockParser{clusterParser{s.engine.Parser}}
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
+	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
 	registerClusterVariables()
 	registerLockVariables()
 	if err := setServerDefaults(); err != nil {
