@@ -432,9 +432,9 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	if ok && strings.EqualFold(name, "processlist") {
 		t = ownThreadsTable{Table: t, grants: d.grants}
 	}
-	if it, isIS := t.(*information_schema.InformationSchemaTable); ok && isIS && strings.EqualFold(name, "triggers") {
+	if it, isIS := t.(*information_schema.InformationSchemaTable); ok && isIS && perDatabaseTables[strings.ToLower(name)] && it.Reader != nil {
 		w := *it
-		w.Reader = perDatabaseTriggers(it.Reader)
+		w.Reader = perDatabase(it.Reader)
 		t = &w
 	}
 	return t, ok, err

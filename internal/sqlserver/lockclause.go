@@ -71,10 +71,17 @@ func scanWords(q string, first bool) []sqlWord {
 			i = j + 1
 		case c == '`':
 			j := i + 1
-			for j < len(q) && q[j] != '`' {
+			for j < len(q) {
+				if q[j] == '`' {
+					if j+1 < len(q) && q[j+1] == '`' {
+						j += 2 // a doubled backquote is one
+						continue
+					}
+					break
+				}
 				j++
 			}
-			out = append(out, sqlWord{text: q[i+1 : min(j, len(q))], start: i, end: min(j+1, len(q)), word: true})
+			out = append(out, sqlWord{text: strings.ReplaceAll(q[i+1:min(j, len(q))], "``", "`"), start: i, end: min(j+1, len(q)), word: true})
 			i = j + 1
 		case c == '#' || (c == '-' && strings.HasPrefix(q[i:], "-- ")):
 			for i < len(q) && q[i] != '\n' {
@@ -212,22 +219,23 @@ func blankLockClauses(q string) string {
 	return string(b)
 }
 
-// lockParser lets the parser read the locking clauses it does not know.
+// lockParser lets the parser read the locking clauses it does not know,
+// and MySQL's versioned comments as MySQL does (unwrapVersionComments).
 type lockParser struct{ sql.Parser }
 
 func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
-	return p.Parser.ParseSimple(blankLockClauses(q))
+	return p.Parser.ParseSimple(blankLockClauses(unwrapVersionComments(q)))
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	r := blankLockClauses(q)
+	r := blankLockClauses(unwrapVersionComments(q))
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
 	parsed, rest = unblank(q, r, ';', parsed, rest)
 	return stmt, parsed, rest, err
 }
 
 func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	r := blankLockClauses(q)
+	r := blankLockClauses(unwrapVersionComments(q))
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
 	parsed, rest = unblank(q, r, delim, parsed, rest)
 	return stmt, parsed, rest, err
@@ -253,7 +261,7 @@ func unblank(q, r string, delim rune, parsed, rest string) (string, string) {
 }
 
 func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	return p.Parser.ParseOneWithOptions(ctx, blankLockClauses(q), o)
+	return p.Parser.ParseOneWithOptions(ctx, blankLockClauses(unwrapVersionComments(q)), o)
 }
 
 // lockClause returns the locking clause of the statement ctx runs.
@@ -322,4 +330,80 @@ func (s *Session) abortTxn(ctx *sql.Context) {
 	s.frozen = nil
 	ctx.SetTransaction(nil)
 	s.SetIgnoreAutoCommit(false)
+}
+
+// serverVersionID is the version MySQL's versioned comments are compared
+// with (/*!80000 … */ runs on 8.0.0 and later): the version we report.
+const serverVersionID = 80033
+
+// unwrapVersionComments turns each MySQL versioned comment /*!NNNNN … */
+// of q into its content (spaces in place of the markers, so that the length
+// and positions hold), or into spaces when NNNNN is above our version, as
+// MySQL reads them. Dumps wrap CREATE EVENT, VIEW and TRIGGER in such
+// comments; go-mysql-server v0.20 kept the closing "*/" in the body it
+// stored for an event (and the definition of a view created that way was
+// left out of information_schema).
+func unwrapVersionComments(q string) string {
+	if !strings.Contains(q, "/*!") {
+		return q
+	}
+	b := []byte(q)
+	blank := func(from, to int) {
+		for i := from; i < to; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	var open []int // start of each versioned comment being read
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(b) && b[j] != c {
+				if b[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			i = j + 1
+		case c == '#' || (c == '-' && i+2 < len(b) && b[i+1] == '-' && b[i+2] == ' '):
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+2 < len(b) && b[i+1] == '*' && b[i+2] == '!':
+			j := i + 3
+			v := 0
+			for j < len(b) && j < i+8 && b[j] >= '0' && b[j] <= '9' {
+				v = v*10 + int(b[j]-'0')
+				j++
+			}
+			if v > serverVersionID {
+				end := strings.Index(q[j:], "*/")
+				if end < 0 {
+					return q
+				}
+				blank(i, j+end+2)
+				i = j + end + 2
+				continue
+			}
+			blank(i, j)
+			open = append(open, i)
+			i = j
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				return string(b)
+			}
+			i += end + 4
+		case c == '*' && i+1 < len(b) && b[i+1] == '/' && len(open) > 0:
+			blank(i, i+2)
+			open = open[:len(open)-1]
+			i += 2
+		default:
+			i++
+		}
+	}
+	return string(b)
 }

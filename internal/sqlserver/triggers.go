@@ -96,30 +96,32 @@ func (d *Database) renameTriggers(ctx *sql.Context, from, to string) error {
 	return nil
 }
 
-// triggersCatalog shows information_schema.TRIGGERS one database at a time.
-type triggersCatalog struct {
+// oneDatabase is the catalog seen by an information_schema reader that
+// perDatabase runs for one database.
+type oneDatabase struct {
 	sql.Catalog
 	db sql.Database
 }
 
-func (c triggersCatalog) AllDatabases(*sql.Context) []sql.Database { return []sql.Database{c.db} }
+func (c oneDatabase) AllDatabases(*sql.Context) []sql.Database { return []sql.Database{c.db} }
 
-// perDatabaseTriggers wraps the reader of information_schema.TRIGGERS:
-// go-mysql-server parses each trigger's statement in the session's current
-// database, so a trigger on an unqualified table failed with "no database
-// selected", or 1146 from another database. Each database's triggers are
-// read with that database current.
-func perDatabaseTriggers(read func(*sql.Context, sql.Catalog) (sql.RowIter, error)) func(*sql.Context, sql.Catalog) (sql.RowIter, error) {
+// perDatabaseTables are the information_schema tables whose reader parses
+// stored statements (triggers, views, routines, events) in the session's
+// current database: a statement naming its tables unqualified failed with
+// "no database selected" or 1146 in another database (TRIGGERS), or was
+// left out without a word (VIEWS).
+var perDatabaseTables = map[string]bool{"triggers": true, "views": true, "routines": true, "events": true, "parameters": true}
+
+// perDatabase wraps such a reader: each database's rows are read with that
+// database current.
+func perDatabase(read func(*sql.Context, sql.Catalog) (sql.RowIter, error)) func(*sql.Context, sql.Catalog) (sql.RowIter, error) {
 	return func(ctx *sql.Context, cat sql.Catalog) (sql.RowIter, error) {
 		prev := sessionOf(ctx).BaseSession.GetCurrentDatabase()
 		defer ctx.SetCurrentDatabase(prev)
 		var rows []sql.Row
 		for _, db := range cat.AllDatabases(ctx) {
-			if _, ok := db.(sql.TriggerDatabase); !ok {
-				continue
-			}
 			ctx.SetCurrentDatabase(db.Name())
-			it, err := read(ctx, triggersCatalog{Catalog: cat, db: db})
+			it, err := read(ctx, oneDatabase{Catalog: cat, db: db})
 			if err != nil {
 				return nil, err
 			}
