@@ -2,7 +2,8 @@
 # Installs the client libraries of the transaction matrix
 # (test/system TestClientTransactions, scripts in test/clients) on Debian 12:
 # PyMySQL, MySQLdb and SQLAlchemy for Debian's python3, MariaDB Connector/J
-# and a JDK, node and npm, then mysql2 into test/clients/node/node_modules.
+# and a JDK, node and npm, then mysql2 into test/clients/node/node_modules;
+# and mariadb-client (mariadb-dump, mariadb) for test/system's dump test.
 #
 # Idempotent: it looks for each client first, and runs apt-get (with one
 # apt-get update) only when something is missing. Node and Java count as
@@ -24,6 +25,8 @@ python_module sqlalchemy || missing+=(python3-sqlalchemy)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# mariadb-dump and mariadb for the dump and restore test (TestDumpAllDatabasesRestores).
+command -v mariadb-dump >/dev/null 2>&1 || missing+=(mariadb-client)
 
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-test-clients: installing ${missing[*]}"
