@@ -33,6 +33,9 @@ func toSQLError(err error) error {
 	case errors.Is(err, storage.ErrLockTimeout):
 		return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
 			"Lock wait timeout exceeded; try restarting transaction")
+	case errors.Is(err, storage.ErrTooManyLocks):
+		return mysql.NewSQLError(mysql.ERLockTableFull, mysql.SSUnknownSQLState,
+			"The total number of locks exceeds the lock table size")
 	case errors.Is(err, storage.ErrLockNoWait):
 		return mysql.NewSQLError(erLockNowait, mysql.SSUnknownSQLState,
 			"Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.")

@@ -73,6 +73,11 @@ type LockRequest struct {
 // goroutine for; a day is longer than any transaction we expect to serve.
 const MaxLockWait = 24 * time.Hour
 
+// MaxLocksPerOwner bounds the rows one transaction may lock (about 100
+// bytes each): a locking read of a huge table fails with ErrTooManyLocks
+// instead of exhausting memory, as InnoDB's lock table does (1206).
+const MaxLocksPerOwner = 8 << 20
+
 var (
 	// ErrLockTimeout: the lock was not granted within the request's
 	// timeout (MySQL 1205). The statement fails; the transaction and its
@@ -84,6 +89,9 @@ var (
 	// transaction is the youngest of the cycle (MySQL 1213). The whole
 	// transaction must be rolled back.
 	ErrDeadlock = errors.New("storage: deadlock found when trying to get lock")
+	// ErrTooManyLocks: the transaction holds MaxLocksPerOwner locks
+	// already (MySQL 1206).
+	ErrTooManyLocks = errors.New("storage: the transaction holds too many row locks")
 )
 
 // lockManager holds every row lock of an engine.
@@ -95,6 +103,10 @@ type lockManager struct {
 	// ownerSeq numbers owners in the order they are made: the larger, the
 	// younger.
 	ownerSeq atomic.Uint64
+	// after is the clock of lock waits (time.After unless a test sets it).
+	after func(time.Duration) <-chan time.Time
+	// maxHeld is MaxLocksPerOwner (lowered by tests).
+	maxHeld int
 }
 
 // lockTableKey names the locks of one table. The shape is part of the key:
@@ -140,7 +152,7 @@ type LockOwner struct {
 }
 
 func newLockManager() *lockManager {
-	m := &lockManager{}
+	m := &lockManager{after: time.After, maxHeld: MaxLocksPerOwner}
 	m.mu.tables = map[lockTableKey]*lockTable{}
 	return m
 }
@@ -343,6 +355,11 @@ func (m *lockManager) acquire(ctx context.Context, o *LockOwner, tk lockTableKey
 		return true, nil
 	}
 	_, holds := e.holders[o]
+	if !holds && len(o.held) >= m.maxHeld {
+		m.dropIfIdleLocked(e)
+		m.mu.Unlock()
+		return false, ErrTooManyLocks
+	}
 	// A new request waits behind queued ones, except an owner that holds
 	// the row already (an upgrade from shared): queueing it behind a
 	// request that waits for it would deadlock needlessly.
@@ -392,13 +409,10 @@ func (m *lockManager) acquire(ctx context.Context, o *LockOwner, tk lockTableKey
 	}
 	m.mu.Unlock()
 
-	timeout := min(req.Timeout, MaxLockWait)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	var why error
 	select {
 	case <-w.ch:
-	case <-timer.C:
+	case <-m.after(min(req.Timeout, MaxLockWait)):
 		why = ErrLockTimeout
 	case <-ctx.Done():
 		why = ctx.Err()

@@ -137,10 +137,22 @@ func TestLockTimeoutNoWaitSkipLocked(t *testing.T) {
 	a, b := db.Begin(), db.Begin()
 	mustLock(t, a, 1, forUpdate)
 
-	_, _, err := lockID(b, 1, LockRequest{Mode: LockExclusive, Timeout: 20 * time.Millisecond})
+	// The wait's clock: its timeout has passed as soon as it is asked.
+	var asked time.Duration
+	e.locks.after = func(d time.Duration) <-chan time.Time {
+		asked = d
+		ch := make(chan time.Time, 1)
+		ch <- time.Time{}
+		return ch
+	}
+	_, _, err := lockID(b, 1, LockRequest{Mode: LockExclusive, Timeout: 7 * time.Second})
 	if !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("wait past the timeout: %v, want ErrLockTimeout", err)
 	}
+	if asked != 7*time.Second {
+		t.Fatalf("waited on a timer of %v, want the request's 7s", asked)
+	}
+	e.locks.after = time.After
 	_, _, err = lockID(b, 1, LockRequest{Mode: LockShared, Wait: WaitNoWait})
 	if !errors.Is(err, ErrLockNoWait) {
 		t.Fatalf("NOWAIT: %v, want ErrLockNoWait", err)
@@ -384,7 +396,7 @@ func TestWritersDoNotBlockEachOther(t *testing.T) {
 	a, b, c := db.Begin(), db.Begin(), db.Begin()
 	row := []any{int64(3), "cid", int64(22)}
 	for _, tx := range []*Tx{a, b} {
-		if err := tx.LockForWrite(context.Background(), "users", row, 20*time.Millisecond); err != nil {
+		if err := tx.LockForWrite(context.Background(), "users", row, waitTimeout); err != nil {
 			t.Fatalf("second writer's lock: %v", err)
 		}
 	}
@@ -406,4 +418,27 @@ func TestWritersDoNotBlockEachOther(t *testing.T) {
 		t.Fatalf("locking read after the writers: %v %v %v", res.row, res.ok, res.err)
 	}
 	c.Rollback()
+}
+
+// A transaction that would hold more than maxHeld locks gets
+// ErrTooManyLocks; its locks so far are kept, and released at its end.
+func TestTooManyLocks(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	e.locks.maxHeld = 2
+	a := db.Begin()
+	mustLock(t, a, 1, forUpdate)
+	mustLock(t, a, 2, forShare)
+	mustLock(t, a, 2, forUpdate) // an upgrade of a held row is not a new lock
+	if _, _, err := lockID(a, 3, forUpdate); !errors.Is(err, ErrTooManyLocks) {
+		t.Fatalf("third lock: %v, want ErrTooManyLocks", err)
+	}
+	if n := e.locks.entries(); n != 2 {
+		t.Fatalf("%d lock entries, want the 2 held", n)
+	}
+	a.Rollback()
+	if n := e.locks.entries(); n != 0 {
+		t.Fatalf("%d lock entries left", n)
+	}
 }
