@@ -245,23 +245,25 @@ func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, 
 // query as the client wrote them: the rest is run next, and its locking
 // clauses are read from its text (lockClauseOf), so it must keep them.
 // r is q with clauses blanked, of the same length; parsed and rest are
-// parts of r once trimmed, unless an inner parser rewrote r otherwise.
+// parts of r, trimmed (a blanked clause at a statement's end is trimmed
+// away with the spaces), unless an inner parser rewrote r otherwise.
 func unblank(q, r string, delim rune, parsed, rest string) (string, string) {
 	if q == r {
 		return parsed, rest
 	}
 	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
-	if lead+len(parsed) <= len(r) && r[lead:lead+len(parsed)] == parsed {
-		parsed = q[lead : lead+len(parsed)]
+	if lead+len(parsed) > len(r) || r[lead:lead+len(parsed)] != parsed {
+		return parsed, rest
 	}
-	if at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest); rest != "" && at >= 0 && at+len(rest) <= len(r) && r[at:at+len(rest)] == rest {
-		rest = q[at : at+len(rest)]
+	end := len(q)
+	if rest != "" {
+		at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest)
+		if at < lead || at+len(rest) > len(r) || r[at:at+len(rest)] != rest {
+			return parsed, rest
+		}
+		end, rest = at, q[at:]
 	}
-	return parsed, rest
-}
-
-func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	return p.Parser.ParseOneWithOptions(ctx, blankLockClauses(unwrapVersionComments(q)), o)
+	return sql.RemoveSpaceAndDelimiter(q[lead:end], delim), rest
 }
 
 // lockClause returns the locking clause of the statement ctx runs.

@@ -1,7 +1,12 @@
 package sqlserver
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -46,5 +51,29 @@ func TestBlankLockClauses(t *testing.T) {
 		if got := blankLockClauses(c.q); got != c.want {
 			t.Errorf("%q: %q, want %q", c.q, got, c.want)
 		}
+	}
+}
+
+// A multi-statement query: the statement parsed and the rest are returned
+// as the client wrote them, so the next statement's clauses are read from
+// its own text.
+func TestLockParserKeepsTheRest(t *testing.T) {
+	p := lockParser{sql.NewMysqlParser()}
+	q := "  SELECT a FROM t FOR SHARE; SELECT b FROM u FOR UPDATE NOWAIT;"
+	stmt, parsed, rest, err := p.ParseWithOptions(context.Background(), q, ';', true, ast.ParserOptions{})
+	if err != nil || stmt == nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if parsed != "SELECT a FROM t FOR SHARE" {
+		t.Errorf("parsed %q", parsed)
+	}
+	if strings.TrimSpace(rest) != "SELECT b FROM u FOR UPDATE NOWAIT;" && strings.TrimSpace(rest) != "SELECT b FROM u FOR UPDATE NOWAIT" {
+		t.Errorf("rest %q", rest)
+	}
+	if lc := lockClauseOf(rest); lc.mode != storage.LockExclusive || lc.wait != storage.WaitNoWait {
+		t.Errorf("clause of the rest: %+v", lc)
+	}
+	if _, _, rest, err = p.ParseWithOptions(context.Background(), rest, ';', true, ast.ParserOptions{}); err != nil || rest != "" {
+		t.Errorf("second statement: %q %v", rest, err)
 	}
 }
