@@ -241,29 +241,23 @@ func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, 
 	return stmt, parsed, rest, err
 }
 
-// unblank returns the statement parsed and the rest of a multi-statement
-// query as the client wrote them: the rest is run next, and its locking
-// clauses are read from its text (lockClauseOf), so it must keep them.
-// r is q with clauses blanked, of the same length; parsed and rest are
-// parts of r, trimmed (a blanked clause at a statement's end is trimmed
-// away with the spaces), unless an inner parser rewrote r otherwise.
+// unblank returns the rest of a multi-statement query as the client wrote
+// it: the rest is run next, and its locking clauses are read from its text
+// (lockClauseOf), so it must keep them. The statement parsed stays as the
+// parser read it: go-mysql-server cuts the bodies of CREATE TRIGGER,
+// EVENT and PROCEDURE out of that text by the parser's positions. r is q
+// with clauses blanked, of the same length; rest is a part of r, unless an
+// inner parser rewrote r otherwise.
 func unblank(q, r string, delim rune, parsed, rest string) (string, string) {
-	if q == r {
+	if q == r || rest == "" {
 		return parsed, rest
 	}
 	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
-	if lead+len(parsed) > len(r) || r[lead:lead+len(parsed)] != parsed {
+	at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest)
+	if at < lead || at+len(rest) > len(r) || r[at:at+len(rest)] != rest {
 		return parsed, rest
 	}
-	end := len(q)
-	if rest != "" {
-		at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest)
-		if at < lead || at+len(rest) > len(r) || r[at:at+len(rest)] != rest {
-			return parsed, rest
-		}
-		end, rest = at, q[at:]
-	}
-	return sql.RemoveSpaceAndDelimiter(q[lead:end], delim), rest
+	return parsed, q[at:]
 }
 
 // lockClause returns the locking clause of the statement ctx runs.

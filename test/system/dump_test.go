@@ -94,7 +94,9 @@ func TestDumpAllDatabasesRestores(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "all.sql")
-	runTool(t, dump, []string{"--all-databases", "--routines", "--triggers", "--events"}, src, "", out)
+	// --single-transaction: one snapshot, a savepoint per table (reading a
+	// view used to end the transaction, and the savepoint with it).
+	runTool(t, dump, []string{"--all-databases", "--single-transaction", "--routines", "--triggers", "--events"}, src, "", out)
 
 	dst := newServer(t, t.TempDir())
 	runTool(t, client, nil, dst, out, "")
@@ -226,4 +228,40 @@ func allColumns(t *testing.T, db *sql.DB, schema, table string) string {
 		out = append(out, "`"+c+"`")
 	}
 	return strings.Join(out, ", ")
+}
+
+// TestViewReadKeepsTransaction: reading a view, in a text or a prepared
+// statement, leaves the transaction open (go-mysql-server marked such a
+// statement DDL, which committed the transaction).
+func TestViewReadKeepsTransaction(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	db := s.open("")
+	mustExec(t, db, "CREATE DATABASE vt")
+	mustExec(t, db, "CREATE TABLE vt.t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, db, "INSERT INTO vt.t VALUES (1, 10)")
+	mustExec(t, db, "CREATE VIEW vt.w AS SELECT id, v FROM vt.t")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range []string{
+		"START TRANSACTION",
+		"INSERT INTO vt.t VALUES (2, 20)",
+		"SAVEPOINT sp",
+		"SELECT * FROM vt.w",
+		"INSERT INTO vt.t SELECT id + 10, v FROM vt.w",
+		"ROLLBACK TO SAVEPOINT sp",
+	} {
+		mustExec(t, c, q)
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM vt.w WHERE id > ?", 0).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("rows seen in the transaction: %d %v, want 2", n, err)
+	}
+	mustExec(t, c, "ROLLBACK")
+	if got := queryString(t, db, "SELECT id FROM vt.t ORDER BY id"); got != "1;" {
+		t.Fatalf("after ROLLBACK: %s, want only the committed row", got)
+	}
 }
