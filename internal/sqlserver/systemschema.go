@@ -23,10 +23,13 @@ import (
 //   - the dump's own check of a mysql table (SELECT engine, table_type FROM
 //     information_schema.TABLES WHERE table_schema = DATABASE() AND
 //     table_name = '…', in database mysql) answers for them;
-//   - DROP TABLE and CREATE TABLE of the mysql schema's tables, which a
-//     dump's restore runs, succeed and keep the tables as they are: the
+//   - DROP TABLE and CREATE TABLE of the mysql schema's tables, and DROP
+//     DATABASE mysql (--add-drop-database), which a dump's restore runs,
+//     succeed and keep the tables as they are: the
 //     accounts are the server's own (a dump carries no rows of them, since
-//     information_schema does not list their columns), the logs stay empty.
+//     information_schema does not list their columns), the logs stay empty;
+//   - FLUSH LOCAL … and FLUSH NO_WRITE_TO_BINLOG … (--lock-all-tables) are
+//     FLUSH …: there is no binary log to keep them out of.
 
 // logTables are the MySQL 8 definitions of the query log tables.
 var logTables = map[string]string{
@@ -100,7 +103,7 @@ func tableRefs(q string, w []sqlWord, i int) ([]tableRef, int) {
 // statement of q (whose text ends at end), or false.
 func systemSchemaRewrite(q, currentDB string) (string, bool) {
 	w, end := scanStatement(q)
-	if len(w) < 3 {
+	if len(w) < 2 {
 		return "", false
 	}
 	inMySQL := func(r tableRef) bool {
@@ -114,6 +117,19 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 		return fmt.Sprintf("SET @miraj_system_table = '%s'", what) + q[end:], true
 	}
 	switch {
+	case is(0, "FLUSH") && (is(1, "LOCAL") || is(1, "NO_WRITE_TO_BINLOG")):
+		// Not written to a binary log: Miraj keeps none, so the same
+		// as FLUSH (mariadb-dump --lock-all-tables, --master-data).
+		return q[:w[1].start] + strings.Repeat(" ", w[1].end-w[1].start) + q[w[1].end:], true
+	case is(0, "DROP") && (is(1, "DATABASE") || is(1, "SCHEMA")):
+		i := 2
+		if is(i, "IF") && is(i+1, "EXISTS") {
+			i += 2
+		}
+		if i+1 != len(w) || !w[i].word || !strings.EqualFold(unquoteIdent(q[w[i].start:w[i].end]), "mysql") {
+			return "", false
+		}
+		return kept("kept")
 	case is(0, "SHOW") && is(1, "CREATE") && is(2, "TABLE"):
 		refs, next := tableRefs(q, w, 3)
 		if len(refs) != 1 || next != len(w) || !inMySQL(refs[0]) {

@@ -44,6 +44,12 @@ func TestSystemSchemaRewrite(t *testing.T) {
 		{"SELECT engine, table_type FROM INFORMATION_SCHEMA.TABLES WHERE table_schema = DATABASE() AND table_name = 'user'", "mysql", "SELECT 'InnoDB' AS engine"},
 		{"SELECT engine, table_type FROM INFORMATION_SCHEMA.TABLES WHERE table_schema = DATABASE() AND table_name = 'items'", "mysql", ""},
 		{"SELECT engine, table_type FROM INFORMATION_SCHEMA.TABLES WHERE table_schema = DATABASE() AND table_name = 'user'", "shop", ""},
+		{"FLUSH /*!40101 LOCAL */ TABLES", "", "FLUSH /*!40101       */ TABLES"},
+		{"FLUSH NO_WRITE_TO_BINLOG TABLES WITH READ LOCK", "", "FLUSH                    TABLES WITH READ LOCK"},
+		{"FLUSH TABLES", "", ""},
+		{"/*!40000 DROP DATABASE IF EXISTS `mysql`*/", "", "SET @miraj_system_table"},
+		{"DROP SCHEMA mysql", "shop", "SET @miraj_system_table"},
+		{"DROP DATABASE IF EXISTS `shop`", "", ""},
 	} {
 		got, ok := systemSchemaRewrite(c.q, c.db)
 		if ok != (c.want != "") || !strings.HasPrefix(got, c.want) {
