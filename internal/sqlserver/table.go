@@ -198,9 +198,18 @@ func (it *lockingIter) Next(ctx *sql.Context) (sql.Row, error) {
 		if err != nil {
 			return nil, s.lockError(ctx, err)
 		}
-		if ok {
-			return sql.Row(row.Vals), nil
+		if !ok {
+			continue
 		}
+		if rng, isRange := it.src.(*rangeIter); isRange && row != r {
+			// Changed since the walk began (while this transaction
+			// waited, or just before): the index range must hold for the
+			// version read, as the planner may rely on it alone.
+			if in, _ := rng.check(row); !in {
+				continue
+			}
+		}
+		return sql.Row(row.Vals), nil
 	}
 }
 
