@@ -315,4 +315,35 @@ func TestLockingReadErrors(t *testing.T) {
 	if got := rows(c2, "SELECT id, v FROM l.t ORDER BY id"); got != "1 115;2 22;3 30;" {
 		t.Fatalf("after the deadlock: %s", got)
 	}
+
+	// A locking read through an index waits for a row that then leaves
+	// its range: the row is not returned.
+	mustExec(t, db, "CREATE TABLE l.q (id INT PRIMARY KEY, st VARCHAR(10), KEY kst (st))")
+	mustExec(t, db, "INSERT INTO l.q VALUES (1, 'new'), (2, 'new'), (3, 'old')")
+	mustExec(t, c1, "START TRANSACTION")
+	rows(c1, "SELECT id, 0 FROM l.q WHERE id = 1 FOR UPDATE")
+	got := make(chan string, 1)
+	go func() {
+		r, err := c2.QueryContext(ctx, "SELECT id FROM l.q WHERE st = 'new' FOR UPDATE")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer r.Close()
+		out := ""
+		for r.Next() {
+			var id int
+			r.Scan(&id)
+			out += fmt.Sprintf("%d;", id)
+		}
+		got <- out
+	}()
+	waitFor(t, "the locking read to wait for row 1", 10*time.Second, func() bool {
+		return queryString(t, db, "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT id FROM l.q WHERE st%'") == "1;"
+	})
+	mustExec(t, c1, "UPDATE l.q SET st = 'done' WHERE id = 1")
+	mustExec(t, c1, "COMMIT")
+	if g := <-got; g != "2;" {
+		t.Fatalf("locking read after the row left the range: %s, want only row 2", g)
+	}
 }
