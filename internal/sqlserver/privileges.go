@@ -96,7 +96,10 @@ func (g grants) refuse(r requirement) error {
 // what the session's account may not do, then lets go-mysql-server's
 // builder run the node (a nil iterator), or runs it itself with fewer rows
 // (SHOW PROCESSLIST).
-type adminExec struct{ grants grants }
+type adminExec struct {
+	grants grants
+	srv    *Server
+}
 
 var _ sql.NodeExecBuilder = adminExec{}
 
@@ -105,7 +108,17 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 	case *plan.Set:
 		return nil, x.checkSet(ctx, n)
 	case *plan.Kill:
-		return nil, x.checkKill(ctx, n)
+		if err := x.checkKill(ctx, n); err != nil {
+			return nil, err
+		}
+		if n.Kt == plan.KillType_Connection && x.srv != nil {
+			// Said before go-mysql-server cancels its statement: a
+			// session waiting for secondaries answers 1927, not OK.
+			if s := x.srv.session(n.ConnID); s != nil {
+				s.connKilled.Store(true)
+			}
+		}
+		return nil, nil
 	case *plan.Grant:
 		return x.grantDynamic(ctx, n, row)
 	case *plan.Revoke:

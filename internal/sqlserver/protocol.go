@@ -28,6 +28,7 @@ var sqlStates = map[int]string{
 	1364: "HY000", // ER_NO_DEFAULT_FOR_FIELD
 	1146: "42S02", // ER_NO_SUCH_TABLE
 	1213: "40001", // ER_LOCK_DEADLOCK
+	1229: "HY000", // ER_GLOBAL_VARIABLE
 	1216: "23000", // ER_NO_REFERENCED_ROW
 	1217: "23000", // ER_ROW_IS_REFERENCED
 	1264: "22003", // ER_WARN_DATA_OUT_OF_RANGE
@@ -57,6 +58,7 @@ var unknownErrors = []struct {
 	{regexp.MustCompile(`out of range for`), 1264},
 	{regexp.MustCompile(`^string '.*' is too large for column '.*'`), 1406},
 	{regexp.MustCompile(`^Check constraint ".*" violated`), 3819},
+	{regexp.MustCompile(`^Variable '.*' is a GLOBAL variable and should be set with SET GLOBAL$`), 1229},
 	// A database the account has no privilege in, refused when it is
 	// looked up (USE, a connection's default database): go-mysql-server
 	// words it as MySQL does.
@@ -133,6 +135,15 @@ func (h protocolHandler) endFailedStatement(c *mysql.Conn, err error) {
 	if err == nil {
 		return
 	}
+	h.endImplicitTransaction(c)
+}
+
+// endImplicitTransaction drops, in autocommit mode outside START
+// TRANSACTION, the transaction a command left behind without a statement
+// to commit it: a failed statement's, or the one COM_STMT_PREPARE opened
+// when it resolved the tables (its snapshot would otherwise be read by
+// the first execution, however much later it came).
+func (h protocolHandler) endImplicitTransaction(c *mysql.Conn) {
 	s := h.srv.session(c.ConnectionID)
 	if s == nil || s.GetIgnoreAutoCommit() || !s.autocommit() {
 		return
@@ -173,20 +184,42 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 }
 
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
-	err := h.Handler.ComQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
-		h.okFlags(c, r)
-		return cb(r, more)
-	})
+	query := func(q string) error {
+		return h.Handler.ComQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+			h.okFlags(c, r)
+			return cb(r, more)
+		})
+	}
+	var err error
+	if st, ok, serr := splitSetStatement(q); serr != nil {
+		err = serr
+	} else if ok {
+		err = h.withStatementVariables(ctx, c, st, query)
+	} else {
+		err = query(q)
+	}
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return fixSQLState(err)
 }
 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
-	rest, err := h.Handler.ComMultiQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
-		h.okFlags(c, r)
-		return cb(r, more)
-	})
+	var rest string
+	query := func(q string) (err error) {
+		rest, err = h.Handler.ComMultiQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+			h.okFlags(c, r)
+			return cb(r, more)
+		})
+		return err
+	}
+	var err error
+	if st, ok, serr := splitSetStatement(q); serr != nil {
+		err = serr
+	} else if ok {
+		err = h.withStatementVariables(ctx, c, st, query)
+	} else {
+		err = query(q)
+	}
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return rest, fixSQLState(err)
@@ -200,6 +233,7 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
+	h.endImplicitTransaction(c)
 	h.afterCommand(c)
 	return f, fixSQLState(err)
 }

@@ -82,13 +82,14 @@ func New(cfg Config) (*Server, error) {
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
-	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g})
+	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g, srv: s})
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
 	registerClusterVariables()
 	registerLockVariables()
+	registerSyncStatus()
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err
@@ -118,6 +119,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	}
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
+	sess.client = true
 	s.sessions.Store(conn.ConnectionID, sess)
 	// go-mysql-server names the connection's user in the process list
 	// only when a default database is chosen; KILL's and SHOW

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -36,6 +37,14 @@ type Session struct {
 	// last asked about (lockClause).
 	lockQuery string
 	lockMode  lockClause
+	// client: a client connection's session. Only these wait for
+	// secondaries (§17.8.2: scheduled events never wait).
+	client bool
+	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
+	// it follows the server's.
+	syncOwn bool
+	// connKilled: KILL CONNECTION named this session's connection.
+	connKilled atomic.Bool
 }
 
 type frozenKey struct {
@@ -191,13 +200,18 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		return nil
 	}
 	var first error
-	for _, dtx := range t.dbs {
+	var commits []committed
+	for key, dtx := range t.dbs {
 		if first != nil {
 			dtx.Rollback()
 			continue
 		}
 		if err := dtx.Commit(ctx); err != nil {
 			first = err
+			continue
+		}
+		if lsn, ok := dtx.Logged(); ok && !strings.HasPrefix(key, "\x00") {
+			commits = append(commits, committed{db: key, lsn: lsn})
 		}
 	}
 	t.end()
@@ -208,7 +222,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		s.SetIgnoreAutoCommit(false)
 		return toSQLError(first)
 	}
-	return nil
+	return s.waitForSecondaries(ctx, commits)
 }
 
 // Rollback discards the transaction.
@@ -232,6 +246,9 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 // MySQL, a commit that fails (1213) fails the statement and leaves
 // autocommit off; the transaction is rolled back.
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
+	if strings.EqualFold(name, varSyncCommit) {
+		return s.setSyncCommit(ctx, value)
+	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)
 	}

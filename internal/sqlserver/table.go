@@ -105,7 +105,7 @@ func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.Inde
 	return &nt
 }
 
-func (t *Table) PreciseMatch() bool { return false }
+func (t *Table) PreciseMatch() bool { return true }
 
 func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
 	tx, st, err := t.current(ctx)
@@ -146,6 +146,10 @@ func (t *Table) rowSource(st *storage.Table, p sql.Partition) (rowSource, error)
 	if part.lookup == nil || part.lookup.Index == nil {
 		return &scanIter{cur: st.Cursor(-1, nil)}, nil
 	}
+	if part.lookup.IsEmptyRange {
+		// Contradictory conditions (v1 < 4 AND v1 >= 19): no row.
+		return emptyIter{}, nil
+	}
 	idx, ok := part.lookup.Index.(*Index)
 	if !ok {
 		return nil, fmt.Errorf("sqlserver: lookup on a foreign index %T", part.lookup.Index)
@@ -156,6 +160,13 @@ func (t *Table) rowSource(st *storage.Table, p sql.Partition) (rowSource, error)
 	}
 	return newRangeIter(st, idx, ranges), nil
 }
+
+// emptyIter returns no row.
+type emptyIter struct{}
+
+func (emptyIter) Next(*sql.Context) (sql.Row, error) { return nil, io.EOF }
+func (emptyIter) next() (*storage.Row, error)        { return nil, io.EOF }
+func (emptyIter) Close(*sql.Context) error           { return nil }
 
 // scanIter returns every row in primary key order.
 type scanIter struct{ cur *storage.Cursor }

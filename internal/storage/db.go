@@ -169,6 +169,9 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	}
 	db.cur.Store(&state{cat: a.cat, lsn: end})
 	db.commitMu.Unlock()
+	if buf != nil {
+		tx.logged = end
+	}
 	db.commits.Add(1)
 	if db.eng != nil {
 		db.eng.notify()

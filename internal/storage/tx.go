@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/miraj-db/miraj/internal/journal"
 
 	"github.com/tidwall/btree"
 )
@@ -47,7 +48,16 @@ type Tx struct {
 	baseTables map[*Table]bool
 	// latest caches the view LatestTable built last.
 	latest latestCache
+	// logged is the journal end after this transaction's commit frame, 0
+	// when its commit wrote nothing to the journal.
+	logged journal.LSN
 }
+
+// Logged returns the journal position that ends this transaction's commit,
+// and false when the commit wrote no journal frame (nothing written, a
+// manual save policy, or not committed): what semi-synchronous commit
+// waits for secondaries to hold.
+func (tx *Tx) Logged() (journal.LSN, bool) { return tx.logged, tx.logged > 0 }
 
 type tableTouch struct {
 	present   bool
