@@ -84,6 +84,12 @@ func (tx *Tx) LatestTable(name string) (*Table, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, name)
 	}
+	if vt, ok := tx.Table(name); !ok || vt.schemaVer != lt.schemaVer {
+		// Redefined since the snapshot: the statement was planned on
+		// the old definition (its columns, its indexes), and a write
+		// of the transaction would conflict at commit anyway.
+		return nil, fmt.Errorf("%w: table %s was created, dropped or altered since the snapshot", ErrConflict, name)
+	}
 	var own []*Op
 	for _, op := range tx.ops {
 		if lower(op.Table) == key {

@@ -442,3 +442,27 @@ func TestTooManyLocks(t *testing.T) {
 		t.Fatalf("%d lock entries left", n)
 	}
 }
+
+// A locking read of a table redefined since the snapshot is refused with
+// ErrConflict: the statement was planned on the old definition.
+func TestLockingReadOfAlteredTable(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	a := db.Begin()
+	_ = a.Catalog()
+	ddl := db.Begin()
+	def := *usersDef
+	def.Indexes = def.Indexes[:1]
+	if err := ddl.Reindex("users", &def); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, ddl)
+	if _, err := a.LatestTable("users"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("locking read after ALTER: %v, want ErrConflict", err)
+	}
+	a.Rollback()
+	if _, err := db.Begin().LatestTable("users"); err != nil {
+		t.Fatalf("a transaction begun after the ALTER: %v", err)
+	}
+}
