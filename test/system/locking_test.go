@@ -347,3 +347,46 @@ func TestLockingReadErrors(t *testing.T) {
 		t.Fatalf("locking read after the row left the range: %s, want only row 2", g)
 	}
 }
+
+// TestDeadlockAcrossDatabases: a transaction's locks in every database
+// belong to one owner, so a cycle through two databases is found too.
+func TestDeadlockAcrossDatabases(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	db := s.open("")
+	for _, q := range []string{
+		"CREATE DATABASE a", "CREATE DATABASE b",
+		"CREATE TABLE a.t (id INT PRIMARY KEY, v INT)", "CREATE TABLE b.t (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO a.t VALUES (1, 0)", "INSERT INTO b.t VALUES (1, 0)",
+	} {
+		mustExec(t, db, q)
+	}
+	ctx := context.Background()
+	c1, _ := db.Conn(ctx)
+	c2, _ := db.Conn(ctx)
+	defer c1.Close()
+	defer c2.Close()
+	mustExec(t, c1, "START TRANSACTION")
+	mustExec(t, c1, "SELECT * FROM a.t WHERE id = 1 FOR UPDATE")
+	mustExec(t, c2, "START TRANSACTION")
+	mustExec(t, c2, "SELECT * FROM b.t WHERE id = 1 FOR UPDATE")
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := c1.ExecContext(ctx, "UPDATE b.t SET v = 1 WHERE id = 1")
+		waiting <- err
+	}()
+	waitFor(t, "c1 to wait for b.t", 10*time.Second, func() bool {
+		return queryString(t, db, "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'UPDATE b.t SET v = 1%'") == "1;"
+	})
+	_, err := c2.ExecContext(ctx, "UPDATE a.t SET v = 2 WHERE id = 1")
+	if num, _ := mysqlError(err); num != 1213 {
+		t.Fatalf("the younger closing a cycle through two databases: %v, want 1213", err)
+	}
+	if err := <-waiting; err != nil {
+		t.Fatalf("the older after the younger's rollback: %v", err)
+	}
+	mustExec(t, c1, "UPDATE a.t SET v = 1 WHERE id = 1")
+	mustExec(t, c1, "COMMIT")
+	if got := queryString(t, db, "SELECT a.v, b.v FROM a.t a JOIN b.t b ON a.id = b.id"); got != "1 1;" {
+		t.Fatalf("after the deadlock: %s", got)
+	}
+}
