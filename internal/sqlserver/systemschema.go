@@ -180,18 +180,6 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 	return "", false
 }
 
-// scanStatement returns the words of q's first statement and where it ends
-// (its ';' or the end of q).
-func scanStatement(q string) ([]sqlWord, int) {
-	all := scanWords(q, false)
-	for i, x := range all {
-		if x.text == ";" && !x.word {
-			return all[:i], x.start
-		}
-	}
-	return all, len(q)
-}
-
 // systemSchemaParser applies systemSchemaRewrite and checksumRewrite
 // (checksum.go) before parsing.
 type systemSchemaParser struct{ sql.Parser }
