@@ -77,3 +77,16 @@ func TestLockParserKeepsTheRest(t *testing.T) {
 		t.Errorf("second statement: %q %v", rest, err)
 	}
 }
+
+func TestExplained(t *testing.T) {
+	for q, want := range map[string]string{
+		"SELECT 1 FOR UPDATE":                                      "SELECT 1 FOR UPDATE",
+		"EXPLAIN PLAN SELECT a FROM t FOR SHARE":                   "SELECT a FROM t FOR SHARE",
+		"explain format=tree with c as (select 1) select * from c": "with c as (select 1) select * from c",
+		"EXPLAIN UPDATE t SET a = 1":                               "EXPLAIN UPDATE t SET a = 1",
+	} {
+		if got := explained(q); got != want {
+			t.Errorf("explained(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -79,7 +79,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
-	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).Build()
+	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
+		AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
 	a.ExecBuilder = rowexec.NewOverrideBuilder(adminExec{grants: g, srv: s})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,7 +151,7 @@ func takeJob(ctx context.Context, conn *sql.Conn, worker int) (int, bool, error)
 	}
 	defer tx.Rollback()
 	var job int
-	err = tx.QueryRowContext(ctx, "SELECT id FROM q.jobs WHERE status = 'pending' LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&job)
+	err = tx.QueryRowContext(ctx, "SELECT id FROM q.jobs WHERE status = 'pending' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&job)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, tx.Commit()
 	}
@@ -345,6 +346,25 @@ func TestLockingReadErrors(t *testing.T) {
 	mustExec(t, c1, "COMMIT")
 	if g := <-got; g != "2;" {
 		t.Fatalf("locking read after the row left the range: %s, want only row 2", g)
+	}
+
+	// A queue's next job in id order over KEY (st): the index range is in
+	// id order, so no sort locks every pending job before the first is
+	// returned; a second worker gets the next one.
+	mustExec(t, db, "INSERT INTO l.q VALUES (6, 'new'), (5, 'new')")
+	next := "SELECT id, 0 FROM l.q WHERE st = 'new' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"
+	mustExec(t, c1, "START TRANSACTION")
+	mustExec(t, c2, "START TRANSACTION")
+	if a, b := rows(c1, next), rows(c2, next); a != "2 0;" || b != "5 0;" {
+		t.Fatalf("two workers' next jobs: %s and %s, want 2 and 5", a, b)
+	}
+	if got := queryString(t, db, "EXPLAIN PLAN "+next); strings.Contains(got, "Sort") {
+		t.Fatalf("plan of the queue query sorts:\n%s", got)
+	}
+	mustExec(t, c1, "COMMIT")
+	mustExec(t, c2, "COMMIT")
+	if got := rows(c1, "SELECT id, 0 FROM l.q WHERE st = 'new' ORDER BY id FOR UPDATE"); got != "2 0;5 0;6 0;" {
+		t.Fatalf("locking read in index order: %s", got)
 	}
 }
 
