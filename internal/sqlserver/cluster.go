@@ -12,6 +12,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -437,6 +438,11 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	t, ok, err := d.Database.GetTableInsensitive(ctx, name)
 	if ok && strings.EqualFold(name, "processlist") {
 		t = ownThreadsTable{Table: t, grants: d.grants}
+	}
+	if it, isIS := t.(*information_schema.InformationSchemaTable); ok && isIS && perDatabaseTables[strings.ToLower(name)] && it.Reader != nil {
+		w := *it
+		w.Reader = perDatabase(it.Reader)
+		t = &w
 	}
 	return t, ok, err
 }

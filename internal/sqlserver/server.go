@@ -81,7 +81,8 @@ func New(cfg Config) (*Server, error) {
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
-		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).Build()
+		AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
+		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
 	ax := adminExec{grants: g, exec: &execBuilder{}, srv: s}
@@ -89,8 +90,10 @@ func New(cfg Config) (*Server, error) {
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	s.engine = sqle.New(a, nil)
-	s.engine.Parser = clusterParser{s.engine.Parser}
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
+	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
 	registerClusterVariables()
+	registerLockVariables()
 	registerSyncStatus()
 	if err := setServerDefaults(); err != nil {
 		st.Close()

@@ -36,6 +36,10 @@ type Session struct {
 	// procedure run by a trigger: MySQL does not commit inside a
 	// statement, so neither do we (the statement's own commit will).
 	writing int
+	// lockQuery and lockMode cache the locking clause of the statement
+	// last asked about (lockClause).
+	lockQuery string
+	lockMode  lockClause
 	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
 	// it follows the server's.
 	syncOwn bool
@@ -220,7 +224,24 @@ type txn struct {
 	dbs        map[string]*storage.Tx // key: lower-case database name
 	savepoints []savepoint
 	readOnly   bool
+	// locks holds the row locks of the transaction in every database,
+	// released when it ends (after its commit is published).
+	locks *storage.LockOwner
 }
+
+// newTxn starts a SQL transaction's state. Its lock owner's age is its
+// start: a deadlock refuses the transaction that began last.
+func (s *Session) newTxn() *txn {
+	t := &txn{dbs: map[string]*storage.Tx{}}
+	if s.engine != nil {
+		t.locks = s.engine.NewLockOwner()
+	}
+	return t
+}
+
+// end releases what the transaction holds once its storage transactions
+// have ended.
+func (t *txn) end() { t.locks.Release() }
 
 type savepoint struct {
 	name string
@@ -246,7 +267,7 @@ func sessionOf(ctx *sql.Context) *Session {
 // the SQL transaction or the database's part of it as needed.
 func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 	if s.txn == nil {
-		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+		s.txn = s.newTxn()
 	}
 	key := strings.ToLower(db.Name())
 	if db.Journal() == nil {
@@ -255,6 +276,9 @@ func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 	tx, ok := s.txn.dbs[key]
 	if !ok {
 		tx = db.Begin()
+		if s.txn.locks != nil {
+			tx.SetLockOwner(s.txn.locks)
+		}
 		s.txn.dbs[key] = tx
 	}
 	return tx
@@ -279,7 +303,7 @@ func (s *Session) tempDB(db string, create bool) *storage.DB {
 // the first statement that reads it.
 func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacteristic) (sql.Transaction, error) {
 	if s.txn == nil {
-		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+		s.txn = s.newTxn()
 	}
 	s.txn.readOnly = ch == sql.ReadOnly
 	return s.txn, nil
@@ -312,6 +336,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 			commits = append(commits, committed{db: key, lsn: lsn})
 		}
 	}
+	t.end()
 	if first != nil {
 		// The transaction is over (rolled back): the next statement
 		// starts afresh, with autocommit as the session has it.
@@ -329,6 +354,7 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 		for _, dtx := range s.txn.dbs {
 			dtx.Rollback()
 		}
+		s.txn.end()
 	}
 	s.txn = nil
 	return nil
@@ -372,7 +398,7 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) e
 // CreateSavepoint records every database's state under name.
 func (s *Session) CreateSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
 	if s.txn == nil {
-		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+		s.txn = s.newTxn()
 	}
 	sp := savepoint{name: name, at: map[string]storage.Savepoint{}}
 	for k, dtx := range s.txn.dbs {
@@ -439,6 +465,7 @@ func (s *Session) SessionEnd() {
 		for _, dtx := range s.txn.dbs {
 			dtx.Rollback()
 		}
+		s.txn.end()
 		s.txn = nil
 	}
 	s.temp = nil

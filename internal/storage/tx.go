@@ -30,6 +30,24 @@ type Tx struct {
 	// against the committed catalog.
 	touched map[string]*tableTouch
 	done    bool
+	// locks holds the transaction's row locks (nil until the first one);
+	// ownLocks says this Tx made it and releases it when it ends (a SQL
+	// transaction over several databases shares one owner and releases
+	// it itself).
+	locks    *LockOwner
+	ownLocks bool
+	lockSeq  uint64 // the age of a lock owner this Tx makes: its Begin's place
+
+	// fresh lists the rows read under a lock at a newer version than the
+	// snapshot's, which the transaction's view holds at that version
+	// (lockread.go); kept to be put back after RollbackTo.
+	fresh []freshRow
+	// baseOwned: base is this transaction's private copy (a locked row
+	// was refreshed in it), with the tables in baseTables cloned.
+	baseOwned  bool
+	baseTables map[*Table]bool
+	// latest caches the view LatestTable built last.
+	latest latestCache
 	// logged is the journal end after this transaction's commit frame, 0
 	// when its commit wrote nothing to the journal.
 	logged journal.LSN
@@ -291,12 +309,14 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 	tx.work.cat = sp.cat.shallowClone()
 	tx.work.release()
 	tx.ops = tx.ops[:sp.nops]
+	tx.refreshAgain()
 }
 
 // Rollback ends the transaction without keeping anything.
 func (tx *Tx) Rollback() {
 	tx.done = true
 	tx.work, tx.ops = nil, nil
+	tx.releaseLocks()
 }
 
 // Commit makes the transaction's writes durable per the save policy and
@@ -307,6 +327,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		return ErrTxDone
 	}
 	tx.done = true
+	defer tx.releaseLocks()
 	if len(tx.ops) == 0 {
 		return nil
 	}
