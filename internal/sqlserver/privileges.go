@@ -118,11 +118,12 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err := x.checkSet(ctx, n); err != nil {
 			return nil, err
 		}
-		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || !setsVariablesOnly(n) {
 			return nil, nil
 		}
 		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
-		// counted one).
+		// counted one). Only a statement of its own: a trigger's SET
+		// NEW.col = … yields the row being written.
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
 		if err != nil {
 			return nil, err
@@ -440,4 +441,21 @@ func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (s
 		return nil, err
 	}
 	return newCollatedDistinct(iter, child.Schema()), nil
+}
+
+// setsVariablesOnly reports whether a SET assigns system or user variables
+// only (not a trigger's NEW row, nor a routine's local variables).
+func setsVariablesOnly(n *plan.Set) bool {
+	for _, e := range n.Exprs {
+		sf, ok := e.(*expression.SetField)
+		if !ok {
+			return false
+		}
+		switch sf.LeftChild.(type) {
+		case *expression.SystemVar, *expression.UserVar:
+		default:
+			return false
+		}
+	}
+	return true
 }
