@@ -178,6 +178,8 @@ func TestResultsAreMySQLs(t *testing.T) {
 		// utf8mb4_0900_ai_ci: case-insensitive, NO PAD.
 		{q: "SELECT DISTINCT s FROM w ORDER BY s", rows: "[NULL apple APPLE  banana]"},
 		{q: "SELECT COUNT(DISTINCT s) FROM w", rows: "[3]"},
+		{q: "SELECT id FROM w WHERE s LIKE BINARY 'a%' ORDER BY id", rows: "[1]"},
+		{q: "SELECT CAST('12abc' AS SIGNED) a, CAST(' -7' AS SIGNED) b, CAST('x' AS UNSIGNED) c", rows: "[12|-7|0]"},
 	} {
 		r, err := query(t, c, k.q)
 		if err != nil {
@@ -210,6 +212,12 @@ func TestResultsAreMySQLs(t *testing.T) {
 	}
 	if r, err := query(t, c, "SELECT name FROM emp WHERE dept = (SELECT id FROM dept WHERE name = 'Ops')"); err != nil || fmt.Sprint(r.rows) != "[ben]" {
 		t.Errorf("a scalar subquery of one row: %v %v", r.rows, err)
+	}
+	if _, err := query(t, c, "SELECT CAST('12abc' AS SIGNED)"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := warnings(t, c), "Warning|1292|Truncated incorrect INTEGER value: '12abc'"; got != want {
+		t.Errorf("CAST('12abc' AS SIGNED): warnings %q, want %q", got, want)
 	}
 	if _, err := c.ExecContext(ctx, "DELETE FROM k"); err != nil {
 		t.Fatal(err)

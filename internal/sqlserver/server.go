@@ -80,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
-	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
+	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).AddPreAnalyzeRule(castRuleID, castRule).
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}

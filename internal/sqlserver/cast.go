@@ -1,0 +1,120 @@
+package sqlserver
+
+import (
+	"math"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// castRuleID is the analyzer rule of castRule.
+const castRuleID analyzer.RuleId = 10_004
+
+// castRule gives two string conversions MySQL's meaning, for client
+// connections (Session.mysql; go-mysql-server's engine suites assert its
+// own):
+//
+//   - CAST(s AS SIGNED | UNSIGNED) of a string reads the integer at its
+//     start, as MySQL does ('12abc' is 12, with Warning 1292 Truncated
+//     incorrect INTEGER value); go-mysql-server gave 0 without a warning.
+//   - x LIKE BINARY p compares bytes, so case matters; go-mysql-server
+//     compared under x's collation, case-insensitively. x is converted to
+//     binary too.
+func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+		return n, transform.SameTree, nil
+	}
+	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				switch e := e.(type) {
+				case *expression.Convert:
+					t := e.Type()
+					if (t == types.Int64 || t == types.Uint64) && types.IsText(e.Child.Type()) {
+						return &stringToInteger{Convert: e, unsigned: t == types.Uint64}, transform.NewTree, nil
+					}
+				case *expression.Like:
+					if types.IsBinaryType(e.Right().Type()) && types.IsText(e.Left().Type()) {
+						return expression.NewLike(expression.NewConvert(e.Left(), expression.ConvertToBinary), e.Right(), e.Escape), transform.NewTree, nil
+					}
+				}
+				return e, transform.SameTree, nil
+			})
+		})
+	})
+}
+
+// stringToInteger is CAST(… AS SIGNED | UNSIGNED) of a string.
+type stringToInteger struct {
+	*expression.Convert // for its type, name and the other values
+	unsigned            bool
+}
+
+func (c *stringToInteger) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := c.Convert.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &stringToInteger{Convert: n.(*expression.Convert), unsigned: c.unsigned}, nil
+}
+
+func (c *stringToInteger) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := c.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return c.Convert.Eval(ctx, row)
+	}
+	n, exact := integerPrefix(s)
+	if !exact {
+		ctx.Warn(1292, "Truncated incorrect INTEGER value: '%s'", s)
+	}
+	if c.unsigned {
+		return uint64(n), nil
+	}
+	return n, nil
+}
+
+// integerPrefix reads the integer at the start of s as MySQL does (spaces,
+// a sign, digits), clamped to BIGINT's range; exact is false when anything
+// but spaces follows it, when there is no digit, or when it was clamped.
+func integerPrefix(s string) (n int64, exact bool) {
+	t := strings.TrimLeft(s, " \t\n\r")
+	neg := false
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	digits := 0
+	var u uint64
+	clamped := false
+	for digits < len(t) && t[digits] >= '0' && t[digits] <= '9' {
+		d := uint64(t[digits] - '0')
+		if u > (math.MaxUint64-d)/10 {
+			clamped = true
+			u = math.MaxUint64
+		} else if !clamped {
+			u = u*10 + d
+		}
+		digits++
+	}
+	switch {
+	case neg && u > 1<<63:
+		n, clamped = math.MinInt64, true
+	case neg:
+		n = -int64(u)
+	case u > math.MaxInt64:
+		n, clamped = math.MaxInt64, true
+	default:
+		n = int64(u)
+	}
+	rest := strings.TrimRight(t[digits:], " \t\n\r")
+	return n, digits > 0 && rest == "" && !clamped
+}
