@@ -88,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	s.engine = sqle.New(a, nil)
 	s.engine.Parser = clusterParser{s.engine.Parser}
 	registerClusterVariables()
