@@ -25,6 +25,8 @@ const castRuleID analyzer.RuleId = 10_004
 //   - x LIKE BINARY p compares bytes, so case matters; go-mysql-server
 //     compared under x's collation, case-insensitively. x is converted to
 //     binary too.
+//   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
+//     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
 		return n, transform.SameTree, nil
@@ -37,6 +39,10 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					t := e.Type()
 					if (t == types.Int64 || t == types.Uint64) && types.IsText(e.Child.Type()) {
 						return &stringToInteger{Convert: e, unsigned: t == types.Uint64}, transform.NewTree, nil
+					}
+				case *expression.Arithmetic:
+					if dateInterval(e) {
+						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
 					}
 				case *expression.Like:
 					if types.IsBinaryType(e.Right().Type()) && types.IsText(e.Left().Type()) {
@@ -117,4 +123,25 @@ func integerPrefix(s string) (n int64, exact bool) {
 	}
 	rest := strings.TrimRight(t[digits:], " \t\n\r")
 	return n, digits > 0 && rest == "" && !clamped
+}
+
+// dateInterval says whether e is a DATE plus or minus an interval of whole
+// days or more, which MySQL keeps a DATE.
+func dateInterval(e *expression.Arithmetic) bool {
+	if e.Op != "+" && e.Op != "-" {
+		return false
+	}
+	date, iv := e.Left(), e.Right()
+	if _, ok := date.(*expression.Interval); ok && e.Op == "+" {
+		date, iv = iv, date
+	}
+	in, ok := iv.(*expression.Interval)
+	if !ok || date.Type() != types.Date {
+		return false
+	}
+	switch strings.ToUpper(in.Unit) {
+	case "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "YEAR_MONTH":
+		return true
+	}
+	return false
 }
