@@ -385,3 +385,18 @@ func TestLoadDataEnclosedFields(t *testing.T) {
 		t.Errorf("loaded %s, want %s", got, want)
 	}
 }
+
+// ALTER TABLE … AFTER a column named like a parser keyword (name, status),
+// which MySQL accepts: the name is quoted before parsing.
+func TestQuoteAfterColumn(t *testing.T) {
+	for in, want := range map[string]string{
+		"ALTER TABLE c ADD COLUMN age INT AFTER name":                      "ALTER TABLE c ADD COLUMN age INT AFTER `name`",
+		"alter table c add a int after status, add b int after `x`":        "alter table c add a int after `status`, add b int after `x`",
+		"ALTER TABLE c ADD d INT COMMENT 'after name' AFTER id":            "ALTER TABLE c ADD d INT COMMENT 'after name' AFTER `id`",
+		"ALTER TABLE c ADD hereafter INT, ADD crafter INT AFTER hereafter": "ALTER TABLE c ADD hereafter INT, ADD crafter INT AFTER `hereafter`",
+	} {
+		if got := quoteAfterColumn(in); got != want {
+			t.Errorf("quoteAfterColumn(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
