@@ -105,6 +105,16 @@ func TestWarningsAreMySQLs(t *testing.T) {
 	if got := warnings(t, c); !strings.HasPrefix(got, "Warning|1831|Duplicate index 'kcity2'") {
 		t.Errorf("a real duplicate index: warnings %q", got)
 	}
+	res, err := c.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 0 {
+		t.Errorf("CREATE DATABASE IF NOT EXISTS of a database: %d rows affected, want 0", n)
+	}
+	if got, want := warnings(t, c), "Note|1007|Can't create database 'w'; database exists"; got != want {
+		t.Errorf("CREATE DATABASE IF NOT EXISTS of a database: warnings %q, want %q", got, want)
+	}
 	exec("CREATE TABLE IF NOT EXISTS c (id INT)")
 	if got, want := warnings(t, c), "Note|1050|Table 'c' already exists"; got != want {
 		t.Errorf("CREATE TABLE IF NOT EXISTS of a table: warnings %q, want %q", got, want)

@@ -170,6 +170,21 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return x.distinct(ctx, n, n.Child, row)
 	case *plan.OrderedDistinct:
 		return x.distinct(ctx, n, n.Child, row)
+	case *plan.CreateDB:
+		// CREATE DATABASE IF NOT EXISTS of a database that exists
+		// changes nothing: MySQL counts no row (go-mysql-server one).
+		s, ok := ctx.Session.(*Session)
+		if !ok || !s.mysql || !n.IfNotExists || n.Catalog == nil || !n.Catalog.HasDatabase(ctx, n.DbName) {
+			return nil, nil
+		}
+		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+			return nil, err
+		}
+		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
 	case *plan.ShowColumns:
 		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
 			return nil, nil // go-mysql-server's engine suites assert its own form
