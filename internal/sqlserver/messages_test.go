@@ -213,6 +213,21 @@ func TestResultsAreMySQLs(t *testing.T) {
 	}
 	// Without AUTO_INCREMENT (go-mysql-server runs this one as a
 	// TRUNCATE) and with.
+	// A SET inside a trigger or a procedure still does its work.
+	for _, q := range []string{
+		"CREATE TABLE tr (id INT PRIMARY KEY, v INT)",
+		"CREATE TRIGGER tr_bi BEFORE INSERT ON tr FOR EACH ROW SET NEW.v = NEW.v * 10",
+		"CREATE PROCEDURE p_set() BEGIN DECLARE x INT; SET x = 7; SET @from_proc = x; INSERT INTO tr VALUES (2, x); END",
+		"INSERT INTO tr VALUES (1, 4)",
+		"CALL p_set()",
+	} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if r, err := query(t, c, "SELECT id, v, @from_proc FROM tr ORDER BY id"); err != nil || fmt.Sprint(r.rows) != "[1|40|7 2|70|7]" {
+		t.Errorf("trigger and procedure SETs: %v %v", r.rows, err)
+	}
 	if res, err := c.ExecContext(ctx, "SET @a = 1, autocommit = 1"); err != nil {
 		t.Fatal(err)
 	} else if n, _ := res.RowsAffected(); n != 0 {

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -117,7 +118,9 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err := x.checkSet(ctx, n); err != nil {
 			return nil, err
 		}
-		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+		// A SET statement's own: a SET inside a trigger (SET NEW.x = …)
+		// or a routine hands its row on.
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {
 			return nil, nil
 		}
 		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
@@ -445,3 +448,6 @@ func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (s
 	}
 	return newCollatedDistinct(iter, child.Schema()), nil
 }
+
+// setStatementRE recognises a SET statement.
+var setStatementRE = regexp.MustCompile(`(?is)^\s*SET\s`)
