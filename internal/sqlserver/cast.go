@@ -7,9 +7,11 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
 )
 
 // castRuleID is the analyzer rule of castRule.
@@ -25,6 +27,9 @@ const castRuleID analyzer.RuleId = 10_004
 //   - x LIKE BINARY p compares bytes, so case matters; go-mysql-server
 //     compared under x's collation, case-insensitively. x is converted to
 //     binary too.
+//   - GREATEST and LEAST of DECIMALs (and integers) compare them as
+//     DECIMALs; go-mysql-server failed ("unsupported type for
+//     greatest/least argument: decimal.Decimal").
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
 //     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -43,6 +48,22 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 				case *expression.Arithmetic:
 					if dateInterval(e) {
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
+					}
+				case *function.Greatest:
+					if decimalArgs(e.Args) {
+						return newDecimalExtreme("GREATEST", e.Args, true), transform.NewTree, nil
+					}
+					if args, ok := decimalsAsDoubles(e.Args); ok {
+						g, err := function.NewGreatest(args...)
+						return g, transform.NewTree, err
+					}
+				case *function.Least:
+					if decimalArgs(e.Args) {
+						return newDecimalExtreme("LEAST", e.Args, false), transform.NewTree, nil
+					}
+					if args, ok := decimalsAsDoubles(e.Args); ok {
+						l, err := function.NewLeast(args...)
+						return l, transform.NewTree, err
 					}
 				case *expression.Like:
 					if types.IsBinaryType(e.Right().Type()) && types.IsText(e.Left().Type()) {
@@ -144,4 +165,75 @@ func dateInterval(e *expression.Arithmetic) bool {
 		return true
 	}
 	return false
+}
+
+// decimalArgs says whether args are numbers, at least one a DECIMAL and
+// none a float (which MySQL compares as DOUBLE, as go-mysql-server does).
+func decimalArgs(args []sql.Expression) bool {
+	dec := false
+	for _, a := range args {
+		t := a.Type()
+		switch {
+		case types.IsDecimal(t):
+			dec = true
+		case types.IsInteger(t):
+		default:
+			return false
+		}
+	}
+	return dec
+}
+
+// newDecimalExtreme is GREATEST (greatest) or LEAST of DECIMAL and integer
+// arguments: NULL if one is NULL, else the largest (smallest) as a DECIMAL
+// wide enough for every argument.
+func newDecimalExtreme(name string, args []sql.Expression, greatest bool) *scalarFunc {
+	return &scalarFunc{name: name, args: args,
+		typ: func(args []sql.Expression) sql.Type {
+			intDigits, scale := 0, 0
+			for _, a := range args {
+				p, s := integerDigits(a.Type()), 0
+				if d, ok := a.Type().(sql.DecimalType); ok {
+					p, s = int(d.Precision()), int(d.Scale())
+				}
+				intDigits, scale = max(intDigits, p-s), max(scale, s)
+			}
+			return decimalType(intDigits, scale)
+		},
+		eval: func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+			var best decimal.Decimal
+			for i, v := range vals {
+				d, err := exactValue(ctx, v)
+				if err != nil {
+					return nil, err
+				}
+				if i == 0 || (greatest && d.GreaterThan(best)) || (!greatest && d.LessThan(best)) {
+					best = d
+				}
+			}
+			scale := int32(0)
+			for _, a := range args {
+				if d, ok := a.Type().(sql.DecimalType); ok {
+					scale = max(scale, int32(d.Scale()))
+				}
+			}
+			// At the result's scale, as MySQL prints it (0.00, not 0).
+			return best.Round(scale), nil
+		}}
+}
+
+// decimalsAsDoubles converts the DECIMAL arguments of a GREATEST or LEAST
+// that mixes them with strings or floats to DOUBLE, which go-mysql-server
+// compares (it fails on a DECIMAL value); ok is false when there is none.
+func decimalsAsDoubles(args []sql.Expression) ([]sql.Expression, bool) {
+	out := make([]sql.Expression, len(args))
+	found := false
+	for i, a := range args {
+		out[i] = a
+		if types.IsDecimal(a.Type()) {
+			out[i] = expression.NewConvert(a, expression.ConvertToDouble)
+			found = true
+		}
+	}
+	return out, found
 }

@@ -92,7 +92,7 @@ func truncateType(args []sql.Expression) sql.Type {
 	case types.IsDecimal(t):
 		dt := t.(sql.DecimalType)
 		if d, ok := constInt(args[1]); ok && d >= 0 && d <= maxDecimalScale {
-			return types.MustCreateDecimalType(dt.Precision(), uint8(d))
+			return decimalType(int(dt.Precision())-int(dt.Scale()), int(d))
 		}
 		return t
 	}
@@ -138,7 +138,8 @@ func truncateEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, err
 	}
 	var r decimal.Decimal
 	if d >= 0 {
-		r = x.Truncate(int32(min(d, maxDecimalScale)))
+		places := int32(min(d, maxDecimalScale))
+		r = x.Truncate(places).Round(places) // at D decimals: TRUNCATE(1.5, 3) is 1.500
 	} else {
 		p := decimal.New(1, int32(-d))
 		r = x.Div(p).Truncate(0).Mul(p)
@@ -201,4 +202,12 @@ func secToTimeEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error
 	}
 	v, _, err := types.Time.Convert(ctx, text)
 	return v, err
+}
+
+// decimalType is the DECIMAL of intDigits digits before the point and
+// scale after, within MySQL's bounds.
+func decimalType(intDigits, scale int) sql.Type {
+	scale = min(max(scale, 0), maxDecimalScale)
+	prec := min(max(intDigits, 1)+scale, maxDecimalPrecision)
+	return types.MustCreateDecimalType(uint8(prec), uint8(scale))
 }

@@ -189,7 +189,10 @@ func TestResultsAreMySQLs(t *testing.T) {
 		{q: "SELECT DISTINCT s FROM w ORDER BY s", rows: "[NULL apple APPLE  banana]"},
 		{q: "SELECT COUNT(DISTINCT s) FROM w", rows: "[3]"},
 		{q: "SELECT DATE('2024-02-29') + INTERVAL 1 DAY a, DATE('2024-02-29') + INTERVAL 1 HOUR b", cols: "DATE DATETIME", rows: "[2024-03-01|2024-02-29 01:00:00]"},
-		{q: "SELECT TRUNCATE(1.999, 1) a, TRUNCATE(1234, -2) b, MAKEDATE(2024, 60) c, SEC_TO_TIME(3725) d", rows: "[1.9|1200|2024-02-29|01:02:05]"},
+		{q: "SELECT GREATEST(amount, 0) g, LEAST(amount, qty, 1) l FROM m WHERE id > 1 ORDER BY id", cols: "DECIMAL DECIMAL", rows: "[0.01|0.01 NULL|NULL]"},
+		{q: "SELECT GREATEST(1, 2.5, '3') g", rows: "[3]"},
+		{q: "SELECT GREATEST(-1.25, 0) g", cols: "DECIMAL", rows: "[0.00]"},
+		{q: "SELECT TRUNCATE(1.999, 1) a, TRUNCATE(1.5, 3) e, TRUNCATE(1234, -2) b, MAKEDATE(2024, 60) c, SEC_TO_TIME(3725) d", rows: "[1.9|1.500|1200|2024-02-29|01:02:05]"},
 		{q: "SELECT id FROM w WHERE s LIKE BINARY 'a%' ORDER BY id", rows: "[1]"},
 		{q: "SELECT CAST('12abc' AS SIGNED) a, CAST(' -7' AS SIGNED) b, CAST('x' AS UNSIGNED) c", rows: "[12|-7|0]"},
 	} {
