@@ -243,6 +243,12 @@ func TestResultsAreMySQLs(t *testing.T) {
 	if r, err := query(t, c, "SELECT name FROM emp WHERE dept = (SELECT id FROM dept WHERE name = 'Ops')"); err != nil || fmt.Sprint(r.rows) != "[ben]" {
 		t.Errorf("a scalar subquery of one row: %v %v", r.rows, err)
 	}
+	if _, err := query(t, c, "SELECT name FROM emp e WHERE dept = (SELECT d.id FROM dept d WHERE d.id >= e.dept)"); mysqlErr(err) != "1242 21000 Subquery returns more than 1 row" {
+		t.Errorf("a correlated scalar subquery of two rows: %s", mysqlErr(err))
+	}
+	if r, err := query(t, c, "SELECT name FROM emp e WHERE dept = (SELECT d.id FROM dept d WHERE d.id = e.dept) ORDER BY name"); err != nil || fmt.Sprint(r.rows) != "[ann ben]" {
+		t.Errorf("a correlated scalar subquery of one row: %v %v", r.rows, err)
+	}
 	if _, err := query(t, c, "SELECT CAST('12abc' AS SIGNED)"); err != nil {
 		t.Fatal(err)
 	}
