@@ -17,6 +17,12 @@
 #   percentile P FILE          nearest-rank percentile of numbers, one a line
 #   ratio, ge                  arithmetic on decimals
 #   start_private_mariadb      a mariadbd of our own, on a free port
+#   note, NOTES                anomalies kept for the report
+#   wait_until TIMEOUT CMD...  polls CMD until it succeeds
+#   prepare_db                 CREATE DATABASE + sysbench prepare
+#   make_cluster, start_node, stop_node, designate_primary, repl_rows,
+#   miraj_caught_up            a Miraj cluster (n1 primary) on free ports
+#   start_mariadb_pair, mariadb_caught_up   a MariaDB primary + replica
 #
 # Settings (environment):
 #   BENCH_KEEP_WORK=0          1 keeps the temp dir (logs) after the run
@@ -235,4 +241,180 @@ start_private_mariadb() {
 	MARIADB_PORT=$port
 	wait_sql "mariadbd ($name)" "$MARIADB_PID" "$port" "$dir/error.log"
 	log "mariadbd ($name) up: pid $MARIADB_PID port $port"
+}
+
+# ---------------------------------------------------------------- run notes
+
+NOTES=() # anomalies met during the run, for the report
+
+# note MSG logs MSG and keeps it for the report's anomalies.
+note() {
+	log "NOTE: $*"
+	NOTES+=("$*")
+}
+
+# wait_until TIMEOUT CMD... polls CMD every 0.1 s; sets WAITED to the
+# seconds it took; fails on timeout.
+wait_until() {
+	local timeout=$1 t0
+	shift
+	t0=$(date +%s.%N)
+	local deadline=$((SECONDS + timeout))
+	until "$@"; do
+		if ((SECONDS >= deadline)); then
+			WAITED=""
+			return 1
+		fi
+		sleep 0.1
+	done
+	WAITED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
+
+# prepare_db PORT DB TABLES ROWS THREADS creates DB and loads it with
+# sysbench; sets LOAD_SECS.
+prepare_db() {
+	local port=$1 db=$2 tables=$3 rows=$4 threads=$5 t0 logf=$WORK/prepare-$1-$2.log
+	sql "$port" -e "CREATE DATABASE $db" || die "CREATE DATABASE $db on port $port failed"
+	sb "$port" "$db"
+	t0=$(date +%s.%N)
+	if ! waited "$logf" sysbench oltp_common "${SB[@]}" --tables="$tables" --table-size="$rows" \
+		--threads="$threads" prepare; then
+		tail -n 20 "$logf" >&2
+		die "sysbench prepare of $db on port $port failed (log: $logf)"
+	fi
+	LOAD_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
+
+# ---------------------------------------------------------------- miraj cluster
+#
+# A cluster of miraj-server nodes on 127.0.0.1, with the binaries in
+# WORK/bin (miraj-server, miraj-cluster-pki). Node n1 is always the one
+# designated primary.
+
+declare -A CPORT RPORT NPID # per node: client port, inter-node port, pid
+# Extra lines for the [cluster] table of every cluster.toml (sync_commit…),
+# one key a line; set before make_cluster.
+CLUSTER_TOML_EXTRA=""
+
+# make_cluster NODE... writes a CA, a certificate and a cluster.toml per
+# node, each with a free client port and a free inter-node port.
+make_cluster() {
+	local id seeds="" members=""
+	for id in "$@"; do
+		free_port "CPORT[$id]"
+		free_port "RPORT[$id]"
+		seeds+="${seeds:+, }\"127.0.0.1:${RPORT[$id]}\""
+		members+="${members:+, }\"$id\""
+	done
+	"$WORK/bin/miraj-cluster-pki" init-ca --name bench --out "$WORK/pki" >"$WORK/pki.log" 2>&1 ||
+		die "miraj-cluster-pki init-ca failed: $(cat "$WORK/pki.log")"
+	for id in "$@"; do
+		"$WORK/bin/miraj-cluster-pki" issue-node --ca "$WORK/pki" --id "$id" --san 127.0.0.1 \
+			--out "$WORK/$id" >>"$WORK/pki.log" 2>&1 || die "miraj-cluster-pki issue-node $id failed: $(tail -n 5 "$WORK/pki.log")"
+		cat >"$WORK/$id/cluster.toml" <<TOML
+[node]
+id = "$id"
+listen = "127.0.0.1:${RPORT[$id]}"
+advertise = "127.0.0.1:${RPORT[$id]}"
+
+[cluster]
+name = "bench"
+seeds = [$seeds]
+tls_cert = "node.pem"
+tls_key = "node-key.pem"
+tls_ca = "cluster-ca.pem"
+members = [$members]
+${CLUSTER_TOML_EXTRA}
+TOML
+	done
+}
+
+# start_node ID [MIRAJ-SERVER OPTIONS...] starts (or restarts) a node; its
+# output is appended to WORK/ID.log.
+start_node() {
+	local id=$1
+	shift
+	"$WORK/bin/miraj-server" --root "$WORK/data-$id" --port "${CPORT[$id]}" --bind 127.0.0.1 \
+		--cluster-config "$WORK/$id/cluster.toml" --log "$@" >>"$WORK/$id.log" 2>&1 &
+	NPID[$id]=$!
+	track_pid "${NPID[$id]}"
+	wait_sql "miraj $id" "${NPID[$id]}" "${CPORT[$id]}" "$WORK/$id.log"
+	log "miraj $id up: pid ${NPID[$id]}, client port ${CPORT[$id]}, inter-node port ${RPORT[$id]}"
+}
+
+stop_node() {
+	[[ -n ${NPID[$1]:-} ]] || return 0
+	stop_pid "${NPID[$1]}"
+	NPID[$1]=""
+	log "miraj $1 stopped"
+}
+
+# designate_primary makes n1 the primary and waits until it acts as one.
+designate_primary() {
+	local port=${CPORT[n1]} role="" deadline=$((SECONDS + 60))
+	sql "$port" -e "SET GLOBAL cluster_role = 'primary'" || die "SET GLOBAL cluster_role failed"
+	while ((SECONDS < deadline)); do
+		role=$(sql "$port" -N -B -e 'SELECT @@cluster_role' 2>/dev/null || true)
+		[[ $role == PRIMARY ]] && break
+		sleep 0.1
+	done
+	[[ $role == PRIMARY ]] || die "n1 is still $role 60s after its designation"
+	log "n1 is PRIMARY of epoch $(sql "$port" -N -B -e 'SELECT @@cluster_epoch')"
+}
+
+# repl_rows DB prints "node applied primary" for every secondary of DB, as
+# the primary sees it (the primary's own rows have no SENT_LSN).
+repl_rows() {
+	sql "${CPORT[n1]}" -N -B -e "SELECT NODE_ID, APPLIED_LSN, PRIMARY_LSN FROM information_schema.MIRAJ_REPLICATION
+		WHERE \`DATABASE\` = '$1' AND SENT_LSN IS NOT NULL" 2>/dev/null
+}
+
+# miraj_caught_up DB NODE... succeeds when every NODE has applied DB up to the
+# primary's log end, as the primary sees it and as the node itself reports.
+# Both are needed: after sending a copy, the primary counts it as applied
+# at once, while the node may still be installing it.
+miraj_caught_up() {
+	local db=$1 rows id end own
+	shift
+	rows=$(repl_rows "$db") || return 1
+	end=$(sql "${CPORT[n1]}" -N -B -e "SELECT PRIMARY_LSN FROM information_schema.MIRAJ_REPLICATION
+		WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = '$db'" 2>/dev/null) || return 1
+	[[ -n $end ]] || return 1
+	for id in "$@"; do
+		awk -v id="$id" -v end="$end" '$1 == id && $2 == end { ok = 1 } END { exit !ok }' <<<"$rows" || return 1
+		own=$(sql "${CPORT[$id]}" -N -B -e "SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION
+			WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = '$db'" 2>/dev/null) || return 1
+		[[ $own == "$end" ]] || return 1
+	done
+}
+
+# ---------------------------------------------------------------- mariadb pair
+
+MDB_P="" MDB_R="" MDB_PPID="" MDB_RPID="" # client ports and pids
+
+# start_mariadb_pair [MARIADBD OPTIONS...] starts a private MariaDB primary
+# (binlog in ROW format, sync_binlog=1) and a replica of it (no binlog, one
+# SQL thread, GTID positions), both with innodb_flush_log_at_trx_commit=1
+# and the given options, and starts replication. Options for one side only
+# go in MDB_PRIMARY_OPTS and MDB_REPLICA_OPTS (arrays).
+MDB_PRIMARY_OPTS=() MDB_REPLICA_OPTS=()
+start_mariadb_pair() {
+	start_private_mariadb mariadb-primary --innodb-flush-log-at-trx-commit=1 "$@" --server-id=1 \
+		--log-bin=mysql-bin --binlog-format=ROW --sync-binlog=1 "${MDB_PRIMARY_OPTS[@]}"
+	MDB_P=$MARIADB_PORT MDB_PPID=$MARIADB_PID
+	start_private_mariadb mariadb-replica --innodb-flush-log-at-trx-commit=1 "$@" --server-id=2 \
+		--skip-log-bin --relay-log=relay-bin --skip-slave-start "${MDB_REPLICA_OPTS[@]}"
+	MDB_R=$MARIADB_PORT MDB_RPID=$MARIADB_PID
+	sql "$MDB_R" -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$MDB_P, MASTER_USER='root',
+		MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos; START SLAVE" || die "CHANGE MASTER / START SLAVE failed"
+}
+
+# mariadb_caught_up succeeds when the replica has executed the primary's
+# binlog up to its end.
+mariadb_caught_up() {
+	local m s
+	m=$(sql "$MDB_P" -N -B -e 'SHOW MASTER STATUS' 2>/dev/null | awk '{ print $1, $2 }') || return 1
+	s=$(sql "$MDB_R" -e 'SHOW SLAVE STATUS\G' 2>/dev/null |
+		awk -F': ' '$1 ~ /Relay_Master_Log_File$/ { f = $2 } $1 ~ /Exec_Master_Log_Pos$/ { p = $2 } END { print f, p }') || return 1
+	[[ -n $m && $m == "$s" ]]
 }

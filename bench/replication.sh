@@ -70,109 +70,7 @@ readonly runGrace=120
 readonly targetRatio=0.9
 readonly nodes=(n1 n2 n3 n4)
 
-NOTES=() # anomalies met during the run, for the report
-
-note() {
-	log "NOTE: $*"
-	NOTES+=("$*")
-}
-
-# ---------------------------------------------------------------- miraj cluster
-
-declare -A CPORT RPORT NPID
-
-# make_cluster writes a CA, a certificate and a cluster.toml per node, each
-# with a free client port and a free inter-node port.
-make_cluster() {
-	local id seeds="" members=""
-	for id in "${nodes[@]}"; do
-		free_port "CPORT[$id]"
-		free_port "RPORT[$id]"
-		seeds+="${seeds:+, }\"127.0.0.1:${RPORT[$id]}\""
-		members+="${members:+, }\"$id\""
-	done
-	"$WORK/bin/miraj-cluster-pki" init-ca --name bench --out "$WORK/pki" >"$WORK/pki.log" 2>&1 ||
-		die "miraj-cluster-pki init-ca failed: $(cat "$WORK/pki.log")"
-	for id in "${nodes[@]}"; do
-		"$WORK/bin/miraj-cluster-pki" issue-node --ca "$WORK/pki" --id "$id" --san 127.0.0.1 \
-			--out "$WORK/$id" >>"$WORK/pki.log" 2>&1 || die "miraj-cluster-pki issue-node $id failed: $(tail -n 5 "$WORK/pki.log")"
-		cat >"$WORK/$id/cluster.toml" <<EOF
-[node]
-id = "$id"
-listen = "127.0.0.1:${RPORT[$id]}"
-advertise = "127.0.0.1:${RPORT[$id]}"
-
-[cluster]
-name = "bench"
-seeds = [$seeds]
-tls_cert = "node.pem"
-tls_key = "node-key.pem"
-tls_ca = "cluster-ca.pem"
-members = [$members]
-EOF
-	done
-}
-
-# start_node ID starts (or restarts) a node; its output is appended to
-# WORK/ID.log.
-start_node() {
-	local id=$1 extra=()
-	if [[ $id == n1 && $BENCH_PPROF == 1 ]]; then
-		free_port PPROF_PORT
-		extra=(--pprof "127.0.0.1:$PPROF_PORT")
-	fi
-	"$WORK/bin/miraj-server" --root "$WORK/data-$id" --port "${CPORT[$id]}" --bind 127.0.0.1 \
-		--cluster-config "$WORK/$id/cluster.toml" --log "${extra[@]}" >>"$WORK/$id.log" 2>&1 &
-	NPID[$id]=$!
-	track_pid "${NPID[$id]}"
-	wait_sql "miraj $id" "${NPID[$id]}" "${CPORT[$id]}" "$WORK/$id.log"
-	log "miraj $id up: pid ${NPID[$id]}, client port ${CPORT[$id]}, inter-node port ${RPORT[$id]}"
-}
-
-stop_node() {
-	[[ -n ${NPID[$1]:-} ]] || return 0
-	stop_pid "${NPID[$1]}"
-	NPID[$1]=""
-	log "miraj $1 stopped"
-}
-
-designate_primary() {
-	local port=${CPORT[n1]} role="" deadline=$((SECONDS + 60))
-	sql "$port" -e "SET GLOBAL cluster_role = 'primary'" || die "SET GLOBAL cluster_role failed"
-	while ((SECONDS < deadline)); do
-		role=$(sql "$port" -N -B -e 'SELECT @@cluster_role' 2>/dev/null || true)
-		[[ $role == PRIMARY ]] && break
-		sleep 0.1
-	done
-	[[ $role == PRIMARY ]] || die "n1 is still $role 60s after its designation"
-	log "n1 is PRIMARY of epoch $(sql "$port" -N -B -e 'SELECT @@cluster_epoch')"
-}
-
-# repl_rows DB prints "node applied primary" for every secondary of DB, as
-# the primary sees it (the primary's own rows have no SENT_LSN).
-repl_rows() {
-	sql "${CPORT[n1]}" -N -B -e "SELECT NODE_ID, APPLIED_LSN, PRIMARY_LSN FROM information_schema.MIRAJ_REPLICATION
-		WHERE \`DATABASE\` = '$1' AND SENT_LSN IS NOT NULL" 2>/dev/null
-}
-
-# miraj_caught_up DB NODE... succeeds when every NODE has applied DB up to the
-# primary's log end, as the primary sees it and as the node itself reports.
-# Both are needed: after sending a copy, the primary counts it as applied
-# at once, while the node may still be installing it.
-miraj_caught_up() {
-	local db=$1 rows id end own
-	shift
-	rows=$(repl_rows "$db") || return 1
-	end=$(sql "${CPORT[n1]}" -N -B -e "SELECT PRIMARY_LSN FROM information_schema.MIRAJ_REPLICATION
-		WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = '$db'" 2>/dev/null) || return 1
-	[[ -n $end ]] || return 1
-	for id in "$@"; do
-		awk -v id="$id" -v end="$end" '$1 == id && $2 == end { ok = 1 } END { exit !ok }' <<<"$rows" || return 1
-		own=$(sql "${CPORT[$id]}" -N -B -e "SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION
-			WHERE NODE_ID = @@cluster_node_id AND \`DATABASE\` = '$db'" 2>/dev/null) || return 1
-		[[ $own == "$end" ]] || return 1
-	done
-}
+# ---------------------------------------------------------------- waits and logs
 
 # wait_idle PID TIMEOUT waits until PID has used less than a tenth of a CPU
 # over one second (background checkpoints done), at most TIMEOUT seconds;
@@ -185,33 +83,6 @@ wait_idle() {
 		sleep 1
 		b=$(cpu_ticks "$pid")
 		(((b - a) * 10 < CLK_TCK)) && break
-	done
-	WAITED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-}
-
-# mariadb_caught_up succeeds when the replica has executed the primary's
-# binlog up to its end.
-mariadb_caught_up() {
-	local m s
-	m=$(sql "$MDB_P" -N -B -e 'SHOW MASTER STATUS' 2>/dev/null | awk '{ print $1, $2 }') || return 1
-	s=$(sql "$MDB_R" -e 'SHOW SLAVE STATUS\G' 2>/dev/null |
-		awk -F': ' '$1 ~ /Relay_Master_Log_File$/ { f = $2 } $1 ~ /Exec_Master_Log_Pos$/ { p = $2 } END { print f, p }') || return 1
-	[[ -n $m && $m == "$s" ]]
-}
-
-# wait_until TIMEOUT CMD... polls CMD every 0.1 s; sets WAITED to the
-# seconds it took; fails on timeout.
-wait_until() {
-	local timeout=$1 t0
-	shift
-	t0=$(date +%s.%N)
-	local deadline=$((SECONDS + timeout))
-	until "$@"; do
-		if ((SECONDS >= deadline)); then
-			WAITED=""
-			return 1
-		fi
-		sleep 0.1
 	done
 	WAITED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
@@ -251,21 +122,6 @@ miraj_lsn() {
 
 # mariadb_pos prints the MariaDB primary's binlog file and position.
 mariadb_pos() { sql "$MDB_P" -N -B -e 'SHOW MASTER STATUS' | awk '{ print $1, $2 }'; }
-
-# prepare_db PORT DB TABLES ROWS THREADS creates DB and loads it with
-# sysbench; sets LOAD_SECS.
-prepare_db() {
-	local port=$1 db=$2 tables=$3 rows=$4 threads=$5 t0 logf=$WORK/prepare-$1-$2.log
-	sql "$port" -e "CREATE DATABASE $db" || die "CREATE DATABASE $db on port $port failed"
-	sb "$port" "$db"
-	t0=$(date +%s.%N)
-	if ! waited "$logf" sysbench oltp_common "${SB[@]}" --tables="$tables" --table-size="$rows" \
-		--threads="$threads" prepare; then
-		tail -n 20 "$logf" >&2
-		die "sysbench prepare of $db on port $port failed (log: $logf)"
-	fi
-	LOAD_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-}
 
 # CPU_WATCH lists "name:pid" of the server processes whose CPU time run_load
 # records in CPU[KEY] ("name=seconds, ...").
@@ -514,22 +370,9 @@ miraj_seeding() {
 	SEED[rows_ok]=$([[ $bad == 0 ]] && echo "yes" || echo "NO")
 }
 
-MDB_P="" MDB_R=""
-mariadb_setup() {
-	local common=(--innodb-buffer-pool-size="$BENCH_MARIADB_BUFFER_POOL" --innodb-flush-log-at-trx-commit=1)
-	start_private_mariadb mariadb-primary "${common[@]}" --server-id=1 --log-bin=mysql-bin \
-		--binlog-format=ROW --sync-binlog=1
-	MDB_P=$MARIADB_PORT MDB_PPID=$MARIADB_PID
-	start_private_mariadb mariadb-replica "${common[@]}" --server-id=2 --skip-log-bin \
-		--relay-log=relay-bin --skip-slave-start
-	MDB_R=$MARIADB_PORT MDB_RPID=$MARIADB_PID
-	sql "$MDB_R" -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$MDB_P, MASTER_USER='root',
-		MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos; START SLAVE" || die "CHANGE MASTER / START SLAVE failed"
-}
-
 mariadb_replication() {
 	local rep p0 p1
-	mariadb_setup
+	start_mariadb_pair --innodb-buffer-pool-size="$BENCH_MARIADB_BUFFER_POOL"
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into the MariaDB primary"
 	prepare_db "$MDB_P" sbtest "$BENCH_TABLES" "$BENCH_ROWS" 1
 	LOAD_MARIADB=$LOAD_SECS
@@ -771,8 +614,13 @@ main() {
 	log "building miraj-server, miraj-cluster-pki and lagsample"
 	(cd "$REPO" && go build -o "$WORK/bin/" ./cmd/miraj-server ./cmd/miraj-cluster-pki ./bench/lagsample)
 
-	make_cluster
-	start_node n1
+	make_cluster "${nodes[@]}"
+	local pprof=()
+	if [[ $BENCH_PPROF == 1 ]]; then
+		free_port PPROF_PORT
+		pprof=(--pprof "127.0.0.1:$PPROF_PORT")
+	fi
+	start_node n1 "${pprof[@]}"
 	designate_primary
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into sbtest on n1"
 	prepare_db "${CPORT[n1]}" sbtest "$BENCH_TABLES" "$BENCH_ROWS" 1

@@ -3,8 +3,9 @@
 # (test/system TestClientTransactions, scripts in test/clients) on Debian 12:
 # PyMySQL, MySQLdb and SQLAlchemy for Debian's python3, MariaDB Connector/J
 # and a JDK, node and npm, then mysql2 into test/clients/node/node_modules;
-# and mariadb-server, the reference server of the differential tests
-# (test/diff, which start a private mariadbd of their own).
+# mariadb-server, the reference server of the differential tests
+# (test/diff, which start a private mariadbd of their own); and
+# mariadb-client (mariadb-dump, mariadb) for test/system's dump test.
 #
 # Idempotent: it looks for each client first, and runs apt-get (with one
 # apt-get update) only when something is missing. Node and Java count as
@@ -28,6 +29,8 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } && command -v mariadb-install-db >/dev/null 2>&1 ||
 	missing+=(mariadb-server)
+# mariadb-dump and mariadb for the dump and restore test (TestDumpAllDatabasesRestores).
+command -v mariadb-dump >/dev/null 2>&1 || missing+=(mariadb-client)
 
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-test-clients: installing ${missing[*]}"

@@ -110,7 +110,9 @@ func run() error {
 		srv.Close()
 		return err
 	}
-	srv.SetCluster(node)
+	if err := srv.SetCluster(node); err != nil {
+		return err
+	}
 	// Shutdown order: replication stops first, then the server, whose
 	// last act is the checkpoint of every database.
 	nodeCtx, stopNode := context.WithCancel(context.Background())

@@ -25,7 +25,10 @@ import (
 //	  SeedChunk   database, bytes of the copy
 //	  SeedEnd     database, LSN of the copy
 //	  Drop        database, quarantine (0/1)
-//	  Heartbeat   n, n × position (no history)   every second
+//	  Heartbeat   n, n × position (log ends, no history), n, n × position
+//	              (SYNCED_LSN: highest position confirmed to clients by
+//	              semi-synchronous commit)   every second, and at once
+//	              when SYNCED_LSN grows
 //	  Accounts    users and grants (whole)
 //	any node → any node (a link of its own)
 //	  Probe       role, epoch, primary id: the sender's state; a promoted

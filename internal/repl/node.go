@@ -124,7 +124,10 @@ type Node struct {
 		// seeding counts the copies being received (a controlled
 		// promotion is refused meanwhile).
 		seeding int
+		// sync: semi-synchronous commit's waiters and positions (sync.go).
+		sync syncState
 	}
+	stats syncStats
 }
 
 type peerStatus struct {
@@ -179,6 +182,7 @@ func New(opts Options) (*Node, error) {
 	n.mu.peers = map[string]*peerStatus{}
 	n.mu.primaryLSN = map[string]journal.LSN{}
 	n.mu.followers = map[string]*follower{}
+	n.initSyncLocked()
 	for _, m := range n.cfg.Members {
 		if !strings.EqualFold(m, n.cfg.Node.ID) {
 			n.mu.peers[strings.ToLower(m)] = &peerStatus{id: m, state: "DISCONNECTED"}
@@ -188,9 +192,6 @@ func New(opts Options) (*Node, error) {
 	// never silently ignored.
 	if n.cfg.Mode == config.ModeRaft {
 		n.log.Warn("Cluster: mode = \"raft\" is not available yet: this node runs in manual mode (designate the primary with SET GLOBAL cluster_role = 'primary')")
-	}
-	if n.cfg.SyncCommit != "" && n.cfg.SyncCommit != config.SyncOff {
-		n.log.Warn(fmt.Sprintf("Cluster: sync_commit = %q is not available yet: commits are acknowledged without waiting for secondaries", n.cfg.SyncCommit))
 	}
 	n.st.CloseWrites()
 	n.st.SetRetention(n.retentionFloor)
@@ -350,6 +351,12 @@ func (n *Node) transition(next State, why string) error {
 				f.conn.Close()
 			}
 		}
+		// Sessions waiting for acks get 9004 (§17.8.4).
+		why := "demoted"
+		if next.Role == RoleFenced {
+			why = "fenced"
+		}
+		n.endWaitsLocked(why)
 		n.mu.Unlock()
 	}
 	if err := saveState(n.opts.StateDir, next); err != nil {
@@ -362,6 +369,9 @@ func (n *Node) transition(next State, why string) error {
 	}
 	if next.Role == RolePrimary {
 		n.pinMembersLocked()
+		// SYNCED_LSN is this primary's own from now on: what it knew of
+		// the former primary's was for the promotion (§17.8.6).
+		clear(n.mu.sync.synced)
 	}
 	n.mu.Unlock()
 	if next.Role == RolePrimary {
@@ -441,23 +451,23 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 	n.mu.Lock()
 	role := n.mu.role
 	n.mu.Unlock()
-	var local string
+	var here string
 	switch role {
 	case RolePrimary:
 		return nil
 	case RolePromoting:
-		local = "cluster promotion in progress"
+		here = "cluster promotion in progress"
 	case RoleFenced:
-		local = "cluster_role = FENCED"
+		here = "cluster_role = FENCED"
 	}
 	n.mu.Lock()
-	if local == "" && n.mu.seeding > 0 {
-		local = "replication bootstrap in progress"
+	if here == "" && n.mu.seeding > 0 {
+		here = "replication bootstrap in progress"
 	}
 	n.mu.Unlock()
-	if local != "" && (!force || role == RolePromoting) {
-		n.log.Error(fmt.Sprintf("Cluster: promotion of %s refused: %s", self, local))
-		return fmt.Errorf("%w: %s", ErrPromotionRefused, local)
+	if here != "" && (!force || role == RolePromoting) {
+		n.log.Error(fmt.Sprintf("Cluster: promotion of %s refused: %s", self, here))
+		return fmt.Errorf("%w: %s", ErrPromotionRefused, here)
 	}
 	answers, unreachable := n.probeRound(ctx)
 	for _, addr := range unreachable {
@@ -467,11 +477,13 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 	cur := n.mu.state
 	n.mu.Unlock()
 	reasons := PromotionRefusals(cur, answers)
-	if local != "" {
-		reasons = append([]string{local}, reasons...)
+	if here != "" {
+		reasons = append([]string{here}, reasons...)
 	}
-	plan, catchUpRefusals := PlanCatchUp(n.localDatabases(), n.askPositions(ctx))
+	local := n.localDatabases()
+	plan, catchUpRefusals := PlanCatchUp(local, n.askPositions(ctx))
 	reasons = append(reasons, catchUpRefusals...)
+	reasons = append(reasons, n.syncedRefusals(local, plan)...)
 	if lag := n.lagAfter(plan); n.cfg.MaxPromotionLagMB > 0 && lag > n.cfg.MaxPromotionLagMB<<20 {
 		reasons = append(reasons, fmt.Sprintf("lag of %d bytes after catch-up exceeds max_promotion_lag_mb (%d)", lag, n.cfg.MaxPromotionLagMB))
 	}
@@ -713,8 +725,11 @@ func (n *Node) Nodes() []NodeRow {
 		self.State, self.Role = "PROMOTING", string(RoleSecondary)
 	}
 	if n.mu.role == RolePrimary {
-		off := "OFF"
-		self.Sync = &off
+		shown := n.mu.sync.shown.String()
+		if len(n.mu.sync.degraded) > 0 {
+			shown = "DEGRADED"
+		}
+		self.Sync = &shown
 	} else {
 		var lag int64
 		for _, db := range n.st.Databases() {
@@ -790,12 +805,19 @@ func (n *Node) Replication() []ReplRow {
 	var rows []ReplRow
 	dbs := n.st.Databases()
 	for _, db := range dbs {
+		key := strings.ToLower(db.Name())
 		r := ReplRow{NodeID: n.cfg.Node.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", db.Snapshot().BaseID()),
 			WrittenLSN: u64(db.Journal().End()), AppliedLSN: u64(db.LSN())}
 		if n.mu.role == RolePrimary {
 			r.PrimaryLSN = u64(db.LSN())
-		} else if p, ok := n.mu.primaryLSN[strings.ToLower(db.Name())]; ok {
-			r.PrimaryLSN = u64(p)
+			r.SyncedLSN = u64(n.mu.sync.synced[key])
+		} else {
+			if p, ok := n.mu.primaryLSN[key]; ok {
+				r.PrimaryLSN = u64(p)
+			}
+			if s, ok := n.mu.sync.synced[key]; ok {
+				r.SyncedLSN = u64(s)
+			}
 		}
 		rows = append(rows, r)
 	}

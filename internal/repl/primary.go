@@ -134,6 +134,9 @@ func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise s
 	var lastHeartbeat time.Time
 	for lctx.Err() == nil && n.isPrimaryOf(epoch) {
 		changed := n.st.Changed()
+		n.mu.Lock()
+		synced := n.mu.sync.syncedCh
+		n.mu.Unlock()
 		more, err := n.syncFollower(lctx, c, f, &accountsVersion)
 		if err != nil {
 			if lctx.Err() == nil {
@@ -157,6 +160,10 @@ func (n *Node) serveFollower(ctx context.Context, c *transport.Conn, advertise s
 			return
 		case <-changed:
 		case <-acked: // a window may have opened
+		case <-synced:
+			// A commit was confirmed to its client: announce SYNCED_LSN
+			// now (§17.8.6), with the next heartbeat.
+			lastHeartbeat = time.Time{}
 		case <-time.After(heartbeatInterval):
 		}
 	}
@@ -214,6 +221,7 @@ func (n *Node) syncFollower(ctx context.Context, c *transport.Conn, f *follower,
 			}
 			n.mu.Lock()
 			p.decided, p.hist = true, nil
+			n.syncProgressLocked(key) // a secondary back at the end may lift a degraded state
 			n.mu.Unlock()
 		}
 		n.mu.Lock()
@@ -384,12 +392,20 @@ func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *sto
 }
 
 func (n *Node) sendHeartbeat(ctx context.Context, c *transport.Conn) error {
-	var ps []Position
+	var ps, synced []Position
+	n.mu.Lock()
+	confirmed := n.syncedLocked()
+	n.mu.Unlock()
 	for _, db := range n.st.Databases() {
-		ps = append(ps, Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), LSN: uint64(db.LSN())})
+		base := db.Snapshot().BaseID()
+		ps = append(ps, Position{Name: db.Name(), BaseID: base, LSN: uint64(db.LSN())})
+		if s, ok := confirmed[strings.ToLower(db.Name())]; ok {
+			synced = append(synced, Position{Name: db.Name(), BaseID: base, LSN: uint64(s)})
+		}
 	}
 	e := &enc{}
 	e.list(ps)
+	e.list(synced)
 	return send(ctx, c, msgHeartbeat, e.b)
 }
 
@@ -440,6 +456,7 @@ func (n *Node) readAcks(ctx context.Context, c *transport.Conn, f *follower, epo
 				p.applied = applied
 				f.lastApply = time.Now()
 			}
+			n.syncProgressLocked(strings.ToLower(name))
 		}
 		n.mu.Unlock()
 		select {

@@ -195,13 +195,19 @@ func (n *Node) receive(ctx context.Context, c *transport.Conn, epoch Epoch) erro
 				return err
 			}
 		case msgHeartbeat:
-			ps := d.list()
+			ps, synced := d.list(), d.list()
 			if err := d.end(); err != nil {
 				return err
 			}
 			n.mu.Lock()
 			for _, p := range ps {
 				n.mu.primaryLSN[strings.ToLower(p.Name)] = journal.LSN(p.LSN)
+			}
+			// The primary announces every database it confirmed a
+			// commit of: what it does not list, it has not.
+			clear(n.mu.sync.synced)
+			for _, p := range synced {
+				n.mu.sync.synced[strings.ToLower(p.Name)] = journal.LSN(p.LSN)
 			}
 			n.mu.Unlock()
 			if err := send(lctx, c, msgKeepalive, nil); err != nil {

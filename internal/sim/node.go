@@ -42,6 +42,15 @@ type node struct {
 	// Primary side.
 	followers map[string]*follower
 	openAt    int // a restarted primary takes writes from this tick (0: open)
+	// slowUntil: the node applies nothing before this tick; backlog holds
+	// the frames it received meanwhile, in order.
+	slowUntil int
+	backlog   []message
+	// waits: client writes waiting for semi-synchronous acks.
+	waits []*syncWait
+	// synced: SYNCED_LSN per database (memory only): on a primary the
+	// highest confirmed commit, on a secondary what its primary announced.
+	synced map[string]syncedPos
 
 	// held: committed, durable transactions of the node's journals, as of
 	// the last check; quarantined: those moved to its quarantine.
@@ -52,6 +61,24 @@ type node struct {
 type follower struct {
 	link int
 	pos  map[string]*fpos // by database name
+	// announced: the SYNCED_LSN sent on this link, per database.
+	announced map[string]journal.LSN
+}
+
+// syncWait is a client session waiting after its commit (§17.8).
+type syncWait struct {
+	row      string // the row it wrote: "db/id"
+	db       string
+	base     []byte
+	lsn      journal.LSN
+	req      repl.SyncRequest
+	deadline int // tick
+}
+
+type syncedPos struct {
+	base []byte
+	lsn  journal.LSN
+	by   ballot // the primary that confirmed it
 }
 
 type fpos struct {
@@ -60,6 +87,7 @@ type fpos struct {
 	decided       bool
 	seeding       bool
 	sent, written journal.LSN
+	applied       journal.LSN
 }
 
 // txKey names one transaction of one database incarnation.
@@ -96,6 +124,12 @@ type (
 	dropMsg struct {
 		db         string
 		quarantine bool
+	}
+	syncedMsg struct {
+		db   string
+		base []byte
+		lsn  journal.LSN
+		by   ballot
 	}
 	ackMsg struct {
 		db               string
@@ -152,6 +186,7 @@ func (n *node) crash() {
 	n.tracef("crash")
 	n.eng.Crash()
 	n.eng = nil
+	n.waits, n.synced, n.backlog = nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
 		if l := n.w.net.links[id]; l.a == n.id || l.b == n.id {
 			n.w.net.breakLink(n.w, id)
@@ -196,10 +231,14 @@ func (n *node) transition(next repl.State, why string) error {
 		for _, f := range n.followers {
 			n.w.net.breakLink(n.w, f.link)
 		}
+		// The waiting sessions get 9004 (node no longer primary): not
+		// confirmed.
+		n.waits = nil
 	}
 	n.st = next
 	n.role = next.Role
 	if next.Role == repl.RolePrimary {
+		n.synced = nil // its own from now on (§17.8.6)
 		n.eng.OpenWrites(&storage.Writer{Epoch: next.Epoch, Node: n.id})
 	}
 	n.tracef("state %s epoch %d primary %s (%s)", next.Role, next.Epoch, next.Primary, why)
@@ -277,6 +316,13 @@ func (n *node) clientWrite() {
 	n.recordLedger(db, start, db.LSN())
 	n.w.res.Writes++
 	n.tracef("write %s id=%d lsn=%d..%d", name, id, start, db.LSN())
+	if lsn, logged := tx.Logged(); logged {
+		req := n.w.syncRequest()
+		if req.Level != repl.SyncOff {
+			n.waits = append(n.waits, &syncWait{row: fmt.Sprintf("%s/%v", name, id), db: name, base: db.Snapshot().BaseID(),
+				lsn: lsn, req: req, deadline: n.w.now + int(req.Timeout.Milliseconds())})
+		}
+	}
 }
 
 // recordLedger notes the transactions a primary appended in [from, to).
@@ -379,6 +425,7 @@ func (n *node) promote(force bool) {
 	}
 	plan, catchUpRefusals := repl.PlanCatchUp(local, peerDBs)
 	reasons = append(reasons, catchUpRefusals...)
+	reasons = append(reasons, n.syncedRefusals(local, plan)...)
 	if len(reasons) > 0 && !force {
 		n.tracef("promotion refused: %s", strings.Join(reasons, "; "))
 		return
@@ -412,6 +459,7 @@ func (n *node) promote(force bool) {
 		n.tracef("caught up %s from %s: %d bytes", st.DB, st.Peer, st.To-st.From)
 	}
 	before := n.committedRows()
+	n.w.checkConfirmed(n, before, promised, force)
 	for k := range promised {
 		if !before[k] {
 			n.w.violate("controlled promotion keeps what reachable peers hold", fmt.Sprintf("%s promoted without row %s that a reachable peer on its history holds", n.id, k))
@@ -533,6 +581,23 @@ func (n *node) demote() {
 // followers; probes go out every probeEvery ticks.
 func (n *node) duties() {
 	w := n.w
+	if w.now >= n.slowUntil && len(n.backlog) > 0 {
+		// Applying again: the queued frames, in order (those of a link
+		// that broke meanwhile are dropped by receive).
+		queued := n.backlog
+		n.backlog = nil
+		for _, m := range queued {
+			if n.eng == nil {
+				return
+			}
+			if m.link == 0 || w.net.links[m.link] != nil {
+				n.receive(m)
+			}
+		}
+		if n.eng == nil {
+			return
+		}
+	}
 	if n.openAt != 0 && w.now >= n.openAt {
 		n.openAt = 0
 		if n.role == repl.RolePrimary {
@@ -559,6 +624,7 @@ func (n *node) duties() {
 		for _, fid := range sortedKeys(n.followers) {
 			n.serve(fid, n.followers[fid])
 		}
+		n.settleWaits()
 	}
 	if w.now%probeEvery == 0 && (n.role != repl.RoleSecondary || n.link == 0) {
 		n.probeAll()
@@ -594,12 +660,12 @@ func (n *node) serve(fid string, f *follower) {
 				continue
 			}
 			p.decided, p.base = true, db.Snapshot().BaseID()
-			p.sent, p.written = journal.LSN(p.start.LSN), journal.LSN(p.start.LSN)
+			p.sent, p.written, p.applied = journal.LSN(p.start.LSN), journal.LSN(p.start.LSN), journal.LSN(p.start.LSN)
 		}
 		if p.seeding {
 			continue
 		}
-		for p.sent < db.LSN() && !(p.sent > p.written && p.sent-p.written >= window) {
+		for p.sent < db.LSN() && !(p.sent > p.written && p.sent-p.written >= journal.LSN(w.opts.Window)) {
 			frames, err := db.ReadCommitted(p.sent, batch)
 			if err != nil {
 				w.violate("stream", fmt.Sprintf("%s: read %s at %d: %v", n.id, db.Name(), p.sent, err))
@@ -607,6 +673,15 @@ func (n *node) serve(fid string, f *follower) {
 			}
 			w.net.send(w, n.id, fid, f.link, framesMsg{db: db.Name(), start: p.sent, frames: frames})
 			p.sent += journal.LSN(len(frames))
+		}
+	}
+	for _, name := range sortedKeys(n.synced) {
+		if s := n.synced[name]; s.lsn > f.announced[name] {
+			if f.announced == nil {
+				f.announced = map[string]journal.LSN{}
+			}
+			f.announced[name] = s.lsn
+			w.net.send(w, n.id, fid, f.link, syncedMsg{db: name, base: s.base, lsn: s.lsn, by: s.by})
 		}
 	}
 	for _, name := range sortedKeys(f.pos) {
@@ -665,8 +740,14 @@ func (n *node) receive(m message) {
 			return
 		}
 		n.welcomed = true
+		// The new link's primary announces its own SYNCED_LSN.
+		n.synced = nil
 	case framesMsg:
 		if m.link != n.link {
+			return
+		}
+		if n.w.now < n.slowUntil || len(n.backlog) > 0 {
+			n.backlog = append(n.backlog, m)
 			return
 		}
 		db, ok := n.eng.Database(b.db)
@@ -715,6 +796,14 @@ func (n *node) receive(m message) {
 				w.violate("drop", err.Error())
 			}
 		}
+	case syncedMsg:
+		if m.link != n.link {
+			return
+		}
+		if n.synced == nil {
+			n.synced = map[string]syncedPos{}
+		}
+		n.synced[b.db] = syncedPos{base: b.base, lsn: b.lsn, by: b.by}
 	case ackMsg:
 		f := n.followers[m.from]
 		if f == nil || f.link != m.link {
@@ -730,12 +819,16 @@ func (n *node) receive(m message) {
 		if !p.seeding && b.written > p.written {
 			p.written = b.written
 		}
+		if !p.seeding && b.applied > p.applied {
+			p.applied = b.applied
+		}
 	}
 }
 
 func (n *node) ack(m message, db *storage.DB) {
-	n.w.net.send(n.w, n.id, m.from, m.link, ackMsg{db: db.Name(), base: db.Snapshot().BaseID(), epoch: n.st.Epoch,
-		written: db.Journal().End(), applied: db.LSN()})
+	a := ackMsg{db: db.Name(), base: db.Snapshot().BaseID(), epoch: n.st.Epoch, written: db.Journal().End(), applied: db.LSN()}
+	n.w.recordAck(n.id, a)
+	n.w.net.send(n.w, n.id, m.from, m.link, a)
 }
 
 // quarantine moves a database aside as the server does, and records the

@@ -32,6 +32,10 @@ type Options struct {
 	LivenessTicks int
 	// Event weights per step (out of their sum plus IdleWeight).
 	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, DemoteWeight, IdleWeight int
+	// SlowWeight: a secondary becomes slow to apply for a while (its
+	// frames queue up, unacknowledged, while the messages handled outside
+	// the apply queue, such as SYNCED_LSN, still arrive).
+	SlowWeight int
 	// MaxDelay is the largest delivery delay of a message, in ticks.
 	MaxDelay int
 	// FaultPerMille: the chance, in thousandths, that a journal write or
@@ -41,6 +45,11 @@ type Options struct {
 	// DurableAcks: secondaries fsync replicated frames before acknowledging
 	// (ack = "durable"); otherwise they acknowledge what they wrote.
 	DurableAcks bool
+	// Window is the in-flight bytes a primary allows per database and
+	// follower (the server's maxInFlightBytes, scaled down so that the
+	// small runs exercise it: a small one keeps a follower behind the
+	// SYNCED_LSN it hears of).
+	Window int
 	// Dir holds the nodes' data directories (removed at the end).
 	Dir string
 	// Trace, if set, receives one line per event.
@@ -48,9 +57,9 @@ type Options struct {
 }
 
 func (o Options) String() string {
-	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v",
+	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks) + fmt.Sprintf(" disk_faults=%d/1000", o.FaultPerMille)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d", o.FaultPerMille, o.SlowWeight)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -73,6 +82,8 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		MaxDelay:        1 + r.IntN(4),
 		DurableAcks:     r.IntN(2) == 0,
 		FaultPerMille:   []int{0, 5, 15, 40}[r.IntN(4)],
+		Window:          []int{2048, 200}[r.IntN(2)],
+		SlowWeight:      r.IntN(4),
 		Dir:             dir,
 	}
 }
@@ -95,14 +106,14 @@ type Result struct {
 	Writes     int // acknowledged client writes
 	Promotions int
 	Ticks      int
+	// Confirmed counts writes confirmed by semi-synchronous commit;
+	// ConfirmedWaived those a controlled promotion lost with every holder
+	// out of reach (allowed by §17.8.6).
+	Confirmed, ConfirmedWaived int
 }
 
 const (
 	dbTable = "t"
-	// window is the in-flight bytes a primary allows per database and
-	// follower (the server's maxInFlightBytes, scaled down so that the
-	// small runs exercise it).
-	window = 2048
 	// batch is the bytes of one Frames message.
 	batch = 700
 	// probeEvery: ticks between probes (the server's probeInterval).
@@ -148,6 +159,12 @@ type world struct {
 	// have been able to reach each other.
 	together map[[2]string]int
 	nextID   int64
+	// confirmed: writes confirmed to their client by semi-synchronous
+	// commit, for the guarantee at promotion.
+	confirmed []*confirmedWrite
+	// acks: the highest positions each node acknowledged, per database
+	// identity and epoch, as it sent them.
+	acks map[ackKey]repl.AckPos
 }
 
 type ledgerKey struct {
@@ -159,7 +176,7 @@ type ledgerKey struct {
 // Run executes one seed's run and returns what the checkers found.
 func Run(opts Options) (res Result) {
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
-		ledger: map[ledgerKey]string{}, together: map[[2]string]int{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, acks: map[ackKey]repl.AckPos{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
@@ -229,7 +246,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.IdleWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -300,6 +317,17 @@ func (w *world) randomEvent() {
 		}
 		if n := w.pick(cands); n != nil {
 			n.demote()
+		}
+	case 8:
+		var cands []*node
+		for _, n := range w.upNodes() {
+			if n.role == repl.RoleSecondary {
+				cands = append(cands, n)
+			}
+		}
+		if n := w.pick(cands); n != nil {
+			n.slowUntil = w.now + 10 + w.rng.IntN(40)
+			w.tracef("%s slow until tick %d", n.id, n.slowUntil)
 		}
 	case 6:
 		ids := w.net.linkIDs()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -139,6 +140,7 @@ func registerClusterVariables() {
 		}
 		vars = append(vars, v)
 	}
+	vars = append(vars, syncVariables()...)
 	sql.SystemVariables.AddSystemVariables(vars)
 	if _, done := sql.SystemVariables.(liveRegistry); !done {
 		sql.SystemVariables = liveRegistry{sql.SystemVariables}
@@ -176,6 +178,11 @@ const errPromotionRefused = 9003
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
 	if fn, ok := liveVariables[strings.ToLower(name)]; ok {
 		return fn(), nil
+	}
+	if !s.syncOwn && strings.EqualFold(name, varSyncCommit) {
+		// A session that has not set its own level follows the server's
+		// (§17.8.2).
+		return globalValue(varSyncCommit), nil
 	}
 	return s.BaseSession.GetSessionVariable(ctx, name)
 }
@@ -344,8 +351,9 @@ func (a *accounts) data() []byte {
 
 // SetCluster makes the server a cluster node: writes follow the node's role,
 // and the cluster's variables and tables answer from it.
-func (s *Server) SetCluster(n *repl.Node) {
+func (s *Server) SetCluster(n *repl.Node) error {
 	clusterNode.Store(n)
+	return setSyncDefaults(n.SyncDefaults())
 }
 
 // ClusterAccounts returns the hooks replication uses to carry accounts.
@@ -479,6 +487,11 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	t, ok, err := d.Database.GetTableInsensitive(ctx, name)
 	if ok && strings.EqualFold(name, "processlist") {
 		t = ownThreadsTable{Table: t, grants: d.grants}
+	}
+	if it, isIS := t.(*information_schema.InformationSchemaTable); ok && isIS && perDatabaseTables[strings.ToLower(name)] && it.Reader != nil {
+		w := *it
+		w.Reader = perDatabase(it.Reader)
+		t = &w
 	}
 	return t, ok, err
 }

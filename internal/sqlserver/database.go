@@ -226,7 +226,10 @@ func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
 	if _, ok := tx.Table(to); ok && !strings.EqualFold(from, to) {
 		return sql.ErrTableAlreadyExists.New(to)
 	}
-	return toSQLError(tx.RenameTable(from, to))
+	if err := tx.RenameTable(from, to); err != nil {
+		return toSQLError(err)
+	}
+	return d.renameTriggers(ctx, from, to)
 }
 
 func (d *Database) GetCollation(ctx *sql.Context) sql.CollationID {
@@ -308,6 +311,11 @@ func (d *Database) GetTriggers(ctx *sql.Context) ([]sql.TriggerDefinition, error
 		var t sql.TriggerDefinition
 		if err := json.Unmarshal(o.Data, &t); err != nil {
 			return nil, err
+		}
+		if table, ok := d.triggerTable(t); ok {
+			if _, exists := d.tx(ctx).Table(table); !exists {
+				continue // left behind by a rename in an older version
+			}
 		}
 		out = append(out, t)
 	}

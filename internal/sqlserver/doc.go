@@ -27,7 +27,12 @@
 // SHOW CLUSTER STATUS and information_schema.MIRAJ_*. authorization.go
 // gives go-mysql-server's privilege refusals MySQL's errors; privileges.go
 // checks what go-mysql-server does not (SET GLOBAL, KILL, SHOW
-// PROCESSLIST, the cluster's monitoring).
+// PROCESSLIST, the cluster's monitoring). lockclause.go reads the locking
+// clause of a SELECT (FOR UPDATE, FOR SHARE, NOWAIT, SKIP LOCKED) and
+// innodb_lock_wait_timeout for the storage's row locks; systemschema.go,
+// checksum.go and triggers.go serve what dump tools read and their
+// restores run (the mysql schema's log tables, CHECKSUM TABLE, triggers
+// that follow their table, information_schema read per database).
 //
 // Concurrency: go-mysql-server runs each connection's statements on that
 // connection's goroutine; a Session is used by one goroutine at a time.

@@ -27,9 +27,18 @@ func toSQLError(err error) error {
 	switch {
 	case errors.Is(err, storage.ErrReadOnly):
 		return errReadOnly()
-	case errors.Is(err, storage.ErrConflict):
+	case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrDeadlock):
 		return mysql.NewSQLError(mysql.ERLockDeadlock, mysql.SSLockDeadlock,
 			"Deadlock found when trying to get lock; try restarting transaction")
+	case errors.Is(err, storage.ErrLockTimeout):
+		return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
+			"Lock wait timeout exceeded; try restarting transaction")
+	case errors.Is(err, storage.ErrTooManyLocks):
+		return mysql.NewSQLError(mysql.ERLockTableFull, mysql.SSUnknownSQLState,
+			"The total number of locks exceeds the lock table size")
+	case errors.Is(err, storage.ErrLockNoWait):
+		return mysql.NewSQLError(erLockNowait, mysql.SSUnknownSQLState,
+			"Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.")
 	case errors.Is(err, storage.ErrNoTable):
 		// go-mysql-server's text, which mysqlError turns into MySQL's
 		// with the session's database.
@@ -69,6 +78,7 @@ const (
 	erTableAccessDenied  = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	erColumnAccessDenied = 1143 // ER_COLUMNACCESS_DENIED_ERROR
 	erProcAccessDenied   = 1370 // ER_PROCACCESS_DENIED_ERROR
+	erLockNowait         = 3572 // ER_LOCK_NOWAIT
 	// ssAccessRule is SQLSTATE 42000 (syntax error or access rule
 	// violation), which MySQL sends with every privilege error but 1045.
 	ssAccessRule = mysql.SSClientError

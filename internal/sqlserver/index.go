@@ -221,6 +221,14 @@ func (it *rangeIter) check(r *storage.Row) (in, done bool) {
 }
 
 func (it *rangeIter) Next(*sql.Context) (sql.Row, error) {
+	r, err := it.next()
+	if err != nil {
+		return nil, err
+	}
+	return sql.Row(r.Vals), nil
+}
+
+func (it *rangeIter) next() (*storage.Row, error) {
 	for {
 		if it.cur == nil {
 			if len(it.ranges) == 0 {
@@ -237,7 +245,7 @@ func (it *rangeIter) Next(*sql.Context) (sql.Row, error) {
 		}
 		in, done := it.check(r)
 		if in {
-			return sql.Row(r.Vals), nil
+			return r, nil
 		}
 		if done {
 			it.cur.Close()

@@ -119,6 +119,7 @@ var mysqlMessages = []mysqlMessage{
 		}},
 	{1366, "HY000", regexp.MustCompile(`^error: '.*' is not a valid value for '.*'$`), nil},
 	{1292, "22007", regexp.MustCompile(`^Incorrect (?:datetime|date|time) value: `), nil},
+	{1229, "HY000", regexp.MustCompile(`^Variable '.*' is a GLOBAL variable and should be set with SET GLOBAL$`), nil},
 	{3819, "HY000", regexp.MustCompile(`^Check constraint "(.*)" violated$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Check constraint '%s' is violated.", m[1]) }},
 	{1452, "23000", regexp.MustCompile("^cannot add or update a child row - Foreign key violation on fk: `(.*)`, table: `(.*)`, referenced table: `(.*)`, key: `.*`$"),
@@ -158,6 +159,7 @@ var sqlStates = map[int]string{
 	1364: "HY000", // ER_NO_DEFAULT_FOR_FIELD
 	1146: "42S02", // ER_NO_SUCH_TABLE
 	1213: "40001", // ER_LOCK_DEADLOCK
+	1229: "HY000", // ER_GLOBAL_VARIABLE
 	1216: "23000", // ER_NO_REFERENCED_ROW
 	1217: "23000", // ER_ROW_IS_REFERENCED
 	1264: "22003", // ER_WARN_DATA_OUT_OF_RANGE

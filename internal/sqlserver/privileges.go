@@ -105,6 +105,7 @@ type adminExec struct {
 	// the children of the nodes adminExec wraps (so that adminExec sees
 	// them too).
 	exec *execBuilder
+	srv  *Server
 }
 
 // execBuilder holds the execution builder, set once it is made.
@@ -118,13 +119,14 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err := x.checkSet(ctx, n); err != nil {
 			return nil, err
 		}
-		// A SET statement's own: a SET inside a trigger (SET NEW.x = …)
-		// or a routine hands its row on.
-		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {
+		// A SET statement's own assignments of variables: a SET inside a
+		// trigger (SET NEW.x = …) or a routine hands its row on.
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || !setsVariablesOnly(n) || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {
 			return nil, nil
 		}
 		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
-		// counted one).
+		// counted one). Only a statement of its own: a trigger's SET
+		// NEW.col = … yields the row being written.
 		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
 		if err != nil {
 			return nil, err
@@ -134,7 +136,17 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		}
 		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
 	case *plan.Kill:
-		return nil, x.checkKill(ctx, n)
+		if err := x.checkKill(ctx, n); err != nil {
+			return nil, err
+		}
+		if n.Kt == plan.KillType_Connection && x.srv != nil {
+			// Said before go-mysql-server cancels its statement: a
+			// session waiting for secondaries answers 1927, not OK.
+			if s := x.srv.session(n.ConnID); s != nil {
+				s.connKilled.Store(true)
+			}
+		}
+		return nil, nil
 	case *plan.Grant:
 		return x.grantDynamic(ctx, n, row)
 	case *plan.Revoke:
@@ -451,3 +463,20 @@ func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (s
 
 // setStatementRE recognises a SET statement.
 var setStatementRE = regexp.MustCompile(`(?is)^\s*SET\s`)
+
+// setsVariablesOnly reports whether a SET assigns system or user variables
+// only (not a trigger's NEW row, nor a routine's local variables).
+func setsVariablesOnly(n *plan.Set) bool {
+	for _, e := range n.Exprs {
+		sf, ok := e.(*expression.SetField)
+		if !ok {
+			return false
+		}
+		switch sf.LeftChild.(type) {
+		case *expression.SystemVar, *expression.UserVar:
+		default:
+			return false
+		}
+	}
+	return true
+}

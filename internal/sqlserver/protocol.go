@@ -88,6 +88,15 @@ func (h protocolHandler) endFailedStatement(c *mysql.Conn, err error) {
 	if err == nil {
 		return
 	}
+	h.endImplicitTransaction(c)
+}
+
+// endImplicitTransaction drops, in autocommit mode outside START
+// TRANSACTION, the transaction a command left behind without a statement
+// to commit it: a failed statement's, or the one COM_STMT_PREPARE opened
+// when it resolved the tables (its snapshot would otherwise be read by
+// the first execution, however much later it came).
+func (h protocolHandler) endImplicitTransaction(c *mysql.Conn) {
 	s := h.srv.session(c.ConnectionID)
 	if s == nil || s.GetIgnoreAutoCommit() || !s.autocommit() {
 		return
@@ -128,20 +137,28 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 }
 
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
-	err := h.Handler.ComQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
-		h.okFlags(c, r)
-		return cb(r, more)
-	})
+	query := func(q string) error {
+		return h.Handler.ComQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+			h.okFlags(c, r)
+			return cb(r, more)
+		})
+	}
+	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return h.fixError(c, q, err)
 }
 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
-	rest, err := h.Handler.ComMultiQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
-		h.okFlags(c, r)
-		return cb(r, more)
-	})
+	var rest string
+	query := func(q string) (err error) {
+		rest, err = h.Handler.ComMultiQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+			h.okFlags(c, r)
+			return cb(r, more)
+		})
+		return err
+	}
+	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return rest, h.fixError(c, q[:len(q)-len(rest)], err)
@@ -155,6 +172,7 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
+	h.endImplicitTransaction(c)
 	h.afterCommand(c)
 	return f, h.fixError(c, q, err)
 }

@@ -80,18 +80,22 @@ func New(cfg Config) (*Server, error) {
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
-	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).AddPreAnalyzeRule(castRuleID, castRule).
-		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).Build()
+	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
+		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
+		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
-	ax := adminExec{grants: g, exec: &execBuilder{}}
+	ax := adminExec{grants: g, exec: &execBuilder{}, srv: s}
 	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	s.engine = sqle.New(a, nil)
-	s.engine.Parser = clusterParser{s.engine.Parser}
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
+	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
 	registerClusterVariables()
+	registerLockVariables()
+	registerSyncStatus()
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err

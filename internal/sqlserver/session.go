@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -35,16 +36,26 @@ type Session struct {
 	// procedure run by a trigger: MySQL does not commit inside a
 	// statement, so neither do we (the statement's own commit will).
 	writing int
+	// lockQuery and lockMode cache the locking clause of the statement
+	// last asked about (lockClause).
+	lockQuery string
+	lockMode  lockClause
+	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
+	// it follows the server's.
+	syncOwn bool
+	// connKilled: KILL CONNECTION named this session's connection.
+	connKilled atomic.Bool
 	// lastDupIndex names the unique key of the last duplicate entry the
 	// session's statements ran into ("PRIMARY" for the primary key):
 	// go-mysql-server's error carries the values only, MySQL's 1062 names
 	// the key too.
 	lastDupIndex string
 	// mysql is set for a client connection's session: its warnings are
-	// written with MySQL's levels and texts (messages.go), and SUM and AVG
-	// of exact numbers are exact DECIMALs (exactsum.go). Sessions of tools
-	// and of go-mysql-server's engine suites keep go-mysql-server's
-	// behaviour, which those suites assert.
+	// written with MySQL's levels and texts (messages.go), SUM and AVG of
+	// exact numbers are exact DECIMALs (exactsum.go), and its commits wait
+	// for secondaries when it asks (§17.8.2: scheduled events never wait).
+	// Sessions of tools and of go-mysql-server's engine suites keep
+	// go-mysql-server's behaviour, which those suites assert.
 	mysql bool
 	// inserting is the INSERT whose row is being written, which names the
 	// column and row of a warning about a value (INSERT IGNORE).
@@ -213,7 +224,24 @@ type txn struct {
 	dbs        map[string]*storage.Tx // key: lower-case database name
 	savepoints []savepoint
 	readOnly   bool
+	// locks holds the row locks of the transaction in every database,
+	// released when it ends (after its commit is published).
+	locks *storage.LockOwner
 }
+
+// newTxn starts a SQL transaction's state. Its lock owner's age is its
+// start: a deadlock refuses the transaction that began last.
+func (s *Session) newTxn() *txn {
+	t := &txn{dbs: map[string]*storage.Tx{}}
+	if s.engine != nil {
+		t.locks = s.engine.NewLockOwner()
+	}
+	return t
+}
+
+// end releases what the transaction holds once its storage transactions
+// have ended.
+func (t *txn) end() { t.locks.Release() }
 
 type savepoint struct {
 	name string
@@ -239,7 +267,7 @@ func sessionOf(ctx *sql.Context) *Session {
 // the SQL transaction or the database's part of it as needed.
 func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 	if s.txn == nil {
-		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+		s.txn = s.newTxn()
 	}
 	key := strings.ToLower(db.Name())
 	if db.Journal() == nil {
@@ -248,6 +276,9 @@ func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 	tx, ok := s.txn.dbs[key]
 	if !ok {
 		tx = db.Begin()
+		if s.txn.locks != nil {
+			tx.SetLockOwner(s.txn.locks)
+		}
 		s.txn.dbs[key] = tx
 	}
 	return tx
@@ -272,7 +303,7 @@ func (s *Session) tempDB(db string, create bool) *storage.DB {
 // the first statement that reads it.
 func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacteristic) (sql.Transaction, error) {
 	if s.txn == nil {
-		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+		s.txn = s.newTxn()
 	}
 	s.txn.readOnly = ch == sql.ReadOnly
 	return s.txn, nil
@@ -291,15 +322,21 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		return nil
 	}
 	var first error
-	for _, dtx := range t.dbs {
+	var commits []committed
+	for key, dtx := range t.dbs {
 		if first != nil {
 			dtx.Rollback()
 			continue
 		}
 		if err := dtx.Commit(ctx); err != nil {
 			first = err
+			continue
+		}
+		if lsn, ok := dtx.Logged(); ok && !strings.HasPrefix(key, "\x00") {
+			commits = append(commits, committed{db: key, lsn: lsn})
 		}
 	}
+	t.end()
 	if first != nil {
 		// The transaction is over (rolled back): the next statement
 		// starts afresh, with autocommit as the session has it.
@@ -307,7 +344,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		s.SetIgnoreAutoCommit(false)
 		return toSQLError(first)
 	}
-	return nil
+	return s.waitForSecondaries(ctx, commits)
 }
 
 // Rollback discards the transaction.
@@ -317,6 +354,7 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 		for _, dtx := range s.txn.dbs {
 			dtx.Rollback()
 		}
+		s.txn.end()
 	}
 	s.txn = nil
 	return nil
@@ -330,6 +368,9 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 // MySQL, a commit that fails (1213) fails the statement and leaves
 // autocommit off; the transaction is rolled back.
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
+	if strings.EqualFold(name, varSyncCommit) {
+		return s.setSyncCommit(ctx, value)
+	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)
 	}
@@ -357,7 +398,7 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) e
 // CreateSavepoint records every database's state under name.
 func (s *Session) CreateSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
 	if s.txn == nil {
-		s.txn = &txn{dbs: map[string]*storage.Tx{}}
+		s.txn = s.newTxn()
 	}
 	sp := savepoint{name: name, at: map[string]storage.Savepoint{}}
 	for k, dtx := range s.txn.dbs {
@@ -424,6 +465,7 @@ func (s *Session) SessionEnd() {
 		for _, dtx := range s.txn.dbs {
 			dtx.Rollback()
 		}
+		s.txn.end()
 		s.txn = nil
 	}
 	s.temp = nil

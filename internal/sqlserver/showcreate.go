@@ -35,11 +35,31 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 			fixes[prefix] = func(l string) string { return defaultClauseRE.ReplaceAllLiteralString(l, def) }
 			continue
 		}
+		if col.Nullable && types.IsTimestampType(col.Type) {
+			// MySQL writes a nullable TIMESTAMP with NULL before its
+			// default, whether the default was written or implied.
+			fixes[prefix] = func(l string) string {
+				if strings.Contains(l, " NULL DEFAULT ") || strings.Contains(l, " NOT NULL") {
+					return l
+				}
+				if strings.Contains(l, " DEFAULT ") {
+					return strings.Replace(l, " DEFAULT ", " NULL DEFAULT ", 1)
+				}
+				body, comma := strings.CutSuffix(l, ",")
+				if i := strings.Index(body, " COMMENT '"); i >= 0 {
+					body = body[:i] + " NULL DEFAULT NULL" + body[i:]
+				} else {
+					body += " NULL DEFAULT NULL"
+				}
+				if comma {
+					body += ","
+				}
+				return body
+			}
+			continue
+		}
 		if col.Default == nil && col.Generated == nil && col.Nullable && !col.AutoIncrement && takesDefaultNull(col.Type) {
 			clause := " DEFAULT NULL"
-			if types.IsTimestampType(col.Type) {
-				clause = " NULL DEFAULT NULL"
-			}
 			fixes[prefix] = func(l string) string {
 				if strings.Contains(l, " DEFAULT ") {
 					return l

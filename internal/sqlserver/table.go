@@ -105,7 +105,7 @@ func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.Inde
 	return &nt
 }
 
-func (t *Table) PreciseMatch() bool { return false }
+func (t *Table) PreciseMatch() bool { return true }
 
 func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
 	tx, st, err := t.current(ctx)
@@ -117,9 +117,38 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 			st = f
 		}
 	}
+	lc := lockClause{}
+	if !t.temp {
+		lc = sessionOf(ctx).lockClause(ctx)
+	}
+	if lc.mode != 0 {
+		// A locking read walks the latest committed table (with the
+		// transaction's own writes), not its snapshot.
+		if st, err = tx.LatestTable(t.Name()); err != nil {
+			return nil, sessionOf(ctx).lockError(ctx, err)
+		}
+	}
+	src, err := t.rowSource(st, p)
+	if err != nil || lc.mode == 0 {
+		return src, err
+	}
+	return &lockingIter{src: src, tx: tx, table: t.Name(), lc: lc}, nil
+}
+
+// rowSource is an iterator over stored rows: a scan or an index range.
+type rowSource interface {
+	sql.RowIter
+	next() (*storage.Row, error)
+}
+
+func (t *Table) rowSource(st *storage.Table, p sql.Partition) (rowSource, error) {
 	part, _ := p.(partition)
 	if part.lookup == nil || part.lookup.Index == nil {
 		return &scanIter{cur: st.Cursor(-1, nil)}, nil
+	}
+	if part.lookup.IsEmptyRange {
+		// Contradictory conditions (v1 < 4 AND v1 >= 19): no row.
+		return emptyIter{}, nil
 	}
 	idx, ok := part.lookup.Index.(*Index)
 	if !ok {
@@ -132,16 +161,70 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	return newRangeIter(st, idx, ranges), nil
 }
 
+// emptyIter returns no row.
+type emptyIter struct{}
+
+func (emptyIter) Next(*sql.Context) (sql.Row, error) { return nil, io.EOF }
+func (emptyIter) next() (*storage.Row, error)        { return nil, io.EOF }
+func (emptyIter) Close(*sql.Context) error           { return nil }
+
 // scanIter returns every row in primary key order.
 type scanIter struct{ cur *storage.Cursor }
 
 func (it *scanIter) Next(*sql.Context) (sql.Row, error) {
+	r, err := it.next()
+	if err != nil {
+		return nil, err
+	}
+	return sql.Row(r.Vals), nil
+}
+
+func (it *scanIter) next() (*storage.Row, error) {
 	r, ok := it.cur.Next()
 	if !ok {
 		return nil, io.EOF
 	}
-	return sql.Row(r.Vals), nil
+	return r, nil
 }
+
+// lockingIter locks each row its source yields (SELECT … FOR UPDATE / FOR
+// SHARE) and returns the row's version read under the lock; rows skipped
+// (SKIP LOCKED) or deleted while it waited are left out.
+type lockingIter struct {
+	src   rowSource
+	tx    *storage.Tx
+	table string
+	lc    lockClause
+}
+
+func (it *lockingIter) Next(ctx *sql.Context) (sql.Row, error) {
+	s := sessionOf(ctx)
+	for {
+		r, err := it.src.next()
+		if err != nil {
+			return nil, err
+		}
+		req := storage.LockRequest{Mode: it.lc.mode, Wait: it.lc.wait, Timeout: s.lockWaitTimeout(ctx)}
+		row, ok, err := it.tx.LockRow(ctx, it.table, r, req)
+		if err != nil {
+			return nil, s.lockError(ctx, err)
+		}
+		if !ok {
+			continue
+		}
+		if rng, isRange := it.src.(*rangeIter); isRange && row != r {
+			// Changed since the walk began (while this transaction
+			// waited, or just before): the index range must hold for the
+			// version read, as the planner may rely on it alone.
+			if in, _ := rng.check(row); !in {
+				continue
+			}
+		}
+		return sql.Row(row.Vals), nil
+	}
+}
+
+func (it *lockingIter) Close(ctx *sql.Context) error { return it.src.Close(ctx) }
 
 func (it *scanIter) Close(*sql.Context) error { it.cur.Close(); return nil }
 
@@ -232,6 +315,18 @@ func (e *editor) dupError(err error) error {
 	return sql.NewUniqueKeyErr(key, true, sql.Row(dup.Existing.Vals))
 }
 
+// lockForWrite takes the row's exclusive lock before it is updated or
+// deleted: the write waits for others' locking reads and writes of it.
+func (e *editor) lockForWrite(ctx *sql.Context, row sql.Row) error {
+	if e.t.temp {
+		return nil
+	}
+	if err := e.tx.LockForWrite(ctx, e.t.Name(), row, e.sess.lockWaitTimeout(ctx)); err != nil {
+		return e.sess.lockError(ctx, err)
+	}
+	return nil
+}
+
 func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	e.sess.insertCalls++
 	vals := append([]any(nil), row...)
@@ -242,6 +337,9 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 }
 
 func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	if err := e.lockForWrite(ctx, old); err != nil {
+		return err
+	}
 	if err := e.tx.Update(e.t.Name(), old, append([]any(nil), new...)); err != nil {
 		return e.dupError(err)
 	}
@@ -249,6 +347,9 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 }
 
 func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	if err := e.lockForWrite(ctx, row); err != nil {
+		return err
+	}
 	err := e.tx.Delete(e.t.Name(), row)
 	if errors.Is(err, storage.ErrRowMissing) {
 		return sql.ErrDeleteRowNotFound.New()

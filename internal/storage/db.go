@@ -105,7 +105,11 @@ func (db *DB) Snapshot() *Catalog { return db.cur.Load().cat }
 
 // Begin starts a transaction on the committed catalog as it is now.
 func (db *DB) Begin() *Tx {
-	return &Tx{db: db, base: db.cur.Load().cat, touched: map[string]*tableTouch{}}
+	tx := &Tx{db: db, base: db.cur.Load().cat, touched: map[string]*tableTouch{}}
+	if db.eng != nil {
+		tx.lockSeq = db.eng.locks.ownerSeq.Add(1)
+	}
+	return tx
 }
 
 // LSN returns the end of the journal as applied to the committed catalog.
@@ -165,6 +169,9 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	}
 	db.cur.Store(&state{cat: a.cat, lsn: end})
 	db.commitMu.Unlock()
+	if buf != nil {
+		tx.logged = end
+	}
 	db.commits.Add(1)
 	if db.eng != nil {
 		db.eng.notify()

@@ -19,6 +19,14 @@
 // the new catalog, releases the lock, and waits for the fsync the save
 // policy asks for; concurrent commits share fsyncs.
 //
+// Row locks (locks.go, lockread.go) serve SELECT … FOR UPDATE / FOR SHARE
+// and make UPDATE and DELETE wait for them: an engine-wide lock manager
+// with waits, timeouts and deadlock detection, in memory only (never
+// journaled). A locking read reads the latest committed version of a row
+// and keeps it in the transaction's view, so that the transaction's write
+// of it does not conflict at commit. A LockOwner's locks are released when
+// its transaction ends.
+//
 // Concurrency: Engine and DB methods are safe for concurrent use; a Tx is
 // used by one goroutine at a time. The Engine owns no goroutine until Run,
 // which does the periodic fsyncs and checkpoints until its context ends.

@@ -74,6 +74,8 @@ type Engine struct {
 	changed   chan struct{} // closed and replaced at each change
 	retMu     sync.Mutex
 	retention func(db *DB) (journal.LSN, bool)
+	// locks are the row locks of the engine's transactions (locks.go).
+	locks *lockManager
 }
 
 // DirName is the folder name of a database: the name itself when it is made
@@ -131,7 +133,7 @@ func Open(opts Options) (*Engine, error) {
 	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, log: opts.Logger, changed: make(chan struct{})}
+	e := &Engine{opts: opts, log: opts.Logger, changed: make(chan struct{}), locks: newLockManager()}
 	e.mu.dbs = map[string]*DB{}
 	ents, err := os.ReadDir(opts.Root)
 	if err != nil {

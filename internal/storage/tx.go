@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/miraj-db/miraj/internal/journal"
 
 	"github.com/tidwall/btree"
 )
@@ -29,7 +30,34 @@ type Tx struct {
 	// against the committed catalog.
 	touched map[string]*tableTouch
 	done    bool
+	// locks holds the transaction's row locks (nil until the first one);
+	// ownLocks says this Tx made it and releases it when it ends (a SQL
+	// transaction over several databases shares one owner and releases
+	// it itself).
+	locks    *LockOwner
+	ownLocks bool
+	lockSeq  uint64 // the age of a lock owner this Tx makes: its Begin's place
+
+	// fresh lists the rows read under a lock at a newer version than the
+	// snapshot's, which the transaction's view holds at that version
+	// (lockread.go); kept to be put back after RollbackTo.
+	fresh []freshRow
+	// baseOwned: base is this transaction's private copy (a locked row
+	// was refreshed in it), with the tables in baseTables cloned.
+	baseOwned  bool
+	baseTables map[*Table]bool
+	// latest caches the view LatestTable built last.
+	latest latestCache
+	// logged is the journal end after this transaction's commit frame, 0
+	// when its commit wrote nothing to the journal.
+	logged journal.LSN
 }
+
+// Logged returns the journal position that ends this transaction's commit,
+// and false when the commit wrote no journal frame (nothing written, a
+// manual save policy, or not committed): what semi-synchronous commit
+// waits for secondaries to hold.
+func (tx *Tx) Logged() (journal.LSN, bool) { return tx.logged, tx.logged > 0 }
 
 type tableTouch struct {
 	present   bool
@@ -281,12 +309,14 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 	tx.work.cat = sp.cat.shallowClone()
 	tx.work.release()
 	tx.ops = tx.ops[:sp.nops]
+	tx.refreshAgain()
 }
 
 // Rollback ends the transaction without keeping anything.
 func (tx *Tx) Rollback() {
 	tx.done = true
 	tx.work, tx.ops = nil, nil
+	tx.releaseLocks()
 }
 
 // Commit makes the transaction's writes durable per the save policy and
@@ -297,6 +327,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		return ErrTxDone
 	}
 	tx.done = true
+	defer tx.releaseLocks()
 	if len(tx.ops) == 0 {
 		return nil
 	}

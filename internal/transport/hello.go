@@ -10,7 +10,8 @@ import (
 // protocolVersion is the inter-node protocol this transport speaks.
 // Version 2: subscriptions carry epoch histories, acks name the database
 // identity and epoch, probes and announcements.
-const protocolVersion = 2
+// Version 3: heartbeats announce SYNCED_LSN (semi-synchronous commit).
+const protocolVersion = 3
 
 // maxHelloBytes bounds the hello frame: a version, a cluster name (≤ 255
 // bytes) and a node id (≤ 64 characters, ≤ 256 bytes in UTF-8).

@@ -206,6 +206,9 @@ func TestClusterReplication(t *testing.T) {
 			"CREATE TEMPORARY TABLE shop.tmp (x INT)", "INSERT INTO shop.tmp VALUES (1)",
 			"LOCK TABLES shop.items READ", "UNLOCK TABLES", "FLUSH TABLES",
 			"CHECK TABLE shop.items", "REPAIR TABLE shop.items",
+			// Locking reads, as on a MySQL server with read_only.
+			"START TRANSACTION", "SELECT * FROM shop.items FOR UPDATE", "SELECT * FROM shop.items FOR SHARE NOWAIT", "COMMIT",
+			"CHECKSUM TABLE shop.items",
 		} {
 			mustExec(t, conn, q)
 		}

@@ -337,3 +337,28 @@ func TestFailedAnalysisLeavesNoSnapshot(t *testing.T) {
 		t.Fatalf("after a failed statement the connection does not see a table created since: %v", err)
 	}
 }
+
+// Preparing a statement in autocommit mode does not pin the snapshot the
+// analysis took: its first execution sees rows committed after the
+// prepare (it used to read the prepare's snapshot once).
+func TestPrepareLeavesNoSnapshot(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	db := s.open("")
+	mustExec(t, db, "CREATE DATABASE shop")
+	mustExec(t, db, "CREATE TABLE shop.t (id INT PRIMARY KEY, v INT)")
+	a, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	stmt, err := a.PrepareContext(t.Context(), "SELECT COUNT(*) FROM shop.t WHERE v = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	mustExec(t, s.open(""), "INSERT INTO shop.t VALUES (1, 7)")
+	var n int
+	if err := stmt.QueryRowContext(t.Context(), 7).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the first execution after the prepare sees %d rows (%v), want the row committed since", n, err)
+	}
+}

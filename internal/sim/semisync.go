@@ -1,0 +1,184 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/repl"
+)
+
+// Semi-synchronous commit in the simulation (§17.8): a client write may
+// wait for acks at RECEIVED, APPLIED or MAJORITY; the primary confirms it
+// once repl.SyncAcks says enough streaming secondaries hold it (the
+// server's rule), announces SYNCED_LSN on its links, and a promotion
+// applies repl.SyncedRefusals. A timeout, too few secondaries or the end
+// of the primary role leave the write unconfirmed (warning or error 9004).
+
+// confirmedWrite is a write confirmed to its client without a warning.
+type confirmedWrite struct {
+	row     string
+	db      string
+	lsn     journal.LSN
+	level   repl.SyncLevel
+	primary string
+	by      ballot
+	tick    int
+	// waived: a promotion may legitimately have lost it since (forced,
+	// or controlled while every holder was unreachable and the candidate
+	// did not know SYNCED_LSN): it is checked no more.
+	waived bool
+}
+
+// ackKey names what one node acknowledged of one database incarnation in
+// one epoch.
+type ackKey struct {
+	node, base string
+	epoch      uint64
+}
+
+func (w *world) recordAck(from string, a ackMsg) {
+	k := ackKey{node: from, base: fmt.Sprintf("%x", a.base), epoch: uint64(a.epoch)}
+	p := w.acks[k]
+	w.acks[k] = repl.AckPos{Written: max(p.Written, a.written), Applied: max(p.Applied, a.applied)}
+}
+
+// checkAcked: a write is confirmed only once need other nodes have sent
+// acks that cover it (written, or applied for APPLIED) in this epoch.
+func (w *world) checkAcked(n *node, sw *syncWait, need int) {
+	var got []repl.AckPos
+	for _, p := range w.nodes {
+		if p != n {
+			got = append(got, w.acks[ackKey{node: p.id, base: fmt.Sprintf("%x", sw.base), epoch: uint64(n.st.Epoch)}])
+		}
+	}
+	// Counted here, not with repl.SyncAcks: the rule under test must not
+	// check itself.
+	count := 0
+	for _, a := range got {
+		pos := a.Written
+		if sw.req.Level == repl.SyncApplied {
+			pos = a.Applied
+		}
+		if pos >= sw.lsn {
+			count++
+		}
+	}
+	if count < need {
+		w.violate("confirmed only with acks", fmt.Sprintf("%s confirmed %s at %s (LSN %d) with %d of %d acknowledgements sent", n.id, sw.row, sw.req.Level, sw.lsn, count, need))
+	}
+}
+
+// syncRequest draws a write's level: half the writes are asynchronous.
+func (w *world) syncRequest() repl.SyncRequest {
+	r := repl.SyncRequest{Replicas: 1, Timeout: time.Duration(3+w.rng.IntN(12)) * time.Millisecond, Action: repl.SyncError}
+	switch w.rng.IntN(8) {
+	case 0, 1, 2, 3:
+		r.Level = repl.SyncOff
+	case 4, 5:
+		r.Level = repl.SyncReceived
+	case 6:
+		r.Level = repl.SyncApplied
+	default:
+		r.Level = repl.SyncMajority
+	}
+	if w.rng.IntN(5) == 0 {
+		r.Replicas = 2
+	}
+	return r
+}
+
+// streaming is what the server's streamingLocked returns: the acked
+// positions of followers streaming that incarnation, not being seeded.
+func (n *node) streaming(db string, base []byte) []repl.AckPos {
+	var out []repl.AckPos
+	for _, fid := range sortedKeys(n.followers) {
+		p := n.followers[fid].pos[db]
+		if p == nil || !p.decided || p.seeding || !bytes.Equal(p.base, base) {
+			continue
+		}
+		out = append(out, repl.AckPos{Written: p.written, Applied: p.applied})
+	}
+	return out
+}
+
+// settleWaits confirms the waits the acks now satisfy and ends those past
+// their deadline or short of streaming secondaries, as WaitSync does.
+func (n *node) settleWaits() {
+	kept := n.waits[:0]
+	for _, sw := range n.waits {
+		need := repl.SyncNeed(sw.req.Level, sw.req.Replicas, n.w.opts.Nodes)
+		secs := n.streaming(sw.db, sw.base)
+		switch {
+		case repl.SyncAcks(sw.req.Level, sw.lsn, secs) >= need:
+			n.w.checkAcked(n, sw, need)
+			if n.synced == nil {
+				n.synced = map[string]syncedPos{}
+			}
+			by := ballot{epoch: n.st.Epoch, node: n.id}
+			if s := n.synced[sw.db]; !bytes.Equal(s.base, sw.base) || sw.lsn > s.lsn {
+				n.synced[sw.db] = syncedPos{base: sw.base, lsn: sw.lsn, by: by}
+			}
+			n.w.confirmed = append(n.w.confirmed, &confirmedWrite{row: sw.row, db: sw.db, lsn: sw.lsn, level: sw.req.Level, primary: n.id, by: by, tick: n.w.now})
+			n.w.res.Confirmed++
+			n.tracef("confirmed %s at %s (lsn %d)", sw.row, sw.req.Level, sw.lsn)
+		case len(secs) < need || n.w.now >= sw.deadline:
+			n.tracef("not confirmed %s at %s: %d streaming, %d needed", sw.row, sw.req.Level, len(secs), need)
+		default:
+			kept = append(kept, sw)
+		}
+	}
+	clear(n.waits[len(kept):])
+	n.waits = kept
+}
+
+// syncedRefusals is the server's guarantee at promotion, on the same pure
+// rule.
+func (n *node) syncedRefusals(local []repl.LocalDB, plan []repl.CatchUpStep) []string {
+	bases := map[string][]byte{}
+	for _, l := range local {
+		bases[strings.ToLower(l.Name)] = l.BaseID
+	}
+	synced := map[string]journal.LSN{}
+	for name, s := range n.synced {
+		if key := strings.ToLower(name); bytes.Equal(bases[key], s.base) {
+			synced[key] = s.lsn
+		}
+	}
+	return repl.PromotionSyncedRefusals(local, plan, synced)
+}
+
+// checkConfirmed is the guarantee at promotion (§17.8.6), checked at each
+// promotion of n once it has caught up (holds: its rows then). A confirmed
+// write it lacks is a violation of a controlled promotion when a reachable
+// node holds it on the newest history (promised: the rows of the nodes
+// whose journals lie on the most up-to-date reachable one), or when n knew
+// a SYNCED_LSN at or beyond it from the primary that confirmed it: the
+// promotion had to keep it or be refused. Otherwise it was lost the ways
+// the spec allows (every holder crashed before an fsync, unreachable, or
+// left behind by a forced promotion): it is waived and checked no more.
+func (w *world) checkConfirmed(n *node, holds, promised map[string]bool, force bool) {
+	for _, c := range w.confirmed {
+		if c.waived || holds[c.row] {
+			continue
+		}
+		s := n.synced[c.db]
+		knew := s.by == c.by && s.lsn >= c.lsn
+		switch {
+		case force:
+		case promised[c.row]:
+			w.violate("confirmed writes survive controlled promotion", fmt.Sprintf("%s promoted without %s, confirmed at %s by %s at tick %d, which a reachable node on the newest history holds",
+				n.id, c.row, c.level, c.primary, c.tick))
+			continue
+		case knew:
+			w.violate("confirmed writes survive controlled promotion", fmt.Sprintf("%s promoted without %s, confirmed at %s by %s at tick %d (LSN %d), though it knew SYNCED_LSN %d from that primary",
+				n.id, c.row, c.level, c.primary, c.tick, c.lsn, s.lsn))
+			continue
+		}
+		c.waived = true
+		w.res.ConfirmedWaived++
+		n.tracef("confirmed %s left out (force=%v): no reachable holder on the newest history, SYNCED_LSN not known", c.row, force)
+	}
+}

@@ -1,0 +1,242 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Locking reads (SELECT … FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE, with
+// OF, NOWAIT or SKIP LOCKED). The parser of go-mysql-server v0.20 knows
+// FOR UPDATE [SKIP LOCKED] and LOCK IN SHARE MODE only, and its planner
+// drops the clause. So the clause is read here from the statement's text:
+// lockParser blanks the forms the parser does not know (spaces of the same
+// length, so that the positions of a multi-statement query hold), and at
+// execution a table read asks lockClauseOf for the clause of the statement
+// running (ctx.Query(), the text as the client sent it).
+//
+// The clause applies to every table the SELECT reads (subqueries too),
+// row by row as the scan or index range yields them, as InnoDB locks the
+// rows it reads; there are no gap locks. Inside stored routines and
+// triggers a SELECT … FOR UPDATE reads without locking.
+
+// lockClause is what a statement asks of its reads.
+type lockClause struct {
+	mode storage.LockMode // 0: a plain read
+	wait storage.LockWait
+}
+
+// lockSpan is one locking clause found in a statement: its mode and wait,
+// where it is, and whether the parser knows its form.
+type lockSpan struct {
+	lockClause
+	start, end int
+	known      bool
+}
+
+// findLockClauses returns the locking clauses among words.
+func findLockClauses(w []sqlWord) []lockSpan {
+	is := func(i int, s string) bool { return i < len(w) && w[i].word && w[i].text == s }
+	var out []lockSpan
+	for i := 0; i < len(w); i++ {
+		var sp lockSpan
+		j := i
+		switch {
+		case is(i, "FOR") && is(i+1, "UPDATE"):
+			sp.mode, j = storage.LockExclusive, i+2
+			sp.known = true
+		case is(i, "FOR") && is(i+1, "SHARE"):
+			sp.mode, j = storage.LockShared, i+2
+		case is(i, "LOCK") && is(i+1, "IN") && is(i+2, "SHARE") && is(i+3, "MODE"):
+			sp.mode, j = storage.LockShared, i+4
+			sp.known = true
+		default:
+			continue
+		}
+		if is(j, "OF") {
+			sp.known = false
+			j++
+			for j < len(w) && (w[j].word || w[j].text == "," || w[j].text == ".") && !is(j, "NOWAIT") && !is(j, "SKIP") && !is(j, "FOR") && !is(j, "LOCK") {
+				j++
+			}
+		}
+		switch {
+		case is(j, "NOWAIT"):
+			sp.wait, sp.known = storage.WaitNoWait, false
+			j++
+		case is(j, "SKIP") && is(j+1, "LOCKED"):
+			// The parser knows SKIP LOCKED right after FOR UPDATE only.
+			sp.wait, sp.known = storage.WaitSkipLocked, sp.known && sp.mode == storage.LockExclusive && j == i+2
+			j += 2
+		}
+		sp.start, sp.end = w[i].start, w[j-1].end
+		out = append(out, sp)
+		i = j - 1
+	}
+	return out
+}
+
+// lockClauseOf returns the locking clause of the first statement of q: the
+// strongest mode among its clauses, the wait of the first. Only a SELECT
+// (or WITH … SELECT, or a parenthesized one) locks.
+func lockClauseOf(q string) lockClause {
+	w := scanWords(q, true)
+	k := 0
+	for k < len(w) && w[k].text == "(" {
+		k++
+	}
+	if k >= len(w) || !(w[k].text == "SELECT" || w[k].text == "WITH") {
+		return lockClause{}
+	}
+	var lc lockClause
+	for i, sp := range findLockClauses(w) {
+		if i == 0 {
+			lc.wait = sp.wait
+		}
+		lc.mode = max(lc.mode, sp.mode)
+	}
+	return lc
+}
+
+// blankLockClauses returns q with the locking clauses the parser does not
+// know replaced by spaces (same length, so positions hold).
+func blankLockClauses(q string) string {
+	if !strings.Contains(strings.ToUpper(q), "FOR") && !strings.Contains(strings.ToUpper(q), "LOCK") {
+		return q
+	}
+	var b []byte
+	for _, sp := range findLockClauses(scanWords(q, false)) {
+		if sp.known {
+			continue
+		}
+		if b == nil {
+			b = []byte(q)
+		}
+		for i := sp.start; i < sp.end; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	if b == nil {
+		return q
+	}
+	return string(b)
+}
+
+// lockParser lets the parser read the locking clauses it does not know,
+// and MySQL's versioned comments as MySQL does (unwrapVersionComments).
+type lockParser struct{ sql.Parser }
+
+func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
+	return p.Parser.ParseSimple(blankLockClauses(unwrapVersionComments(q)))
+}
+
+func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
+	r := blankLockClauses(unwrapVersionComments(q))
+	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
+	parsed, rest = unblank(q, r, ';', parsed, rest)
+	return stmt, parsed, rest, err
+}
+
+func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	r := blankLockClauses(unwrapVersionComments(q))
+	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
+	parsed, rest = unblank(q, r, delim, parsed, rest)
+	return stmt, parsed, rest, err
+}
+
+// unblank returns the rest of a multi-statement query as the client wrote
+// it: the rest is run next, and its locking clauses are read from its text
+// (lockClauseOf), so it must keep them. The statement parsed stays as the
+// parser read it: go-mysql-server cuts the bodies of CREATE TRIGGER,
+// EVENT and PROCEDURE out of that text by the parser's positions. r is q
+// with clauses blanked, of the same length; rest is a part of r, unless an
+// inner parser rewrote r otherwise.
+func unblank(q, r string, delim rune, parsed, rest string) (string, string) {
+	if q == r || rest == "" {
+		return parsed, rest
+	}
+	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
+	at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest)
+	if at < lead || at+len(rest) > len(r) || r[at:at+len(rest)] != rest {
+		return parsed, rest
+	}
+	return parsed, q[at:]
+}
+
+// lockClause returns the locking clause of the statement ctx runs.
+func (s *Session) lockClause(ctx *sql.Context) lockClause {
+	q := ctx.Query()
+	if q != s.lockQuery {
+		s.lockQuery, s.lockMode = q, lockClauseOf(q)
+	}
+	return s.lockMode
+}
+
+// lockWaitVar is MySQL's innodb_lock_wait_timeout, in seconds: how long a
+// row lock is waited for before error 1205.
+const lockWaitVar = "innodb_lock_wait_timeout"
+
+// defaultLockWait is MySQL's default innodb_lock_wait_timeout (s).
+const defaultLockWait = 50
+
+// registerLockVariables replaces go-mysql-server's innodb_lock_wait_timeout
+// (fixed at 1, global only) by MySQL's: 1 to 1073741824 s, default 50,
+// global and per session.
+func registerLockVariables() {
+	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{&sql.MysqlSystemVariable{
+		Name:    lockWaitVar,
+		Scope:   sql.GetMysqlScope(sql.SystemVariableScope_Both),
+		Dynamic: true,
+		Type:    types.NewSystemIntType(lockWaitVar, 1, 1073741824, false),
+		Default: int64(defaultLockWait),
+	}})
+}
+
+// lockWaitTimeout is the session's innodb_lock_wait_timeout.
+func (s *Session) lockWaitTimeout(ctx *sql.Context) time.Duration {
+	v, err := s.GetSessionVariable(ctx, lockWaitVar)
+	if err != nil {
+		return defaultLockWait * time.Second
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return defaultLockWait * time.Second
+	}
+	return time.Duration(n) * time.Second
+}
+
+// lockError turns a lock's refusal into MySQL's error. A deadlock rolls the
+// whole transaction back at once, as InnoDB does, so that its locks go to
+// the transactions it blocked; a timeout or NOWAIT fails the statement
+// only.
+func (s *Session) lockError(ctx *sql.Context, err error) error {
+	if errors.Is(err, storage.ErrDeadlock) || errors.Is(err, storage.ErrConflict) {
+		s.abortTxn(ctx)
+	}
+	return toSQLError(err)
+}
+
+// abortTxn rolls back the open transaction from inside a statement.
+func (s *Session) abortTxn(ctx *sql.Context) {
+	if s.txn == nil {
+		return
+	}
+	for _, dtx := range s.txn.dbs {
+		dtx.Rollback()
+	}
+	s.txn.end()
+	s.txn = nil
+	s.frozen = nil
+	ctx.SetTransaction(nil)
+	s.SetIgnoreAutoCommit(false)
+}

@@ -1,0 +1,182 @@
+package sqlserver
+
+import "strings"
+
+// The text of SQL statements, read before (or beside) the parser: the words
+// of a statement with their places (locking clauses, the statements of
+// dump tools), and MySQL's versioned comments.
+
+// sqlWord is a word or punctuation of a statement, with its place.
+type sqlWord struct {
+	text       string // upper-case for words
+	start, end int
+	word       bool
+}
+
+// scanWords splits q into words and punctuation, skipping strings, quoted
+// identifiers (as one word) and comments; the body of a /*! … */ comment
+// is read as code. With first, it stops at the end of the first statement.
+func scanWords(q string, first bool) []sqlWord {
+	var out []sqlWord
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == '\\' {
+					j += 2
+					continue
+				}
+				if q[j] == c {
+					if j+1 < len(q) && q[j+1] == c {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			out = append(out, sqlWord{text: "'", start: i, end: min(j+1, len(q))})
+			i = j + 1
+		case c == '`':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == '`' {
+					if j+1 < len(q) && q[j+1] == '`' {
+						j += 2 // a doubled backquote is one
+						continue
+					}
+					break
+				}
+				j++
+			}
+			out = append(out, sqlWord{text: strings.ReplaceAll(q[i+1:min(j, len(q))], "``", "`"), start: i, end: min(j+1, len(q)), word: true})
+			i = j + 1
+		case c == '#' || (c == '-' && strings.HasPrefix(q[i:], "-- ")):
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(q[i:], "/*!"):
+			i += 3
+			for i < len(q) && q[i] >= '0' && q[i] <= '9' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 4
+		case c == '*' && strings.HasPrefix(q[i:], "*/"):
+			i += 2 // the end of a /*! … */ comment
+		case c == ';':
+			if first {
+				return out
+			}
+			out = append(out, sqlWord{text: ";", start: i, end: i + 1})
+			i++
+		case c == '_' || c == '$' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z') || (c >= '0' && c <= '9'):
+			j := i
+			for j < len(q) && (q[j] == '_' || q[j] == '$' || q[j] >= 0x80 || (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') || (q[j] >= '0' && q[j] <= '9')) {
+				j++
+			}
+			out = append(out, sqlWord{text: strings.ToUpper(q[i:j]), start: i, end: j, word: true})
+			i = j
+		default:
+			out = append(out, sqlWord{text: string(c), start: i, end: i + 1})
+			i++
+		}
+	}
+	return out
+}
+
+// scanStatement returns the words of q's first statement and where it ends
+// (its ';' or the end of q).
+func scanStatement(q string) ([]sqlWord, int) {
+	all := scanWords(q, false)
+	for i, x := range all {
+		if x.text == ";" && !x.word {
+			return all[:i], x.start
+		}
+	}
+	return all, len(q)
+}
+
+// serverVersionID is the version MySQL's versioned comments are compared
+// with (/*!80000 … */ runs on 8.0.0 and later): the version we report.
+const serverVersionID = 80033
+
+// unwrapVersionComments turns each MySQL versioned comment /*!NNNNN … */
+// of q into its content (spaces in place of the markers, so that the length
+// and positions hold), or into spaces when NNNNN is above our version, as
+// MySQL reads them. Dumps wrap CREATE EVENT, VIEW and TRIGGER in such
+// comments; go-mysql-server v0.20 kept the closing "*/" in the body it
+// stored for an event (and the definition of a view created that way was
+// left out of information_schema).
+func unwrapVersionComments(q string) string {
+	if !strings.Contains(q, "/*!") {
+		return q
+	}
+	b := []byte(q)
+	blank := func(from, to int) {
+		for i := from; i < to; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	var open []int // start of each versioned comment being read
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(b) && b[j] != c {
+				if b[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			i = j + 1
+		case c == '#' || (c == '-' && i+2 < len(b) && b[i+1] == '-' && b[i+2] == ' '):
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+2 < len(b) && b[i+1] == '*' && b[i+2] == '!':
+			j := i + 3
+			v := 0
+			for j < len(b) && j < i+8 && b[j] >= '0' && b[j] <= '9' {
+				v = v*10 + int(b[j]-'0')
+				j++
+			}
+			if v > serverVersionID {
+				end := strings.Index(q[j:], "*/")
+				if end < 0 {
+					return q
+				}
+				blank(i, j+end+2)
+				i = j + end + 2
+				continue
+			}
+			blank(i, j)
+			open = append(open, i)
+			i = j
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				return string(b)
+			}
+			i += end + 4
+		case c == '*' && i+1 < len(b) && b[i+1] == '/' && len(open) > 0:
+			blank(i, i+2)
+			open = open[:len(open)-1]
+			i += 2
+		default:
+			i++
+		}
+	}
+	return string(b)
+}
