@@ -238,7 +238,56 @@ func (p clusterParser) rewrite(q string) string {
 		}
 		return fmt.Sprintf("SELECT %s AS `Table`, '%s' AS `Op`, 'status' AS `Msg_type`, 'OK' AS `Msg_text` FROM dual WHERE (SELECT COUNT(*) FROM %s) >= 0", label, op, name)
 	}
+	if alterTableRE.MatchString(q) {
+		return quoteAfterColumn(q)
+	}
 	return q
+}
+
+// alterTableRE matches ALTER TABLE.
+var alterTableRE = regexp.MustCompile(`(?is)^\s*alter\s+table\s`)
+
+// afterColumnRE matches AFTER and an unquoted column name.
+var afterColumnRE = regexp.MustCompile(`(?i)^after(\s+)([a-z_][a-z0-9_$]*)`)
+
+// quoteAfterColumn quotes the column named by ALTER TABLE's AFTER col
+// (outside string literals and quoted names): go-mysql-server's parser
+// refuses a column named like one of its keywords there (AFTER name,
+// AFTER status), which MySQL accepts.
+func quoteAfterColumn(q string) string {
+	var b strings.Builder
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(q) && q[j] != c {
+				if q[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(q))
+			b.WriteString(q[i:j])
+			i = j
+		case (c == 'a' || c == 'A') && (i == 0 || !isIdentByte(q[i-1])):
+			if m := afterColumnRE.FindStringSubmatch(q[i:]); m != nil && (i+len(m[0]) == len(q) || !isIdentByte(q[i+len(m[0])])) {
+				b.WriteString(q[i:i+5] + m[1] + "`" + m[2] + "`")
+				i += len(m[0])
+				continue
+			}
+			b.WriteByte(c)
+			i++
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // renameTable matches RENAME TABLE, refused in a cluster (§17.7) before

@@ -29,7 +29,18 @@ func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byt
 			if i < len(sch) {
 				st, _ = sch[i].Type.(sql.StringType)
 			}
-			s, isString := v.(string)
+			uv, err := sql.UnwrapAny(ctx, v) // a large string may come wrapped
+			if err != nil {
+				return nil, err
+			}
+			var s string
+			isString := false
+			switch x := uv.(type) {
+			case string:
+				s, isString = x, true
+			case []byte:
+				s, isString = string(x), true
+			}
 			if st != nil && isString && !st.Collation().Equals(sql.Collation_binary) {
 				w.buf = append(w.buf, 1)
 				if err := st.Collation().WriteWeightString(&w, s); err != nil {
@@ -37,7 +48,7 @@ func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byt
 				}
 			} else {
 				w.buf = append(w.buf, 2)
-				w.buf = fmt.Appendf(w.buf, "%T:%v", v, v)
+				w.buf = fmt.Appendf(w.buf, "%T:%v", uv, uv)
 			}
 		}
 		b = binary.AppendUvarint(b, uint64(len(w.buf)))

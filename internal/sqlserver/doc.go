@@ -4,7 +4,21 @@
 // Provider, Database, Table and Index implement go-mysql-server's
 // interfaces over storage; every table read or write goes through the
 // session's storage transaction on that database (Session). Errors become
-// MySQL errors (code and SQLSTATE) in one place (messages.go: toSQLError for storage errors, mysqlError for go-mysql-server's).
+// MySQL errors (code, SQLSTATE and text) in one place: errors.go's
+// toSQLError for storage errors, messages.go's table for go-mysql-server's
+// (applied at the protocol boundary, protocolHandler.fixError, and to a
+// client session's warnings, Session.Warn).
+//
+// Where go-mysql-server v0.20 answers otherwise than MySQL, a client
+// connection's session (Session.mysql) gets MySQL's answer: analyzer rules
+// (notin.go: NOT IN/NOT EXISTS with NULLs and scalar subqueries; exactsum.go:
+// exact DECIMAL SUM/AVG, DOUBLE STD, COUNT(DISTINCT) by collation; cast.go;
+// deleteall.go) and adminExec's execution of some nodes (EXPLAIN in
+// explain.go, SHOW CREATE TABLE/COLUMNS/VARIABLES in showcreate.go, LOAD
+// DATA in loaddata.go, DISTINCT in distinct.go, INSERT's error texts).
+// go-mysql-server's engine suites, run against this backend, assert its
+// own behaviour and use sessions without the flag. test/diff compares
+// what clients see with MariaDB (docs/difftest.md).
 // The protocol handler (protocolHandler) wraps go-mysql-server's: it sets
 // the status flags of the handshake and of every OK/EOF packet from the
 // session (status.go: autocommit, in transaction, read-only; no session

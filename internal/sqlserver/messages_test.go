@@ -105,6 +105,16 @@ func TestWarningsAreMySQLs(t *testing.T) {
 	if got := warnings(t, c); !strings.HasPrefix(got, "Warning|1831|Duplicate index 'kcity2'") {
 		t.Errorf("a real duplicate index: warnings %q", got)
 	}
+	res, err := c.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 0 {
+		t.Errorf("CREATE DATABASE IF NOT EXISTS of a database: %d rows affected, want 0", n)
+	}
+	if got, want := warnings(t, c), "Note|1007|Can't create database 'w'; database exists"; got != want {
+		t.Errorf("CREATE DATABASE IF NOT EXISTS of a database: warnings %q, want %q", got, want)
+	}
 	exec("CREATE TABLE IF NOT EXISTS c (id INT)")
 	if got, want := warnings(t, c), "Note|1050|Table 'c' already exists"; got != want {
 		t.Errorf("CREATE TABLE IF NOT EXISTS of a table: warnings %q, want %q", got, want)
@@ -178,6 +188,13 @@ func TestResultsAreMySQLs(t *testing.T) {
 		// utf8mb4_0900_ai_ci: case-insensitive, NO PAD.
 		{q: "SELECT DISTINCT s FROM w ORDER BY s", rows: "[NULL apple APPLE  banana]"},
 		{q: "SELECT COUNT(DISTINCT s) FROM w", rows: "[3]"},
+		{q: "SELECT DATE('2024-02-29') + INTERVAL 1 DAY a, DATE('2024-02-29') + INTERVAL 1 HOUR b", cols: "DATE DATETIME", rows: "[2024-03-01|2024-02-29 01:00:00]"},
+		{q: "SELECT GREATEST(amount, 0) g, LEAST(amount, qty, 1) l FROM m WHERE id > 1 ORDER BY id", cols: "DECIMAL DECIMAL", rows: "[0.01|0.01 NULL|NULL]"},
+		{q: "SELECT GREATEST(1, 2.5, '3') g", rows: "[3]"},
+		{q: "SELECT GREATEST(-1.25, 0) g", cols: "DECIMAL", rows: "[0.00]"},
+		{q: "SELECT TRUNCATE(1.999, 1) a, TRUNCATE(1.5, 3) e, TRUNCATE(1234, -2) b, MAKEDATE(2024, 60) c, SEC_TO_TIME(3725) d", rows: "[1.9|1.500|1200|2024-02-29|01:02:05]"},
+		{q: "SELECT id FROM w WHERE s LIKE BINARY 'a%' ORDER BY id", rows: "[1]"},
+		{q: "SELECT CAST('12abc' AS SIGNED) a, CAST(' -7' AS SIGNED) b, CAST('x' AS UNSIGNED) c", rows: "[12|-7|0]"},
 	} {
 		r, err := query(t, c, k.q)
 		if err != nil {
@@ -199,6 +216,21 @@ func TestResultsAreMySQLs(t *testing.T) {
 	}
 	// Without AUTO_INCREMENT (go-mysql-server runs this one as a
 	// TRUNCATE) and with.
+	// A SET inside a trigger or a procedure still does its work.
+	for _, q := range []string{
+		"CREATE TABLE tr (id INT PRIMARY KEY, v INT)",
+		"CREATE TRIGGER tr_bi BEFORE INSERT ON tr FOR EACH ROW SET NEW.v = NEW.v * 10",
+		"CREATE PROCEDURE p_set() BEGIN DECLARE x INT; SET x = 7; SET @from_proc = x; INSERT INTO tr VALUES (2, x); END",
+		"INSERT INTO tr VALUES (1, 4)",
+		"CALL p_set()",
+	} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if r, err := query(t, c, "SELECT id, v, @from_proc FROM tr ORDER BY id"); err != nil || fmt.Sprint(r.rows) != "[1|40|7 2|70|7]" {
+		t.Errorf("trigger and procedure SETs: %v %v", r.rows, err)
+	}
 	if res, err := c.ExecContext(ctx, "SET @a = 1, autocommit = 1"); err != nil {
 		t.Fatal(err)
 	} else if n, _ := res.RowsAffected(); n != 0 {
@@ -210,6 +242,18 @@ func TestResultsAreMySQLs(t *testing.T) {
 	}
 	if r, err := query(t, c, "SELECT name FROM emp WHERE dept = (SELECT id FROM dept WHERE name = 'Ops')"); err != nil || fmt.Sprint(r.rows) != "[ben]" {
 		t.Errorf("a scalar subquery of one row: %v %v", r.rows, err)
+	}
+	if _, err := query(t, c, "SELECT name FROM emp e WHERE dept = (SELECT d.id FROM dept d WHERE d.id >= e.dept)"); mysqlErr(err) != "1242 21000 Subquery returns more than 1 row" {
+		t.Errorf("a correlated scalar subquery of two rows: %s", mysqlErr(err))
+	}
+	if r, err := query(t, c, "SELECT name FROM emp e WHERE dept = (SELECT d.id FROM dept d WHERE d.id = e.dept) ORDER BY name"); err != nil || fmt.Sprint(r.rows) != "[ann ben]" {
+		t.Errorf("a correlated scalar subquery of one row: %v %v", r.rows, err)
+	}
+	if _, err := query(t, c, "SELECT CAST('12abc' AS SIGNED)"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := warnings(t, c), "Warning|1292|Truncated incorrect INTEGER value: '12abc'"; got != want {
+		t.Errorf("CAST('12abc' AS SIGNED): warnings %q, want %q", got, want)
 	}
 	if _, err := c.ExecContext(ctx, "DELETE FROM k"); err != nil {
 		t.Fatal(err)
@@ -373,5 +417,20 @@ func TestLoadDataEnclosedFields(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(r.rows), `[10|alpha|1.50 11|be,ta|2.50 12|say "hi"|NULL 13|a\b|3.00]`; got != want {
 		t.Errorf("loaded %s, want %s", got, want)
+	}
+}
+
+// ALTER TABLE … AFTER a column named like a parser keyword (name, status),
+// which MySQL accepts: the name is quoted before parsing.
+func TestQuoteAfterColumn(t *testing.T) {
+	for in, want := range map[string]string{
+		"ALTER TABLE c ADD COLUMN age INT AFTER name":                      "ALTER TABLE c ADD COLUMN age INT AFTER `name`",
+		"alter table c add a int after status, add b int after `x`":        "alter table c add a int after `status`, add b int after `x`",
+		"ALTER TABLE c ADD d INT COMMENT 'after name' AFTER id":            "ALTER TABLE c ADD d INT COMMENT 'after name' AFTER `id`",
+		"ALTER TABLE c ADD hereafter INT, ADD crafter INT AFTER hereafter": "ALTER TABLE c ADD hereafter INT, ADD crafter INT AFTER `hereafter`",
+	} {
+		if got := quoteAfterColumn(in); got != want {
+			t.Errorf("quoteAfterColumn(%q)\n = %q\nwant %q", in, got, want)
+		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // notInRuleID is the analyzer rule that keeps NOT IN and NOT EXISTS of a
@@ -58,11 +60,25 @@ func rewriteNotIn(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		}
 		conj := expression.SplitConjunction(cond)
 		changed := false
+		var guards []sql.Expression
 		for i, c := range conj {
-			if cmp, ok := c.(expression.Comparer); ok && maybeManyRows(cmp) {
-				conj[i] = expression.NewIsTrue(c)
-				changed = true
-				continue
+			if cmp, ok := c.(expression.Comparer); ok {
+				if sq := manyRowsSubquery(cmp); sq != nil {
+					if sq.Correlated().Empty() {
+						// Evaluated once: a guard raises 1242, and the
+						// comparison keeps go-mysql-server's join (and
+						// index lookups).
+						g, err := singleRowGuard(sq)
+						if err != nil {
+							return n, transform.SameTree, err
+						}
+						guards = append(guards, g)
+					} else {
+						conj[i] = expression.NewIsTrue(c)
+					}
+					changed = true
+					continue
+				}
 			}
 			not, ok := c.(*expression.Not)
 			if !ok {
@@ -77,6 +93,7 @@ func rewriteNotIn(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		if !changed {
 			return n, same, nil
 		}
+		conj = append(guards, conj...)
 		switch f := n.(type) {
 		case *plan.Filter:
 			return plan.NewFilter(expression.JoinAnd(conj...), f.Child), transform.NewTree, nil
@@ -87,15 +104,27 @@ func rewriteNotIn(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	})
 }
 
-// maybeManyRows says whether a comparison has a scalar subquery operand
-// that may return more than one row.
-func maybeManyRows(c expression.Comparer) bool {
+// manyRowsSubquery returns the scalar subquery operand of a comparison
+// that may return more than one row, or nil.
+func manyRowsSubquery(c expression.Comparer) *plan.Subquery {
 	for _, e := range []sql.Expression{c.Left(), c.Right()} {
 		if sq, ok := e.(*plan.Subquery); ok && !singleRow(sq.Query) {
-			return true
+			return sq
 		}
 	}
-	return false
+	return nil
+}
+
+// singleRowGuard is a filter that is TRUE when sq returns at most one row
+// and fails with 1242 otherwise: COALESCE((sq), 1) IS NOT NULL, which reads
+// sq as a scalar (an expression, not a comparison, so go-mysql-server does
+// not make a join of it). An uncorrelated subquery's result is cached.
+func singleRowGuard(sq *plan.Subquery) (sql.Expression, error) {
+	c, err := function.NewCoalesce(sq, expression.NewLiteral(int8(1), types.Int8))
+	if err != nil {
+		return nil, err
+	}
+	return expression.NewNot(expression.NewIsNull(c)), nil
 }
 
 // singleRow says whether a query returns at most one row by its shape: an

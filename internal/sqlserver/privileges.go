@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -118,7 +119,9 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err := x.checkSet(ctx, n); err != nil {
 			return nil, err
 		}
-		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || !setsVariablesOnly(n) {
+		// A SET statement's own assignments of variables: a SET inside a
+		// trigger (SET NEW.x = …) or a routine hands its row on.
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql || !setsVariablesOnly(n) || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {
 			return nil, nil
 		}
 		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
@@ -182,6 +185,21 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return x.distinct(ctx, n, n.Child, row)
 	case *plan.OrderedDistinct:
 		return x.distinct(ctx, n, n.Child, row)
+	case *plan.CreateDB:
+		// CREATE DATABASE IF NOT EXISTS of a database that exists
+		// changes nothing: MySQL counts no row (go-mysql-server one).
+		s, ok := ctx.Session.(*Session)
+		if !ok || !s.mysql || !n.IfNotExists || n.Catalog == nil || !n.Catalog.HasDatabase(ctx, n.DbName) {
+			return nil, nil
+		}
+		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+			return nil, err
+		}
+		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
 	case *plan.ShowColumns:
 		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
 			return nil, nil // go-mysql-server's engine suites assert its own form
@@ -442,6 +460,9 @@ func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (s
 	}
 	return newCollatedDistinct(iter, child.Schema()), nil
 }
+
+// setStatementRE recognises a SET statement.
+var setStatementRE = regexp.MustCompile(`(?is)^\s*SET\s`)
 
 // setsVariablesOnly reports whether a SET assigns system or user variables
 // only (not a trigger's NEW row, nor a routine's local variables).

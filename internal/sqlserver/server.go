@@ -81,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
-		AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
+		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
@@ -89,6 +89,7 @@ func New(cfg Config) (*Server, error) {
 	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	s.engine = sqle.New(a, nil)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}

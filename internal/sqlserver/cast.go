@@ -1,0 +1,239 @@
+package sqlserver
+
+import (
+	"math"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// castRuleID is the analyzer rule of castRule.
+const castRuleID analyzer.RuleId = 10_004
+
+// castRule gives two string conversions MySQL's meaning, for client
+// connections (Session.mysql; go-mysql-server's engine suites assert its
+// own):
+//
+//   - CAST(s AS SIGNED | UNSIGNED) of a string reads the integer at its
+//     start, as MySQL does ('12abc' is 12, with Warning 1292 Truncated
+//     incorrect INTEGER value); go-mysql-server gave 0 without a warning.
+//   - x LIKE BINARY p compares bytes, so case matters; go-mysql-server
+//     compared under x's collation, case-insensitively. x is converted to
+//     binary too.
+//   - GREATEST and LEAST of DECIMALs (and integers) compare them as
+//     DECIMALs; go-mysql-server failed ("unsupported type for
+//     greatest/least argument: decimal.Decimal").
+//   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
+//     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
+func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+		return n, transform.SameTree, nil
+	}
+	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				switch e := e.(type) {
+				case *expression.Convert:
+					t := e.Type()
+					if (t == types.Int64 || t == types.Uint64) && types.IsText(e.Child.Type()) {
+						return &stringToInteger{Convert: e, unsigned: t == types.Uint64}, transform.NewTree, nil
+					}
+				case *expression.Arithmetic:
+					if dateInterval(e) {
+						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
+					}
+				case *function.Greatest:
+					if decimalArgs(e.Args) {
+						return newDecimalExtreme("GREATEST", e.Args, true), transform.NewTree, nil
+					}
+					if args, ok := decimalsAsDoubles(e.Args); ok {
+						g, err := function.NewGreatest(args...)
+						return g, transform.NewTree, err
+					}
+				case *function.Least:
+					if decimalArgs(e.Args) {
+						return newDecimalExtreme("LEAST", e.Args, false), transform.NewTree, nil
+					}
+					if args, ok := decimalsAsDoubles(e.Args); ok {
+						l, err := function.NewLeast(args...)
+						return l, transform.NewTree, err
+					}
+				case *expression.Like:
+					if types.IsBinaryType(e.Right().Type()) && types.IsText(e.Left().Type()) {
+						return expression.NewLike(expression.NewConvert(e.Left(), expression.ConvertToBinary), e.Right(), e.Escape), transform.NewTree, nil
+					}
+				}
+				return e, transform.SameTree, nil
+			})
+		})
+	})
+}
+
+// stringToInteger is CAST(… AS SIGNED | UNSIGNED) of a string.
+type stringToInteger struct {
+	*expression.Convert // for its type, name and the other values
+	unsigned            bool
+}
+
+func (c *stringToInteger) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := c.Convert.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &stringToInteger{Convert: n.(*expression.Convert), unsigned: c.unsigned}, nil
+}
+
+func (c *stringToInteger) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := c.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return c.Convert.Eval(ctx, row)
+	}
+	n, exact := integerPrefix(s)
+	if !exact {
+		ctx.Warn(1292, "Truncated incorrect INTEGER value: '%s'", s)
+	}
+	if c.unsigned {
+		return uint64(n), nil
+	}
+	return n, nil
+}
+
+// integerPrefix reads the integer at the start of s as MySQL does (spaces,
+// a sign, digits), clamped to BIGINT's range; exact is false when anything
+// but spaces follows it, when there is no digit, or when it was clamped.
+func integerPrefix(s string) (n int64, exact bool) {
+	t := strings.TrimLeft(s, " \t\n\r")
+	neg := false
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	digits := 0
+	var u uint64
+	clamped := false
+	for digits < len(t) && t[digits] >= '0' && t[digits] <= '9' {
+		d := uint64(t[digits] - '0')
+		if u > (math.MaxUint64-d)/10 {
+			clamped = true
+			u = math.MaxUint64
+		} else if !clamped {
+			u = u*10 + d
+		}
+		digits++
+	}
+	switch {
+	case neg && u > 1<<63:
+		n, clamped = math.MinInt64, true
+	case neg:
+		n = -int64(u)
+	case u > math.MaxInt64:
+		n, clamped = math.MaxInt64, true
+	default:
+		n = int64(u)
+	}
+	rest := strings.TrimRight(t[digits:], " \t\n\r")
+	return n, digits > 0 && rest == "" && !clamped
+}
+
+// dateInterval says whether e is a DATE plus or minus an interval of whole
+// days or more, which MySQL keeps a DATE.
+func dateInterval(e *expression.Arithmetic) bool {
+	if e.Op != "+" && e.Op != "-" {
+		return false
+	}
+	date, iv := e.Left(), e.Right()
+	if _, ok := date.(*expression.Interval); ok && e.Op == "+" {
+		date, iv = iv, date
+	}
+	in, ok := iv.(*expression.Interval)
+	if !ok || date.Type() != types.Date {
+		return false
+	}
+	switch strings.ToUpper(in.Unit) {
+	case "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "YEAR_MONTH":
+		return true
+	}
+	return false
+}
+
+// decimalArgs says whether args are numbers, at least one a DECIMAL and
+// none a float (which MySQL compares as DOUBLE, as go-mysql-server does).
+func decimalArgs(args []sql.Expression) bool {
+	dec := false
+	for _, a := range args {
+		t := a.Type()
+		switch {
+		case types.IsDecimal(t):
+			dec = true
+		case types.IsInteger(t):
+		default:
+			return false
+		}
+	}
+	return dec
+}
+
+// newDecimalExtreme is GREATEST (greatest) or LEAST of DECIMAL and integer
+// arguments: NULL if one is NULL, else the largest (smallest) as a DECIMAL
+// wide enough for every argument.
+func newDecimalExtreme(name string, args []sql.Expression, greatest bool) *scalarFunc {
+	return &scalarFunc{name: name, args: args,
+		typ: func(args []sql.Expression) sql.Type {
+			intDigits, scale := 0, 0
+			for _, a := range args {
+				p, s := integerDigits(a.Type()), 0
+				if d, ok := a.Type().(sql.DecimalType); ok {
+					p, s = int(d.Precision()), int(d.Scale())
+				}
+				intDigits, scale = max(intDigits, p-s), max(scale, s)
+			}
+			return decimalType(intDigits, scale)
+		},
+		eval: func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+			var best decimal.Decimal
+			for i, v := range vals {
+				d, err := exactValue(ctx, v)
+				if err != nil {
+					return nil, err
+				}
+				if i == 0 || (greatest && d.GreaterThan(best)) || (!greatest && d.LessThan(best)) {
+					best = d
+				}
+			}
+			scale := int32(0)
+			for _, a := range args {
+				if d, ok := a.Type().(sql.DecimalType); ok {
+					scale = max(scale, int32(d.Scale()))
+				}
+			}
+			// At the result's scale, as MySQL prints it (0.00, not 0).
+			return best.Round(scale), nil
+		}}
+}
+
+// decimalsAsDoubles converts the DECIMAL arguments of a GREATEST or LEAST
+// that mixes them with strings or floats to DOUBLE, which go-mysql-server
+// compares (it fails on a DECIMAL value); ok is false when there is none.
+func decimalsAsDoubles(args []sql.Expression) ([]sql.Expression, bool) {
+	out := make([]sql.Expression, len(args))
+	found := false
+	for i, a := range args {
+		out[i] = a
+		if types.IsDecimal(a.Type()) {
+			out[i] = expression.NewConvert(a, expression.ConvertToDouble)
+			found = true
+		}
+	}
+	return out, found
+}

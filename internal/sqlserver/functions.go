@@ -1,0 +1,213 @@
+package sqlserver
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// mysqlFunctions are MySQL functions go-mysql-server v0.20 does not have
+// ("function: 'truncate' not found"), registered in the catalog.
+var mysqlFunctions = []sql.Function{
+	sql.Function2{Name: "truncate", Fn: func(x, d sql.Expression) sql.Expression {
+		return &scalarFunc{name: "TRUNCATE", args: []sql.Expression{x, d}, typ: truncateType, eval: truncateEval}
+	}},
+	sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
+		return &scalarFunc{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: func([]sql.Expression) sql.Type { return types.Date }, eval: makedateEval}
+	}},
+	sql.Function1{Name: "sec_to_time", Fn: func(s sql.Expression) sql.Expression {
+		return &scalarFunc{name: "SEC_TO_TIME", args: []sql.Expression{s}, typ: func([]sql.Expression) sql.Type { return types.Time }, eval: secToTimeEval}
+	}},
+}
+
+// scalarFunc is a function of a few arguments whose result is NULL when an
+// argument is.
+type scalarFunc struct {
+	name string
+	args []sql.Expression
+	typ  func(args []sql.Expression) sql.Type
+	eval func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error)
+}
+
+var _ sql.FunctionExpression = (*scalarFunc)(nil)
+
+func (f *scalarFunc) FunctionName() string { return strings.ToLower(f.name) }
+func (f *scalarFunc) Description() string  { return "MySQL's " + f.name }
+func (f *scalarFunc) Resolved() bool {
+	for _, a := range f.args {
+		if !a.Resolved() {
+			return false
+		}
+	}
+	return true
+}
+func (f *scalarFunc) Type() sql.Type             { return f.typ(f.args) }
+func (f *scalarFunc) IsNullable() bool           { return true }
+func (f *scalarFunc) Children() []sql.Expression { return f.args }
+func (f *scalarFunc) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
+	return sql.Collation_binary, 5
+}
+
+func (f *scalarFunc) String() string {
+	s := make([]string, len(f.args))
+	for i, a := range f.args {
+		s[i] = a.String()
+	}
+	return f.name + "(" + strings.Join(s, ", ") + ")"
+}
+
+func (f *scalarFunc) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != len(f.args) {
+		return nil, sql.ErrInvalidChildrenNumber.New(f, len(children), len(f.args))
+	}
+	c := *f
+	c.args = children
+	return &c, nil
+}
+
+func (f *scalarFunc) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	vals := make([]any, len(f.args))
+	for i, a := range f.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return f.eval(ctx, f.args, vals)
+}
+
+// truncateType is TRUNCATE(X, D)'s type: X's for an integer or a float, a
+// DECIMAL with D's scale (when D is a constant) for the rest.
+func truncateType(args []sql.Expression) sql.Type {
+	t := args[0].Type()
+	switch {
+	case types.IsInteger(t), types.IsFloat(t):
+		return t
+	case types.IsDecimal(t):
+		dt := t.(sql.DecimalType)
+		if d, ok := constInt(args[1]); ok && d >= 0 && d <= maxDecimalScale {
+			return decimalType(int(dt.Precision())-int(dt.Scale()), int(d))
+		}
+		return t
+	}
+	return types.Float64
+}
+
+func constInt(e sql.Expression) (int64, bool) {
+	if !e.Resolved() || len(e.Children()) > 0 {
+		return 0, false
+	}
+	v, err := e.Eval(sql.NewEmptyContext(), nil)
+	if err != nil || v == nil {
+		return 0, false
+	}
+	n, _, err := types.Int64.Convert(sql.NewEmptyContext(), v)
+	if err != nil {
+		return 0, false
+	}
+	return n.(int64), true
+}
+
+// truncateEval is TRUNCATE(X, D): X cut (toward zero) to D decimals, or
+// for a negative D to a multiple of 10^-D.
+func truncateEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+	dv, _, err := types.Int64.Convert(ctx, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	d := dv.(int64)
+	t := args[0].Type()
+	switch {
+	case types.IsFloat(t) || !(types.IsInteger(t) || types.IsDecimal(t)):
+		fv, _, err := types.Float64.Convert(ctx, vals[0])
+		if err != nil {
+			return nil, err
+		}
+		p := math.Pow(10, float64(d))
+		return math.Trunc(fv.(float64)*p) / p, nil
+	}
+	x, err := exactValue(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	var r decimal.Decimal
+	if d >= 0 {
+		places := int32(min(d, maxDecimalScale))
+		r = x.Truncate(places).Round(places) // at D decimals: TRUNCATE(1.5, 3) is 1.500
+	} else {
+		p := decimal.New(1, int32(-d))
+		r = x.Div(p).Truncate(0).Mul(p)
+	}
+	if types.IsInteger(t) {
+		n, _, err := t.Convert(ctx, r)
+		return n, err
+	}
+	return r, nil
+}
+
+// makedateEval is MAKEDATE(year, dayofyear): the date of that day of the
+// year (past its end, the next years'); NULL for a day below 1.
+func makedateEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+	yv, _, err := types.Int64.Convert(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	dv, _, err := types.Int64.Convert(ctx, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	y, d := yv.(int64), dv.(int64)
+	if d <= 0 || y < 0 || y > 9999 {
+		return nil, nil
+	}
+	if y < 70 {
+		y += 2000
+	} else if y < 100 {
+		y += 1900
+	}
+	t := time.Date(int(y), 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(d-1))
+	if t.Year() > 9999 {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// maxTimeSeconds is TIME's largest value, 838:59:59.
+const maxTimeSeconds = 838*3600 + 59*60 + 59
+
+// secToTimeEval is SEC_TO_TIME(seconds) as a TIME, clamped to TIME's range.
+func secToTimeEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+	fv, _, err := types.Float64.Convert(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	s := int64(fv.(float64))
+	neg := s < 0
+	if neg {
+		s = -s
+	}
+	if s > maxTimeSeconds {
+		s = maxTimeSeconds
+		ctx.Warn(1292, "Truncated incorrect time value: '%v'", vals[0])
+	}
+	text := fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+	if neg {
+		text = "-" + text
+	}
+	v, _, err := types.Time.Convert(ctx, text)
+	return v, err
+}
+
+// decimalType is the DECIMAL of intDigits digits before the point and
+// scale after, within MySQL's bounds.
+func decimalType(intDigits, scale int) sql.Type {
+	scale = min(max(scale, 0), maxDecimalScale)
+	prec := min(max(intDigits, 1)+scale, maxDecimalPrecision)
+	return types.MustCreateDecimalType(uint8(prec), uint8(scale))
+}
