@@ -5,7 +5,9 @@
 //
 // By default (CI, part of go test ./...) it runs select1–4.test and
 // evidence/*.test, each file within a time budget; the records past the
-// budget are reported as not run, not as failures. select5.test (joins of
+// budget are reported as not run, not as failures, and a record that times
+// out is logged but does not fail the test (slowness is measured, not
+// asserted: the full run counts it as a failure). select5.test (joins of
 // up to 64 tables, planned slowly) and the large random/ and index/
 // directories are for the full run, scripts/slt.sh.
 //
@@ -116,7 +118,22 @@ func TestSQLLogic(t *testing.T) {
 			t.Logf("%s: time budget of %v spent at line %d: %d records not run (MIRAJ_SLT_FILE_BUDGET=0 runs them all)", f.Name, opts.FileBudget, f.BudgetLine, f.NotRun)
 		}
 	}
-	if n := len(rep.Unexpected()); n > 0 {
+	failing := rep.Unexpected()
+	if !full {
+		// In CI a record that is merely slow must not fail the test (the
+		// machine may be loaded by other packages' tests): its timeout is
+		// logged, and the full run, scripts/slt.sh, counts it as a failure.
+		var rest []slt.Failure
+		for _, f := range failing {
+			if f.Kind == slt.KindTimeout {
+				t.Logf("%s: no answer in %v (a slow record: not a failure here; scripts/slt.sh counts it as one)", f.Key(), opts.QueryTimeout)
+				continue
+			}
+			rest = append(rest, f)
+		}
+		failing = rest
+	}
+	if n := len(failing); n > 0 {
 		t.Errorf("%d unexpected failures (fix them, or list them in test/slt/known.txt with a reason)", n)
 	}
 	if n := len(rep.Stale); n > 0 {
