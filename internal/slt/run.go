@@ -53,42 +53,43 @@ type Options struct {
 
 // Run runs the files in turn, each in a fresh database, and returns what
 // every record gave. An error is returned only when the server cannot be
-// used at all (no connection, the database cannot be created); a file that
-// does not parse is reported as a failure of that file.
+// used at all (no connection, the database cannot be created) or ctx ends,
+// with the report of what ran until then; a file that does not parse is
+// reported as a failure of that file.
 func Run(ctx context.Context, opts Options, files []File) (*Report, error) {
 	if opts.QueryTimeout <= 0 {
-		return nil, errors.New("slt: QueryTimeout must be set")
+		return &Report{}, errors.New("slt: QueryTimeout must be set")
 	}
 	cfg := mysql.NewConfig()
 	cfg.Net, cfg.Addr, cfg.User, cfg.Passwd = "tcp", opts.Addr, opts.User, opts.Pass
 	admin, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
-		return nil, fmt.Errorf("slt: %w", err)
+		return &Report{}, fmt.Errorf("slt: %w", err)
 	}
 	defer admin.Close()
 	cfg.DBName = database
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
-		return nil, fmt.Errorf("slt: %w", err)
+		return &Report{}, fmt.Errorf("slt: %w", err)
 	}
 	defer db.Close()
 	r := &runner{opts: opts, admin: admin, db: db}
 	rep := &Report{}
 	start := time.Now()
+	defer func() { rep.Elapsed = time.Since(start) }()
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		fr, err := r.runFile(ctx, f)
+		rep.Files = append(rep.Files, fr) // in part when err is set
 		if err != nil {
 			return rep, err
 		}
-		rep.Files = append(rep.Files, fr)
 		if opts.Progress != nil {
 			fmt.Fprintln(opts.Progress, fr.summary())
 		}
 	}
-	rep.Elapsed = time.Since(start)
 	return rep, nil
 }
 
