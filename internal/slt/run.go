@@ -244,7 +244,7 @@ func (r *runner) runRecord(ctx context.Context, file string, rec *parser.Record)
 		switch {
 		case err != nil && timedOut(err):
 			return fail, nil
-		case err != nil && errors.Is(err, mysqlBadConn):
+		case err != nil && badConn(err):
 			r.closeConn()
 			fail.Kind, fail.Err = KindError, err.Error()
 			return fail, nil
@@ -262,7 +262,7 @@ func (r *runner) runRecord(ctx context.Context, file string, rec *parser.Record)
 		if timedOut(err) {
 			return fail, nil
 		}
-		if errors.Is(err, mysqlBadConn) {
+		if badConn(err) {
 			r.closeConn()
 		}
 		fail.Kind, fail.Err = KindError, err.Error()
@@ -271,9 +271,11 @@ func (r *runner) runRecord(ctx context.Context, file string, rec *parser.Record)
 	return compare(rec, schema, values, fail), nil
 }
 
-// mysqlBadConn is what go-sql-driver returns on a connection it has given
-// up; the next record gets a new one.
-var mysqlBadConn = mysql.ErrInvalidConn
+// badConn reports whether err leaves the connection unusable (go-sql-driver
+// has given it up): the next record then gets a new one.
+func badConn(err error) bool {
+	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn)
+}
 
 // query runs q and returns the schema letters of its columns and its
 // values, formatted, row after row.
