@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/dolthub/go-mysql-server v0.20.0
+	github.com/dolthub/sqllogictest/go v0.0.0-20240618184124-ca47f9354216
 	github.com/dolthub/vitess v0.0.0-20250512224608-8fb9c6ea092c
 	github.com/go-sql-driver/mysql v1.9.3
 	github.com/pelletier/go-toml/v2 v2.4.3

@@ -14,7 +14,10 @@
 // reported as stale so the list does not rot.
 //
 // Nothing here starts goroutines; Run uses one connection per script of
-// each server, sequentially.
+// each server, sequentially. StartMiraj and StartMariaDB start the two
+// servers for a test (real processes on free ports of 127.0.0.1, stopped
+// when the test ends); the sqllogictest harness (test/slt) uses StartMiraj
+// too.
 //
 //	scripts, _ := difftest.LoadScripts("test/diff/corpus/*.sql")
 //	res, _ := difftest.Run(ctx, miraj, mariadb, scripts)

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ import (
 const runTimeout = 5 * time.Minute
 
 func TestDifferential(t *testing.T) {
-	mariadbd := findMariaDB()
+	mariadbd := difftest.FindMariaDB()
 	if mariadbd == "" {
 		if os.Getenv("MIRAJ_REQUIRE_MARIADB") == "1" {
 			t.Fatal("mariadbd not found (install mariadb-server: scripts/install-test-clients.sh) and MIRAJ_REQUIRE_MARIADB=1")
@@ -61,8 +60,8 @@ func TestDifferential(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 
-	miraj := startMiraj(t, ctx, work)
-	maria := startMariaDB(t, ctx, mariadbd, work)
+	miraj := difftest.StartMiraj(t, ctx, work, os.Getenv("MIRAJ_DIFF_SERVER"))
+	maria := difftest.StartMariaDB(t, ctx, mariadbd, work)
 	results, err := difftest.Run(ctx,
 		difftest.Target{Name: "miraj", Host: "127.0.0.1", Port: miraj, User: "root"},
 		difftest.Target{Name: "mariadb", Host: "127.0.0.1", Port: maria, User: "root"},
@@ -92,16 +91,4 @@ func TestDifferential(t *testing.T) {
 	if n := len(rep.Stale); n > 0 {
 		t.Errorf("%d entries of intended.txt match no difference: remove them", n)
 	}
-}
-
-func findMariaDB() string {
-	if p, err := exec.LookPath("mariadbd"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
-		if _, err := exec.LookPath("mariadb-install-db"); err == nil {
-			return "/usr/sbin/mariadbd"
-		}
-	}
-	return ""
 }

@@ -1,4 +1,4 @@
-package diff
+package difftest
 
 import (
 	"bufio"
@@ -24,12 +24,13 @@ const startTimeout = 90 * time.Second
 
 var readyRE = regexp.MustCompile(`msg="miraj server ready" addr=\S+:(\d+)`)
 
-// startMiraj builds (or takes MIRAJ_DIFF_SERVER's) and starts a miraj-server on a fresh data directory
+// StartMiraj starts a miraj-server on a fresh data directory under work
 // (port 0: the kernel picks a free one, read back from its ready line) and
-// returns its port. It is stopped when the test ends.
-func startMiraj(t *testing.T, ctx context.Context, work string) int {
+// returns its port. bin is the binary to run; empty builds ./cmd/miraj-server
+// into work first. The server is stopped when the test ends; its log is
+// work/miraj.log.
+func StartMiraj(t testing.TB, ctx context.Context, work, bin string) int {
 	t.Helper()
-	bin := os.Getenv("MIRAJ_DIFF_SERVER")
 	if bin == "" {
 		bin = filepath.Join(work, "miraj-server")
 		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/miraj-db/miraj/cmd/miraj-server")
@@ -77,11 +78,11 @@ func startMiraj(t *testing.T, ctx context.Context, work string) int {
 	return 0
 }
 
-// startMariaDB starts a private mariadbd as bench/lib.sh's
+// StartMariaDB starts a private mariadbd as bench/lib.sh's
 // start_private_mariadb does: --no-defaults (nothing of /etc/mysql), its own
 // datadir, socket and pid file under work, a free port on 127.0.0.1. The
 // sql_mode is MySQL 8's default, which is what Miraj follows.
-func startMariaDB(t *testing.T, ctx context.Context, mariadbd, work string) int {
+func StartMariaDB(t testing.TB, ctx context.Context, mariadbd, work string) int {
 	t.Helper()
 	dir := filepath.Join(work, "mariadb")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -92,7 +93,7 @@ func startMariaDB(t *testing.T, ctx context.Context, mariadbd, work string) int 
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	port := freePort(t)
+	port := FreePort(t)
 	cmd := exec.Command(mariadbd, "--no-defaults", "--user=root", "--datadir="+filepath.Join(dir, "data"), "--tmpdir="+dir,
 		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),
 		"--log-error="+filepath.Join(dir, "error.log"), "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
@@ -126,10 +127,10 @@ func startMariaDB(t *testing.T, ctx context.Context, mariadbd, work string) int 
 	}
 }
 
-// freePort picks a port that is free now, below the kernel's ephemeral
+// FreePort picks a port that is free now, below the kernel's ephemeral
 // range (32768+) so that an outgoing connection cannot take it between
 // this check and mariadbd's bind (as bench/lib.sh does).
-func freePort(t *testing.T) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	for range 200 {
 		p := 20000 + rand.IntN(12000)
@@ -146,7 +147,7 @@ func freePort(t *testing.T) int {
 // stopTimeout bounds a clean shutdown before the process is killed.
 const stopTimeout = 60 * time.Second
 
-func stop(t *testing.T, name string, cmd *exec.Cmd, done chan error) {
+func stop(t testing.TB, name string, cmd *exec.Cmd, done chan error) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-done:
@@ -155,4 +156,17 @@ func stop(t *testing.T, name string, cmd *exec.Cmd, done chan error) {
 		cmd.Process.Kill()
 		<-done
 	}
+}
+
+// FindMariaDB returns the path of mariadbd, or "" when MariaDB is not installed.
+func FindMariaDB() string {
+	if p, err := exec.LookPath("mariadbd"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
+		if _, err := exec.LookPath("mariadb-install-db"); err == nil {
+			return "/usr/sbin/mariadbd"
+		}
+	}
+	return ""
 }
