@@ -245,7 +245,13 @@ func (a *exactAgg) NewWindowFunction() (sql.WindowFunction, error) {
 }
 
 func (a *exactAgg) NewBuffer() (sql.AggregationBuffer, error) {
-	return &exactBuffer{expr: a.Children()[0], avg: a.avg, scale: a.scale}, nil
+	// Each group its own copy of the argument: a DISTINCT argument keeps
+	// the values it has seen, which must not carry over to the next group.
+	expr, err := transform.Clone(a.Children()[0])
+	if err != nil {
+		return nil, err
+	}
+	return &exactBuffer{expr: expr, avg: a.avg, scale: a.scale}, nil
 }
 
 // exactBuffer adds up one group's values as decimals.

@@ -7,6 +7,7 @@ SELECT SUM(qty), AVG(qty), MIN(qty), MAX(qty), COUNT(qty), COUNT(*) FROM m;
 SELECT SUM(f), AVG(f) FROM m;
 SELECT grp, SUM(amount), COUNT(*) FROM m GROUP BY grp ORDER BY grp;
 SELECT grp, SUM(qty) AS s FROM m GROUP BY grp HAVING s > 1 ORDER BY grp;
+SELECT grp, SUM(DISTINCT 91), AVG(DISTINCT qty), SUM(DISTINCT amount) FROM m GROUP BY grp ORDER BY grp;
 SELECT grp, COUNT(*) FROM m GROUP BY grp HAVING COUNT(*) > 1 ORDER BY grp;
 SELECT - SUM(qty) * + qty FROM m WHERE qty = 3 GROUP BY qty, qty;
 SELECT - SUM(0) FROM m;
