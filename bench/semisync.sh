@@ -390,8 +390,8 @@ report() {
 		echo
 		echo "Miraj: counters Miraj_cluster_sync_* read on the primary before and after each run. acks = waits started"
 		echo "(one per commit that wrote); fallbacks / errors / timeouts are the writes not confirmed by a secondary."
-		echo "The server exposes the mean wait since its start in whole ms, so a run's own mean is only known within the"
-		echo "range shown (see miraj_deltas in the script); the max is the server's max since its start, exact when this run"
+		echo "The server exposes the mean and max wait since its start in ms to the microsecond; a run's own mean is computed"
+		echo "from the readings before and after it (see miraj_deltas in the script); the max is the server's max, exact when this run"
 		echo "raised it, otherwise shown as ≤ the earlier max. MariaDB: acks = Rpl_semi_sync_master_yes_tx, fallbacks ="
 		echo "Rpl_semi_sync_master_no_tx (committed without the replica's ack), avg = delta of"
 		echo "Rpl_semi_sync_master_tx_wait_time / delta of Rpl_semi_sync_master_tx_waits (exact, µs shown in ms)."
