@@ -225,6 +225,7 @@ func TestSemiSyncTimeoutsAndDegradedState(t *testing.T) {
 	// Stopped secondaries: the wait times out.
 	n2.signal(syscall.SIGSTOP)
 	n3.signal(syscall.SIGSTOP)
+	waitStopped(t, n2, n3)
 	stopped := true
 	defer func() {
 		if stopped {
@@ -473,5 +474,32 @@ func TestSemiSyncSurvivesPrimaryKills(t *testing.T) {
 	}
 	if r.acknowledged == 0 {
 		t.Error("no write was confirmed")
+	}
+}
+
+// waitStopped waits until every thread of each server is stopped
+// (SIGSTOP takes effect asynchronously): state T in /proc.
+func waitStopped(t *testing.T, ss ...*server) {
+	t.Helper()
+	for _, s := range ss {
+		pid := s.cmd.Process.Pid
+		waitFor(t, "the server to stop", 10*time.Second, func() bool {
+			tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+			if err != nil || len(tasks) == 0 {
+				return false
+			}
+			for _, task := range tasks {
+				stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+				if err != nil {
+					return false
+				}
+				// The state follows the command name in parentheses.
+				i := strings.LastIndexByte(string(stat), ')')
+				if i < 0 || i+2 >= len(stat) || (stat[i+2] != 'T' && stat[i+2] != 't') {
+					return false
+				}
+			}
+			return true
+		})
 	}
 }
