@@ -61,8 +61,9 @@ func errSetStatementSyntax(q string) error {
 		"You have an error in your SQL syntax; SET STATEMENT takes var = value [, …] FOR statement: %s", strings.TrimSpace(q))
 }
 
-// splitAtFor finds the keyword FOR outside quotes and parentheses.
-func splitAtFor(s string) (before, after string, ok bool) {
+// scanTopLevel calls at for each byte of s outside quotes and parentheses,
+// until at returns true; it returns that byte's index, or -1.
+func scanTopLevel(s string, at func(i int) bool) int {
 	depth := 0
 	var quote byte
 	for i := 0; i < len(s); i++ {
@@ -80,40 +81,36 @@ func splitAtFor(s string) (before, after string, ok bool) {
 			depth++
 		case c == ')':
 			depth--
-		case depth == 0 && (c == 'f' || c == 'F') && i+3 <= len(s) && strings.EqualFold(s[i:i+3], "for") &&
-			(i == 0 || !isWordByte(s[i-1])) && (i+3 == len(s) || !isWordByte(s[i+3])):
-			return s[:i], s[i+3:], true
+		case depth == 0 && at(i):
+			return i
 		}
 	}
-	return s, "", false
+	return -1
+}
+
+// splitAtFor finds the keyword FOR outside quotes and parentheses.
+func splitAtFor(s string) (before, after string, ok bool) {
+	i := scanTopLevel(s, func(i int) bool {
+		return i+3 <= len(s) && strings.EqualFold(s[i:i+3], "for") &&
+			(i == 0 || !isWordByte(s[i-1])) && (i+3 == len(s) || !isWordByte(s[i+3]))
+	})
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+3:], true
 }
 
 // splitTopLevel splits s at sep outside quotes and parentheses.
 func splitTopLevel(s string, sep byte) []string {
 	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' && quote != '`' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == sep && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
+	for {
+		i := scanTopLevel(s, func(i int) bool { return s[i] == sep })
+		if i < 0 {
+			return append(out, s)
 		}
+		out = append(out, s[:i])
+		s = s[i+1:]
 	}
-	return append(out, s[start:])
 }
 
 func isWordByte(c byte) bool {

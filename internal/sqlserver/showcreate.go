@@ -45,35 +45,16 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 				if strings.Contains(l, " DEFAULT ") {
 					return strings.Replace(l, " DEFAULT ", " NULL DEFAULT ", 1)
 				}
-				body, comma := strings.CutSuffix(l, ",")
-				if i := strings.Index(body, " COMMENT '"); i >= 0 {
-					body = body[:i] + " NULL DEFAULT NULL" + body[i:]
-				} else {
-					body += " NULL DEFAULT NULL"
-				}
-				if comma {
-					body += ","
-				}
-				return body
+				return addColumnClause(l, " NULL DEFAULT NULL")
 			}
 			continue
 		}
 		if col.Default == nil && col.Generated == nil && col.Nullable && !col.AutoIncrement && takesDefaultNull(col.Type) {
-			clause := " DEFAULT NULL"
 			fixes[prefix] = func(l string) string {
 				if strings.Contains(l, " DEFAULT ") {
 					return l
 				}
-				body, comma := strings.CutSuffix(l, ",")
-				if i := strings.Index(body, " COMMENT '"); i >= 0 {
-					body = body[:i] + clause + body[i:]
-				} else {
-					body += clause
-				}
-				if comma {
-					body += ","
-				}
-				return body
+				return addColumnClause(l, " DEFAULT NULL")
 			}
 		}
 	}
@@ -224,4 +205,19 @@ func showVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.Ro
 		}
 	}
 	return sql.RowsToRowIter(rows...), nil
+}
+
+// addColumnClause adds clause to a column's line of SHOW CREATE TABLE,
+// before its COMMENT and its trailing comma.
+func addColumnClause(l, clause string) string {
+	body, comma := strings.CutSuffix(l, ",")
+	if i := strings.Index(body, " COMMENT '"); i >= 0 {
+		body = body[:i] + clause + body[i:]
+	} else {
+		body += clause
+	}
+	if comma {
+		body += ","
+	}
+	return body
 }
