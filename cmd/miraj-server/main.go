@@ -113,12 +113,30 @@ func run() error {
 	if err := srv.SetCluster(node); err != nil {
 		return err
 	}
+	// The inter-node port is opened before the server reports ready: a
+	// node that cannot take its cluster address stops here rather than
+	// run on as a server no peer can reach.
+	if err := node.Listen(); err != nil {
+		srv.Close()
+		return err
+	}
 	// Shutdown order: replication stops first, then the server, whose
 	// last act is the checkpoint of every database.
 	nodeCtx, stopNode := context.WithCancel(context.Background())
 	srvCtx, stopSrv := context.WithCancel(context.Background())
 	nodeDone := make(chan error, 1)
-	go func() { nodeDone <- node.Run(nodeCtx) }()
+	nodeFailed := make(chan error, 1)
+	go func() {
+		err := node.Run(nodeCtx)
+		if err != nil && nodeCtx.Err() == nil {
+			// Replication stopped on its own: the server stops too
+			// instead of serving as a node cut off from its cluster.
+			log.Error("cluster replication stopped", "err", err)
+			nodeFailed <- err
+			stopSrv()
+		}
+		nodeDone <- err
+	}()
 	go func() {
 		<-ctx.Done()
 		stopNode()
@@ -127,5 +145,10 @@ func run() error {
 	}()
 	err = srv.Run(srvCtx)
 	stopNode()
-	return err
+	select {
+	case nerr := <-nodeFailed:
+		return fmt.Errorf("cluster replication stopped: %w", nerr)
+	default:
+		return err
+	}
 }

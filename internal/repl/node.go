@@ -216,11 +216,18 @@ func New(opts Options) (*Node, error) {
 	return n, nil
 }
 
+// Listen opens the inter-node port; Run calls it if it was not called.
+// Calling it first lets a start-up fail when the address is taken.
+func (n *Node) Listen() error {
+	_, err := n.tr.Listen()
+	return err
+}
+
 // Run listens for peers, probes them, and follows the primary while this
 // node is a secondary, until ctx ends. Every goroutine it starts has ended
 // when it returns.
 func (n *Node) Run(ctx context.Context) error {
-	if _, err := n.tr.Listen(); err != nil {
+	if err := n.Listen(); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup

@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,15 +21,55 @@ import (
 	"time"
 )
 
-// freePort returns a port free on 127.0.0.1 at the time of the call.
+// freePort returns a port free on 127.0.0.1 at the time of the call,
+// never the same one twice in this process. The port is taken below the
+// kernel's ephemeral range: a node's cluster port is written into every
+// cluster.toml before the node starts, and a port the kernel could hand
+// out meanwhile (to a server started with --port 0, or as the source port
+// of an outgoing connection) would be taken by the time the node binds.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo := ephemeralLow()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		p := 10000 + rand.IntN(lo-10000)
+		if portsGiven[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsGiven[p] = true
+		return p
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port below the ephemeral range")
+	return 0
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil || lo <= 11000 {
+		return 32768
+	}
+	return lo
 }
 
 // testCluster is a set of nodes with certificates made by miraj-cluster-pki.
@@ -345,4 +387,38 @@ func readJournal(t *testing.T, dir string) journalBytes {
 		out.data = append(out.data, data...)
 	}
 	return out
+}
+
+// A node whose cluster address is taken refuses to start, naming the
+// address, rather than serve SQL as a node no peer can reach.
+func TestClusterPortTakenRefusesToStart(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2")
+	cfg, err := os.ReadFile(filepath.Join(c.dir, "n1", "cluster.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := regexp.MustCompile(`listen = "([^"]+)"`).FindSubmatch(cfg)[1]
+	l, err := net.Listen("tcp", string(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cmd := exec.Command(serverBin, "--root", filepath.Join(c.dir, "data-n1"), "--port", "0",
+		"--cluster-config", filepath.Join(c.dir, "n1", "cluster.toml"))
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the server kept running with its cluster port taken:\n%s", out)
+	}
+	if err == nil {
+		t.Fatalf("the server exited 0 with its cluster port taken:\n%s", out)
+	}
+	if want := "listen " + string(addr); !strings.Contains(string(out), want) || !strings.Contains(string(out), "address already in use") {
+		t.Fatalf("the error does not name the address (%q):\n%s", want, out)
+	}
 }
