@@ -115,26 +115,45 @@ func (p *pointPlan) conjuncts(e ast.Expr) bool {
 // handler, which knows connections, and finds sessions by connection id.
 type pointGets struct {
 	srv      *Server
-	answered atomic.Int64 // statements answered here (tests read it)
-	mu       sync.Mutex
-	plans    map[uint32]map[uint32]*pointPlan // connection → statement → plan (nil: not eligible)
+	answered atomic.Int64 // point lookups answered here (tests read it)
+	ranged   atomic.Int64 // range reads answered here (rangeplan.go)
+	written  atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
+	// off sends every statement to the planner (tests compare the two).
+	off   atomic.Bool
+	mu    sync.Mutex
+	plans map[uint32]map[uint32]*compiled // connection → statement → plan
+}
+
+// compiled is what a prepared statement compiles to: at most one of the
+// forms is set (none: not eligible).
+type compiled struct {
+	text  string // the statement's text (an id may be reused)
+	point *pointPlan
+	sel   *selectPlan
+	write *writePlan
 }
 
 func newPointGets(s *Server) *pointGets {
-	return &pointGets{srv: s, plans: map[uint32]map[uint32]*pointPlan{}}
+	return &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}}
 }
 
-func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *pointPlan {
+func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	byStmt, ok := g.plans[c.ConnectionID]
 	if !ok {
-		byStmt = map[uint32]*pointPlan{}
+		byStmt = map[uint32]*compiled{}
 		g.plans[c.ConnectionID] = byStmt
 	}
 	p, seen := byStmt[prep.StatementID]
-	if !seen {
-		p = parsePointPlan(prep.PrepareStmt)
+	if !seen || p.text != prep.PrepareStmt {
+		p = &compiled{text: prep.PrepareStmt, point: parsePointPlan(prep.PrepareStmt)}
+		if p.point == nil {
+			p.sel = parseSelectPlan(prep.PrepareStmt)
+		}
+		if p.point == nil && p.sel == nil {
+			p.write = parseWritePlan(prep.PrepareStmt)
+		}
 		byStmt[prep.StatementID] = p
 	}
 	return p
@@ -147,8 +166,18 @@ func (g *pointGets) forget(connID uint32) {
 }
 
 // try answers the statement if it can; ok false sends it the usual way.
-func (g *pointGets) try(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, callback func(*sqltypes.Result) error) (ok bool, err error) {
-	p := g.plan(c, prep)
+func (g *pointGets) try(goctx context.Context, h mysql.Handler, c *mysql.Conn, prep *mysql.PrepareData, callback func(*sqltypes.Result) error) (ok bool, err error) {
+	if g.off.Load() {
+		return false, nil
+	}
+	cp := g.plan(c, prep)
+	if cp.sel != nil {
+		return g.trySelect(goctx, h, c, prep, cp.sel, callback)
+	}
+	if cp.write != nil {
+		return g.tryWrite(goctx, c, prep, cp.write, callback)
+	}
+	p := cp.point
 	if p == nil {
 		return false, nil
 	}

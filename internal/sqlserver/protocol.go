@@ -189,7 +189,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 }
 
 func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
-	if done, err := h.srv.points.try(ctx, c, p, cb); done {
+	if done, err := h.srv.points.try(ctx, h.Handler, c, p, cb); done {
 		return err
 	}
 	return h.Handler.ComStmtExecute(ctx, c, p, cb)

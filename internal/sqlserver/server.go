@@ -82,7 +82,8 @@ func New(cfg Config) (*Server, error) {
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
-		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).Build()
+		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).
+		RemoveOnceAfterRule(replaceAggRule()).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
 	ax := adminExec{grants: g, exec: &execBuilder{}, srv: s}
@@ -265,3 +266,16 @@ func (s *Server) Run(ctx context.Context) error {
 // Close releases the storage without serving (for tools and tests that
 // did not call Run).
 func (s *Server) Close() error { return s.storage.Close() }
+
+// replaceAggRule is go-mysql-server's rule that answers MIN or MAX of the
+// primary key's first column by ORDER BY … LIMIT 1: over no rows it
+// returns no row, where MySQL returns one row of NULL. Its id is not
+// exported; it is found by name.
+func replaceAggRule() analyzer.RuleId {
+	for id := analyzer.RuleId(0); id < 200; id++ {
+		if id.String() == "replaceAgg" {
+			return id
+		}
+	}
+	panic("sqlserver: go-mysql-server has no replaceAgg rule")
+}

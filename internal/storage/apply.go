@@ -81,6 +81,25 @@ func (c *Catalog) Object(kind, name string) (*Object, bool) {
 	return o, ok
 }
 
+// HasObjects says whether the catalog holds an object of that kind.
+func (c *Catalog) HasObjects(kind string) bool {
+	for _, o := range c.objects {
+		if o.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// EachTable calls fn for every table, in no order, until fn returns false.
+func (c *Catalog) EachTable(fn func(t *Table) bool) {
+	for _, t := range c.tables {
+		if !fn(t) {
+			return
+		}
+	}
+}
+
 // Objects returns the objects of a kind, sorted by name.
 func (c *Catalog) Objects(kind string) []*Object {
 	var out []*Object

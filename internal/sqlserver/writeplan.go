@@ -1,0 +1,540 @@
+package sqlserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// Writes by primary key, and BEGIN and COMMIT, skip go-mysql-server's
+// planner as reads by key do (pointget.go, rangeplan.go).
+//
+// The prepared statements compiled here are
+//
+//	BEGIN | START TRANSACTION | COMMIT
+//	UPDATE [db.]t SET col = expr [, …] WHERE pk1 = ? [AND pk2 = ? …]
+//	DELETE FROM [db.]t WHERE pk1 = ? [AND pk2 = ? …]
+//
+// where the WHERE clause names every column of the primary key once and
+// expr is a parameter, a literal, or `c + n` / `c - n` of a signed integer
+// column c with a parameter or integer literal n. They run on the storage
+// transaction as the planner's execution does: in the session's
+// transaction, or in autocommit mode in one of their own committed at the
+// end; the row is locked for the write (waiting on others' locking reads)
+// before it is changed; the OK packet, ROW_COUNT() and FOUND_ROWS() are
+// the planner's. Whatever could make the planner answer differently goes
+// the usual way, which also produces every error and warning: a value that
+// does not convert exactly to its column, an arithmetic overflow, a
+// change of a primary or unique key, a table with triggers, foreign keys,
+// CHECK constraints, generated or ON UPDATE columns, a temporary table, a
+// read-only transaction or server, a missing privilege, a commit that
+// would wait for secondaries, a BEGIN inside a transaction.
+// TestKeyWritesMatchThePlanner compares the two paths on random statements.
+
+type writeKind int
+
+const (
+	writeBegin writeKind = iota + 1
+	writeCommit
+	writeUpdate
+	writeDelete
+)
+
+// writePlan is a compiled write.
+type writePlan struct {
+	kind      writeKind
+	db, table string
+	keyCols   []string
+	keyArgs   []string
+	sets      []setSpec
+}
+
+// setSpec is one assignment of an UPDATE: col = arg | literal | src ± n.
+type setSpec struct {
+	col  string
+	arg  string      // a parameter, "" otherwise
+	lit  *ast.SQLVal // a literal, nil otherwise
+	src  string      // c of c ± n, "" otherwise
+	neg  bool        // c - n
+	nArg string      // n as a parameter
+	nLit int64       // n as a literal
+}
+
+// parseWritePlan returns the compiled form of a write, or nil.
+func parseWritePlan(query string) *writePlan {
+	switch strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(query), ";"))) {
+	case "BEGIN", "START TRANSACTION", "BEGIN WORK":
+		return &writePlan{kind: writeBegin}
+	case "COMMIT", "COMMIT WORK":
+		return &writePlan{kind: writeCommit}
+	}
+	stmt, err := ast.Parse(query)
+	if err != nil {
+		return nil
+	}
+	switch s := stmt.(type) {
+	case *ast.Update:
+		if s.With != nil || len(s.TableExprs) != 1 || s.Where == nil || len(s.OrderBy) > 0 || s.Limit != nil || s.Ignore != "" || len(s.Returning) > 0 {
+			return nil
+		}
+		p := &writePlan{kind: writeUpdate}
+		if !p.target(s.TableExprs[0]) || !p.keys(s.Where.Expr) {
+			return nil
+		}
+		for _, e := range s.Exprs {
+			set, ok := parseSet(e)
+			if !ok {
+				return nil
+			}
+			p.sets = append(p.sets, set)
+		}
+		return p
+	case *ast.Delete:
+		if s.With != nil || len(s.TableExprs) != 1 || len(s.Targets) > 0 || s.Where == nil || len(s.OrderBy) > 0 || s.Limit != nil || s.Partitions != nil || len(s.Returning) > 0 {
+			return nil
+		}
+		p := &writePlan{kind: writeDelete}
+		if !p.target(s.TableExprs[0]) || !p.keys(s.Where.Expr) {
+			return nil
+		}
+		return p
+	}
+	return nil
+}
+
+func (p *writePlan) target(te ast.TableExpr) bool {
+	at, ok := te.(*ast.AliasedTableExpr)
+	if !ok || !at.As.IsEmpty() || at.Hints != nil || at.AsOf != nil {
+		return false
+	}
+	tn, ok := at.Expr.(ast.TableName)
+	if !ok {
+		return false
+	}
+	p.db, p.table = tn.DbQualifier.String(), tn.Name.String()
+	return true
+}
+
+// keys reads pk1 = ? AND pk2 = ? … (pointPlan's rule).
+func (p *writePlan) keys(e ast.Expr) bool {
+	pp := &pointPlan{}
+	if !pp.conjuncts(e) {
+		return false
+	}
+	p.keyCols, p.keyArgs = pp.keyCols, pp.keyArgs
+	return true
+}
+
+func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
+	if !e.Name.Qualifier.IsEmpty() {
+		return setSpec{}, false
+	}
+	s := setSpec{col: e.Name.Name.String()}
+	switch x := e.Expr.(type) {
+	case *ast.SQLVal:
+		switch x.Type {
+		case ast.ValArg:
+			s.arg = strings.TrimPrefix(string(x.Val), ":")
+		case ast.IntVal, ast.StrVal:
+			s.lit = x
+		default:
+			return setSpec{}, false
+		}
+		return s, true
+	case *ast.BinaryExpr:
+		if x.Operator != ast.PlusStr && x.Operator != ast.MinusStr {
+			return setSpec{}, false
+		}
+		c, ok := x.Left.(*ast.ColName)
+		if !ok || !c.Qualifier.IsEmpty() {
+			return setSpec{}, false
+		}
+		s.src, s.neg = c.Name.String(), x.Operator == ast.MinusStr
+		v, ok := x.Right.(*ast.SQLVal)
+		if !ok {
+			return setSpec{}, false
+		}
+		switch v.Type {
+		case ast.ValArg:
+			s.nArg = strings.TrimPrefix(string(v.Val), ":")
+		case ast.IntVal:
+			n, err := strconv.ParseInt(string(v.Val), 10, 64)
+			if err != nil {
+				return setSpec{}, false
+			}
+			s.nLit = n
+		default:
+			return setSpec{}, false
+		}
+		return s, true
+	}
+	return setSpec{}, false
+}
+
+// tryWrite answers a compiled write; ok false sends it the usual way.
+func (g *pointGets) tryWrite(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
+	sess := g.srv.session(c.ConnectionID)
+	if sess == nil || len(sess.temp) > 0 {
+		return false, nil
+	}
+	ctx := sql.NewContext(goctx, sql.WithSession(sess))
+	if v, err := sess.GetSessionVariable(ctx, "transaction_read_only"); err != nil || boolValue(v) {
+		return false, nil // the planner refuses the writes (1792)
+	}
+	switch p.kind {
+	case writeBegin:
+		if sess.txn != nil || sess.GetTransaction() != nil {
+			return false, nil // the open transaction commits first
+		}
+		tx, err := sess.StartTransaction(ctx, sql.ReadWrite)
+		if err != nil {
+			return false, nil
+		}
+		sess.ClearWarnings()
+		sess.SetTransaction(tx)
+		sess.SetIgnoreAutoCommit(true)
+		noRows(sess)
+		return true, callback(&sqltypes.Result{})
+	case writeCommit:
+		if !g.commitsWithoutWait(ctx, sess) {
+			return false, nil
+		}
+		sess.ClearWarnings()
+		if tx := sess.GetTransaction(); tx != nil {
+			if err := sess.CommitTransaction(ctx, tx); err != nil {
+				return true, err
+			}
+		} else if sess.txn != nil {
+			return false, nil
+		}
+		sess.SetIgnoreAutoCommit(false)
+		sess.SetTransaction(nil)
+		noRows(sess)
+		return true, callback(&sqltypes.Result{})
+	}
+	return g.tryRowWrite(ctx, c, prep, p, sess, callback)
+}
+
+// noRows sets ROW_COUNT() and FOUND_ROWS() as the planner does after a
+// statement that returns no rows and changes none (BEGIN, COMMIT).
+func noRows(sess *Session) {
+	sess.SetLastQueryInfoInt(sql.RowCount, -1)
+	sess.SetLastQueryInfoInt(sql.FoundRows, 0)
+}
+
+// commitsWithoutWait says whether a commit of the session returns at once
+// (no semi-synchronous wait, which the planner's path runs cancellably).
+func (g *pointGets) commitsWithoutWait(ctx *sql.Context, sess *Session) bool {
+	return clusterNode.Load() == nil || !sess.mysql || sess.syncRequest(ctx).Level == repl.SyncOff
+}
+
+func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
+	if g.srv.storage.ReadOnly() {
+		return false, nil
+	}
+	implicit := sess.txn == nil
+	if implicit {
+		if sess.GetTransaction() != nil || !sess.autocommit() || !g.commitsWithoutWait(ctx, sess) {
+			return false, nil
+		}
+	} else if sess.txn.readOnly || sess.writing > 0 {
+		return false, nil
+	}
+	dbName := p.db
+	if dbName == "" {
+		dbName = sess.GetCurrentDatabase()
+	}
+	if dbName == "" {
+		return false, nil
+	}
+	db, found := g.srv.storage.Database(dbName)
+	if !found {
+		return false, nil
+	}
+	// The checks below read the committed catalog or the transaction's,
+	// without starting the transaction when they fail.
+	var cat *storage.Catalog
+	if tx, ok := sess.openTx(db); ok {
+		cat = tx.Catalog()
+	} else {
+		cat = db.Snapshot()
+	}
+	t, found := cat.Table(p.table)
+	if !found {
+		return false, nil
+	}
+	def := t.Def()
+	ti, err := info(def)
+	if err != nil || len(def.PK) == 0 || len(p.keyCols) != len(def.PK) || len(ti.meta.Checks) > 0 || len(ti.meta.ForeignKeys) > 0 {
+		return false, nil
+	}
+	if cat.HasObjects(objTrigger) || referenced(cat, def.Name) {
+		return false, nil
+	}
+	sch := ti.schemaIn(db.Name()).Schema
+	for _, col := range sch {
+		if col.Virtual || col.Generated != nil || (p.kind == writeUpdate && col.OnUpdate != nil) {
+			return false, nil
+		}
+	}
+	key := make([]any, len(sch))
+	seen := make([]bool, len(sch))
+	for i, name := range p.keyCols {
+		pos := sch.IndexOfColName(name)
+		if pos < 0 || seen[pos] || !sch[pos].PrimaryKey {
+			return false, nil
+		}
+		seen[pos] = true
+		bv, ok := prep.BindVars[p.keyArgs[i]]
+		if !ok {
+			return false, nil
+		}
+		val, ok := keyValue(ctx, sch[pos].Type, bv)
+		if !ok {
+			return false, nil
+		}
+		key[pos] = val
+	}
+	priv := sql.PrivilegeType_Delete
+	if p.kind == writeUpdate {
+		priv = sql.PrivilegeType_Update
+	}
+	mdb := g.srv.engine.Analyzer.Catalog.MySQLDb
+	subject := sql.PrivilegeCheckSubject{Database: db.Name(), Table: def.Name}
+	if !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, priv)) ||
+		!mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, sql.PrivilegeType_Select)) {
+		return false, nil
+	}
+
+	// The new row of an UPDATE, worked out on the row as the transaction
+	// sees it; nothing is written before every value is known to convert.
+	var tx *storage.Tx
+	if implicit {
+		if _, err := sess.StartTransaction(ctx, sql.ReadWrite); err != nil {
+			return false, nil
+		}
+	}
+	tx = sess.storageTx(db)
+	abandon := func() (bool, error) {
+		if implicit {
+			sess.Rollback(ctx, nil)
+		}
+		return false, nil
+	}
+	st, found := tx.Table(p.table)
+	if !found || st.Def() != def {
+		return abandon()
+	}
+	old, found := st.Get(&storage.Row{Vals: key})
+	var newVals []any
+	if found && p.kind == writeUpdate {
+		newVals = append([]any(nil), old.Vals...)
+		for _, s := range p.sets {
+			pos := sch.IndexOfColName(s.col)
+			if pos < 0 || sch[pos].PrimaryKey || inUniqueIndex(def, pos) {
+				return abandon()
+			}
+			v, ok := setValue(ctx, sch, s, old.Vals, prep.BindVars)
+			if !ok {
+				return abandon()
+			}
+			out, inRange, err := sch[pos].Type.Convert(ctx, v)
+			if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
+				return abandon()
+			}
+			if st, ok := sch[pos].Type.(sql.StringType); ok {
+				if s, ok := out.(string); !ok || int64(len(s)) > st.MaxByteLength() {
+					return abandon()
+				}
+			}
+			newVals[pos] = out
+		}
+	}
+
+	sess.ClearWarnings()
+	var res *sqltypes.Result
+	matched := 0
+	switch {
+	case !found:
+		res = &sqltypes.Result{}
+	case p.kind == writeDelete:
+		if err := tx.LockForWrite(ctx, def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
+			return true, g.endWrite(ctx, sess, implicit, sess.lockError(ctx, err))
+		}
+		if err := tx.Delete(def.Name, old.Vals); err != nil {
+			return true, g.endWrite(ctx, sess, implicit, toSQLError(err))
+		}
+		res = &sqltypes.Result{RowsAffected: 1}
+		matched = 1
+	default:
+		matched = 1
+		equal, err := sql.Row(old.Vals).Equals(ctx, sql.Row(newVals), sch)
+		if err != nil {
+			return abandon()
+		}
+		changed := 0
+		if !equal {
+			if err := tx.LockForWrite(ctx, def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
+				return true, g.endWrite(ctx, sess, implicit, sess.lockError(ctx, err))
+			}
+			if err := tx.Update(def.Name, old.Vals, newVals); err != nil {
+				return true, g.endWrite(ctx, sess, implicit, toSQLError(err))
+			}
+			changed = 1
+		}
+		affected := changed
+		if c.Capabilities&mysql.CapabilityClientFoundRows != 0 {
+			affected = matched
+		}
+		res = &sqltypes.Result{RowsAffected: uint64(affected),
+			Info: fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: 0", matched, changed)}
+	}
+	if p.kind == writeUpdate {
+		if !found {
+			res.Info = "Rows matched: 0  Changed: 0  Warnings: 0"
+		}
+		sess.SetLastQueryInfoInt(sql.FoundRows, int64(matched))
+	}
+	sess.SetLastQueryInfoInt(sql.RowCount, int64(res.RowsAffected))
+	if err := g.endWrite(ctx, sess, implicit, nil); err != nil {
+		return true, err
+	}
+	g.written.Add(1)
+	return true, callback(res)
+}
+
+// endWrite ends the statement: in autocommit mode its transaction commits
+// (or, after an error, rolls back).
+func (g *pointGets) endWrite(ctx *sql.Context, sess *Session, implicit bool, err error) error {
+	if !implicit {
+		return err
+	}
+	if err != nil {
+		sess.Rollback(ctx, nil)
+		return err
+	}
+	return sess.CommitTransaction(ctx, nil)
+}
+
+// referenced says whether a foreign key of some table of the catalog
+// names table.
+func referenced(cat *storage.Catalog, table string) bool {
+	found := false
+	cat.EachTable(func(t *storage.Table) bool {
+		ti, err := info(t.Def())
+		if err != nil {
+			found = true
+			return false
+		}
+		for _, fk := range ti.meta.ForeignKeys {
+			if strings.EqualFold(fk.ParentTable, table) || strings.EqualFold(fk.Table, table) {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+func inUniqueIndex(def *storage.TableDef, col int) bool {
+	for _, ix := range def.Indexes {
+		if !ix.Unique {
+			continue
+		}
+		for _, c := range ix.Cols {
+			if c == col {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setValue is the value an assignment gives, before conversion to the
+// column; false when only the planner can say (a NULL in arithmetic, an
+// overflow, a column of another kind).
+func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row []any, vars map[string]*querypb.BindVariable) (any, bool) {
+	switch {
+	case s.arg != "":
+		bv, ok := vars[s.arg]
+		if !ok {
+			return nil, false
+		}
+		return paramValue(bv)
+	case s.lit != nil:
+		switch s.lit.Type {
+		case ast.IntVal:
+			n, err := strconv.ParseInt(string(s.lit.Val), 10, 64)
+			return n, err == nil
+		case ast.StrVal:
+			return string(s.lit.Val), true
+		}
+		return nil, false
+	}
+	pos := sch.IndexOfColName(s.src)
+	if pos < 0 || !types.IsSigned(sch[pos].Type) {
+		return nil, false
+	}
+	cur, ok := asInt64(row[pos])
+	if !ok || row[pos] == nil {
+		return nil, false
+	}
+	n := s.nLit
+	if s.nArg != "" {
+		bv, ok := vars[s.nArg]
+		if !ok {
+			return nil, false
+		}
+		v, err := sqltypes.BindVariableToValue(bv)
+		if err != nil || !v.IsSigned() {
+			return nil, false
+		}
+		if n, err = sqltypes.ToInt64(v); err != nil {
+			return nil, false
+		}
+	}
+	if s.neg {
+		if n == math.MinInt64 {
+			return nil, false
+		}
+		n = -n
+	}
+	sum := cur + n
+	if (n > 0 && sum < cur) || (n < 0 && sum > cur) {
+		return nil, false
+	}
+	return sum, true
+}
+
+// paramValue is a parameter as the planner's literal holds it: integers
+// as int64 or uint64, text as a string; other kinds are left to it.
+func paramValue(bv *querypb.BindVariable) (any, bool) {
+	v, err := sqltypes.BindVariableToValue(bv)
+	if err != nil || v.IsNull() {
+		return nil, false
+	}
+	switch {
+	case v.IsSigned():
+		n, err := sqltypes.ToInt64(v)
+		return n, err == nil
+	case v.IsUnsigned():
+		n, err := sqltypes.ToUint64(v)
+		return n, err == nil
+	case v.IsText():
+		return v.ToString(), true
+	}
+	return nil, false
+}
