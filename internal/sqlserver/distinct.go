@@ -3,7 +3,6 @@ package sqlserver
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -13,17 +12,18 @@ import (
 // rows exactly when MySQL takes them for the same: a string of a column
 // with a collation is written as its weight string under that collation
 // ('apple' and 'Apple' are one value under utf8mb4_0900_ai_ci), every
-// other value as its text with its Go type. Each value is length-prefixed,
-// so two keys are equal only if every value is. go-mysql-server v0.20
-// hashes a row's values as text (sql.HashOf), without their collation, so
-// its DISTINCT and COUNT(DISTINCT) kept 'apple' and 'Apple' apart.
+// other value as its text with its Go type. Each value is prefixed with
+// its length (4 bytes, written once the value is), so two keys are equal
+// only if every value is. go-mysql-server v0.20 hashes a row's values as
+// text (sql.HashOf), without their collation, so its DISTINCT and
+// COUNT(DISTINCT) kept 'apple' and 'Apple' apart.
 func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byte, error) {
-	var w weightWriter
 	for i, v := range row {
-		w.buf = w.buf[:0]
+		at := len(b)
+		b = append(b, 0, 0, 0, 0)
 		switch {
 		case v == nil:
-			w.buf = append(w.buf, 0)
+			b = append(b, 0)
 		default:
 			var st sql.StringType
 			if i < len(sch) {
@@ -42,27 +42,18 @@ func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byt
 				s, isString = string(x), true
 			}
 			if st != nil && isString && !st.Collation().Equals(sql.Collation_binary) {
-				w.buf = append(w.buf, 1)
-				if err := st.Collation().WriteWeightString(&w, s); err != nil {
+				b = append(b, 1)
+				if b, err = appendWeights(b, st.Collation(), s); err != nil {
 					return nil, err
 				}
 			} else {
-				w.buf = append(w.buf, 2)
-				w.buf = fmt.Appendf(w.buf, "%T:%v", uv, uv)
+				b = append(b, 2)
+				b = fmt.Appendf(b, "%T:%v", uv, uv)
 			}
 		}
-		b = binary.AppendUvarint(b, uint64(len(w.buf)))
-		b = append(b, w.buf...)
+		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	}
 	return b, nil
-}
-
-// weightWriter collects a weight string.
-type weightWriter struct{ buf []byte }
-
-func (w *weightWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	return len(p), nil
 }
 
 // hasCollatedString says whether a schema has a string column whose
@@ -111,5 +102,3 @@ func (d *collatedDistinct) Close(ctx *sql.Context) error {
 	d.seen = nil
 	return d.child.Close(ctx)
 }
-
-var _ io.Writer = (*weightWriter)(nil)

@@ -16,6 +16,10 @@
 // deleteall.go) and adminExec's execution of some nodes (EXPLAIN in
 // explain.go, SHOW CREATE TABLE/COLUMNS/VARIABLES in showcreate.go, LOAD
 // DATA in loaddata.go, DISTINCT in distinct.go, INSERT's error texts).
+// adminExec also runs a client session's ORDER BY (Sort and TopN,
+// sortkeys.go) with go-mysql-server's order but each row's sort values
+// evaluated once and strings compared by precomputed collation keys
+// (weights.go, which also gives DISTINCT its weight strings).
 // go-mysql-server's engine suites, run against this backend, assert its
 // own behaviour and use sessions without the flag. test/diff compares
 // what clients see with MariaDB (docs/difftest.md).

@@ -185,6 +185,10 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return x.distinct(ctx, n, n.Child, row)
 	case *plan.OrderedDistinct:
 		return x.distinct(ctx, n, n.Child, row)
+	case *plan.Sort:
+		return x.sortNode(ctx, n, row)
+	case *plan.TopN:
+		return x.topNNode(ctx, n, row)
 	case *plan.CreateDB:
 		// CREATE DATABASE IF NOT EXISTS of a database that exists
 		// changes nothing: MySQL counts no row (go-mysql-server one).
