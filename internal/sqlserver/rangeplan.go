@@ -455,25 +455,20 @@ func (g *pointGets) trySelect(goctx context.Context, h mysql.Handler, c *mysql.C
 		}
 		res.Rows = [][]sqltypes.Value{out}
 	} else {
-		if p.distinct {
+		sorted := false
+		if p.distinct && len(order) > 0 {
+			if r, ok := sortedDistinct(t, sch, proj, order, p.order, rows); ok {
+				rows, sorted = r, true
+			}
+		}
+		if p.distinct && !sorted {
 			rows, err = distinctRows(ctx, sch, proj, rows)
 			if err != nil {
 				return false, nil
 			}
 		}
-		if len(order) > 0 {
-			slices.SortStableFunc(rows, func(a, b *storage.Row) int {
-				for k, col := range order {
-					c := t.CompareCol(col, a.Vals[col], b.Vals[col])
-					if p.order[k].desc {
-						c = -c
-					}
-					if c != 0 {
-						return c
-					}
-				}
-				return 0
-			})
+		if len(order) > 0 && !sorted {
+			rows = sortRows(t, sch, order, p.order, rows)
 		}
 		if limit >= 0 && int64(len(rows)) > limit {
 			rows = rows[:limit]
@@ -795,4 +790,78 @@ func exactDecimal(v any) (decimal.Decimal, bool) {
 		return decimal.NewFromBigInt(new(big.Int).SetUint64(x), 0), true
 	}
 	return decimal.Decimal{}, false
+}
+
+// sortRows sorts rows stably by the columns of order, as the planner's
+// ORDER BY does. A string column is compared rune weight by rune weight
+// with the ASCII weights from a table (compareCollated), stopping at the
+// first difference, as types.StringType.Compare does.
+func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, rows []*storage.Row) []*storage.Row {
+	colls := make([]sql.CollationID, len(order))
+	fast := make([]bool, len(order))
+	for k, col := range order {
+		if st, ok := sch[col].Type.(sql.StringType); ok && sortKeyCollation(st.Collation()) {
+			colls[k], fast[k] = st.Collation(), true
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b *storage.Row) int {
+		return compareBy(t, order, spec, colls, fast, a, b)
+	})
+	return rows
+}
+
+func compareBy(t *storage.Table, order []int, spec []orderSpec, colls []sql.CollationID, fast []bool, a, b *storage.Row) int {
+	for k, col := range order {
+		var c int
+		x, ok1 := a.Vals[col].(string)
+		y, ok2 := b.Vals[col].(string)
+		if fast[k] && ok1 && ok2 {
+			c = compareCollated(colls[k], x, y)
+		} else {
+			c = t.CompareCol(col, a.Vals[col], b.Vals[col])
+		}
+		if spec[k].desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// sortedDistinct is DISTINCT after the sort, for an ORDER BY over exactly
+// the returned columns, all strings of a collation compareCollated knows
+// or integers: rows the planner's DISTINCT takes for one are then
+// neighbours, the first of them in index order (the sort is stable), and
+// comparing neighbours replaces the weight string of every row.
+func sortedDistinct(t *storage.Table, sch sql.Schema, proj, order []int, spec []orderSpec, rows []*storage.Row) ([]*storage.Row, bool) {
+	if len(proj) != len(order) {
+		return nil, false
+	}
+	for _, col := range proj {
+		if !slices.Contains(order, col) {
+			return nil, false
+		}
+		st, isString := sch[col].Type.(sql.StringType)
+		if !(isString && sortKeyCollation(st.Collation())) && !types.IsInteger(sch[col].Type) {
+			return nil, false
+		}
+	}
+	rows = sortRows(t, sch, order, spec, rows)
+	colls := make([]sql.CollationID, len(order))
+	fast := make([]bool, len(order))
+	for k, col := range order {
+		if st, ok := sch[col].Type.(sql.StringType); ok {
+			colls[k], fast[k] = st.Collation(), true
+		}
+	}
+	out := rows[:0]
+	for i, r := range rows {
+		if i > 0 && compareBy(t, order, spec, colls, fast, out[len(out)-1], r) == 0 {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -140,4 +141,45 @@ func sortKeyCollation(c sql.CollationID) bool {
 	}
 	cs := c.CharacterSet()
 	return c.Sorter() != nil && cs != sql.CharacterSet_Unspecified && cs != sql.CharacterSet_binary
+}
+
+// compareCollated is types.StringType.Compare of two strings under c, for
+// a collation sortKeyCollation accepts: rune weights one after the other,
+// then the shorter string first.
+func compareCollated(c sql.CollationID, a, b string) int {
+	if a == b {
+		return 0
+	}
+	if c == sql.Collation_binary {
+		return strings.Compare(a, b)
+	}
+	sorter, table := weightsOf(c)
+	for len(a) > 0 && len(b) > 0 {
+		var wa, wb int32
+		if ch := a[0]; ch < utf8.RuneSelf && table != nil {
+			wa, a = table[ch], a[1:]
+		} else {
+			r, n := utf8.DecodeRuneInString(a)
+			wa, a = sorter(r), a[n:]
+		}
+		if ch := b[0]; ch < utf8.RuneSelf && table != nil {
+			wb, b = table[ch], b[1:]
+		} else {
+			r, n := utf8.DecodeRuneInString(b)
+			wb, b = sorter(r), b[n:]
+		}
+		if wa != wb {
+			if wa < wb {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
 }

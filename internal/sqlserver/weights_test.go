@@ -157,6 +157,9 @@ func TestSortKeysMatchStringCompare(t *testing.T) {
 			if got := bytes.Compare(ka, kb); got != want {
 				t.Fatalf("%s: keys of %q and %q compare %d, Compare says %d", c.Name(), a, b, got, want)
 			}
+			if got := compareCollated(c, a, b); got != want {
+				t.Fatalf("%s: compareCollated(%q, %q) = %d, Compare says %d", c.Name(), a, b, got, want)
+			}
 		}
 	}
 	if keyed < 100 {

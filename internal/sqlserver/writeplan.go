@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -50,6 +51,7 @@ const (
 	writeCommit
 	writeUpdate
 	writeDelete
+	writeInsert
 )
 
 // writePlan is a compiled write.
@@ -59,6 +61,8 @@ type writePlan struct {
 	keyCols   []string
 	keyArgs   []string
 	sets      []setSpec
+	cols      []string // INSERT: the columns given
+	args      []string // INSERT: their parameters
 }
 
 // setSpec is one assignment of an UPDATE: col = arg | literal | src ± n.
@@ -99,6 +103,33 @@ func parseWritePlan(query string) *writePlan {
 				return nil
 			}
 			p.sets = append(p.sets, set)
+		}
+		return p
+	case *ast.Insert:
+		var rows ast.Values
+		switch r := s.Rows.(type) {
+		case ast.Values:
+			rows = r
+		case *ast.AliasedValues:
+			if !r.As.IsEmpty() || len(r.Columns) > 0 {
+				return nil
+			}
+			rows = r.Values
+		default:
+			return nil
+		}
+		if s.Action != ast.InsertStr || s.Ignore != "" || s.With != nil || len(s.OnDup) > 0 || len(s.Partitions) > 0 ||
+			len(rows) != 1 || len(s.Columns) == 0 || len(s.Columns) != len(rows[0]) || len(s.Returning) > 0 {
+			return nil
+		}
+		p := &writePlan{kind: writeInsert, db: s.Table.DbQualifier.String(), table: s.Table.Name.String()}
+		for i, c := range s.Columns {
+			arg, ok := argName(rows[0][i])
+			if !ok {
+				return nil
+			}
+			p.cols = append(p.cols, c.String())
+			p.args = append(p.args, arg)
 		}
 		return p
 	case *ast.Delete:
@@ -185,6 +216,14 @@ func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
 
 // tryWrite answers a compiled write; ok false sends it the usual way.
 func (g *pointGets) tryWrite(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
+	ok, err := g.write(goctx, c, prep, p, callback)
+	if ok {
+		g.written.Add(1)
+	}
+	return ok, err
+}
+
+func (g *pointGets) write(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
 	sess := g.srv.session(c.ConnectionID)
 	if sess == nil || len(sess.temp) > 0 {
 		return false, nil
@@ -224,6 +263,9 @@ func (g *pointGets) tryWrite(goctx context.Context, c *mysql.Conn, prep *mysql.P
 		noRows(sess)
 		return true, callback(&sqltypes.Result{})
 	}
+	if p.kind == writeInsert {
+		return g.tryInsert(ctx, prep, p, sess, callback)
+	}
 	return g.tryRowWrite(ctx, c, prep, p, sess, callback)
 }
 
@@ -240,30 +282,41 @@ func (g *pointGets) commitsWithoutWait(ctx *sql.Context, sess *Session) bool {
 	return clusterNode.Load() == nil || !sess.mysql || sess.syncRequest(ctx).Level == repl.SyncOff
 }
 
-func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
+// writeTarget is the table a compiled write writes, checked for what only
+// the planner handles.
+type writeTarget struct {
+	db       *storage.DB
+	def      *storage.TableDef
+	ti       *tableInfo
+	sch      sql.Schema
+	implicit bool // autocommit: the statement runs in a transaction of its own
+}
+
+func (g *pointGets) writeTarget(ctx *sql.Context, sess *Session, p *writePlan, priv sql.PrivilegeType) (writeTarget, bool) {
+	var w writeTarget
 	if g.srv.storage.ReadOnly() {
-		return false, nil
+		return w, false
 	}
-	implicit := sess.txn == nil
-	if implicit {
+	w.implicit = sess.txn == nil
+	if w.implicit {
 		if sess.GetTransaction() != nil || !sess.autocommit() || !g.commitsWithoutWait(ctx, sess) {
-			return false, nil
+			return w, false
 		}
 	} else if sess.txn.readOnly || sess.writing > 0 {
-		return false, nil
+		return w, false
 	}
 	dbName := p.db
 	if dbName == "" {
 		dbName = sess.GetCurrentDatabase()
 	}
 	if dbName == "" {
-		return false, nil
+		return w, false
 	}
 	db, found := g.srv.storage.Database(dbName)
 	if !found {
-		return false, nil
+		return w, false
 	}
-	// The checks below read the committed catalog or the transaction's,
+	// The checks read the committed catalog or the transaction's,
 	// without starting the transaction when they fail.
 	var cat *storage.Catalog
 	if tx, ok := sess.openTx(db); ok {
@@ -273,22 +326,44 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	}
 	t, found := cat.Table(p.table)
 	if !found {
-		return false, nil
+		return w, false
 	}
 	def := t.Def()
 	ti, err := info(def)
-	if err != nil || len(def.PK) == 0 || len(p.keyCols) != len(def.PK) || len(ti.meta.Checks) > 0 || len(ti.meta.ForeignKeys) > 0 {
-		return false, nil
+	if err != nil || len(def.PK) == 0 || len(ti.meta.Checks) > 0 || len(ti.meta.ForeignKeys) > 0 {
+		return w, false
 	}
 	if cat.HasObjects(objTrigger) || referenced(cat, def.Name) {
-		return false, nil
+		return w, false
 	}
 	sch := ti.schemaIn(db.Name()).Schema
 	for _, col := range sch {
 		if col.Virtual || col.Generated != nil || (p.kind == writeUpdate && col.OnUpdate != nil) {
-			return false, nil
+			return w, false
 		}
 	}
+	mdb := g.srv.engine.Analyzer.Catalog.MySQLDb
+	subject := sql.PrivilegeCheckSubject{Database: db.Name(), Table: def.Name}
+	if !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, priv)) {
+		return w, false
+	}
+	if p.kind != writeInsert && !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, sql.PrivilegeType_Select)) {
+		return w, false
+	}
+	w.db, w.def, w.ti, w.sch = db, def, ti, sch
+	return w, true
+}
+
+func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
+	priv := sql.PrivilegeType_Delete
+	if p.kind == writeUpdate {
+		priv = sql.PrivilegeType_Update
+	}
+	w, ok := g.writeTarget(ctx, sess, p, priv)
+	if !ok || len(p.keyCols) != len(w.def.PK) {
+		return false, nil
+	}
+	db, def, sch, implicit := w.db, w.def, w.sch, w.implicit
 	key := make([]any, len(sch))
 	seen := make([]bool, len(sch))
 	for i, name := range p.keyCols {
@@ -307,17 +382,6 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 		}
 		key[pos] = val
 	}
-	priv := sql.PrivilegeType_Delete
-	if p.kind == writeUpdate {
-		priv = sql.PrivilegeType_Update
-	}
-	mdb := g.srv.engine.Analyzer.Catalog.MySQLDb
-	subject := sql.PrivilegeCheckSubject{Database: db.Name(), Table: def.Name}
-	if !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, priv)) ||
-		!mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, sql.PrivilegeType_Select)) {
-		return false, nil
-	}
-
 	// The new row of an UPDATE, worked out on the row as the transaction
 	// sees it; nothing is written before every value is known to convert.
 	var tx *storage.Tx
@@ -411,7 +475,6 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	if err := g.endWrite(ctx, sess, implicit, nil); err != nil {
 		return true, err
 	}
-	g.written.Add(1)
 	return true, callback(res)
 }
 
@@ -470,10 +533,11 @@ func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row []any, vars map[s
 	switch {
 	case s.arg != "":
 		bv, ok := vars[s.arg]
-		if !ok {
+		pos := sch.IndexOfColName(s.col)
+		if !ok || pos < 0 {
 			return nil, false
 		}
-		return paramValue(bv)
+		return paramValue(bv, sch[pos].Type)
 	case s.lit != nil:
 		switch s.lit.Type {
 		case ast.IntVal:
@@ -519,9 +583,11 @@ func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row []any, vars map[s
 	return sum, true
 }
 
-// paramValue is a parameter as the planner's literal holds it: integers
-// as int64 or uint64, text as a string; other kinds are left to it.
-func paramValue(bv *querypb.BindVariable) (any, bool) {
+// paramValue is a parameter for a column of type typ: an integer as int64
+// or uint64, text or bytes as a string for a string column; other kinds,
+// and text for a column of another type (a conversion that may warn), are
+// left to the planner.
+func paramValue(bv *querypb.BindVariable, typ sql.Type) (any, bool) {
 	v, err := sqltypes.BindVariableToValue(bv)
 	if err != nil || v.IsNull() {
 		return nil, false
@@ -533,8 +599,193 @@ func paramValue(bv *querypb.BindVariable) (any, bool) {
 	case v.IsUnsigned():
 		n, err := sqltypes.ToUint64(v)
 		return n, err == nil
-	case v.IsText():
+	case (v.IsText() || v.Type() == sqltypes.VarBinary) && types.IsTextOnly(typ):
 		return v.ToString(), true
 	}
 	return nil, false
+}
+
+// tryInsert answers INSERT INTO t (cols) VALUES (?, …): every other column
+// takes its literal default (or NULL), an AUTO_INCREMENT column left out,
+// NULL or 0 takes the next value, as expression.AutoIncrement does.
+func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
+	w, ok := g.writeTarget(ctx, sess, p, sql.PrivilegeType_Insert)
+	if !ok {
+		return false, nil
+	}
+	def, sch := w.def, w.sch
+	for _, ix := range def.Indexes {
+		if ix.Unique {
+			return false, nil // a duplicate would have taken an AUTO_INCREMENT value
+		}
+	}
+	vals := make([]any, len(sch))
+	given := make([]bool, len(sch))
+	for i, name := range p.cols {
+		pos := sch.IndexOfColName(name)
+		if pos < 0 || given[pos] {
+			return false, nil
+		}
+		given[pos] = true
+		bv, ok := prep.BindVars[p.args[i]]
+		if !ok {
+			return false, nil
+		}
+		v, err := sqltypes.BindVariableToValue(bv)
+		if err != nil {
+			return false, nil
+		}
+		if v.IsNull() {
+			if !sch[pos].AutoIncrement {
+				return false, nil
+			}
+			continue
+		}
+		raw, ok := paramValue(bv, sch[pos].Type)
+		if !ok {
+			return false, nil
+		}
+		vals[pos] = raw
+	}
+	auto := -1
+	for pos, col := range sch {
+		if col.AutoIncrement {
+			auto = pos
+			continue
+		}
+		if !given[pos] {
+			if col.Default == nil {
+				if !col.Nullable {
+					return false, nil // no default: the planner's error or implicit value
+				}
+				continue
+			}
+			if !col.Default.IsLiteral() {
+				return false, nil
+			}
+			d, err := col.Default.Eval(ctx, nil)
+			if err != nil {
+				return false, nil
+			}
+			vals[pos] = d
+		}
+		if vals[pos] == nil {
+			if !col.Nullable {
+				return false, nil
+			}
+			continue
+		}
+		out, ok := convertExact(ctx, col.Type, vals[pos])
+		if !ok {
+			return false, nil
+		}
+		vals[pos] = out
+	}
+	// The AUTO_INCREMENT column last: its counter moves only for a row
+	// that is otherwise sure to be written.
+	generated := false
+	if auto >= 0 {
+		col := sch[auto]
+		v := vals[auto]
+		if v != nil {
+			n, isInt := v.(int64)
+			if !isInt {
+				return false, nil
+			}
+			switch {
+			case n < 0:
+			case n == 0:
+				if sql.LoadSqlMode(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
+					break
+				}
+				v = nil
+			}
+		}
+		if v == nil {
+			generated = true
+		}
+		if _, ok := convertExact(ctx, col.Type, orZero(v)); !ok {
+			return false, nil
+		}
+	}
+
+	if w.implicit {
+		if _, err := sess.StartTransaction(ctx, sql.ReadWrite); err != nil {
+			return false, nil
+		}
+	}
+	tx := sess.storageTx(w.db)
+	st, found := tx.Table(p.table)
+	if !found || st.Def() != def {
+		if w.implicit {
+			sess.Rollback(ctx, nil)
+		}
+		return false, nil
+	}
+	if auto >= 0 {
+		v := vals[auto]
+		if generated {
+			v = st.TakeAuto()
+		} else if n := v.(int64); n > 0 {
+			st.BumpAuto(uint64(n) + 1)
+		}
+		out, ok := convertExact(ctx, sch[auto].Type, v)
+		if !ok {
+			// The counter ran past the column's range: what to do
+			// is the planner's.
+			if w.implicit {
+				sess.Rollback(ctx, nil)
+			}
+			return false, nil
+		}
+		vals[auto] = out
+	}
+	sess.ClearWarnings()
+	if _, err := tx.Insert(def.Name, vals); err != nil {
+		var dup *storage.DuplicateError
+		if errors.As(err, &dup) {
+			// The planner says which key, in MySQL's words.
+			if w.implicit {
+				sess.Rollback(ctx, nil)
+			}
+			return false, nil
+		}
+		return true, g.endWrite(ctx, sess, w.implicit, toSQLError(err))
+	}
+	res := &sqltypes.Result{RowsAffected: 1}
+	if auto >= 0 {
+		id, _ := asInt64(vals[auto])
+		res.InsertID = uint64(id)
+		if generated {
+			sess.SetLastQueryInfoInt(sql.LastInsertId, id)
+		}
+	}
+	sess.SetLastQueryInfoInt(sql.RowCount, 1)
+	if err := g.endWrite(ctx, sess, w.implicit, nil); err != nil {
+		return true, err
+	}
+	return true, callback(res)
+}
+
+func orZero(v any) any {
+	if v == nil {
+		return int64(0)
+	}
+	return v
+}
+
+// convertExact converts v to typ when the value fits without loss, as the
+// planner would store it; false leaves the statement to the planner.
+func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
+	out, inRange, err := typ.Convert(ctx, v)
+	if err != nil || inRange != sql.InRange || out == nil {
+		return nil, false
+	}
+	if st, ok := typ.(sql.StringType); ok {
+		s, ok := out.(string)
+		if !ok || int64(len(s)) > st.MaxByteLength() {
+			return nil, false
+		}
+	}
+	return out, true
 }
