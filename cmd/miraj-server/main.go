@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -82,6 +83,10 @@ func run() error {
 	}
 
 	if *pprofAddr != "" {
+		// Where goroutines wait (channels, locks, the group commit) and
+		// which mutexes are contended: /debug/pprof/block and /mutex.
+		runtime.SetBlockProfileRate(int((20 * time.Microsecond).Nanoseconds()))
+		runtime.SetMutexProfileFraction(20)
 		go func() {
 			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
 				log.Error("pprof endpoint stopped", "addr", *pprofAddr, "err", err)

@@ -258,8 +258,7 @@ func (a *applier) apply(op *Op) error {
 		if err := t.checkUnique(r, old.ID, true); err != nil {
 			return err
 		}
-		t.removeRow(old)
-		t.insertRow(r)
+		t.updateRow(old, r)
 		a.stamp(t, r)
 	case OpDelete:
 		t, err := a.writable(op.Table)

@@ -255,7 +255,8 @@ func (tx *Tx) refreshAgain() {
 
 func replaceRow(t *Table, prev, row *Row) {
 	if prev != nil {
-		t.removeRow(prev)
+		t.updateRow(prev, row)
+		return
 	}
 	t.insertRow(row)
 }

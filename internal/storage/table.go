@@ -395,6 +395,39 @@ func (t *Table) removeRow(r *Row) {
 	}
 }
 
+// updateRow puts r, a new version of the stored row old (same row number),
+// in its place. Where a tree's key of the row (the primary key; an index's
+// columns, then the primary key) is unchanged, the entry is replaced in
+// one step; elsewhere the old entry is removed and the new one added.
+func (t *Table) updateRow(old, r *Row) {
+	replace := func(tree *btree.BTreeG[*Row], name string) {
+		if prev, ok := tree.Set(r); !ok || prev != old {
+			panic(fmt.Sprintf("storage: table %s: row %d not where %s has it", t.shape.def.Name, r.ID, name))
+		}
+	}
+	if t.shape.comparePrimary(old, r) == 0 {
+		replace(t.primary, "the primary key")
+	} else {
+		if _, ok := t.primary.Delete(old); !ok {
+			panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, old.ID))
+		}
+		if _, replaced := t.primary.Set(r); replaced {
+			panic(fmt.Sprintf("storage: table %s: update replaced row %d", t.shape.def.Name, r.ID))
+		}
+	}
+	for i, ix := range t.indexes {
+		def := t.shape.def.Indexes[i]
+		if t.shape.compareIndex(def.Cols, old, r) == 0 {
+			replace(ix, "index "+def.Name)
+			continue
+		}
+		if _, ok := ix.Delete(old); !ok {
+			panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, old.ID, def.Name))
+		}
+		ix.Set(r)
+	}
+}
+
 func lower(s string) string { return strings.ToLower(s) }
 
 // Cursor walks the rows of one index (or the primary key) of a table frozen
