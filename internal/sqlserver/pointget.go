@@ -122,6 +122,7 @@ type pointGets struct {
 	off   atomic.Bool
 	mu    sync.Mutex
 	plans map[uint32]map[uint32]*compiled // connection → statement → plan
+	texts map[uint32]map[string]*compiled // connection → normalized text → plan (textplan.go)
 }
 
 // compiled is what a prepared statement compiles to: at most one of the
@@ -134,7 +135,7 @@ type compiled struct {
 }
 
 func newPointGets(s *Server) *pointGets {
-	return &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}}
+	return &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}, texts: map[uint32]map[string]*compiled{}}
 }
 
 func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
@@ -147,14 +148,21 @@ func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
 	}
 	p, seen := byStmt[prep.StatementID]
 	if !seen || p.text != prep.PrepareStmt {
-		p = &compiled{text: prep.PrepareStmt, point: parsePointPlan(prep.PrepareStmt)}
-		if p.point == nil {
-			p.sel = parseSelectPlan(prep.PrepareStmt)
-		}
-		if p.point == nil && p.sel == nil {
-			p.write = parseWritePlan(prep.PrepareStmt)
-		}
+		p = compile(prep.PrepareStmt)
 		byStmt[prep.StatementID] = p
+	}
+	return p
+}
+
+// compile returns the compiled form of a statement's text (empty when it
+// has none).
+func compile(text string) *compiled {
+	p := &compiled{text: text, point: parsePointPlan(text)}
+	if p.point == nil {
+		p.sel = parseSelectPlan(text)
+	}
+	if p.point == nil && p.sel == nil {
+		p.write = parseWritePlan(text)
 	}
 	return p
 }
@@ -162,6 +170,7 @@ func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
 func (g *pointGets) forget(connID uint32) {
 	g.mu.Lock()
 	delete(g.plans, connID)
+	delete(g.texts, connID)
 	g.mu.Unlock()
 }
 
@@ -170,17 +179,27 @@ func (g *pointGets) try(goctx context.Context, h mysql.Handler, c *mysql.Conn, p
 	if g.off.Load() {
 		return false, nil
 	}
-	cp := g.plan(c, prep)
-	if cp.sel != nil {
-		return g.trySelect(goctx, h, c, prep, cp.sel, callback)
-	}
-	if cp.write != nil {
+	usual := func(cb func(*sqltypes.Result) error) error { return h.ComStmtExecute(goctx, c, prep, cb) }
+	return g.run(goctx, c, g.plan(c, prep), prep, usual, callback)
+}
+
+// run answers a compiled statement with the parameters of prep; usual
+// runs it through the planner (which a range read does once to learn its
+// result columns).
+func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep *mysql.PrepareData, usual func(func(*sqltypes.Result) error) error, callback func(*sqltypes.Result) error) (bool, error) {
+	switch {
+	case cp.sel != nil:
+		return g.trySelect(goctx, usual, c, prep, cp.sel, callback)
+	case cp.write != nil:
 		return g.tryWrite(goctx, c, prep, cp.write, callback)
+	case cp.point != nil:
+		return g.tryPoint(goctx, c, prep, cp.point, callback)
 	}
-	p := cp.point
-	if p == nil {
-		return false, nil
-	}
+	return false, nil
+}
+
+// tryPoint answers a point lookup.
+func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *pointPlan, callback func(*sqltypes.Result) error) (bool, error) {
 	sess := g.srv.session(c.ConnectionID)
 	if sess == nil {
 		return false, nil
@@ -273,6 +292,7 @@ func (g *pointGets) try(goctx context.Context, h mysql.Handler, c *mysql.Conn, p
 		}
 		outSch[i] = &col
 	}
+	sess.ClearWarnings()
 	res := &sqltypes.Result{Fields: resultFields(ctx, outSch)}
 	if row, found := t.Get(&storage.Row{Vals: key}); found {
 		vals := make(sql.Row, len(proj))

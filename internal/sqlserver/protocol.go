@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/vitess/go/mysql"
@@ -138,10 +139,14 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
 	query := func(q string) error {
-		return h.Handler.ComQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
 			return cb(r, more)
-		})
+		}
+		if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
+			return err
+		}
+		return h.Handler.ComQuery(ctx, c, q, withFlags)
 	}
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
@@ -152,10 +157,18 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	query := func(q string) (err error) {
-		rest, err = h.Handler.ComMultiQuery(ctx, c, q, func(r *sqltypes.Result, more bool) error {
+		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
 			return cb(r, more)
-		})
+		}
+		// One statement (no ';' but a last one): compiled if it can be.
+		if i := strings.IndexByte(q, ';'); i < 0 || strings.TrimSpace(q[i+1:]) == "" {
+			if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
+				rest = ""
+				return err
+			}
+		}
+		rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
 		return err
 	}
 	err := h.withSetStatement(ctx, c, q, query)

@@ -340,7 +340,7 @@ type valueRange struct {
 
 // trySelect answers a compiled range read; ok false sends it the usual way
 // (which, when the plan has no result columns yet, records them).
-func (g *pointGets) trySelect(goctx context.Context, h mysql.Handler, c *mysql.Conn, prep *mysql.PrepareData, p *selectPlan, callback func(*sqltypes.Result) error) (bool, error) {
+func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.Result) error) error, c *mysql.Conn, prep *mysql.PrepareData, p *selectPlan, callback func(*sqltypes.Result) error) (bool, error) {
 	sess := g.srv.session(c.ConnectionID)
 	if sess == nil || len(sess.temp) > 0 {
 		return false, nil
@@ -361,7 +361,7 @@ func (g *pointGets) trySelect(goctx context.Context, h mysql.Handler, c *mysql.C
 	}
 	p.mu.Unlock()
 	if fields == nil {
-		return g.recordFields(goctx, h, c, prep, p, def, dbName, ctx.GetCharacterSetResults(), callback)
+		return g.recordFields(usual, p, def, dbName, ctx.GetCharacterSetResults(), callback)
 	}
 	ti, err := info(def)
 	if err != nil {
@@ -499,9 +499,9 @@ func (g *pointGets) trySelect(goctx context.Context, h mysql.Handler, c *mysql.C
 
 // recordFields runs the statement the usual way and keeps the result
 // columns the planner gave it.
-func (g *pointGets) recordFields(goctx context.Context, h mysql.Handler, c *mysql.Conn, prep *mysql.PrepareData, p *selectPlan, def *storage.TableDef, db string, cs sql.CharacterSetID, callback func(*sqltypes.Result) error) (bool, error) {
+func (g *pointGets) recordFields(usual func(func(*sqltypes.Result) error) error, p *selectPlan, def *storage.TableDef, db string, cs sql.CharacterSetID, callback func(*sqltypes.Result) error) (bool, error) {
 	seen := false
-	err := h.ComStmtExecute(goctx, c, prep, func(r *sqltypes.Result) error {
+	err := usual(func(r *sqltypes.Result) error {
 		if !seen && len(r.Fields) > 0 {
 			seen = true
 			p.mu.Lock()

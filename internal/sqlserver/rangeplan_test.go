@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestRangeReadsMatchThePlanner runs random prepared statements of the
@@ -211,7 +213,19 @@ func TestRangeReadsMatchThePlanner(t *testing.T) {
 		}
 		return fmt.Sprint(r.rows)
 	}
-	compared, fast := 0, int64(0)
+	text, err := openText(s, "").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer text.Close()
+	textWarnings := func() string {
+		r, err := query(t, text, "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(r.rows)
+	}
+	compared, fast, textFast := 0, int64(0), int64(0)
 	for compared < total {
 		q, args := gen()
 		prepared, err := conn.PrepareContext(ctx, q)
@@ -237,12 +251,24 @@ func TestRangeReadsMatchThePlanner(t *testing.T) {
 				t.Fatalf("%s %v:\n compiled %v %v %v\n planner  %v %v %v", q, a, got, gotErr, gotWarn, want, wantErr, wantWarn)
 			}
 			compared++
+			// The same as a text statement with the values written in.
+			before = s.points.answered.Load() + s.points.ranged.Load()
+			got, gotErr = query(t, text, q, a...)
+			gotWarn = textWarnings()
+			textFast += s.points.answered.Load() + s.points.ranged.Load() - before
+			s.points.off.Store(true)
+			want, wantErr = query(t, text, q, a...)
+			wantWarn = textWarnings()
+			s.points.off.Store(false)
+			if fmt.Sprint(got, gotErr, gotWarn) != fmt.Sprint(want, wantErr, wantWarn) {
+				t.Fatalf("text %s %v:\n compiled %v %v %v\n planner  %v %v %v", q, a, got, gotErr, gotWarn, want, wantErr, wantWarn)
+			}
 		}
 		prepared.Close()
 	}
-	t.Logf("%d executions compared, %d answered without the planner", compared, fast)
-	if fast < int64(compared)*8/10 {
-		t.Fatalf("only %d of %d executions were answered without the planner", fast, compared)
+	t.Logf("%d executions compared, %d answered without the planner; as text statements, %d", compared, fast, textFast)
+	if fast < int64(compared)*8/10 || textFast < int64(compared)*7/10 {
+		t.Fatalf("only %d (prepared) and %d (text) of %d executions were answered without the planner", fast, textFast, compared)
 	}
 }
 
@@ -251,4 +277,17 @@ type stmtQuerier struct{ st *sql.Stmt }
 
 func (q stmtQuerier) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
 	return q.st.QueryContext(ctx, args...)
+}
+
+// openText opens a client that writes parameters into the statement's text
+// (COM_QUERY) instead of preparing it.
+func openText(s *Server, db string) *sql.DB {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", s.Addr().String(), db
+	c.AllowNativePasswords, c.InterpolateParams = true, true
+	d, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		panic(err)
+	}
+	return d
 }

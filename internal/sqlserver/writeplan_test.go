@@ -65,6 +65,7 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 
 	ctx := context.Background()
 	conns := [2]*sql.Conn{}
+	texts := [2]*sql.Conn{} // the same statements as text, values written in
 	for i, db := range []string{"wa", "wb"} {
 		c, err := open("root", "", db).Conn(ctx)
 		if err != nil {
@@ -72,6 +73,10 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 		}
 		defer c.Close()
 		conns[i] = c
+		if texts[i], err = openText(s, db).Conn(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer texts[i].Close()
 	}
 	id := func() any { return rng.IntN(230) }
 	str := func() any { return words[rng.IntN(len(words))] }
@@ -127,20 +132,31 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 	}
 	// exec runs q on both databases, compiled on the first, and returns
 	// what each client saw.
+	asText := false // the statements of a transaction all go one way
 	exec := func(q string, args []any) [2]string {
 		p := prepare(q)
 		var out [2]string
 		for i := range conns {
 			s.points.off.Store(i == 1)
-			res, err := p[i].ExecContext(ctx, args...)
+			var res sql.Result
+			var err error
+			if asText {
+				res, err = texts[i].ExecContext(ctx, q, args...)
+			} else {
+				res, err = p[i].ExecContext(ctx, args...)
+			}
 			s.points.off.Store(false)
 			var n, last int64
 			if err == nil {
 				n, _ = res.RowsAffected()
 				last, _ = res.LastInsertId()
 			}
-			info, _ := query(t, conns[i], "SELECT ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()")
-			warn, _ := query(t, conns[i], "SHOW WARNINGS")
+			c := conns[i]
+			if asText {
+				c = texts[i]
+			}
+			info, _ := query(t, c, "SELECT ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()")
+			warn, _ := query(t, c, "SHOW WARNINGS")
 			out[i] = fmt.Sprintf("affected=%d last=%d err=%v info=%v warnings=%v", n, last, err, info.rows, warn.rows)
 		}
 		return out
@@ -160,6 +176,9 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 	byShape := map[string]int{}
 	inTx := false
 	for n := 1; n <= total; n++ {
+		if !inTx {
+			asText = rng.IntN(3) == 0
+		}
 		switch r := rng.IntN(20); {
 		case r == 0 && !inTx:
 			if got := exec("BEGIN", nil); got[0] != got[1] {
@@ -173,7 +192,11 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 			inTx = false
 		case r == 2 && inTx:
 			for i := range conns {
-				if _, err := conns[i].ExecContext(ctx, "ROLLBACK"); err != nil {
+				c := conns[i]
+				if asText {
+					c = texts[i]
+				}
+				if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
 					t.Fatal(err)
 				}
 			}

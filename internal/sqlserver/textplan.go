@@ -1,0 +1,137 @@
+package sqlserver
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// Text statements (COM_QUERY) of the compiled shapes are compiled too: the
+// statement is parsed, its integer and string literals become parameters
+// (`UPDATE t SET c = 'x' WHERE id = 5` is `update t set c = :v1 where id =
+// :v2` with v1 = 'x', v2 = 5), and the normalized text is the key of the
+// connection's compiled statements. A statement that repeats with other
+// values is then run as the prepared form would be. Everything else, and
+// whatever the compiled form hands back, runs as the client sent it.
+
+// maxTextPlans bounds the compiled text statements kept per connection; a
+// connection that sends more distinct shapes starts over.
+const maxTextPlans = 256
+
+// textVerbs are the first words of the statements worth parsing here.
+var textVerbs = []string{"select", "insert", "update", "delete", "begin", "commit", "start"}
+
+// tryText answers a text statement if it has a compiled shape.
+func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Conn, q string, callback func(*sqltypes.Result) error) (bool, error) {
+	if g.off.Load() || !startsWithVerb(q) {
+		return false, nil
+	}
+	var key, norm string
+	var vars map[string]*querypb.BindVariable
+	switch strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(q), ";"))) {
+	case "BEGIN", "START TRANSACTION", "BEGIN WORK", "COMMIT", "COMMIT WORK":
+		key, norm = q, q
+	default:
+		stmt, err := ast.Parse(q)
+		if err != nil {
+			return false, nil
+		}
+		switch stmt.(type) {
+		case *ast.Select, *ast.Insert, *ast.Update, *ast.Delete:
+		default:
+			return false, nil
+		}
+		vars = parameterize(stmt)
+		norm = ast.String(stmt)
+		key = norm
+		if _, ok := stmt.(*ast.Select); ok {
+			// Result columns are named as the client wrote them
+			// (`count( k )`): the select list as written is part of
+			// the key.
+			key += "\x00" + selectList(q)
+		}
+	}
+	cp := g.textPlan(c, key, norm)
+	if cp.point == nil && cp.sel == nil && cp.write == nil {
+		return false, nil
+	}
+	prep := &mysql.PrepareData{PrepareStmt: norm, BindVars: vars}
+	usual := func(cb func(*sqltypes.Result) error) error {
+		return h.ComQuery(goctx, c, q, func(r *sqltypes.Result, _ bool) error { return cb(r) })
+	}
+	return g.run(goctx, c, cp, prep, usual, callback)
+}
+
+func startsWithVerb(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n(")
+	for _, v := range textVerbs {
+		if len(q) > len(v) && strings.EqualFold(q[:len(v)], v) {
+			return true
+		}
+		if strings.EqualFold(q, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// parameterize turns the statement's integer and string literals into
+// parameters :v1, :v2, … and returns their values.
+func parameterize(stmt ast.Statement) map[string]*querypb.BindVariable {
+	vars := map[string]*querypb.BindVariable{}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		v, ok := node.(*ast.SQLVal)
+		if !ok {
+			return true, nil
+		}
+		var bv *querypb.BindVariable
+		switch v.Type {
+		case ast.IntVal:
+			n, err := strconv.ParseInt(string(v.Val), 10, 64)
+			if err != nil {
+				return true, nil // beyond BIGINT: left as written
+			}
+			bv = sqltypes.Int64BindVariable(n)
+		case ast.StrVal:
+			bv = sqltypes.StringBindVariable(string(v.Val))
+		default:
+			return true, nil
+		}
+		name := "v" + strconv.Itoa(len(vars)+1)
+		vars[name] = bv
+		v.Type, v.Val = ast.ValArg, []byte(":"+name)
+		return true, nil
+	}, stmt)
+	return vars
+}
+
+// textPlan is the compiled form of the normalized text norm on c, kept
+// under key.
+func (g *pointGets) textPlan(c *mysql.Conn, key, norm string) *compiled {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	byText, ok := g.texts[c.ConnectionID]
+	if !ok || len(byText) >= maxTextPlans {
+		byText = map[string]*compiled{}
+		g.texts[c.ConnectionID] = byText
+	}
+	cp, ok := byText[key]
+	if !ok {
+		cp = compile(norm)
+		byText[key] = cp
+	}
+	return cp
+}
+
+// selectList is the text of q before its first FROM (case-insensitive).
+func selectList(q string) string {
+	if i := strings.Index(strings.ToLower(q), "from"); i >= 0 {
+		return q[:i]
+	}
+	return q
+}
