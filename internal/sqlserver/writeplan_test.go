@@ -2,8 +2,8 @@ package sqlserver
 
 import (
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
