@@ -400,13 +400,13 @@ func (t *Table) removeRow(r *Row) {
 // columns, then the primary key) is unchanged, the entry is replaced in
 // one step; elsewhere the old entry is removed and the new one added.
 func (t *Table) updateRow(old, r *Row) {
-	replace := func(tree *btree.BTreeG[*Row], name string) {
+	replace := func(tree *btree.BTreeG[*Row], index string) {
 		if prev, ok := tree.Set(r); !ok || prev != old {
-			panic(fmt.Sprintf("storage: table %s: row %d not where %s has it", t.shape.def.Name, r.ID, name))
+			panic(fmt.Sprintf("storage: table %s: row %d not where index %q has it", t.shape.def.Name, r.ID, index))
 		}
 	}
 	if t.shape.comparePrimary(old, r) == 0 {
-		replace(t.primary, "the primary key")
+		replace(t.primary, "PRIMARY")
 	} else {
 		if _, ok := t.primary.Delete(old); !ok {
 			panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, old.ID))
@@ -418,7 +418,7 @@ func (t *Table) updateRow(old, r *Row) {
 	for i, ix := range t.indexes {
 		def := t.shape.def.Indexes[i]
 		if t.shape.compareIndex(def.Cols, old, r) == 0 {
-			replace(ix, "index "+def.Name)
+			replace(ix, def.Name)
 			continue
 		}
 		if _, ok := ix.Delete(old); !ok {
