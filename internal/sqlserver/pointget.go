@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,9 @@ type pointGets struct {
 	answered atomic.Int64 // point lookups answered here (tests read it)
 	ranged   atomic.Int64 // range reads answered here (rangeplan.go)
 	written  atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
+	// pids numbers the compiled statements in the process list, apart
+	// from go-mysql-server's own numbers.
+	pids atomic.Uint64
 	// off sends every statement to the planner (tests compare the two).
 	off   atomic.Bool
 	mu    sync.Mutex
@@ -135,7 +139,9 @@ type compiled struct {
 }
 
 func newPointGets(s *Server) *pointGets {
-	return &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}, texts: map[uint32]map[string]*compiled{}}
+	g := &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}, texts: map[uint32]map[string]*compiled{}}
+	g.pids.Store(1 << 62)
+	return g
 }
 
 func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
@@ -180,22 +186,43 @@ func (g *pointGets) try(goctx context.Context, h mysql.Handler, c *mysql.Conn, p
 		return false, nil
 	}
 	usual := func(cb func(*sqltypes.Result) error) error { return h.ComStmtExecute(goctx, c, prep, cb) }
-	return g.run(goctx, c, g.plan(c, prep), prep, usual, callback)
+	return g.run(goctx, c, g.plan(c, prep), prep, prep.PrepareStmt, usual, callback)
 }
 
 // run answers a compiled statement with the parameters of prep; usual
 // runs it through the planner (which a range read does once to learn its
-// result columns).
-func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep *mysql.PrepareData, usual func(func(*sqltypes.Result) error) error, callback func(*sqltypes.Result) error) (bool, error) {
+// result columns). While it runs, the statement is in the process list
+// under the text query, as the planner's are: SHOW PROCESSLIST shows a
+// write waiting for a row lock, and KILL QUERY interrupts it.
+func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep *mysql.PrepareData, query string, usual func(func(*sqltypes.Result) error) error, callback func(*sqltypes.Result) error) (bool, error) {
+	if cp.point == nil && cp.sel == nil && cp.write == nil {
+		return false, nil
+	}
+	sess := g.srv.session(c.ConnectionID)
+	if sess == nil {
+		return false, nil
+	}
+	pl := g.srv.engine.ProcessList
+	qctx, err := pl.BeginQuery(sql.NewContext(goctx, sql.WithSession(sess), sql.WithPid(g.pids.Add(1)),
+		sql.WithQuery(query), sql.WithProcessList(pl)), query)
+	if err != nil {
+		return false, nil
+	}
+	defer pl.EndQuery(qctx)
+	var ok bool
 	switch {
 	case cp.sel != nil:
-		return g.trySelect(goctx, usual, c, prep, cp.sel, callback)
+		ok, err = g.trySelect(qctx, usual, c, prep, cp.sel, callback)
 	case cp.write != nil:
-		return g.tryWrite(goctx, c, prep, cp.write, callback)
+		ok, err = g.tryWrite(qctx, c, prep, cp.write, callback)
 	case cp.point != nil:
-		return g.tryPoint(goctx, c, prep, cp.point, callback)
+		ok, err = g.tryPoint(qctx, c, prep, cp.point, callback)
 	}
-	return false, nil
+	if ok && errors.Is(err, context.Canceled) && qctx.Err() != nil {
+		// KILL QUERY during a lock wait.
+		err = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+	}
+	return ok, err
 }
 
 // tryPoint answers a point lookup.

@@ -64,7 +64,7 @@ func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Con
 	usual := func(cb func(*sqltypes.Result) error) error {
 		return h.ComQuery(goctx, c, q, func(r *sqltypes.Result, _ bool) error { return cb(r) })
 	}
-	return g.run(goctx, c, cp, prep, usual, callback)
+	return g.run(goctx, c, cp, prep, q, usual, callback)
 }
 
 func startsWithVerb(q string) bool {

@@ -292,6 +292,47 @@ func TestKeyWriteWaitsForRowLock(t *testing.T) {
 			t.Fatalf("planner %v, holder changed the row: %v, v = %d, want 1213 and 20", planner, err, v)
 		}
 	}
+
+	// While it waits, the compiled UPDATE is in the process list, and KILL
+	// QUERY interrupts it (1317).
+	var id int64
+	if err := b.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "SELECT v FROM lk.t WHERE id = 1 FOR UPDATE"} {
+		if _, err := a.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := s.points.written.Load()
+	done := make(chan error, 1)
+	go func() { _, err := st.ExecContext(ctx, 5, 1); done <- err }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE id = ? AND info LIKE 'UPDATE lk.t SET v = v + ?%'", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting UPDATE is not in the process list")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	if num, _ := mysqlErrorNumber(<-done); num != 1317 {
+		t.Fatal("KILL QUERY of the waiting UPDATE: want 1317")
+	}
+	if s.points.written.Load() != before+1 {
+		t.Fatal("the killed UPDATE was not the compiled one")
+	}
+	if _, err := a.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mysqlErrorNumber(err error) (uint16, bool) {
