@@ -202,6 +202,17 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 	if sess == nil {
 		return false, nil
 	}
+	if strayTransaction(sess) {
+		// Left open by a statement that read nothing the planner
+		// committed (SHOW WARNINGS): ended, as the planner's next
+		// statement would end it, so that this one sees the latest
+		// commits. One with writes is the planner's to commit.
+		if sess.txn.wrote() {
+			return false, nil
+		}
+		sess.Rollback(nil, nil)
+		sess.SetTransaction(nil)
+	}
 	pl := g.srv.engine.ProcessList
 	qctx, err := pl.BeginQuery(sql.NewContext(goctx, sql.WithSession(sess), sql.WithPid(g.pids.Add(1)),
 		sql.WithQuery(query), sql.WithProcessList(pl)), query)

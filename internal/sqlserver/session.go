@@ -239,6 +239,16 @@ func (s *Session) newTxn() *txn {
 	return t
 }
 
+// wrote reports whether the transaction has written anything.
+func (t *txn) wrote() bool {
+	for _, tx := range t.dbs {
+		if tx.Writes() {
+			return true
+		}
+	}
+	return false
+}
+
 // end releases what the transaction holds once its storage transactions
 // have ended.
 func (t *txn) end() { t.locks.Release() }

@@ -789,3 +789,10 @@ func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
 	}
 	return out, true
 }
+
+// strayTransaction reports a transaction open in autocommit mode outside
+// START TRANSACTION, which the planner's statement would commit at its
+// end: such a statement is left to the planner.
+func strayTransaction(sess *Session) bool {
+	return sess.txn != nil && !sess.GetIgnoreAutoCommit() && sess.autocommit()
+}

@@ -342,3 +342,39 @@ func mysqlErrorNumber(err error) (uint16, bool) {
 	}
 	return 0, false
 }
+
+// In autocommit mode a compiled write is committed when it returns, even
+// after a statement that leaves the planner's transaction open (SHOW
+// WARNINGS, SELECT ROW_COUNT()): another connection reads it at once.
+func TestKeyWriteCommitsInAutocommit(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE ac", "CREATE TABLE ac.t (id INT PRIMARY KEY, v INT)", "INSERT INTO ac.t VALUES (1, 0)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	a, _ := db.Conn(ctx)
+	defer a.Close()
+	st, err := a.PrepareContext(ctx, "UPDATE ac.t SET v = ? WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.points.written.Load()
+	for i, q := range []string{"SHOW WARNINGS", "SELECT ROW_COUNT()", "SELECT v FROM ac.t WHERE id = 1", "SET @x = 1", "SHOW TABLES FROM ac"} {
+		if _, err := a.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ExecContext(ctx, i+1, 1); err != nil {
+			t.Fatal(err)
+		}
+		var v int
+		if err := db.QueryRow("SELECT v FROM ac.t WHERE id = 1").Scan(&v); err != nil || v != i+1 {
+			t.Fatalf("after %s and the UPDATE, another connection reads v = %d (%v), want %d", q, v, err, i+1)
+		}
+	}
+	if got := s.points.written.Load() - before; got != 5 {
+		t.Fatalf("%d of the UPDATEs answered without the planner, want 5", got)
+	}
+}
