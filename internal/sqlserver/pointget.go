@@ -347,6 +347,7 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	sess.SetLastQueryInfoInt(sql.RowCount, -1)
 	sess.SetLastQueryInfoInt(sql.FoundRows, int64(len(res.Rows)))
 	g.answered.Add(1)
+	countStatement(ctx, true)
 	return true, callback(res)
 }
 
@@ -421,4 +422,14 @@ func resultFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 		}
 	}
 	return fields
+}
+
+// countStatement counts a compiled statement in the status variables the
+// planner's path counts (Questions; Com_select for a read), which
+// monitoring reads for the server's query rate.
+func countStatement(ctx *sql.Context, read bool) {
+	sql.IncrementStatusVariable(ctx, "Questions", 1)
+	if read {
+		sql.IncrementStatusVariable(ctx, "Com_select", 1)
+	}
 }

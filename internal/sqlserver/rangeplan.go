@@ -494,6 +494,7 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 	sess.SetLastQueryInfoInt(sql.RowCount, -1)
 	sess.SetLastQueryInfoInt(sql.FoundRows, int64(len(res.Rows)))
 	g.ranged.Add(1)
+	countStatement(ctx, true)
 	return true, callback(res)
 }
 

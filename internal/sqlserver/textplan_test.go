@@ -78,3 +78,58 @@ func TestTextStatementsCompiled(t *testing.T) {
 		}
 	}
 }
+
+// Compiled statements count in Questions and Com_select as the planner's do.
+func TestCompiledStatementsCounted(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE cs", "CREATE TABLE cs.t (id INT PRIMARY KEY, v INT)", "INSERT INTO cs.t VALUES (1, 1), (2, 2)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	status := func(name string) int {
+		var n string
+		var v int
+		if err := c.QueryRowContext(t.Context(), "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	deltas := func(planner bool) string {
+		s.points.off.Store(planner)
+		defer s.points.off.Store(false)
+		q0, s0 := status("Questions"), status("Com_select")
+		for _, q := range []struct {
+			text string
+			args []any
+		}{
+			{"SELECT v FROM cs.t WHERE id = ?", []any{1}},
+			{"SELECT v FROM cs.t WHERE id BETWEEN ? AND ?", []any{1, 2}},
+			{"UPDATE cs.t SET v = v + 1 WHERE id = ?", []any{1}},
+			{"SELECT v FROM cs.t WHERE id = 2", nil},
+		} {
+			for range 3 {
+				rows, err := c.QueryContext(t.Context(), q.text, q.args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows.Close()
+			}
+		}
+		return fmt.Sprintf("Questions +%d, Com_select +%d", status("Questions")-q0, status("Com_select")-s0)
+	}
+	before := s.points.answered.Load() + s.points.ranged.Load() + s.points.written.Load()
+	compiled := deltas(false)
+	if s.points.answered.Load()+s.points.ranged.Load()+s.points.written.Load() == before {
+		t.Fatal("no statement was compiled")
+	}
+	if planned := deltas(true); compiled != planned {
+		t.Fatalf("compiled: %s; planner: %s", compiled, planned)
+	}
+}

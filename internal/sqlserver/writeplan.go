@@ -219,6 +219,9 @@ func (g *pointGets) tryWrite(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	ok, err := g.write(goctx, c, prep, p, callback)
 	if ok {
 		g.written.Add(1)
+		if sess := g.srv.session(c.ConnectionID); sess != nil {
+			countStatement(sql.NewContext(goctx, sql.WithSession(sess)), false)
+		}
 	}
 	return ok, err
 }
