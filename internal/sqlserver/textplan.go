@@ -23,12 +23,17 @@ import (
 // connection that sends more distinct shapes starts over.
 const maxTextPlans = 256
 
+// maxTextLen bounds the text statements parsed here: a longer one (a
+// dump's multi-row INSERT) has no compiled shape, and parsing it twice
+// would cost what it costs to run.
+const maxTextLen = 4096
+
 // textVerbs are the first words of the statements worth parsing here.
 var textVerbs = []string{"select", "insert", "update", "delete", "begin", "commit", "start"}
 
 // tryText answers a text statement if it has a compiled shape.
 func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Conn, q string, callback func(*sqltypes.Result) error) (bool, error) {
-	if g.off.Load() || !startsWithVerb(q) {
+	if g.off.Load() || len(q) > maxTextLen || !startsWithVerb(q) {
 		return false, nil
 	}
 	var key, norm string
