@@ -181,6 +181,16 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			}
 		}
 		return nil, nil
+	case *plan.Limit:
+		// LIMIT 0 returns no row without running its query, as in
+		// MySQL (go-mysql-server's GROUP BY under it panicked when
+		// closed unread). SQL_CALC_FOUND_ROWS still counts the rows.
+		if lit, ok := n.Limit.(*expression.Literal); ok && !n.CalcFoundRows {
+			if v, _, err := types.Int64.Convert(ctx, lit.Value()); err == nil && v == int64(0) {
+				return sql.RowsToRowIter(), nil
+			}
+		}
+		return nil, nil
 	case *plan.Distinct:
 		return x.distinct(ctx, n, n.Child, row)
 	case *plan.OrderedDistinct:

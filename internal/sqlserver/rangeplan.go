@@ -54,6 +54,7 @@ type selectPlan struct {
 	cols      []string // projected columns, when not star and not aggregates
 	aggs      []aggSpec
 	distinct  bool
+	whole     bool   // no WHERE: aggregates of every row
 	col       string // the column the ranges are on
 	ranges    []argRange
 	order     []orderSpec
@@ -93,7 +94,7 @@ func parseSelectPlan(query string) *selectPlan {
 	}
 	sel, ok := stmt.(*ast.Select)
 	if !ok || sel.With != nil || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Lock != "" || sel.Into != nil ||
-		sel.Where == nil || len(sel.From) != 1 || len(sel.Window) > 0 || sel.QueryOpts.SQLCalcFoundRows {
+		len(sel.From) != 1 || len(sel.Window) > 0 || sel.QueryOpts.SQLCalcFoundRows {
 		return nil
 	}
 	at, ok := sel.From[0].(*ast.AliasedTableExpr)
@@ -138,7 +139,14 @@ func parseSelectPlan(query string) *selectPlan {
 	if len(p.aggs) > 0 && (len(p.cols) > 0 || len(sel.OrderBy) > 0) {
 		return nil // aggregates with columns need GROUP BY rules; ORDER BY of one row is left alone
 	}
-	if !p.disjuncts(sel.Where.Expr) || len(p.ranges) == 0 {
+	switch {
+	case sel.Where == nil:
+		// Aggregates of the whole table: one row, whatever its size.
+		if len(p.aggs) == 0 {
+			return nil
+		}
+		p.whole = true
+	case !p.disjuncts(sel.Where.Expr) || len(p.ranges) == 0:
 		return nil
 	}
 	for _, o := range sel.OrderBy {
@@ -368,13 +376,15 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 		return false, nil
 	}
 	sch := ti.schemaIn(dbName).Schema
-	pos := sch.IndexOfColName(p.col)
-	if pos < 0 || sch[pos].Virtual {
-		return false, nil
-	}
-	ix, ok := leadingIndex(def, pos)
-	if !ok {
-		return false, nil
+	pos, ix := -1, -1
+	if !p.whole {
+		pos = sch.IndexOfColName(p.col)
+		if pos < 0 || sch[pos].Virtual {
+			return false, nil
+		}
+		if ix, ok = leadingIndex(def, pos); !ok {
+			return false, nil
+		}
 	}
 	// The columns read, in output order.
 	var proj []int
@@ -418,9 +428,11 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 		}
 		order = append(order, i)
 	}
-	ranges, ok := p.bind(ctx, t, sch[pos].Type, pos, prep.BindVars)
-	if !ok {
-		return false, nil
+	var ranges []valueRange
+	if !p.whole {
+		if ranges, ok = p.bind(ctx, t, sch[pos].Type, pos, prep.BindVars); !ok {
+			return false, nil
+		}
 	}
 	limit := p.limitN
 	if p.limitArg != "" {
@@ -444,16 +456,36 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 	}
 
 	var rows []*storage.Row
-	scanRanges(t, ix, pos, ranges, func(r *storage.Row) { rows = append(rows, r) })
+	countOnly := p.whole
+	for _, a := range p.aggs {
+		countOnly = countOnly && a.fn == "count" && a.col == ""
+	}
+	switch {
+	case countOnly:
+		// COUNT(*) of the whole table: the number of rows the
+		// transaction sees, without reading them.
+	case p.whole:
+		rows = make([]*storage.Row, 0, t.Len())
+		t.Scan(func(r *storage.Row) bool { rows = append(rows, r); return true })
+	default:
+		scanRanges(t, ix, pos, ranges, func(r *storage.Row) { rows = append(rows, r) })
+	}
 
 	sess.ClearWarnings()
 	res := &sqltypes.Result{Fields: fields}
 	if len(p.aggs) > 0 {
-		out, ok := aggregateRow(ctx, t, sch, p.aggs, proj, fields, rows)
+		var out []sqltypes.Value
+		if countOnly {
+			out, ok = countRow(fields, t.Len())
+		} else {
+			out, ok = aggregateRow(ctx, t, sch, p.aggs, proj, fields, rows)
+		}
 		if !ok {
 			return false, nil
 		}
-		res.Rows = [][]sqltypes.Value{out}
+		if limit != 0 {
+			res.Rows = [][]sqltypes.Value{out}
+		}
 	} else {
 		sorted := false
 		if p.distinct && len(order) > 0 {
@@ -863,6 +895,18 @@ func sortedDistinct(t *storage.Table, sch sql.Schema, proj, order []int, spec []
 			continue
 		}
 		out = append(out, r)
+	}
+	return out, true
+}
+
+// countRow is the row of COUNT(*)s of n rows.
+func countRow(fields []*querypb.Field, n int) ([]sqltypes.Value, bool) {
+	out := make([]sqltypes.Value, len(fields))
+	for i, f := range fields {
+		if !sqltypes.IsIntegral(f.Type) {
+			return nil, false
+		}
+		out[i] = sqltypes.MakeTrusted(f.Type, strconv.AppendInt(nil, int64(n), 10))
 	}
 	return out, true
 }

@@ -171,6 +171,10 @@ func TestRangeReadsMatchThePlanner(t *testing.T) {
 			where += " OR " + term()
 		}
 		q := "SELECT " + sel + " FROM r." + tb.name + " WHERE " + where
+		if agg && rng.IntN(5) == 0 {
+			// Aggregates of the whole table.
+			q, kinds = "SELECT "+sel+" FROM r."+tb.name, nil
+		}
 		if !agg && rng.IntN(2) == 0 {
 			var parts []string
 			for n := 1 + rng.IntN(2); n > 0; n-- {
@@ -179,7 +183,7 @@ func TestRangeReadsMatchThePlanner(t *testing.T) {
 			}
 			q += " ORDER BY " + strings.Join(parts, ", ")
 		}
-		if !agg && rng.IntN(3) == 0 {
+		if rng.IntN(3) == 0 {
 			if rng.IntN(2) == 0 {
 				q += " LIMIT ?"
 				kinds = append(kinds, 1)
