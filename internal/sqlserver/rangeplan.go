@@ -456,14 +456,21 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 	}
 
 	var rows []*storage.Row
-	countOnly := p.whole
-	for _, a := range p.aggs {
+	// Aggregates of the whole table that need no scan: COUNT(*) is the
+	// number of rows the transaction sees, MIN and MAX of a column that
+	// leads an index are at the ends of that index.
+	countOnly, ends := p.whole, p.whole
+	for i, a := range p.aggs {
 		countOnly = countOnly && a.fn == "count" && a.col == ""
+		if a.fn == "min" || a.fn == "max" {
+			_, leads := leadingIndex(def, proj[i])
+			ends = ends && leads
+		} else {
+			ends = ends && a.fn == "count" && a.col == ""
+		}
 	}
 	switch {
-	case countOnly:
-		// COUNT(*) of the whole table: the number of rows the
-		// transaction sees, without reading them.
+	case countOnly || ends:
 	case p.whole:
 		rows = make([]*storage.Row, 0, t.Len())
 		t.Scan(func(r *storage.Row) bool { rows = append(rows, r); return true })
@@ -475,9 +482,12 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 	res := &sqltypes.Result{Fields: fields}
 	if len(p.aggs) > 0 {
 		var out []sqltypes.Value
-		if countOnly {
+		switch {
+		case countOnly:
 			out, ok = countRow(fields, t.Len())
-		} else {
+		case ends:
+			out, ok = indexEnds(ctx, t, sch, p.aggs, proj, fields)
+		default:
 			out, ok = aggregateRow(ctx, t, sch, p.aggs, proj, fields, rows)
 		}
 		if !ok {
@@ -907,6 +917,47 @@ func countRow(fields []*querypb.Field, n int) ([]sqltypes.Value, bool) {
 			return nil, false
 		}
 		out[i] = sqltypes.MakeTrusted(f.Type, strconv.AppendInt(nil, int64(n), 10))
+	}
+	return out, true
+}
+
+// indexEnds is the row of COUNT(*)s, MINs and MAXes of a whole table whose
+// MIN and MAX columns each lead an index: the smallest value is the first
+// after the NULLs of that index, the largest its last (NULL when the last
+// is NULL: every value is).
+func indexEnds(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []aggSpec, proj []int, fields []*querypb.Field) ([]sqltypes.Value, bool) {
+	out := make([]sqltypes.Value, len(aggs))
+	for i, a := range aggs {
+		if a.fn == "count" {
+			v, ok := countRow(fields[i:i+1], t.Len())
+			if !ok {
+				return nil, false
+			}
+			out[i] = v[0]
+			continue
+		}
+		pos := proj[i]
+		ix, ok := leadingIndex(t.Def(), pos)
+		if !ok {
+			return nil, false
+		}
+		var end []*storage.Row
+		take := func(r *storage.Row) bool {
+			if r.Vals[pos] != nil {
+				end = append(end, r)
+			}
+			return false
+		}
+		if a.fn == "min" {
+			t.AscendIndex(ix, storage.Seek(make([]any, t.Def().NumCols), 1, 1), take)
+		} else {
+			t.DescendIndex(ix, nil, take)
+		}
+		v, ok := aggregateRow(ctx, t, sch, aggs[i:i+1], proj[i:i+1], fields[i:i+1], end)
+		if !ok {
+			return nil, false
+		}
+		out[i] = v[0]
 	}
 	return out, true
 }
