@@ -56,11 +56,7 @@ func parsePointPlan(query string) *pointPlan {
 	if sel.QueryOpts.SQLCalcFoundRows {
 		return nil
 	}
-	at, ok := sel.From[0].(*ast.AliasedTableExpr)
-	if !ok || !at.As.IsEmpty() || at.Hints != nil || at.AsOf != nil {
-		return nil
-	}
-	tn, ok := at.Expr.(ast.TableName)
+	tn, ok := plainTable(sel.From[0])
 	if !ok {
 		return nil
 	}
@@ -86,6 +82,46 @@ func parsePointPlan(query string) *pointPlan {
 		return nil
 	}
 	return p
+}
+
+// plainTable is the table of a FROM (or UPDATE, DELETE) clause that names
+// one table, without alias, hints or AS OF.
+func plainTable(te ast.TableExpr) (ast.TableName, bool) {
+	at, ok := te.(*ast.AliasedTableExpr)
+	if !ok || !at.As.IsEmpty() || at.Hints != nil || at.AsOf != nil {
+		return ast.TableName{}, false
+	}
+	tn, ok := at.Expr.(ast.TableName)
+	return tn, ok
+}
+
+// primaryKey converts the parameters of pk1 = ? AND … to the key of a row
+// of sch (nil where the column is not part of it); false when they do not
+// name every column of the key once, or a parameter is not of its
+// column's kind.
+func primaryKey(ctx *sql.Context, sch sql.Schema, pkLen int, cols, args []string, vars map[string]*querypb.BindVariable) ([]any, bool) {
+	if pkLen == 0 || len(cols) != pkLen {
+		return nil, false
+	}
+	key := make([]any, len(sch))
+	seen := make([]bool, len(sch))
+	for i, name := range cols {
+		pos := sch.IndexOfColName(name)
+		if pos < 0 || seen[pos] || !sch[pos].PrimaryKey {
+			return nil, false
+		}
+		seen[pos] = true
+		bv, ok := vars[args[i]]
+		if !ok {
+			return nil, false
+		}
+		val, ok := keyValue(ctx, sch[pos].Type, bv)
+		if !ok {
+			return nil, false
+		}
+		key[pos] = val
+	}
+	return key, true
 }
 
 func (p *pointPlan) conjuncts(e ast.Expr) bool {
@@ -246,59 +282,19 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 		return false, nil // a temporary table could hide the table
 	}
 	ctx := sql.NewContext(goctx, sql.WithSession(sess))
-	dbName := p.db
-	if dbName == "" {
-		dbName = sess.GetCurrentDatabase()
-	}
-	if dbName == "" {
-		return false, nil
-	}
-	db, found := g.srv.storage.Database(dbName)
-	if !found {
-		return false, nil
-	}
-	var t *storage.Table
-	if sess.txn != nil {
-		t, found = sess.storageTx(db).Table(p.table)
-	} else {
-		auto, err := sess.GetSessionVariable(ctx, sql.AutoCommitSessionVar)
-		if err != nil {
-			return false, nil
-		}
-		if on, err := sql.ConvertToBool(ctx, auto); err != nil || !on {
-			return false, nil // a transaction would begin: let the engine do it
-		}
-		t, found = db.Snapshot().Table(p.table)
-	}
-	if !found {
+	t, dbName, ok := g.readTable(ctx, sess, p.db, p.table)
+	if !ok {
 		return false, nil
 	}
 	ti, err := info(t.Def())
 	if err != nil {
 		return false, nil
 	}
-	sch := ti.schemaIn(db.Name()).Schema
+	sch := ti.schemaIn(dbName).Schema
 	def := t.Def()
-	if len(def.PK) == 0 || len(p.keyCols) != len(def.PK) {
+	key, ok := primaryKey(ctx, sch, len(def.PK), p.keyCols, p.keyArgs, prep.BindVars)
+	if !ok {
 		return false, nil
-	}
-	key := make([]any, len(sch))
-	seen := make([]bool, len(sch))
-	for i, name := range p.keyCols {
-		pos := sch.IndexOfColName(name)
-		if pos < 0 || seen[pos] || !sch[pos].PrimaryKey {
-			return false, nil
-		}
-		seen[pos] = true
-		bv, ok := prep.BindVars[p.keyArgs[i]]
-		if !ok {
-			return false, nil
-		}
-		val, ok := keyValue(ctx, sch[pos].Type, bv)
-		if !ok {
-			return false, nil
-		}
-		key[pos] = val
 	}
 	var proj []int
 	if p.star {
@@ -318,7 +314,7 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 		}
 	}
 	if !g.srv.engine.Analyzer.Catalog.MySQLDb.UserHasPrivileges(ctx,
-		sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db.Name(), Table: def.Name}, sql.PrivilegeType_Select)) {
+		sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: dbName, Table: def.Name}, sql.PrivilegeType_Select)) {
 		return false, nil
 	}
 

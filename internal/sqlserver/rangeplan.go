@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,11 +96,7 @@ func parseSelectPlan(query string) *selectPlan {
 		len(sel.From) != 1 || len(sel.Window) > 0 || sel.QueryOpts.SQLCalcFoundRows {
 		return nil
 	}
-	at, ok := sel.From[0].(*ast.AliasedTableExpr)
-	if !ok || !at.As.IsEmpty() || at.Hints != nil || at.AsOf != nil {
-		return nil
-	}
-	tn, ok := at.Expr.(ast.TableName)
+	tn, ok := plainTable(sel.From[0])
 	if !ok {
 		return nil
 	}
@@ -766,8 +761,8 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 				if v == nil {
 					continue
 				}
-				d, ok := exactDecimal(v)
-				if !ok {
+				d, err := exactValue(ctx, v)
+				if err != nil {
 					return nil, false
 				}
 				sum, some = sum.Add(d), true
@@ -808,32 +803,6 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 	return out, true
 }
 
-// exactDecimal is an exact number's value as a decimal.
-func exactDecimal(v any) (decimal.Decimal, bool) {
-	switch x := v.(type) {
-	case decimal.Decimal:
-		return x, true
-	case int8:
-		return decimal.NewFromInt(int64(x)), true
-	case int16:
-		return decimal.NewFromInt(int64(x)), true
-	case int32:
-		return decimal.NewFromInt(int64(x)), true
-	case int64:
-		return decimal.NewFromInt(x), true
-	case int:
-		return decimal.NewFromInt(int64(x)), true
-	case uint8:
-		return decimal.NewFromInt(int64(x)), true
-	case uint16:
-		return decimal.NewFromInt(int64(x)), true
-	case uint32:
-		return decimal.NewFromInt(int64(x)), true
-	case uint64:
-		return decimal.NewFromBigInt(new(big.Int).SetUint64(x), 0), true
-	}
-	return decimal.Decimal{}, false
-}
 
 // sortRows sorts rows stably by the columns of order, as the planner's
 // ORDER BY does. A string column is compared rune weight by rune weight

@@ -146,11 +146,7 @@ func parseWritePlan(query string) *writePlan {
 }
 
 func (p *writePlan) target(te ast.TableExpr) bool {
-	at, ok := te.(*ast.AliasedTableExpr)
-	if !ok || !at.As.IsEmpty() || at.Hints != nil || at.AsOf != nil {
-		return false
-	}
-	tn, ok := at.Expr.(ast.TableName)
+	tn, ok := plainTable(te)
 	if !ok {
 		return false
 	}
@@ -216,22 +212,20 @@ func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
 
 // tryWrite answers a compiled write; ok false sends it the usual way.
 func (g *pointGets) tryWrite(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
-	ok, err := g.write(goctx, c, prep, p, callback)
-	if ok {
-		g.written.Add(1)
-		if sess := g.srv.session(c.ConnectionID); sess != nil {
-			countStatement(sql.NewContext(goctx, sql.WithSession(sess)), false)
-		}
-	}
-	return ok, err
-}
-
-func (g *pointGets) write(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
 	sess := g.srv.session(c.ConnectionID)
 	if sess == nil || len(sess.temp) > 0 {
 		return false, nil
 	}
 	ctx := sql.NewContext(goctx, sql.WithSession(sess))
+	ok, err := g.write(ctx, c, prep, p, sess, callback)
+	if ok {
+		g.written.Add(1)
+		countStatement(ctx, false)
+	}
+	return ok, err
+}
+
+func (g *pointGets) write(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
 	if v, err := sess.GetSessionVariable(ctx, "transaction_read_only"); err != nil || boolValue(v) {
 		return false, nil // the planner refuses the writes (1792)
 	}
@@ -363,27 +357,13 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 		priv = sql.PrivilegeType_Update
 	}
 	w, ok := g.writeTarget(ctx, sess, p, priv)
-	if !ok || len(p.keyCols) != len(w.def.PK) {
+	if !ok {
 		return false, nil
 	}
 	db, def, sch, implicit := w.db, w.def, w.sch, w.implicit
-	key := make([]any, len(sch))
-	seen := make([]bool, len(sch))
-	for i, name := range p.keyCols {
-		pos := sch.IndexOfColName(name)
-		if pos < 0 || seen[pos] || !sch[pos].PrimaryKey {
-			return false, nil
-		}
-		seen[pos] = true
-		bv, ok := prep.BindVars[p.keyArgs[i]]
-		if !ok {
-			return false, nil
-		}
-		val, ok := keyValue(ctx, sch[pos].Type, bv)
-		if !ok {
-			return false, nil
-		}
-		key[pos] = val
+	key, ok := primaryKey(ctx, sch, len(def.PK), p.keyCols, p.keyArgs, prep.BindVars)
+	if !ok {
+		return false, nil
 	}
 	// The new row of an UPDATE, worked out on the row as the transaction
 	// sees it; nothing is written before every value is known to convert.
