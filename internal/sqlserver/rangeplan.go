@@ -803,7 +803,6 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 	return out, true
 }
 
-
 // sortRows sorts rows stably by the columns of order, as the planner's
 // ORDER BY does. A string column is compared rune weight by rune weight
 // with the ASCII weights from a table (compareCollated), stopping at the
