@@ -133,6 +133,9 @@ type applier struct {
 	owned map[*Table]bool // tables cloned by this applier, safe to modify
 	ver   uint64          // stamped on the rows written
 	bind  Binder
+	// made lists the rows a transaction's view stored (ver pendingVer), so
+	// that a commit adopting the view's tables can stamp them (Tx.adoptable).
+	made []*Row
 }
 
 func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
@@ -155,6 +158,13 @@ func (a *applier) writable(name string) (*Table, error) {
 		a.owned[t] = true
 	}
 	return t, nil
+}
+
+// keep records a row stored by a transaction's view.
+func (a *applier) keep(r *Row) {
+	if a.ver == pendingVer {
+		a.made = append(a.made, r)
+	}
 }
 
 func (a *applier) put(t *Table) {
@@ -234,6 +244,7 @@ func (a *applier) apply(op *Op) error {
 		if len(r.Vals) != t.shape.def.NumCols {
 			return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
 		}
+		t.shape.setKey(r)
 		if err := t.checkUnique(r, r.ID, true); err != nil {
 			return err
 		}
@@ -242,6 +253,7 @@ func (a *applier) apply(op *Op) error {
 		}
 		t.insertRow(r)
 		a.stamp(t, r)
+		a.keep(r)
 	case OpUpdate:
 		t, err := a.writable(op.Table)
 		if err != nil {
@@ -255,11 +267,13 @@ func (a *applier) apply(op *Op) error {
 		if len(r.Vals) != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
 		}
+		t.shape.setKey(r)
 		if err := t.checkUnique(r, old.ID, true); err != nil {
 			return err
 		}
 		t.updateRow(old, r)
 		a.stamp(t, r)
+		a.keep(r)
 	case OpDelete:
 		t, err := a.writable(op.Table)
 		if err != nil {
@@ -300,7 +314,7 @@ func (a *applier) apply(op *Op) error {
 		def := *t.shape.def
 		def.Name = op.NewName
 		n := t.clone()
-		n.shape = &shape{def: &def, cmp: t.shape.cmp}
+		n.shape = newShape(&def, t.shape.cmp)
 		n.schemaVer = schemaSeq.Add(1)
 		n.lastWrite = a.ver
 		delete(a.cat.tables, lower(op.Table))
@@ -340,7 +354,7 @@ func (a *applier) apply(op *Op) error {
 		}
 		// The trees keep ordering with the previous comparators, which
 		// are the same functions: the columns and their types are unchanged.
-		t.shape = &shape{def: op.Def, cmp: cmp}
+		t.shape = newShape(op.Def, cmp)
 		t.schemaVer = schemaSeq.Add(1)
 		t.lastWrite = a.ver
 	case OpReindex:

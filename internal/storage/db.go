@@ -136,7 +136,8 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 		return ErrReadOnly
 	}
 	st := db.cur.Load()
-	if err := tx.checkLocked(st.cat); err != nil {
+	adopted := tx.adoptable(st.cat)
+	if err := tx.checkLocked(st.cat, adopted); err != nil {
 		db.commitMu.Unlock()
 		return err
 	}
@@ -153,9 +154,25 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 		}
 	}
 	for _, op := range tx.ops {
+		if adopted != nil && op.Kind.writesRow() && adopted[lower(op.Table)] != nil {
+			continue
+		}
 		if err := a.apply(op); err != nil {
 			db.commitMu.Unlock()
 			return err
+		}
+	}
+	if adopted != nil {
+		// The transaction's own versions of these tables become the
+		// committed ones: its rows get the commit's sequence.
+		for _, r := range tx.work.made {
+			if r.ver == pendingVer {
+				r.ver = a.ver
+			}
+		}
+		for _, t := range adopted {
+			t.lastWrite = a.ver
+			a.put(t)
 		}
 	}
 	a.cat.seq = st.cat.seq + 1

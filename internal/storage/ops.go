@@ -31,6 +31,9 @@ const (
 	OpEpoch        OpKind = 41 // Mark: a primary's epoch mark, written before its first write of the epoch
 )
 
+// writesRow says whether the kind inserts, updates or deletes one row.
+func (k OpKind) writesRow() bool { return k == OpInsert || k == OpUpdate || k == OpDelete }
+
 // Op is one change to a database: what a journal frame carries and what the
 // apply function executes.
 type Op struct {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -36,8 +37,9 @@ type Compare func(a, b any) int
 // It is provided by the SQL layer, which knows the types and collations.
 type Binder func(def *TableDef) ([]Compare, error)
 
-// Row is one row. Rows are never modified once stored: an update stores a new
-// Row with the same ID.
+// Row is one row. Rows are never modified once committed: an update stores a
+// new Row with the same ID. (A commit that adopts a transaction's own tables
+// stamps that transaction's rows with its sequence before publishing them.)
 type Row struct {
 	// ID is the row number, unique in the table and the same on every node
 	// (it travels in the journal). It is the key of a table without a
@@ -45,6 +47,13 @@ type Row struct {
 	ID   uint64
 	Vals []any
 	ver  uint64 // commit sequence of the transaction that wrote it; pendingVer inside a transaction
+	// ikey holds the value of column kcol-1 when it is a Go integer (signed
+	// says which kind): a table keyed by one integer column compares two
+	// rows by it without loading their boxed values (shape.setKey). kcol 0:
+	// not cached; the comparison then goes by Vals.
+	ikey    uint64
+	kcol    uint16
+	ksigned bool
 	// seek rows (never stored): only the first prefix key columns count,
 	// and bound (-1 or +1) places the row before or after every stored row
 	// that shares them.
@@ -60,6 +69,54 @@ const pendingVer = math.MaxUint64
 type shape struct {
 	def *TableDef
 	cmp []Compare
+	// pk1 is 1 + the primary key's column when the key is one column, 0
+	// otherwise: rows whose kcol equals it compare by ikey.
+	pk1 uint16
+}
+
+func newShape(def *TableDef, cmp []Compare) *shape {
+	s := &shape{def: def, cmp: cmp}
+	if len(def.PK) == 1 {
+		s.pk1 = uint16(def.PK[0] + 1)
+	}
+	return s
+}
+
+// setKey caches r's primary key in r when it is one column holding a Go
+// integer. Two integers of the same kind compare by value under every
+// column type that stores integers (the integer types, BIT, YEAR, ENUM and
+// SET as numbers), so comparing the cached keys gives the column's order.
+// A row without the cache (a value of another type, a seek row, a row
+// stored under another primary key) compares by its values.
+func (s *shape) setKey(r *Row) {
+	if s.pk1 == 0 || r.bound != 0 || int(s.pk1) > len(r.Vals) {
+		return
+	}
+	r.kcol, r.ksigned = s.pk1, true
+	switch x := r.Vals[s.pk1-1].(type) {
+	case int64:
+		r.ikey = uint64(x)
+	case int32:
+		r.ikey = uint64(int64(x))
+	case int16:
+		r.ikey = uint64(int64(x))
+	case int8:
+		r.ikey = uint64(int64(x))
+	case int:
+		r.ikey = uint64(int64(x))
+	case uint64:
+		r.ikey, r.ksigned = x, false
+	case uint32:
+		r.ikey, r.ksigned = uint64(x), false
+	case uint16:
+		r.ikey, r.ksigned = uint64(x), false
+	case uint8:
+		r.ikey, r.ksigned = uint64(x), false
+	case uint:
+		r.ikey, r.ksigned = uint64(x), false
+	default:
+		r.kcol = 0
+	}
 }
 
 func (s *shape) compareCol(col int, a, b any) int {
@@ -101,6 +158,12 @@ func (s *shape) comparePrimary(a, b *Row) int {
 			return 1
 		}
 		return 0
+	}
+	if a.kcol != 0 && a.kcol == s.pk1 && b.kcol == s.pk1 && a.ksigned == b.ksigned {
+		if a.ksigned {
+			return cmp.Compare(int64(a.ikey), int64(b.ikey))
+		}
+		return cmp.Compare(a.ikey, b.ikey)
 	}
 	return s.compareCols(s.def.PK, a, b)
 }
@@ -171,7 +234,7 @@ func newTable(def *TableDef, bind Binder) (*Table, error) {
 	if len(cmp) != def.NumCols {
 		panic(fmt.Sprintf("storage: table %s: %d comparators for %d columns", def.Name, len(cmp), def.NumCols))
 	}
-	s := &shape{def: def, cmp: cmp}
+	s := newShape(def, cmp)
 	t := &Table{shape: s, ctr: &counters{}, cloneMu: &sync.Mutex{}}
 	t.primary = btree.NewBTreeGOptions(func(a, b *Row) bool { return s.comparePrimary(a, b) < 0 }, btreeOpts)
 	for i := range def.Indexes {
@@ -239,7 +302,10 @@ func (t *Table) Snapshot() *Table {
 func (t *Table) Scan(fn func(r *Row) bool) { t.primary.Scan(fn) }
 
 // Get returns the row with the primary key (or row number) of key.
-func (t *Table) Get(key *Row) (*Row, bool) { return t.primary.Get(key) }
+func (t *Table) Get(key *Row) (*Row, bool) {
+	t.shape.setKey(key)
+	return t.primary.Get(key)
+}
 
 // IndexCount returns the number of secondary indexes.
 func (t *Table) IndexCount() int { return len(t.indexes) }
@@ -286,7 +352,9 @@ func (t *Table) CompareCol(col int, a, b any) int { return t.shape.compareCol(co
 // when there is one, and a scan otherwise.
 func (t *Table) FindRow(vals []any) (*Row, bool) {
 	if len(t.shape.def.PK) > 0 {
-		return t.primary.Get(&Row{Vals: vals})
+		probe := &Row{Vals: vals}
+		t.shape.setKey(probe)
+		return t.primary.Get(probe)
 	}
 	var found *Row
 	match := func(r *Row) bool {

@@ -65,6 +65,10 @@ type tableTouch struct {
 	lastWrite uint64
 	ddl       bool
 	keys      *btree.BTreeG[*keyTouch]
+	// absent lists keys first written where the snapshot had no row: an
+	// insert of a new key, the common case of bulk loads, costs an append
+	// rather than a tree entry. A key may be listed twice; all say "absent".
+	absent []*Row
 }
 
 type keyTouch struct {
@@ -123,16 +127,23 @@ func (tx *Tx) touchRow(t *Table, r *Row) {
 	if tt.keys == nil || tt.ddl {
 		return // the table is new or redefined in this transaction
 	}
+	cur, found := t.locate(r)
+	if found && cur.ver == pendingVer {
+		return // written by this transaction, so touched then
+	}
 	probe := &keyTouch{key: r}
-	if _, seen := tt.keys.Get(probe); seen {
+	if tt.keys.Len() > 0 {
+		if _, seen := tt.keys.Get(probe); seen {
+			return // deleted by this transaction, touched then
+		}
+	}
+	if !found {
+		// Never written by this transaction and not in its view, so not in
+		// its snapshot either.
+		tt.absent = append(tt.absent, r)
 		return
 	}
-	if cur, ok := t.locate(r); ok {
-		probe.ver = cur.ver
-	}
-	if probe.ver == pendingVer {
-		return
-	}
+	probe.ver = cur.ver
 	tt.keys.Set(probe)
 }
 
@@ -157,6 +168,7 @@ func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, table)
 	}
 	r := &Row{ID: t.ctr.nextID.Add(1) - 1, Vals: vals}
+	t.shape.setKey(r)
 	tx.touchRow(t, r)
 	if err := tx.do(&Op{Kind: OpInsert, Table: t.Name(), Row: r}); err != nil {
 		return nil, err
@@ -175,6 +187,7 @@ func (tx *Tx) Update(table string, oldVals, newVals []any) error {
 		return fmt.Errorf("%w: update in %s", ErrRowMissing, table)
 	}
 	nr := &Row{ID: old.ID, Vals: newVals}
+	t.shape.setKey(nr)
 	tx.touchRow(t, old)
 	if len(t.shape.def.PK) > 0 && t.shape.comparePrimary(old, nr) != 0 {
 		tx.touchRow(t, nr)
@@ -335,8 +348,12 @@ func (tx *Tx) Commit(ctx context.Context) error {
 }
 
 // checkLocked compares what the transaction saw with the committed catalog.
-func (tx *Tx) checkLocked(cur *Catalog) error {
+// Tables in adopted are left out: no commit changed them since the snapshot.
+func (tx *Tx) checkLocked(cur *Catalog, adopted map[string]*Table) error {
 	for name, tt := range tx.touched {
+		if adopted[name] != nil {
+			continue
+		}
 		t, present := cur.tables[name]
 		if present != tt.present {
 			return fmt.Errorf("%w: table %s was created or dropped", ErrConflict, name)
@@ -352,6 +369,14 @@ func (tx *Tx) checkLocked(cur *Catalog) error {
 				return fmt.Errorf("%w: table %s was written", ErrConflict, t.Name())
 			}
 			continue
+		}
+		if t.lastWrite == tt.lastWrite {
+			continue // not written since the snapshot
+		}
+		for _, k := range tt.absent {
+			if _, ok := t.locate(k); ok {
+				return fmt.Errorf("%w: a row of %s", ErrConflict, t.Name())
+			}
 		}
 		var err error
 		tt.keys.Scan(func(k *keyTouch) bool {
@@ -370,4 +395,34 @@ func (tx *Tx) checkLocked(cur *Catalog) error {
 		}
 	}
 	return nil
+}
+
+// adoptable returns the tables whose version in the transaction's view can
+// become the committed one as it is: tables the transaction wrote rows of
+// (no DDL) and that no commit has changed since its snapshot, so that its
+// writes need neither a conflict check nor a second apply. Called with the
+// commit lock held.
+func (tx *Tx) adoptable(cur *Catalog) map[string]*Table {
+	if tx.work == nil {
+		return nil
+	}
+	var out map[string]*Table
+	for name, tt := range tx.touched {
+		if tt.ddl || !tt.present {
+			continue
+		}
+		bt, ok := tx.base.tables[name]
+		if !ok || cur.tables[name] != bt {
+			continue // changed since the snapshot, or refreshed by a locking read
+		}
+		wt, ok := tx.work.cat.tables[name]
+		if !ok || wt == bt || wt.shape != bt.shape {
+			continue
+		}
+		if out == nil {
+			out = map[string]*Table{}
+		}
+		out[name] = wt
+	}
+	return out
 }

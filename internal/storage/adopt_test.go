@@ -1,0 +1,227 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// A commit whose tables no other commit changed since its snapshot publishes
+// the transaction's own tables (Tx.adoptable). Its rows must then carry the
+// commit's sequence like re-applied ones: a later transaction that updates
+// one of them must still conflict with a concurrent update.
+func TestAdoptedCommitStampsItsRows(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+
+	b := db.Begin()
+	if _, err := b.Insert("users", []any{int64(10), "dan", int64(40)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Update("users", []any{int64(1), "ann", int64(20)}, []any{int64(1), "ann", int64(21)}); err != nil {
+		t.Fatal(err)
+	}
+	view, _ := b.Table("users")
+	mustCommit(t, b)
+	now, _ := db.Snapshot().Table("users")
+	if now != view {
+		t.Fatal("the commit re-applied the transaction: no other commit wrote the table, its view should have been adopted")
+	}
+	now.Scan(func(r *Row) bool {
+		if r.ver == pendingVer {
+			t.Errorf("row %v published with the pending version", r.Vals)
+		}
+		return true
+	})
+	if got := committed(t, db); got != "1 ann 21;2 bob 21;3 cid 22;10 dan 40" {
+		t.Fatalf("rows = %s", got)
+	}
+
+	a, c := db.Begin(), db.Begin()
+	if err := c.Update("users", []any{int64(10), "dan", int64(40)}, []any{int64(10), "dan", int64(41)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, c)
+	if err := a.Update("users", []any{int64(10), "dan", int64(40)}, []any{int64(10), "dan", int64(42)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(context.Background()); !errors.Is(err, ErrConflict) {
+		t.Fatalf("update of a row a concurrent commit updated: %v, want ErrConflict", err)
+	}
+	if got := committed(t, db); got != "1 ann 21;2 bob 21;3 cid 22;10 dan 41" {
+		t.Fatalf("rows = %s", got)
+	}
+}
+
+// Two transactions insert the same new key: the first commit is adopted, the
+// second must fail although its snapshot had no such row.
+func TestConcurrentInsertOfOneNewKeyConflicts(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	t1, t2 := db.Begin(), db.Begin()
+	for i := int64(100); i < 200; i++ {
+		if _, err := t2.Insert("users", []any{i, "n" + string(rune('a'+i%26)) + string(rune('a'+i/26)), i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := t1.Insert("users", []any{int64(150), "eve", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, t1)
+	if err := t2.Commit(context.Background()); !errors.Is(err, ErrConflict) {
+		t.Fatalf("commit of a key inserted concurrently: %v, want ErrConflict", err)
+	}
+	if got := committed(t, db); got != "1 ann 20;2 bob 21;3 cid 22;150 eve 1" {
+		t.Fatalf("rows = %s", got)
+	}
+}
+
+// A key the transaction deleted and inserted again conflicts with a
+// concurrent change of that row, and commits when there is none.
+func TestDeleteThenInsertOfAKey(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	move := func(tx *Tx, age int64) {
+		t.Helper()
+		if err := tx.Delete("users", []any{int64(2), "bob", int64(21)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Insert("users", []any{int64(2), "bob", age}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t1, t2 := db.Begin(), db.Begin()
+	move(t1, 50)
+	if err := t2.Update("users", []any{int64(2), "bob", int64(21)}, []any{int64(2), "bob", int64(22)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, t2)
+	if err := t1.Commit(context.Background()); !errors.Is(err, ErrConflict) {
+		t.Fatalf("reinsert of a row changed concurrently: %v, want ErrConflict", err)
+	}
+	// Another row written meanwhile: t3's commit checks its keys.
+	t3, t4 := db.Begin(), db.Begin()
+	move(t3, 60)
+	if err := t4.Update("users", []any{int64(3), "cid", int64(22)}, []any{int64(3), "cid", int64(23)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, t4)
+	mustCommit(t, t3)
+	if got := committed(t, db); got != "1 ann 20;2 bob 60;3 cid 23" {
+		t.Fatalf("rows = %s", got)
+	}
+}
+
+// Rows keyed by one integer column compare by the cached key exactly as by
+// the column's comparison, for every Go integer type of either kind.
+func TestCachedIntegerKeysOrderAsValues(t *testing.T) {
+	def := &TableDef{Name: "k", NumCols: 2, AutoCol: -1, PK: []int{1}}
+	signed := func(v any) int64 {
+		switch x := v.(type) {
+		case int64:
+			return x
+		case int32:
+			return int64(x)
+		case int16:
+			return int64(x)
+		case int8:
+			return int64(x)
+		case int:
+			return int64(x)
+		}
+		panic("not signed")
+	}
+	unsigned := func(v any) uint64 {
+		switch x := v.(type) {
+		case uint64:
+			return x
+		case uint32:
+			return uint64(x)
+		case uint16:
+			return uint64(x)
+		case uint8:
+			return uint64(x)
+		case uint:
+			return uint64(x)
+		}
+		panic("not unsigned")
+	}
+	rng := rand.New(rand.NewSource(7))
+	signedVal := func() any {
+		edges := []int64{math.MinInt64, -1, 0, 1, math.MaxInt64, math.MinInt32, math.MaxInt32}
+		v := rng.Int63() - rng.Int63()
+		if rng.Intn(4) == 0 {
+			v = edges[rng.Intn(len(edges))]
+		}
+		switch rng.Intn(5) {
+		case 0:
+			return int32(v)
+		case 1:
+			return int16(v)
+		case 2:
+			return int8(v)
+		case 3:
+			return int(v)
+		}
+		return v
+	}
+	unsignedVal := func() any {
+		edges := []uint64{0, 1, math.MaxUint64, math.MaxInt64, math.MaxInt64 + 1, math.MaxUint32}
+		v := rng.Uint64()
+		if rng.Intn(4) == 0 {
+			v = edges[rng.Intn(len(edges))]
+		}
+		switch rng.Intn(5) {
+		case 0:
+			return uint32(v)
+		case 1:
+			return uint16(v)
+		case 2:
+			return uint8(v)
+		case 3:
+			return uint(v)
+		}
+		return v
+	}
+	for _, kind := range []struct {
+		name string
+		val  func() any
+		cmp  Compare
+	}{
+		{"signed", signedVal, func(a, b any) int { return cmp.Compare(signed(a), signed(b)) }},
+		{"unsigned", unsignedVal, func(a, b any) int { return cmp.Compare(unsigned(a), unsigned(b)) }},
+	} {
+		s := newShape(def, []Compare{nil, kind.cmp})
+		plain := newShape(&TableDef{Name: "k", NumCols: 2, AutoCol: -1, PK: []int{1}}, []Compare{nil, kind.cmp})
+		for i := 0; i < 20000; i++ {
+			a, b := &Row{Vals: []any{nil, kind.val()}}, &Row{Vals: []any{nil, kind.val()}}
+			if i%7 == 0 {
+				b.Vals[1] = a.Vals[1]
+			}
+			want := plain.compareCols(def.PK, a, b)
+			s.setKey(a)
+			s.setKey(b)
+			if a.kcol == 0 || b.kcol == 0 {
+				t.Fatalf("%s: no key cached for %T, %T", kind.name, a.Vals[1], b.Vals[1])
+			}
+			if got := s.comparePrimary(a, b); got != want {
+				t.Fatalf("%s: %v (%T) vs %v (%T): cached keys give %d, the column %d", kind.name, a.Vals[1], a.Vals[1], b.Vals[1], b.Vals[1], got, want)
+			}
+		}
+	}
+	// A key of another kind, a string, a NULL or a seek row is not cached,
+	// so such a row compares by the column's comparison.
+	s := newShape(def, []Compare{nil, nil})
+	for _, r := range []*Row{{Vals: []any{nil, "7"}}, {Vals: []any{nil, nil}}, Seek([]any{nil, int64(7)}, 1, -1)} {
+		s.setKey(r)
+		if r.kcol != 0 {
+			t.Errorf("key cached for %#v", r.Vals)
+		}
+	}
+}
