@@ -61,6 +61,8 @@ var mysqlMessages = []mysqlMessage{
 		func(m []string, c msgContext) string {
 			return fmt.Sprintf("Table '%s' doesn't exist", qualified(c.db, m[1]))
 		}},
+	{1241, "21000", regexp.MustCompile(`^operand should have (\d+) columns, but has \d+$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("Operand should contain %s column(s)", m[1]) }},
 	{1050, "42S01", regexp.MustCompile(`^table with name (.*) already exists$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Table '%s' already exists", m[1]) }},
 	{1049, "42000", regexp.MustCompile(`^database not found: (.*)$`),

@@ -148,10 +148,12 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		}
 		return h.Handler.ComQuery(ctx, c, q, withFlags)
 	}
+	written := q
+	q, _ = rewriteQuantified(q)
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
-	return h.fixError(c, q, err)
+	return h.fixError(c, written, err)
 }
 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
@@ -171,6 +173,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
 		return err
 	}
+	q, _ = rewriteQuantified(q)
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -184,10 +187,15 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	written := q
+	if rq, ok := rewriteQuantified(q); ok {
+		q = rq
+		p.PrepareStmt = rq
+	}
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
 	h.endImplicitTransaction(c)
 	h.afterCommand(c)
-	return f, h.fixError(c, q, err)
+	return f, h.fixError(c, written, err)
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {

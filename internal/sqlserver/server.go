@@ -80,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	s.acct = &accounts{path: s.accounts}
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
-	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(notInRuleID, notInRule).
+	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).
 		RemoveOnceAfterRule(replaceAggRule()).Build()
@@ -91,6 +91,7 @@ func New(cfg Config) (*Server, error) {
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
 	s.engine = sqle.New(a, nil)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}

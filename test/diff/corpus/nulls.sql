@@ -12,6 +12,10 @@ SELECT name, dept NOT IN (SELECT id FROM dept WHERE name = 'Dev') AS ni FROM emp
 SELECT name FROM emp WHERE dept > ALL (SELECT id FROM dept WHERE id < 2) ORDER BY name;
 SELECT name FROM emp WHERE dept = ANY (SELECT id FROM dept) ORDER BY name;
 SELECT 5 > ALL (SELECT dept FROM emp), 5 > ANY (SELECT dept FROM emp), 5 > ALL (SELECT id FROM dept WHERE id > 9);
+SELECT NULL > ALL (SELECT id FROM dept WHERE id > 9), NULL = ANY (SELECT id FROM dept WHERE id > 9), NULL = SOME (SELECT id FROM dept);
+SELECT name, dept <> ALL (SELECT id FROM dept WHERE id > 1) AS na, dept < SOME (SELECT id FROM dept) AS ls FROM emp ORDER BY id;
+SELECT name FROM emp e WHERE id >= ALL (SELECT id FROM emp e2 WHERE e2.dept = e.dept) ORDER BY name;
+SELECT 1 = ANY (SELECT id, name FROM dept);
 SELECT name FROM emp e WHERE NOT EXISTS (SELECT 1 FROM dept d WHERE d.id = e.dept) ORDER BY name;
 SELECT name FROM emp WHERE dept NOT IN (SELECT d.id FROM dept d WHERE d.name IS NOT NULL) ORDER BY name;
 SELECT COALESCE(NULL, NULL, 3), IFNULL(NULL, 'x'), NULLIF(1, 1), NULL = NULL, NULL <=> NULL;

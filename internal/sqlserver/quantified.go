@@ -1,0 +1,404 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// Comparisons quantified by ANY, SOME or ALL over a subquery (x > ALL
+// (SELECT …), x = ANY (…), x <> SOME (…)) are MySQL syntax that
+// go-mysql-server v0.20's parser refuses (1064). The text of a statement is
+// rewritten before it is parsed: "x > ALL (S)" becomes
+// "x = miraj_quantified('> all', (S))", a comparison the parser takes, and
+// the analyzer rule quantifiedRule turns that comparison into a quantified
+// one, evaluated with MySQL's three-valued logic.
+
+// quantifiedFunction is the name the rewritten text calls.
+const quantifiedFunction = "miraj_quantified"
+
+// quantifiedRuleID is the analyzer rule that builds quantified comparisons.
+const quantifiedRuleID analyzer.RuleId = 10_006
+
+// rewriteQuantified returns q with every comparison quantified by ANY, SOME
+// or ALL over a parenthesized operand rewritten as described above, and
+// whether it found one. Quotes and comments are skipped.
+func rewriteQuantified(q string) (string, bool) {
+	if !mayQuantify(q) {
+		return q, false
+	}
+	toks := sqlTokens(q)
+	var b strings.Builder
+	last, found := 0, false
+	for i := 0; i+2 < len(toks); i++ {
+		op, word, open := toks[i], toks[i+1], toks[i+2]
+		if !op.isComparison(q) || !word.isQuantifier(q) || q[open.start:open.end] != "(" {
+			continue
+		}
+		close := matchingParen(toks, i+2, q)
+		if close < 0 {
+			return q, false // unbalanced: the parser reports it
+		}
+		// The call carries the text it replaces (restoreQuantified puts it
+		// back in column names).
+		orig := q[op.start:open.start]
+		if strings.ContainsAny(orig, `'\`) {
+			orig = q[op.start:op.end] + " " + q[word.start:word.end] + " "
+		}
+		b.WriteString(q[last:op.start])
+		fmt.Fprintf(&b, "= %s('%s', (", quantifiedFunction, orig)
+		b.WriteString(q[open.end:toks[close].start])
+		b.WriteString("))")
+		last, found = toks[close].end, true
+		i = close
+	}
+	if !found {
+		return q, false
+	}
+	b.WriteString(q[last:])
+	return b.String(), true
+}
+
+// restoreQuantified undoes rewriteQuantified in a text: each
+// "= miraj_quantified('x > ALL ', (S))" is "x > ALL (S)" again.
+func restoreQuantified(text string) string {
+	toks := sqlTokens(text)
+	var b strings.Builder
+	last := 0
+	for i := 1; i+5 < len(toks); i++ {
+		eq, name, open, code, comma, inner := toks[i-1], toks[i], toks[i+1], toks[i+2], toks[i+3], toks[i+4]
+		if text[eq.start:eq.end] != "=" || !strings.EqualFold(text[name.start:name.end], quantifiedFunction) ||
+			text[open.start:open.end] != "(" || text[comma.start:comma.end] != "," || text[inner.start:inner.end] != "(" ||
+			code.end-code.start < 2 || text[code.start] != '\'' {
+			continue
+		}
+		innerClose := matchingParen(toks, i+4, text)
+		if innerClose < 0 || innerClose+1 >= len(toks) || text[toks[innerClose+1].start:toks[innerClose+1].end] != ")" {
+			continue
+		}
+		b.WriteString(text[last:eq.start])
+		b.WriteString(text[code.start+1 : code.end-1])
+		b.WriteString(text[inner.start:toks[innerClose].end])
+		last = toks[innerClose+1].end
+		i = innerClose + 1
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// mayQuantify is a quick test: does q contain ANY, SOME or ALL at all?
+func mayQuantify(q string) bool {
+	for i := 0; i+2 < len(q); i++ {
+		switch q[i] | 0x20 {
+		case 'a':
+			if n := q[i+1] | 0x20; (n == 'n' && q[i+2]|0x20 == 'y') || (n == 'l' && q[i+2]|0x20 == 'l') {
+				return true
+			}
+		case 's':
+			if i+3 < len(q) && strings.EqualFold(q[i:i+4], "some") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sqlToken is a token of a statement's text: a word, a quoted string or
+// name, a number, or an operator; q[start:end] is its text.
+type sqlToken struct {
+	start, end int
+	word       bool
+}
+
+func (t sqlToken) isComparison(q string) bool {
+	switch q[t.start:t.end] {
+	case "=", "<", ">", "<=", ">=", "<>", "!=":
+		return true
+	}
+	return false
+}
+
+func (t sqlToken) isQuantifier(q string) bool {
+	if !t.word {
+		return false
+	}
+	switch strings.ToLower(q[t.start:t.end]) {
+	case "any", "some", "all":
+		return true
+	}
+	return false
+}
+
+// sqlTokens splits q into tokens, leaving out white space and comments.
+func sqlTokens(q string) []sqlToken {
+	var out []sqlToken
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '#' || (c == '-' && strings.HasPrefix(q[i:], "-- ")):
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(q[i:], "/*") && !strings.HasPrefix(q[i:], "/*!"):
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				i = len(q)
+			} else {
+				i += end + 4
+			}
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == '\\' && c != '`' {
+					j += 2
+					continue
+				}
+				if q[j] == c {
+					if j+1 < len(q) && q[j+1] == c { // a doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			j = min(j+1, len(q))
+			out = append(out, sqlToken{start: i, end: j})
+			i = j
+		case isWordByte(c):
+			j := i
+			for j < len(q) && isWordByte(q[j]) {
+				j++
+			}
+			out = append(out, sqlToken{start: i, end: j, word: true})
+			i = j
+		default:
+			j := i + 1
+			if j < len(q) {
+				switch q[i : j+1] {
+				case "<=", ">=", "<>", "!=":
+					j++
+					if q[i:j] == "<=" && j < len(q) && q[j] == '>' {
+						j++ // <=>: not a quantifiable comparison
+					}
+				}
+			}
+			out = append(out, sqlToken{start: i, end: j})
+			i = j
+		}
+	}
+	return out
+}
+
+// matchingParen returns the index of the token closing the parenthesis at
+// toks[open], or -1.
+func matchingParen(toks []sqlToken, open int, q string) int {
+	depth := 0
+	for i := open; i < len(toks); i++ {
+		switch q[toks[i].start:toks[i].end] {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// quantifiedCall is miraj_quantified('op quantifier', operand) as the
+// rewritten text calls it: quantifiedRule replaces the comparison around
+// it. Evaluated anywhere else (called by name), it fails.
+type quantifiedCall struct {
+	code    sql.Expression
+	operand sql.Expression
+}
+
+var quantifiedFunctions = []sql.Function{
+	sql.Function2{Name: quantifiedFunction, Fn: func(code, operand sql.Expression) sql.Expression {
+		return &quantifiedCall{code: code, operand: operand}
+	}},
+}
+
+func (c *quantifiedCall) Resolved() bool { return c.code.Resolved() && c.operand.Resolved() }
+func (c *quantifiedCall) String() string {
+	return fmt.Sprintf("%s(%s, %s)", quantifiedFunction, c.code, c.operand)
+}
+func (c *quantifiedCall) Type() sql.Type             { return types.Boolean }
+func (c *quantifiedCall) IsNullable() bool           { return true }
+func (c *quantifiedCall) Children() []sql.Expression { return []sql.Expression{c.code, c.operand} }
+func (c *quantifiedCall) FunctionName() string       { return quantifiedFunction }
+func (c *quantifiedCall) Description() string        { return "a comparison quantified by ANY, SOME or ALL" }
+func (c *quantifiedCall) IsNonDeterministic() bool   { return true }
+func (c *quantifiedCall) Eval(*sql.Context, sql.Row) (any, error) {
+	return nil, errQuantifier()
+}
+
+func (c *quantifiedCall) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(c, len(children), 2)
+	}
+	return &quantifiedCall{code: children[0], operand: children[1]}, nil
+}
+
+func errQuantifier() error {
+	return mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; ANY, SOME and ALL take a subquery after a comparison operator")
+}
+
+// quantifiedRule replaces each comparison the text rewrite made, x =
+// miraj_quantified('op quantifier', (subquery)), by the quantified
+// comparison, in every node and subquery.
+func quantifiedRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	return rewriteQuantifiedNode(n)
+}
+
+func rewriteQuantifiedNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			if a, ok := e.(*expression.Alias); ok && strings.Contains(a.Name(), quantifiedFunction) {
+				// A column named after its expression: the text as written.
+				na := expression.NewAlias(restoreQuantified(a.Name()), a.Child)
+				if a.Unreferencable() {
+					na = na.AsUnreferencable()
+				}
+				return na.WithId(a.Id()).(sql.Expression), transform.NewTree, nil
+			}
+			if sq, ok := e.(*plan.Subquery); ok {
+				q, same, err := rewriteQuantifiedNode(sq.Query)
+				if err != nil || same {
+					return e, transform.SameTree, err
+				}
+				return sq.WithQuery(q), transform.NewTree, nil
+			}
+			eq, ok := e.(*expression.Equals)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			call, ok := eq.Right().(*quantifiedCall)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			lit, ok := call.code.(*expression.Literal)
+			if !ok {
+				return nil, transform.SameTree, errQuantifier()
+			}
+			code, _ := lit.Value().(string)
+			words := strings.Fields(code)
+			if len(words) < 2 {
+				return nil, transform.SameTree, errQuantifier()
+			}
+			op, quant := words[0], strings.ToLower(words[len(words)-1])
+			if _, ok := quantifiedComparison(op, nil, nil); !ok {
+				return nil, transform.SameTree, errQuantifier()
+			}
+			if _, ok := call.operand.(*plan.Subquery); !ok {
+				return nil, transform.SameTree, errQuantifier()
+			}
+			return &quantified{op: op, all: quant == "all", left: eq.Left(), sub: call.operand}, transform.NewTree, nil
+		})
+	})
+}
+
+// quantifiedComparison builds the comparison op of l and r.
+func quantifiedComparison(op string, l, r sql.Expression) (sql.Expression, bool) {
+	switch op {
+	case "=":
+		return expression.NewEquals(l, r), true
+	case "<>", "!=":
+		return expression.NewNot(expression.NewEquals(l, r)), true
+	case "<":
+		return expression.NewLessThan(l, r), true
+	case "<=":
+		return expression.NewLessThanOrEqual(l, r), true
+	case ">":
+		return expression.NewGreaterThan(l, r), true
+	case ">=":
+		return expression.NewGreaterThanOrEqual(l, r), true
+	}
+	return nil, false
+}
+
+// quantified is left op ANY (sub) or left op ALL (sub). ANY is TRUE when
+// the comparison is TRUE for some row of the subquery, FALSE when it is
+// FALSE for every row (or there is none), else NULL. ALL is FALSE when the
+// comparison is FALSE for some row, TRUE when it is TRUE for every row (or
+// there is none), else NULL.
+type quantified struct {
+	op   string
+	all  bool
+	left sql.Expression
+	sub  sql.Expression // *plan.Subquery
+}
+
+func (q *quantified) Resolved() bool             { return q.left.Resolved() && q.sub.Resolved() }
+func (q *quantified) Type() sql.Type             { return types.Boolean }
+func (q *quantified) IsNullable() bool           { return true }
+func (q *quantified) Children() []sql.Expression { return []sql.Expression{q.left, q.sub} }
+
+func (q *quantified) String() string {
+	word := "ANY"
+	if q.all {
+		word = "ALL"
+	}
+	return fmt.Sprintf("%s %s %s %s", q.left, q.op, word, q.sub)
+}
+
+func (q *quantified) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(q, len(children), 2)
+	}
+	return &quantified{op: q.op, all: q.all, left: children[0], sub: children[1]}, nil
+}
+
+func (q *quantified) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	sub, ok := q.sub.(*plan.Subquery)
+	if !ok {
+		return nil, errQuantifier()
+	}
+	if n := types.NumColumns(sub.Type()); n != 1 {
+		return nil, mysql.NewSQLError(mysql.EROperandColumns, "21000", "Operand should contain 1 column(s)")
+	}
+	left, err := q.left.Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := sub.EvalMultiple(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	l := expression.NewLiteral(left, q.left.Type())
+	sawNull := false
+	for _, v := range vals {
+		cmp, _ := quantifiedComparison(q.op, l, expression.NewLiteral(v, sub.Type()))
+		res, err := cmp.Eval(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			sawNull = true
+			continue
+		}
+		truth, err := sql.ConvertToBool(ctx, res)
+		if err != nil {
+			return nil, err
+		}
+		if truth != q.all {
+			return truth, nil // ANY: one TRUE decides; ALL: one FALSE does
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return q.all, nil
+}
