@@ -147,6 +147,17 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			}
 		}
 		return nil, nil
+	case *plan.Update, *plan.DeleteFrom:
+		// go-mysql-server plans a single-table UPDATE or DELETE without
+		// the post-analysis rules: integer arithmetic is checked here.
+		if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+			return nil, nil
+		}
+		checked, same, err := checkArithmetic(n)
+		if err != nil || same {
+			return nil, err
+		}
+		return x.exec.Build(ctx, checked, row)
 	case *plan.Grant:
 		return x.grantDynamic(ctx, n, row)
 	case *plan.Revoke:
@@ -159,6 +170,20 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		}
 		if s.buildingInsert == n {
 			return nil, nil // adminExec's own call below: go-mysql-server builds it
+		}
+		// A single-row INSERT … VALUES skips the post-analysis rules:
+		// its integer arithmetic is checked here.
+		checked, _, err := checkArithmetic(n)
+		if err != nil {
+			return nil, err
+		}
+		n = checked.(*plan.InsertInto)
+		src, same, err := checkArithmetic(n.Source)
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			n = n.WithSource(src)
 		}
 		s.buildingInsert = n
 		iter, err := x.exec.Build(ctx, n, row)
