@@ -126,10 +126,39 @@ type lockTable struct {
 // lockEntry is one locked row: its holders and the requests waiting for it.
 // Invariant: an entry with no holder and no waiter is removed.
 type lockEntry struct {
-	tk      lockTableKey
-	key     *Row // key columns (or row number)
-	holders map[*LockOwner]LockMode
+	tk  lockTableKey
+	key *Row // key columns (or row number)
+	// holders are the owners holding the row, each once, with their
+	// modes. Mostly one: it lives in one, without an allocation of its own
+	// (a statement that writes a million rows locks a million).
+	holders []lockHold
+	one     [1]lockHold
 	queue   []*lockWaiter // FIFO
+}
+
+type lockHold struct {
+	owner *LockOwner
+	mode  LockMode
+}
+
+// holding returns the modes o holds on e, and whether it holds any.
+func (e *lockEntry) holding(o *LockOwner) (LockMode, bool) {
+	for _, h := range e.holders {
+		if h.owner == o {
+			return h.mode, true
+		}
+	}
+	return 0, false
+}
+
+// unhold removes o from e's holders.
+func (e *lockEntry) unhold(o *LockOwner) {
+	for i, h := range e.holders {
+		if h.owner == o {
+			e.holders = append(e.holders[:i], e.holders[i+1:]...)
+			return
+		}
+	}
 }
 
 type lockWaiter struct {
@@ -192,7 +221,7 @@ func (o *LockOwner) Release() {
 		o.waiting = nil
 	}
 	for _, e := range o.held {
-		delete(e.holders, o)
+		e.unhold(o)
 		m.grantLocked(e)
 		m.dropIfIdleLocked(e)
 	}
@@ -212,8 +241,8 @@ func compatible(held, m LockMode) bool {
 
 // grantableLocked reports whether owner may hold mode on e given its holders.
 func grantableLocked(e *lockEntry, owner *LockOwner, mode LockMode) bool {
-	for h, hm := range e.holders {
-		if h != owner && !compatible(hm, mode) {
+	for _, h := range e.holders {
+		if h.owner != owner && !compatible(h.mode, mode) {
 			return false
 		}
 	}
@@ -231,7 +260,8 @@ func (m *lockManager) entryLocked(tk lockTableKey, key *Row) *lockEntry {
 	if e, ok := lt.rows.Get(probe); ok {
 		return e
 	}
-	e := &lockEntry{tk: tk, key: key, holders: map[*LockOwner]LockMode{}}
+	e := &lockEntry{tk: tk, key: key}
+	e.holders = e.one[:0]
 	lt.rows.Set(e)
 	return e
 }
@@ -251,11 +281,14 @@ func (m *lockManager) dropIfIdleLocked(e *lockEntry) {
 }
 
 func (m *lockManager) holdLocked(e *lockEntry, o *LockOwner, mode LockMode) {
-	cur, had := e.holders[o]
-	e.holders[o] = cur | mode
-	if !had {
-		o.held = append(o.held, e)
+	for i := range e.holders {
+		if e.holders[i].owner == o {
+			e.holders[i].mode |= mode
+			return
+		}
 	}
+	e.holders = append(e.holders, lockHold{owner: o, mode: mode})
+	o.held = append(o.held, e)
 }
 
 // grantLocked grants the waiters at the head of e's queue that can go, in
@@ -293,9 +326,9 @@ func (m *lockManager) dequeueLocked(w *lockWaiter) {
 func blockersLocked(w *lockWaiter) []*LockOwner {
 	var out []*LockOwner
 	e := w.entry
-	for h, hm := range e.holders {
-		if h != w.owner && !compatible(hm, w.mode) {
-			out = append(out, h)
+	for _, h := range e.holders {
+		if h.owner != w.owner && !compatible(h.mode, w.mode) {
+			out = append(out, h.owner)
 		}
 	}
 	for _, x := range e.queue {
@@ -350,11 +383,11 @@ func (m *lockManager) acquire(ctx context.Context, o *LockOwner, tk lockTableKey
 	}
 	m.mu.Lock()
 	e := m.entryLocked(tk, key)
-	if cur, ok := e.holders[o]; ok && cur.covers(req.Mode) {
+	if cur, ok := e.holding(o); ok && cur.covers(req.Mode) {
 		m.mu.Unlock()
 		return true, nil
 	}
-	_, holds := e.holders[o]
+	_, holds := e.holding(o)
 	if !holds && len(o.held) >= m.maxHeld {
 		m.dropIfIdleLocked(e)
 		m.mu.Unlock()
