@@ -30,11 +30,16 @@ func TestIntegerOverflowFails(t *testing.T) {
 		{"DELETE FROM ov.p WHERE n - 5 > 0", "BIGINT UNSIGNED value is out of range"},
 		{"INSERT INTO ov.p SELECT 3, n - 10, 0 FROM ov.p WHERE id = 1", "BIGINT UNSIGNED value is out of range"},
 		{"INSERT INTO ov.p VALUES (1, 0, 0) ON DUPLICATE KEY UPDATE n = n - 9", "BIGINT UNSIGNED value is out of range"},
+		{"INSERT INTO ov.p VALUES (4, 1, 9223372036854775807 + 1)", "BIGINT value is out of range"},
 	} {
 		_, err := db.Exec(c.q)
 		if err == nil || !strings.Contains(err.Error(), "Error 1690 (22003): "+c.want) {
 			t.Errorf("%s: %v, want 1690 %s", c.q, err, c.want)
 		}
+	}
+	// A sum beyond the column (not beyond BIGINT) is the column's error.
+	if _, err := db.Exec("INSERT INTO ov.p VALUES (5, 4294967295 + 1, 0)"); err == nil || !strings.Contains(err.Error(), "Error 1264 (22003): Out of range value for column 'n' at row 1") {
+		t.Errorf("INSERT of 4294967295 + 1 into an INT UNSIGNED: %v", err)
 	}
 	r, err := query(t, db, "SELECT id, n, k FROM ov.p ORDER BY id")
 	if err != nil || strings.Join(r.rows, ";") != "1|1|9223372036854775807;2|10|0" {
