@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
 )
@@ -23,6 +24,74 @@ var mysqlFunctions = []sql.Function{
 	sql.Function1{Name: "sec_to_time", Fn: func(s sql.Expression) sql.Expression {
 		return &scalarFunc{name: "SEC_TO_TIME", args: []sql.Expression{s}, typ: func([]sql.Expression) sql.Type { return types.Time }, eval: secToTimeEval}
 	}},
+}
+
+// overridden are MySQL's versions of functions go-mysql-server has in
+// another form (Provider.Function finds them first).
+var overridden = map[string]sql.Function{
+	"time_to_sec": sql.Function1{Name: "time_to_sec", Fn: func(t sql.Expression) sql.Expression {
+		return &scalarFunc{name: "TIME_TO_SEC", args: []sql.Expression{t}, typ: timeToSecType, eval: timeToSecEval}
+	}},
+}
+
+// Function gives MySQL's version of a function go-mysql-server has in
+// another form (sql.FunctionProvider; the catalog asks it first).
+func (p *Provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
+	f, ok := overridden[strings.ToLower(name)]
+	return f, ok
+}
+
+// timeToSecType: the seconds are a BIGINT for an integer, TIME or DATETIME
+// argument and for text without fractions of a second; a DECIMAL with the
+// text's decimals otherwise (TIME_TO_SEC('00:00:01.5') is 1.5), six for text
+// not known before it is read, as in MariaDB.
+func timeToSecType(args []sql.Expression) sql.Type {
+	if !types.IsText(args[0].Type()) {
+		return types.Int64
+	}
+	scale := 6
+	if lit, ok := args[0].(*expression.Literal); ok {
+		if s, ok := lit.Value().(string); ok {
+			_, terr := types.Time.ConvertToTimespan(s)
+			_, _, derr := types.DatetimeMaxPrecision.Convert(sql.NewEmptyContext(), s)
+			if terr == nil || derr == nil {
+				scale = 0
+				if i := strings.IndexByte(s, '.'); i >= 0 {
+					scale = min(len(strings.TrimSpace(s[i+1:])), 6)
+				}
+			}
+		}
+	}
+	if scale == 0 {
+		return types.Int64
+	}
+	return types.MustCreateDecimalType(uint8(10+scale), uint8(scale))
+}
+
+// timeToSecEval is TIME_TO_SEC: its argument read as a TIME (the time of
+// day of a DATETIME), in seconds. go-mysql-server read it as a DATETIME:
+// TIME_TO_SEC('01:02:05') failed with 1292.
+func timeToSecEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+	v := vals[0]
+	tv, _, err := types.Time.Convert(ctx, v)
+	if err != nil || tv == nil {
+		// A DATETIME, or its text: the time of day.
+		dt, _, derr := types.DatetimeMaxPrecision.Convert(ctx, v)
+		t, ok := dt.(time.Time)
+		if derr != nil || !ok {
+			ctx.Warn(1292, "Incorrect time value: '%v'", vals[0])
+			return nil, nil
+		}
+		if tv, _, err = types.Time.Convert(ctx, t.Format("15:04:05.999999")); err != nil || tv == nil {
+			ctx.Warn(1292, "Incorrect time value: '%v'", vals[0])
+			return nil, nil
+		}
+	}
+	micros := int64(tv.(types.Timespan))
+	if dt, ok := timeToSecType(args).(sql.DecimalType); ok {
+		return decimal.New(micros, -6).Round(int32(dt.Scale())), nil
+	}
+	return micros / 1e6, nil
 }
 
 // scalarFunc is a function of a few arguments whose result is NULL when an
