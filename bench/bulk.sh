@@ -31,19 +31,6 @@ readonly targetRatio=1.5
 readonly statements="insert_select copy update_all delete_all"
 readonly targeted=" insert_select copy "
 
-start_miraj() {
-	local dir=$WORK/miraj port
-	mkdir -p "$dir"
-	free_port port
-	"$WORK/miraj-server" --root "$dir/data" --port "$port" --bind 127.0.0.1 \
-		--save-policy commit >"$dir/stderr.log" 2>&1 &
-	MIRAJ_PID=$!
-	track_pid "$MIRAJ_PID"
-	MIRAJ_PORT=$port
-	wait_sql "miraj-server" "$MIRAJ_PID" "$port" "$dir/stderr.log"
-	log "miraj-server up: pid $MIRAJ_PID port $port"
-}
-
 # statement NAME prints the SQL of a timed statement.
 statement() {
 	case $1 in
@@ -142,7 +129,7 @@ main() {
 	mkdir -p "$WORK/times" "$(dirname "$BENCH_OUT")"
 	log "building miraj-server"
 	(cd "$REPO" && go build -o "$WORK/miraj-server" ./cmd/miraj-server)
-	start_miraj
+	start_miraj miraj
 	start_private_mariadb mariadb --skip-log-bin --innodb-flush-log-at-trx-commit=1 \
 		--innodb-buffer-pool-size="$BENCH_MARIADB_BUFFER_POOL"
 	local r

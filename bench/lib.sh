@@ -16,6 +16,7 @@
 #   sysbench_stats LOG         parses tps, p95, errors of a sysbench run
 #   percentile P FILE          nearest-rank percentile of numbers, one a line
 #   ratio, ge                  arithmetic on decimals
+#   start_miraj NAME           a miraj-server of our own, on a free port
 #   start_private_mariadb      a mariadbd of our own, on a free port
 #   note, NOTES                anomalies kept for the report
 #   wait_until TIMEOUT CMD...  polls CMD until it succeeds
@@ -213,6 +214,23 @@ percentile() {
 # ratio A B prints A/B with two decimals, or nothing if either is missing.
 ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+# ---------------------------------------------------------------- miraj
+
+# start_miraj NAME starts a fresh WORK/miraj-server (durable commits) in
+# WORK/NAME; sets MIRAJ_PID and MIRAJ_PORT.
+start_miraj() {
+	local dir=$WORK/$1 port
+	mkdir -p "$dir"
+	free_port port
+	"$WORK/miraj-server" --root "$dir/data" --port "$port" --bind 127.0.0.1 \
+		--save-policy commit >"$dir/stderr.log" 2>&1 &
+	MIRAJ_PID=$!
+	track_pid "$MIRAJ_PID"
+	MIRAJ_PORT=$port
+	wait_sql "miraj-server ($1)" "$MIRAJ_PID" "$port" "$dir/stderr.log"
+	log "miraj-server ($1) up: pid $MIRAJ_PID port $port"
+}
 
 # ---------------------------------------------------------------- mariadb
 

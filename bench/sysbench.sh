@@ -49,20 +49,6 @@ readonly targetPointSelect1=1.0 targetWriteOnly4=1.5 targetFloor=1.0
 
 # ---------------------------------------------------------------- servers
 
-# start_miraj NAME starts a fresh miraj-server; sets MIRAJ_PID and MIRAJ_PORT.
-start_miraj() {
-	local dir=$WORK/$1 port
-	mkdir -p "$dir"
-	free_port port
-	"$WORK/miraj-server" --root "$dir/data" --port "$port" --bind 127.0.0.1 \
-		--save-policy commit >"$dir/stderr.log" 2>&1 &
-	MIRAJ_PID=$!
-	track_pid "$MIRAJ_PID"
-	MIRAJ_PORT=$port
-	wait_sql "miraj-server ($1)" "$MIRAJ_PID" "$port" "$dir/stderr.log"
-	log "miraj-server ($1) up: pid $MIRAJ_PID port $port"
-}
-
 # start_mariadb NAME starts a fresh private mariadbd in WORK/NAME, set up as
 # the benchmark wants it (binlog off, durable commits, BENCH_MARIADB_BUFFER_POOL);
 # sets MARIADB_PID and MARIADB_PORT.

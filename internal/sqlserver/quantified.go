@@ -29,34 +29,43 @@ const quantifiedRuleID analyzer.RuleId = 10_006
 
 // rewriteQuantified returns q with every comparison quantified by ANY, SOME
 // or ALL over a parenthesized operand rewritten as described above, and
-// whether it found one. Quotes and comments are skipped.
+// whether it found one. Quotes and comments are skipped (scanWords).
 func rewriteQuantified(q string) (string, bool) {
 	if !mayQuantify(q) {
 		return q, false
 	}
-	toks := sqlTokens(q)
+	words := scanWords(q, false)
 	var b strings.Builder
 	last, found := 0, false
-	for i := 0; i+2 < len(toks); i++ {
-		op, word, open := toks[i], toks[i+1], toks[i+2]
-		if !op.isComparison(q) || !word.isQuantifier(q) || q[open.start:open.end] != "(" {
+	for i := 1; i+1 < len(words); i++ {
+		quant, open := words[i], words[i+1]
+		if !quant.word || q[quant.start] == '`' || open.text != "(" {
 			continue
 		}
-		close := matchingParen(toks, i+2, q)
+		switch quant.text {
+		case "ANY", "SOME", "ALL":
+		default:
+			continue
+		}
+		opStart, ok := comparisonBefore(q, words, i)
+		if !ok {
+			continue
+		}
+		close := matchingParen(words, i+1)
 		if close < 0 {
 			return q, false // unbalanced: the parser reports it
 		}
 		// The call carries the text it replaces (restoreQuantified puts it
 		// back in column names).
-		orig := q[op.start:open.start]
+		orig := q[opStart:open.start]
 		if strings.ContainsAny(orig, `'\`) {
-			orig = q[op.start:op.end] + " " + q[word.start:word.end] + " "
+			orig = q[opStart:words[i-1].end] + " " + q[quant.start:quant.end] + " "
 		}
-		b.WriteString(q[last:op.start])
+		b.WriteString(q[last:opStart])
 		fmt.Fprintf(&b, "= %s('%s', (", quantifiedFunction, orig)
-		b.WriteString(q[open.end:toks[close].start])
+		b.WriteString(q[open.end:words[close].start])
 		b.WriteString("))")
-		last, found = toks[close].end, true
+		last, found = words[close].end, true
 		i = close
 	}
 	if !found {
@@ -66,27 +75,50 @@ func rewriteQuantified(q string) (string, bool) {
 	return b.String(), true
 }
 
+// comparisonBefore returns where the comparison operator that ends just
+// before words[i] starts: =, <, >, <=, >=, <> or != (scanWords gives each
+// character of an operator as a word of its own).
+func comparisonBefore(q string, words []sqlWord, i int) (int, bool) {
+	last := words[i-1]
+	op := last.text
+	start := last.start
+	if i >= 2 && words[i-2].end == last.start && !words[i-2].word {
+		switch words[i-2].text + op {
+		case "<=", ">=", "<>", "!=":
+			op, start = words[i-2].text+op, words[i-2].start
+		}
+	}
+	switch op {
+	case "=", "<", ">", "<=", ">=", "<>", "!=":
+	default:
+		return 0, false
+	}
+	if i >= 3 && op == "<=" && words[i-3].end == start && words[i-3].text == "<" {
+		return 0, false // <<= is no comparison
+	}
+	return start, true
+}
+
 // restoreQuantified undoes rewriteQuantified in a text: each
 // "= miraj_quantified('x > ALL ', (S))" is "x > ALL (S)" again.
 func restoreQuantified(text string) string {
-	toks := sqlTokens(text)
+	words := scanWords(text, false)
 	var b strings.Builder
 	last := 0
-	for i := 1; i+5 < len(toks); i++ {
-		eq, name, open, code, comma, inner := toks[i-1], toks[i], toks[i+1], toks[i+2], toks[i+3], toks[i+4]
-		if text[eq.start:eq.end] != "=" || !strings.EqualFold(text[name.start:name.end], quantifiedFunction) ||
-			text[open.start:open.end] != "(" || text[comma.start:comma.end] != "," || text[inner.start:inner.end] != "(" ||
-			code.end-code.start < 2 || text[code.start] != '\'' {
+	for i := 1; i+4 < len(words); i++ {
+		eq, name, open, code, comma, inner := words[i-1], words[i], words[i+1], words[i+2], words[i+3], words[i+4]
+		if eq.text != "=" || name.text != strings.ToUpper(quantifiedFunction) || open.text != "(" ||
+			code.text != "'" || code.end-code.start < 2 || comma.text != "," || inner.text != "(" {
 			continue
 		}
-		innerClose := matchingParen(toks, i+4, text)
-		if innerClose < 0 || innerClose+1 >= len(toks) || text[toks[innerClose+1].start:toks[innerClose+1].end] != ")" {
+		innerClose := matchingParen(words, i+4)
+		if innerClose < 0 || innerClose+1 >= len(words) || words[innerClose+1].text != ")" {
 			continue
 		}
 		b.WriteString(text[last:eq.start])
 		b.WriteString(text[code.start+1 : code.end-1])
-		b.WriteString(text[inner.start:toks[innerClose].end])
-		last = toks[innerClose+1].end
+		b.WriteString(text[inner.start:words[innerClose].end])
+		last = words[innerClose+1].end
 		i = innerClose + 1
 	}
 	b.WriteString(text[last:])
@@ -110,101 +142,12 @@ func mayQuantify(q string) bool {
 	return false
 }
 
-// sqlToken is a token of a statement's text: a word, a quoted string or
-// name, a number, or an operator; q[start:end] is its text.
-type sqlToken struct {
-	start, end int
-	word       bool
-}
-
-func (t sqlToken) isComparison(q string) bool {
-	switch q[t.start:t.end] {
-	case "=", "<", ">", "<=", ">=", "<>", "!=":
-		return true
-	}
-	return false
-}
-
-func (t sqlToken) isQuantifier(q string) bool {
-	if !t.word {
-		return false
-	}
-	switch strings.ToLower(q[t.start:t.end]) {
-	case "any", "some", "all":
-		return true
-	}
-	return false
-}
-
-// sqlTokens splits q into tokens, leaving out white space and comments.
-func sqlTokens(q string) []sqlToken {
-	var out []sqlToken
-	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '#' || (c == '-' && strings.HasPrefix(q[i:], "-- ")):
-			for i < len(q) && q[i] != '\n' {
-				i++
-			}
-		case c == '/' && strings.HasPrefix(q[i:], "/*") && !strings.HasPrefix(q[i:], "/*!"):
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				i = len(q)
-			} else {
-				i += end + 4
-			}
-		case c == '\'' || c == '"' || c == '`':
-			j := i + 1
-			for j < len(q) {
-				if q[j] == '\\' && c != '`' {
-					j += 2
-					continue
-				}
-				if q[j] == c {
-					if j+1 < len(q) && q[j+1] == c { // a doubled quote
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			j = min(j+1, len(q))
-			out = append(out, sqlToken{start: i, end: j})
-			i = j
-		case isWordByte(c):
-			j := i
-			for j < len(q) && isWordByte(q[j]) {
-				j++
-			}
-			out = append(out, sqlToken{start: i, end: j, word: true})
-			i = j
-		default:
-			j := i + 1
-			if j < len(q) {
-				switch q[i : j+1] {
-				case "<=", ">=", "<>", "!=":
-					j++
-					if q[i:j] == "<=" && j < len(q) && q[j] == '>' {
-						j++ // <=>: not a quantifiable comparison
-					}
-				}
-			}
-			out = append(out, sqlToken{start: i, end: j})
-			i = j
-		}
-	}
-	return out
-}
-
-// matchingParen returns the index of the token closing the parenthesis at
-// toks[open], or -1.
-func matchingParen(toks []sqlToken, open int, q string) int {
+// matchingParen returns the index of the word closing the parenthesis at
+// words[open], or -1.
+func matchingParen(words []sqlWord, open int) int {
 	depth := 0
-	for i := open; i < len(toks); i++ {
-		switch q[toks[i].start:toks[i].end] {
+	for i := open; i < len(words); i++ {
+		switch words[i].text {
 		case "(":
 			depth++
 		case ")":
