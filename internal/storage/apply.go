@@ -3,6 +3,8 @@ package storage
 import (
 	"errors"
 
+	"github.com/tidwall/btree"
+
 	"fmt"
 	"github.com/miraj-db/miraj/internal/history"
 	"slices"
@@ -136,6 +138,19 @@ type applier struct {
 	// made lists the rows a transaction's view stored (ver pendingVer), so
 	// that a commit adopting the view's tables can stamp them (Tx.adoptable).
 	made []*Row
+	// hints are search hints for the trees of hinted, the table inserted
+	// into last (Table.insertRowHint).
+	hints  []btree.PathHint
+	hinted *Table
+}
+
+// hintsFor returns the search hints for inserts into t.
+func (a *applier) hintsFor(t *Table) []btree.PathHint {
+	if a.hinted != t {
+		a.hinted = t
+		a.hints = make([]btree.PathHint, 1+len(t.indexes))
+	}
+	return a.hints
 }
 
 func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
@@ -233,27 +248,36 @@ func sameStructure(a, b *TableDef) bool {
 	return true
 }
 
+// insert applies an OpInsert. checkPK false: the caller has just found no
+// row with the primary key in the same table version.
+func (a *applier) insert(op *Op, checkPK bool) error {
+	t, err := a.writable(op.Table)
+	if err != nil {
+		return err
+	}
+	r := &Row{ID: op.Row.ID, Vals: op.Row.Vals, ver: a.ver}
+	if len(r.Vals) != t.shape.def.NumCols {
+		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
+	}
+	t.shape.setKey(r)
+	if err := t.checkUnique(r, r.ID, checkPK); err != nil {
+		return err
+	}
+	if len(t.shape.def.PK) == 0 {
+		if _, exists := t.primary.Get(r); exists {
+			return fmt.Errorf("storage: table %s: row number %d already used", op.Table, r.ID)
+		}
+	}
+	t.insertRowHint(r, a.hintsFor(t))
+	a.stamp(t, r)
+	a.keep(r)
+	return nil
+}
+
 func (a *applier) apply(op *Op) error {
 	switch op.Kind {
 	case OpInsert:
-		t, err := a.writable(op.Table)
-		if err != nil {
-			return err
-		}
-		r := &Row{ID: op.Row.ID, Vals: op.Row.Vals, ver: a.ver}
-		if len(r.Vals) != t.shape.def.NumCols {
-			return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
-		}
-		t.shape.setKey(r)
-		if err := t.checkUnique(r, r.ID, true); err != nil {
-			return err
-		}
-		if _, exists := t.primary.Get(r); exists && len(t.shape.def.PK) == 0 {
-			return fmt.Errorf("storage: table %s: row number %d already used", op.Table, r.ID)
-		}
-		t.insertRow(r)
-		a.stamp(t, r)
-		a.keep(r)
+		return a.insert(op, true)
 	case OpUpdate:
 		t, err := a.writable(op.Table)
 		if err != nil {

@@ -51,6 +51,9 @@ type Tx struct {
 	// logged is the journal end after this transaction's commit frame, 0
 	// when its commit wrote nothing to the journal.
 	logged journal.LSN
+	// hint speeds up touchRow's lookups of keys in order (any table's
+	// hint is a valid one: it only tells where to start searching).
+	hint btree.PathHint
 }
 
 // Logged returns the journal position that ends this transaction's commit,
@@ -121,40 +124,53 @@ func (tx *Tx) touchTable(name string, ddl bool) *tableTouch {
 }
 
 // touchRow records the version of the row with r's key as the transaction
-// sees it now, the first time the transaction writes that key.
-func (tx *Tx) touchRow(t *Table, r *Row) {
+// sees it now, the first time the transaction writes that key. It returns
+// whether it looked the key up in t (not for a table created or redefined
+// in this transaction) and whether t has a row with that key.
+func (tx *Tx) touchRow(t *Table, r *Row) (looked, found bool) {
 	tt := tx.touchTable(t.Name(), false)
 	if tt.keys == nil || tt.ddl {
-		return // the table is new or redefined in this transaction
+		return false, false // the table is new or redefined in this transaction
 	}
-	cur, found := t.locate(r)
+	var cur *Row
+	if len(t.shape.def.PK) > 0 {
+		cur, found = t.primary.GetHint(r, &tx.hint)
+	} else {
+		cur, found = t.locate(r)
+	}
 	if found && cur.ver == pendingVer {
-		return // written by this transaction, so touched then
+		return true, true // written by this transaction, so touched then
 	}
 	probe := &keyTouch{key: r}
 	if tt.keys.Len() > 0 {
 		if _, seen := tt.keys.Get(probe); seen {
-			return // deleted by this transaction, touched then
+			return true, found // deleted by this transaction, touched then
 		}
 	}
 	if !found {
 		// Never written by this transaction and not in its view, so not in
 		// its snapshot either.
 		tt.absent = append(tt.absent, r)
-		return
+		return true, false
 	}
 	probe.ver = cur.ver
 	tt.keys.Set(probe)
+	return true, true
 }
 
 func (tx *Tx) do(op *Op) error {
+	return tx.doWith(op, func(a *applier) error { return a.apply(op) })
+}
+
+// doWith records op after apply has applied it to the transaction's view.
+func (tx *Tx) doWith(op *Op, apply func(a *applier) error) error {
 	if tx.done {
 		return ErrTxDone
 	}
 	if tx.db.eng != nil && tx.db.eng.ReadOnly() {
 		return ErrReadOnly
 	}
-	if err := tx.applier().apply(op); err != nil {
+	if err := apply(tx.applier()); err != nil {
 		return err
 	}
 	tx.ops = append(tx.ops, op)
@@ -169,8 +185,11 @@ func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
 	}
 	r := &Row{ID: t.ctr.nextID.Add(1) - 1, Vals: vals}
 	t.shape.setKey(r)
-	tx.touchRow(t, r)
-	if err := tx.do(&Op{Kind: OpInsert, Table: t.Name(), Row: r}); err != nil {
+	looked, found := tx.touchRow(t, r)
+	// A primary key just looked up and not found needs no second look.
+	checkPK := !looked || found
+	op := &Op{Kind: OpInsert, Table: t.Name(), Row: r}
+	if err := tx.doWith(op, func(a *applier) error { return a.insert(op, checkPK) }); err != nil {
 		return nil, err
 	}
 	return r, nil
