@@ -17,7 +17,8 @@ import (
 // (SELECT …), x = ANY (…), x <> SOME (…)) are MySQL syntax that
 // go-mysql-server v0.20's parser refuses (1064). The text of a statement is
 // rewritten before it is parsed: "x > ALL (S)" becomes
-// "x = miraj_quantified('> all', (S))", a comparison the parser takes, and
+// "x = miraj_quantified('> ALL ', (S))" (the call carries the text it
+// replaces), a comparison the parser takes, and
 // the analyzer rule quantifiedRule turns that comparison into a quantified
 // one, evaluated with MySQL's three-valued logic.
 

@@ -17,7 +17,15 @@
 // otherwise), applies the ops to a copy of the committed catalog (which
 // also checks unique keys), appends the frames to the journal, publishes
 // the new catalog, releases the lock, and waits for the fsync the save
-// policy asks for; concurrent commits share fsyncs.
+// policy asks for; concurrent commits share fsyncs. A table whose committed
+// version is still the one the transaction began from, and which it only
+// wrote rows of, needs neither the check nor the second apply: its version
+// in the transaction's view becomes the committed one, its new rows
+// stamped with the commit's sequence (Tx.adoptable). The journal frames are
+// the same either way.
+//
+// Rows of a table keyed by one integer column carry that key as a number
+// (Row.ikey), so the trees compare them without loading their values.
 //
 // Row locks (locks.go, lockread.go) serve SELECT … FOR UPDATE / FOR SHARE
 // and make UPDATE and DELETE wait for them: an engine-wide lock manager
