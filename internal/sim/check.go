@@ -3,9 +3,11 @@ package sim
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // check runs the checkers that are cheap after every step, and with full
@@ -20,7 +22,12 @@ import (
 //   - vanished (full): a durable committed transaction a node held is still
 //     held by it (in its journal, or in the copy its database was rebuilt
 //     from, at the same position of the same epoch), or is in its
-//     quarantine.
+//     quarantine;
+//   - same rows (full): two nodes whose database is at the same position of
+//     the same history hold the same rows. A primary publishes at each
+//     commit the rows its transaction built, or re-applies its changes
+//     when another commit came first (storage.Tx.adoptable); a follower
+//     replays the frames. Both must give the rows of one log.
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}
@@ -94,6 +101,45 @@ func (w *world) check(full bool) {
 		}
 		n.held = now
 	}
+	w.checkSameRows()
+}
+
+// checkSameRows is the checker "same rows".
+func (w *world) checkSameRows() {
+	type state struct {
+		node string
+		rows string
+	}
+	seen := map[string]state{} // base, LSN and last epoch mark → the first node's rows
+	for _, n := range w.nodes {
+		if n.eng == nil {
+			continue
+		}
+		for _, db := range n.eng.Databases() {
+			key := fmt.Sprintf("%x@%d/%v", db.Snapshot().BaseID(), db.LSN(), db.History().Last())
+			rows := tableRows(db)
+			if first, ok := seen[key]; !ok {
+				seen[key] = state{n.id, rows}
+			} else if first.rows != rows {
+				w.violate("same rows", fmt.Sprintf("database %s at LSN %d of one history: %s holds [%s], %s [%s]", db.Name(), db.LSN(), n.id, rows, first.node, first.rows))
+			}
+		}
+	}
+}
+
+// tableRows lists a database's rows of the simulated table, with their row
+// numbers, in key order.
+func tableRows(db *storage.DB) string {
+	t, ok := db.Snapshot().Table(dbTable)
+	if !ok {
+		return "no table"
+	}
+	var b strings.Builder
+	t.Scan(func(r *storage.Row) bool {
+		fmt.Fprintf(&b, "%d:%v ", r.ID, r.Vals)
+		return true
+	})
+	return b.String()
 }
 
 // onHistory reports whether the node's database of k's identity contains

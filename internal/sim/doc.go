@@ -9,8 +9,9 @@
 // All nondeterminism comes from one seed: the options (node count, fault
 // rates, acknowledgement mode) are drawn from it and printed, then every
 // event. A run has two phases (TigerBeetle's VOPR): a safety phase of
-// random client writes, crashes, restarts, partitions, link breaks and
-// promotions, with the checkers after every step; then a liveness phase
+// random client writes (some left open until the next write commits them
+// after its own, so that commits race), crashes, restarts, partitions, link
+// breaks and promotions, with the checkers after every step; then a liveness phase
 // that heals everything, restarts every node, has an operator designate a
 // primary if none serves, and checks that the cluster converges within a
 // bounded number of ticks.
