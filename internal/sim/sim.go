@@ -217,7 +217,13 @@ func Run(opts Options) (res Result) {
 
 func (w *world) tracef(format string, args ...any) {
 	if w.opts.Trace != nil {
-		fmt.Fprintf(w.opts.Trace, "t=%d "+format+"\n", append([]any{w.now}, args...)...)
+		line := fmt.Sprintf("t=%d "+format+"\n", append([]any{w.now}, args...)...)
+		// Paths (in errors) name the run's own directory: a replay has
+		// another one, and must print the same trace.
+		if w.opts.Dir != "" {
+			line = strings.ReplaceAll(line, w.opts.Dir, "<dir>")
+		}
+		io.WriteString(w.opts.Trace, line)
 	}
 }
 
