@@ -28,7 +28,7 @@ func branchTypeRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.
 	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
 		return n, transform.SameTree, nil
 	}
-	return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		var results []sql.Expression
 		var coalesce []sql.Expression
 		switch e := e.(type) {

@@ -88,6 +88,9 @@ func timeToSecEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, er
 		}
 	}
 	micros := int64(tv.(types.Timespan))
+	if !types.IsText(args[0].Type()) {
+		return micros / 1e6, nil
+	}
 	if dt, ok := timeToSecType(args).(sql.DecimalType); ok {
 		return decimal.New(micros, -6).Round(int32(dt.Scale())), nil
 	}

@@ -34,30 +34,22 @@ func overflowRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 }
 
 func checkArithmetic(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-			switch e := e.(type) {
-			case *plan.Subquery:
-				q, same, err := checkArithmetic(e.Query)
-				if err != nil || same {
-					return e, transform.SameTree, err
-				}
-				return e.WithQuery(q), transform.NewTree, nil
-			case *expression.Arithmetic:
-				switch e.Op {
-				case "+", "-", "*":
-				default:
-					return e, transform.SameTree, nil
-				}
-				lInt, lUnsigned := integerOperand(e.Left())
-				rInt, rUnsigned := integerOperand(e.Right())
-				if !lInt || !rInt {
-					return e, transform.SameTree, nil
-				}
-				return &checkedArith{Arithmetic: e, unsigned: lUnsigned || rUnsigned}, transform.NewTree, nil
-			}
+	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		a, ok := e.(*expression.Arithmetic)
+		if !ok {
 			return e, transform.SameTree, nil
-		})
+		}
+		switch a.Op {
+		case "+", "-", "*":
+		default:
+			return e, transform.SameTree, nil
+		}
+		lInt, lUnsigned := integerOperand(a.Left())
+		rInt, rUnsigned := integerOperand(a.Right())
+		if !lInt || !rInt {
+			return e, transform.SameTree, nil
+		}
+		return &checkedArith{Arithmetic: a, unsigned: lUnsigned || rUnsigned}, transform.NewTree, nil
 	})
 }
 

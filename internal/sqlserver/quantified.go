@@ -208,49 +208,40 @@ func quantifiedRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.
 }
 
 func rewriteQuantifiedNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-			if a, ok := e.(*expression.Alias); ok && strings.Contains(a.Name(), quantifiedFunction) {
-				// A column named after its expression: the text as written.
-				na := expression.NewAlias(restoreQuantified(a.Name()), a.Child)
-				if a.Unreferencable() {
-					na = na.AsUnreferencable()
-				}
-				return na.WithId(a.Id()).(sql.Expression), transform.NewTree, nil
+	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if a, ok := e.(*expression.Alias); ok && strings.Contains(a.Name(), quantifiedFunction) {
+			// A column named after its expression: the text as written.
+			na := expression.NewAlias(restoreQuantified(a.Name()), a.Child)
+			if a.Unreferencable() {
+				na = na.AsUnreferencable()
 			}
-			if sq, ok := e.(*plan.Subquery); ok {
-				q, same, err := rewriteQuantifiedNode(sq.Query)
-				if err != nil || same {
-					return e, transform.SameTree, err
-				}
-				return sq.WithQuery(q), transform.NewTree, nil
-			}
-			eq, ok := e.(*expression.Equals)
-			if !ok {
-				return e, transform.SameTree, nil
-			}
-			call, ok := eq.Right().(*quantifiedCall)
-			if !ok {
-				return e, transform.SameTree, nil
-			}
-			lit, ok := call.code.(*expression.Literal)
-			if !ok {
-				return nil, transform.SameTree, errQuantifier()
-			}
-			code, _ := lit.Value().(string)
-			words := strings.Fields(code)
-			if len(words) < 2 {
-				return nil, transform.SameTree, errQuantifier()
-			}
-			op, quant := words[0], strings.ToLower(words[len(words)-1])
-			if _, ok := quantifiedComparison(op, nil, nil); !ok {
-				return nil, transform.SameTree, errQuantifier()
-			}
-			if _, ok := call.operand.(*plan.Subquery); !ok {
-				return nil, transform.SameTree, errQuantifier()
-			}
-			return &quantified{op: op, all: quant == "all", left: eq.Left(), sub: call.operand}, transform.NewTree, nil
-		})
+			return na.WithId(a.Id()).(sql.Expression), transform.NewTree, nil
+		}
+		eq, ok := e.(*expression.Equals)
+		if !ok {
+			return e, transform.SameTree, nil
+		}
+		call, ok := eq.Right().(*quantifiedCall)
+		if !ok {
+			return e, transform.SameTree, nil
+		}
+		lit, ok := call.code.(*expression.Literal)
+		if !ok {
+			return nil, transform.SameTree, errQuantifier()
+		}
+		code, _ := lit.Value().(string)
+		words := strings.Fields(code)
+		if len(words) < 2 {
+			return nil, transform.SameTree, errQuantifier()
+		}
+		op, quant := words[0], strings.ToLower(words[len(words)-1])
+		if _, ok := quantifiedComparison(op, nil, nil); !ok {
+			return nil, transform.SameTree, errQuantifier()
+		}
+		if _, ok := call.operand.(*plan.Subquery); !ok {
+			return nil, transform.SameTree, errQuantifier()
+		}
+		return &quantified{op: op, all: quant == "all", left: eq.Left(), sub: call.operand}, transform.NewTree, nil
 	})
 }
 

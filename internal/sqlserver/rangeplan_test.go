@@ -13,6 +13,15 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
+// statementCount is how many random statements a comparison with the
+// planner runs: the environment variable env, or 10,000.
+func statementCount(env string) int {
+	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
+		return v
+	}
+	return 10000
+}
+
 // TestRangeReadsMatchThePlanner runs random prepared statements of the
 // shapes compiled reads answer (rangeplan.go, pointget.go) twice each —
 // compiled, and through the planner — and requires the same columns
@@ -22,10 +31,7 @@ import (
 // MIRAJ_RANGE_STATEMENTS sets how many executions are compared (10,000 by
 // default).
 func TestRangeReadsMatchThePlanner(t *testing.T) {
-	total := 10000
-	if v, err := strconv.Atoi(os.Getenv("MIRAJ_RANGE_STATEMENTS")); err == nil && v > 0 {
-		total = v
-	}
+	total := statementCount("MIRAJ_RANGE_STATEMENTS")
 	s, open := startServer(t)
 	db := open("root", "", "")
 	rng := rand.New(rand.NewPCG(7, uint64(total)))

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +22,7 @@ import (
 // MIRAJ_WRITE_STATEMENTS sets how many statements are compared (10,000 by
 // default).
 func TestKeyWritesMatchThePlanner(t *testing.T) {
-	total := 10000
-	if v, err := strconv.Atoi(os.Getenv("MIRAJ_WRITE_STATEMENTS")); err == nil && v > 0 {
-		total = v
-	}
+	total := statementCount("MIRAJ_WRITE_STATEMENTS")
 	s, open := startServer(t)
 	root := open("root", "", "")
 	rng := rand.New(rand.NewPCG(11, uint64(total)))
