@@ -309,6 +309,22 @@ func (n *node) clientWrite() {
 		n.tracef("create database %s", name)
 	}
 	start := db.LSN()
+	if t, ok := db.Snapshot().Table(dbTable); ok && n.open[name] == nil && n.w.rng.IntN(4) == 0 {
+		// A one-row transaction committed on the committed table without
+		// a working copy, as an autocommit statement by key is
+		// (storage.DB.CommitRow).
+		n.w.nextID++
+		id := n.w.nextID
+		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: []any{id, n.id}})
+		if err != nil {
+			if !n.diskFailed(err) {
+				n.w.violate("write", fmt.Sprintf("%s: row commit: %v", n.id, err))
+			}
+			return
+		}
+		n.committedWrite(db, name, id, start, lsn)
+		return
+	}
 	tx := db.Begin()
 	if _, ok := tx.Table(dbTable); !ok {
 		if err := tx.CreateTable(tableDef); err != nil {
@@ -344,16 +360,8 @@ func (n *node) clientWrite() {
 		}
 		return
 	}
-	n.recordLedger(db, start, db.LSN())
-	n.w.res.Writes++
-	n.tracef("write %s id=%d lsn=%d..%d", name, id, start, db.LSN())
-	if lsn, logged := tx.Logged(); logged {
-		req := n.w.syncRequest()
-		if req.Level != repl.SyncOff {
-			n.waits = append(n.waits, &syncWait{row: fmt.Sprintf("%s/%v", name, id), db: name, base: db.Snapshot().BaseID(),
-				lsn: lsn, req: req, deadline: n.w.now + int(req.Timeout.Milliseconds())})
-		}
-	}
+	lsn, _ := tx.Logged()
+	n.committedWrite(db, name, id, start, lsn)
 	if held != nil {
 		delete(n.open, name)
 		before := db.LSN()
@@ -370,6 +378,22 @@ func (n *node) clientWrite() {
 			n.w.res.Writes++
 			n.tracef("write %s id=%d (left open) lsn=%d..%d", name, held.id, before, db.LSN())
 		}
+	}
+}
+
+// committedWrite records a client write committed in [start, db.LSN())
+// whose commit frame ends at lsn (0: not journaled), and the wait for
+// secondaries its client asks for.
+func (n *node) committedWrite(db *storage.DB, name string, id int64, start, lsn journal.LSN) {
+	n.recordLedger(db, start, db.LSN())
+	n.w.res.Writes++
+	n.tracef("write %s id=%d lsn=%d..%d", name, id, start, db.LSN())
+	if lsn == 0 {
+		return
+	}
+	if req := n.w.syncRequest(); req.Level != repl.SyncOff {
+		n.waits = append(n.waits, &syncWait{row: fmt.Sprintf("%s/%v", name, id), db: name, base: db.Snapshot().BaseID(),
+			lsn: lsn, req: req, deadline: n.w.now + int(req.Timeout.Milliseconds())})
 	}
 }
 

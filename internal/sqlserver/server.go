@@ -97,7 +97,8 @@ func New(cfg Config) (*Server, error) {
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
 	registerClusterVariables()
 	registerLockVariables()
-	registerSyncStatus()
+	registerMirajStatus()
+	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err

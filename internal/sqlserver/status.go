@@ -1,8 +1,16 @@
 package sqlserver
 
 import (
+	"math"
+	"strings"
+	"sync/atomic"
+
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // Status flags of the handshake and of every OK and EOF packet
@@ -103,4 +111,58 @@ func globalStatusFlags() uint16 {
 // listener copies into the next OK or EOF packet it writes.
 func setStatusFlags(c *mysql.Conn, flags uint16) {
 	c.StatusFlags = c.StatusFlags&^statusSessionFlags | flags
+}
+
+// mirajStatus adds Miraj's own counters to SHOW [GLOBAL] STATUS, read each
+// time: the storage engine's (Miraj_commits, Miraj_journal_fsyncs) always,
+// the Miraj_cluster_sync_* ones (§17.8.5) under active replication only.
+type mirajStatus struct{ sql.StatusVariableRegistry }
+
+// statusEngine is the storage engine whose counters SHOW STATUS reports.
+var statusEngine atomic.Pointer[storage.Engine]
+
+func statusVariable(name string, v any) sql.StatusVariable {
+	if _, ms := v.(float64); ms {
+		return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
+			Type: types.NewSystemDoubleType(name, 0, math.MaxFloat64), Default: 0.0}
+	}
+	return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
+		Type: types.NewSystemUintType(name, 0, 1<<63), Default: uint64(0)}
+}
+
+// mirajStatusValues returns the counters as name/value pairs.
+func mirajStatusValues() []repl.SyncStatusVar {
+	var out []repl.SyncStatusVar
+	if e := statusEngine.Load(); e != nil {
+		c := e.Counts()
+		out = append(out, repl.SyncStatusVar{Name: "Miraj_commits", Value: c.Commits},
+			repl.SyncStatusVar{Name: "Miraj_journal_fsyncs", Value: c.Fsyncs})
+	}
+	if n := clusterNode.Load(); n != nil {
+		out = append(out, n.SyncStatus()...)
+	}
+	return out
+}
+
+func (r mirajStatus) NewGlobalMap() map[string]sql.StatusVarValue {
+	m := r.StatusVariableRegistry.NewGlobalMap()
+	for _, v := range mirajStatusValues() {
+		m[v.Name] = &sql.ImmutableStatusVarValue{Var: statusVariable(v.Name, v.Value), Val: v.Value}
+	}
+	return m
+}
+
+func (r mirajStatus) GetGlobal(name string) (sql.StatusVariable, interface{}, bool) {
+	for _, v := range mirajStatusValues() {
+		if strings.EqualFold(v.Name, name) {
+			return statusVariable(v.Name, v.Value), v.Value, true
+		}
+	}
+	return r.StatusVariableRegistry.GetGlobal(name)
+}
+
+func registerMirajStatus() {
+	if _, done := sql.StatusVariables.(mirajStatus); !done && sql.StatusVariables != nil {
+		sql.StatusVariables = mirajStatus{sql.StatusVariables}
+	}
 }

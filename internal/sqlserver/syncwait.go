@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -169,45 +168,4 @@ func (s *Session) waitForSecondaries(ctx *sql.Context, commits []committed) erro
 		}
 	}
 	return failed
-}
-
-// syncStatus adds the Miraj_cluster_sync_* counters (§17.8.5) to SHOW
-// [GLOBAL] STATUS, read from the node each time, under active replication
-// only.
-type syncStatus struct{ sql.StatusVariableRegistry }
-
-func syncStatusVariable(name string, v any) sql.StatusVariable {
-	if _, ms := v.(float64); ms {
-		return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
-			Type: types.NewSystemDoubleType(name, 0, math.MaxFloat64), Default: 0.0}
-	}
-	return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
-		Type: types.NewSystemUintType(name, 0, 1<<63), Default: uint64(0)}
-}
-
-func (r syncStatus) NewGlobalMap() map[string]sql.StatusVarValue {
-	m := r.StatusVariableRegistry.NewGlobalMap()
-	if n := clusterNode.Load(); n != nil {
-		for _, v := range n.SyncStatus() {
-			m[v.Name] = &sql.ImmutableStatusVarValue{Var: syncStatusVariable(v.Name, v.Value), Val: v.Value}
-		}
-	}
-	return m
-}
-
-func (r syncStatus) GetGlobal(name string) (sql.StatusVariable, interface{}, bool) {
-	if n := clusterNode.Load(); n != nil {
-		for _, v := range n.SyncStatus() {
-			if strings.EqualFold(v.Name, name) {
-				return syncStatusVariable(v.Name, v.Value), v.Value, true
-			}
-		}
-	}
-	return r.StatusVariableRegistry.GetGlobal(name)
-}
-
-func registerSyncStatus() {
-	if _, done := sql.StatusVariables.(syncStatus); !done && sql.StatusVariables != nil {
-		sql.StatusVariables = syncStatus{sql.StatusVariables}
-	}
 }

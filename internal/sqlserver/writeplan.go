@@ -365,113 +365,169 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	if !ok {
 		return false, nil
 	}
+	if implicit {
+		return g.rowWriteAlone(ctx, c, prep, p, sess, w, key, callback)
+	}
 	// The new row of an UPDATE, worked out on the row as the transaction
 	// sees it; nothing is written before every value is known to convert.
-	var tx *storage.Tx
-	if implicit {
-		if _, err := sess.StartTransaction(ctx, sql.ReadWrite); err != nil {
-			return false, nil
-		}
-	}
-	tx = sess.storageTx(db)
-	abandon := func() (bool, error) {
-		if implicit {
-			sess.Rollback(ctx, nil)
-		}
-		return false, nil
-	}
+	tx := sess.storageTx(db)
 	st, found := tx.Table(p.table)
 	if !found || st.Def() != def {
-		return abandon()
+		return false, nil
 	}
 	old, found := st.Get(&storage.Row{Vals: key})
 	var newVals []any
 	if found && p.kind == writeUpdate {
-		newVals = append([]any(nil), old.Vals...)
-		for _, s := range p.sets {
-			pos := sch.IndexOfColName(s.col)
-			if pos < 0 || sch[pos].PrimaryKey || inUniqueIndex(def, pos) {
-				return abandon()
-			}
-			v, ok := setValue(ctx, sch, s, old.Vals, prep.BindVars)
-			if !ok {
-				return abandon()
-			}
-			out, inRange, err := sch[pos].Type.Convert(ctx, v)
-			if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
-				return abandon()
-			}
-			if st, ok := sch[pos].Type.(sql.StringType); ok {
-				if s, ok := out.(string); !ok || int64(len(s)) > st.MaxByteLength() {
-					return abandon()
-				}
-			}
-			newVals[pos] = out
+		if newVals, ok = updatedRow(ctx, sch, def, p, old.Vals, prep.BindVars); !ok {
+			return false, nil
 		}
 	}
 
 	sess.ClearWarnings()
-	var res *sqltypes.Result
-	matched := 0
+	changed := false
 	switch {
 	case !found:
-		res = &sqltypes.Result{}
 	case p.kind == writeDelete:
 		if err := tx.LockForWrite(ctx, def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
-			return true, g.endWrite(ctx, sess, implicit, sess.lockError(ctx, err))
+			return true, sess.lockError(ctx, err)
 		}
 		if err := tx.Delete(def.Name, old.Vals); err != nil {
-			return true, g.endWrite(ctx, sess, implicit, toSQLError(err))
+			return true, toSQLError(err)
 		}
-		res = &sqltypes.Result{RowsAffected: 1}
-		matched = 1
+		changed = true
 	default:
-		matched = 1
 		equal, err := sql.Row(old.Vals).Equals(ctx, sql.Row(newVals), sch)
 		if err != nil {
-			return abandon()
+			return false, nil
 		}
-		changed := 0
 		if !equal {
 			if err := tx.LockForWrite(ctx, def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
-				return true, g.endWrite(ctx, sess, implicit, sess.lockError(ctx, err))
+				return true, sess.lockError(ctx, err)
 			}
 			if err := tx.Update(def.Name, old.Vals, newVals); err != nil {
-				return true, g.endWrite(ctx, sess, implicit, toSQLError(err))
+				return true, toSQLError(err)
 			}
-			changed = 1
+			changed = true
 		}
-		affected := changed
-		if c.Capabilities&mysql.CapabilityClientFoundRows != 0 {
-			affected = matched
-		}
-		res = &sqltypes.Result{RowsAffected: uint64(affected),
-			Info: fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: 0", matched, changed)}
 	}
-	if p.kind == writeUpdate {
-		if !found {
-			res.Info = "Rows matched: 0  Changed: 0  Warnings: 0"
+	return true, callback(rowWriteResult(c, p, sess, found, changed))
+}
+
+// rowWriteAlone runs an UPDATE or DELETE by primary key in autocommit mode,
+// a transaction of its own, without one: the change is worked out on the
+// committed row and committed with storage's CommitRow, which applies it
+// once. When another commit wrote the row in between, the change is worked
+// out again on the newest row, as MySQL's UPDATE reads the newest committed
+// row once it holds the row's lock: such a statement never fails with a
+// write conflict (1213).
+func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, w writeTarget, key []any, callback func(*sqltypes.Result) error) (bool, error) {
+	// locker holds the row's write lock, taken before the first commit
+	// attempt (it waits for another transaction's SELECT … FOR UPDATE).
+	var locker *storage.Tx
+	defer func() {
+		if locker != nil {
+			locker.Rollback()
 		}
+	}()
+	for attempt := 0; ; attempt++ {
+		if attempt == maxRowAttempts {
+			return false, nil // the row keeps changing: the planner's way
+		}
+		t, ok := w.db.Snapshot().Table(p.table)
+		if !ok || t.Def() != w.def {
+			return false, nil
+		}
+		old, found := t.Get(&storage.Row{Vals: key})
+		kind := storage.OpDelete
+		var newVals []any
+		if found && p.kind == writeUpdate {
+			kind = storage.OpUpdate
+			if newVals, ok = updatedRow(ctx, w.sch, w.def, p, old.Vals, prep.BindVars); !ok {
+				return false, nil
+			}
+			equal, err := sql.Row(old.Vals).Equals(ctx, sql.Row(newVals), w.sch)
+			if err != nil {
+				return false, nil
+			}
+			if equal { // matched, not written
+				sess.ClearWarnings()
+				return true, callback(rowWriteResult(c, p, sess, true, false))
+			}
+		}
+		sess.ClearWarnings()
+		if !found {
+			return true, callback(rowWriteResult(c, p, sess, false, false))
+		}
+		if locker == nil {
+			locker = w.db.Begin()
+			if err := locker.LockForWrite(ctx, w.def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
+				return true, sess.lockError(ctx, err)
+			}
+		}
+		_, err := w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals})
+		if errors.Is(err, storage.ErrStale) {
+			continue
+		}
+		if err != nil {
+			return true, toSQLError(err)
+		}
+		return true, callback(rowWriteResult(c, p, sess, true, true))
+	}
+}
+
+// maxRowAttempts bounds how often a compiled write works its change out
+// again because other commits keep writing the row.
+const maxRowAttempts = 8
+
+// updatedRow works out the new row of a compiled UPDATE from old; false
+// when a value does not convert exactly (or the statement sets a key
+// column), which leaves the statement to the planner.
+func updatedRow(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, p *writePlan, old []any, vars map[string]*querypb.BindVariable) ([]any, bool) {
+	newVals := append([]any(nil), old...)
+	for _, s := range p.sets {
+		pos := sch.IndexOfColName(s.col)
+		if pos < 0 || sch[pos].PrimaryKey || inUniqueIndex(def, pos) {
+			return nil, false
+		}
+		v, ok := setValue(ctx, sch, s, old, vars)
+		if !ok {
+			return nil, false
+		}
+		out, inRange, err := sch[pos].Type.Convert(ctx, v)
+		if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
+			return nil, false
+		}
+		if st, ok := sch[pos].Type.(sql.StringType); ok {
+			if s, ok := out.(string); !ok || int64(len(s)) > st.MaxByteLength() {
+				return nil, false
+			}
+		}
+		newVals[pos] = out
+	}
+	return newVals, true
+}
+
+// rowWriteResult is the OK packet of a compiled UPDATE or DELETE that found
+// its row or not and changed it or not; it sets ROW_COUNT() and, for an
+// UPDATE, FOUND_ROWS() as the planner does.
+func rowWriteResult(c *mysql.Conn, p *writePlan, sess *Session, found, changed bool) *sqltypes.Result {
+	matched, nchanged := 0, 0
+	if found {
+		matched = 1
+	}
+	if changed {
+		nchanged = 1
+	}
+	res := &sqltypes.Result{RowsAffected: uint64(nchanged)}
+	if p.kind == writeUpdate {
+		if c.Capabilities&mysql.CapabilityClientFoundRows != 0 {
+			res.RowsAffected = uint64(matched)
+		}
+		res.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: 0", matched, nchanged)
 		sess.SetLastQueryInfoInt(sql.FoundRows, int64(matched))
 	}
 	sess.SetLastQueryInfoInt(sql.RowCount, int64(res.RowsAffected))
-	if err := g.endWrite(ctx, sess, implicit, nil); err != nil {
-		return true, err
-	}
-	return true, callback(res)
-}
-
-// endWrite ends the statement: in autocommit mode its transaction commits
-// (or, after an error, rolls back).
-func (g *pointGets) endWrite(ctx *sql.Context, sess *Session, implicit bool, err error) error {
-	if !implicit {
-		return err
-	}
-	if err != nil {
-		sess.Rollback(ctx, nil)
-		return err
-	}
-	return sess.CommitTransaction(ctx, nil)
+	return res
 }
 
 // referenced says whether a foreign key of some table of the catalog
@@ -692,17 +748,19 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		}
 	}
 
+	// In autocommit mode the row is committed on its own with CommitRow,
+	// checked against the committed table; in a transaction it goes into
+	// the transaction's view.
+	var tx *storage.Tx
+	var st *storage.Table
+	found := false
 	if w.implicit {
-		if _, err := sess.StartTransaction(ctx, sql.ReadWrite); err != nil {
-			return false, nil
-		}
+		st, found = w.db.Snapshot().Table(p.table)
+	} else {
+		tx = sess.storageTx(w.db)
+		st, found = tx.Table(p.table)
 	}
-	tx := sess.storageTx(w.db)
-	st, found := tx.Table(p.table)
 	if !found || st.Def() != def {
-		if w.implicit {
-			sess.Rollback(ctx, nil)
-		}
 		return false, nil
 	}
 	if auto >= 0 {
@@ -716,24 +774,28 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		if !ok {
 			// The counter ran past the column's range: what to do
 			// is the planner's.
-			if w.implicit {
-				sess.Rollback(ctx, nil)
-			}
 			return false, nil
 		}
 		vals[auto] = out
 	}
 	sess.ClearWarnings()
-	if _, err := tx.Insert(def.Name, vals); err != nil {
-		var dup *storage.DuplicateError
-		if errors.As(err, &dup) {
-			// The planner says which key, in MySQL's words.
-			if w.implicit {
-				sess.Rollback(ctx, nil)
-			}
+	var err error
+	if w.implicit {
+		_, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: vals})
+		if errors.Is(err, storage.ErrStale) {
+			// A row with this key was committed since the snapshot (the
+			// planner reports the duplicate), or the table was redefined.
 			return false, nil
 		}
-		return true, g.endWrite(ctx, sess, w.implicit, toSQLError(err))
+	} else {
+		_, err = tx.Insert(def.Name, vals)
+	}
+	if err != nil {
+		var dup *storage.DuplicateError
+		if errors.As(err, &dup) {
+			return false, nil // the planner says which key, in MySQL's words
+		}
+		return true, toSQLError(err)
 	}
 	res := &sqltypes.Result{RowsAffected: 1}
 	if auto >= 0 {
@@ -744,9 +806,6 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		}
 	}
 	sess.SetLastQueryInfoInt(sql.RowCount, 1)
-	if err := g.endWrite(ctx, sess, w.implicit, nil); err != nil {
-		return true, err
-	}
 	return true, callback(res)
 }
 

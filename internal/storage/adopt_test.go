@@ -229,9 +229,10 @@ func TestCachedIntegerKeysOrderAsValues(t *testing.T) {
 }
 
 // Concurrent read-modify-write transactions over two tables, some touching
-// both, retried on ErrConflict: no update is lost whether a commit adopts
-// its tables or re-applies its ops, and the journal replays to the same
-// rows. Each counter ends at the number of committed increments of it.
+// both, retried on ErrConflict, among one-row changes committed alone
+// (CommitRow, retried on ErrStale): no update is lost whether a commit
+// adopts its tables, re-applies its ops or applies one row, and the journal
+// replays to the same rows. Each counter ends at the number of committed increments of it.
 func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 	dir := t.TempDir()
 	e, _ := openEngine(t, dir, SaveCommit)
@@ -276,6 +277,32 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 					if t2 := (target{[]string{"a", "b"}[rng.Intn(2)], rng.Int63n(4)}); t2 != targets[0] {
 						targets = append(targets, t2)
 					}
+				}
+				if len(targets) == 1 && rng.Intn(2) == 0 {
+					// A row committed alone (CommitRow), among the
+					// transactions: it must conflict with them as they
+					// do with each other.
+					tg := targets[0]
+					for {
+						tb, _ := db.Snapshot().Table(tg.table)
+						r, _ := tb.Get(&Row{Vals: []any{tg.key, nil}})
+						_, err := db.CommitRow(RowChange{Table: tb, Seen: r, Kind: OpUpdate, Vals: []any{tg.key, r.Vals[1].(int64) + 1}})
+						if errors.Is(err, ErrStale) {
+							mu.Lock()
+							retries++
+							mu.Unlock()
+							continue
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						break
+					}
+					mu.Lock()
+					want[fmt.Sprintf("%s/%d", tg.table, tg.key)]++
+					mu.Unlock()
+					continue
 				}
 				for {
 					tx := db.Begin()

@@ -79,6 +79,7 @@ type DB struct {
 	// for every 64 MiB of log (checkpoint cost stays proportional to writes).
 	ckptBytes atomic.Int64
 	commits   atomic.Uint64 // commits since the newest checkpoint (manual policy)
+	committed atomic.Uint64 // commits since the database was opened
 	// rx: a replica's transactions in reception, by id (guarded by
 	// commitMu).
 	rx map[uint64]*rxState
@@ -112,15 +113,61 @@ func (db *DB) Begin() *Tx {
 	return tx
 }
 
+// Committed returns how many transactions this database committed since it
+// was opened.
+func (db *DB) Committed() uint64 { return db.committed.Load() }
+
 // LSN returns the end of the journal as applied to the committed catalog.
 func (db *DB) LSN() journal.LSN { return db.cur.Load().lsn }
 
 func (db *DB) commit(ctx context.Context, tx *Tx) error {
+	logged, err := db.commitWith(tx.ops, func(cur *Catalog, a *applier) error {
+		adopted := tx.adoptable(cur)
+		if err := tx.checkLocked(cur, adopted); err != nil {
+			return err
+		}
+		for _, op := range tx.ops {
+			if adopted != nil && op.Kind.writesRow() && adopted[lower(op.Table)] != nil {
+				continue
+			}
+			if err := a.apply(op); err != nil {
+				return err
+			}
+		}
+		if adopted != nil {
+			// The transaction's own versions of these tables become the
+			// committed ones: its rows get the commit's sequence.
+			for _, r := range tx.work.made {
+				if r.ver == pendingVer {
+					r.ver = a.ver
+				}
+			}
+			for _, t := range adopted {
+				t.lastWrite = a.ver
+				a.put(t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	tx.logged = logged
+	return db.syncCommit(logged)
+}
+
+// commitWith commits ops as one transaction. Under the commit lock, body
+// checks them against the committed catalog cur and applies them to a, an
+// applier on cur (an error from body commits nothing); the result is
+// journaled and published as the new committed catalog. It returns the
+// journal position after the commit frame, 0 when nothing was journaled
+// (manual save policy). The caller makes it durable (syncCommit).
+func (db *DB) commitWith(ops []*Op, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
 	var buf []byte
 	txn := db.newTxn()
 	if db.policy != SaveManual {
-		buf = make([]byte, 0, 256*len(tx.ops))
-		for _, op := range tx.ops {
+		buf = make([]byte, 0, 256*len(ops))
+		for _, op := range ops {
 			op.Txn = txn
 			buf = AppendOp(buf, op)
 		}
@@ -133,14 +180,9 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	// being primary, whenever its statements ran.
 	if db.eng != nil && db.eng.ReadOnly() {
 		db.commitMu.Unlock()
-		return ErrReadOnly
+		return 0, ErrReadOnly
 	}
 	st := db.cur.Load()
-	adopted := tx.adoptable(st.cat)
-	if err := tx.checkLocked(st.cat, adopted); err != nil {
-		db.commitMu.Unlock()
-		return err
-	}
 	a := newApplier(st.cat, st.cat.seq+1, db.bind)
 	if buf != nil {
 		if mark, ok := db.pendingMarkLocked(st, txn); ok {
@@ -148,58 +190,44 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 			// epoch mark goes first, in the same transaction.
 			if err := a.apply(mark); err != nil {
 				db.commitMu.Unlock()
-				return err
+				return 0, err
 			}
 			buf = append(AppendOp(make([]byte, 0, 64+len(buf)), mark), buf...)
 		}
 	}
-	for _, op := range tx.ops {
-		if adopted != nil && op.Kind.writesRow() && adopted[lower(op.Table)] != nil {
-			continue
-		}
-		if err := a.apply(op); err != nil {
-			db.commitMu.Unlock()
-			return err
-		}
-	}
-	if adopted != nil {
-		// The transaction's own versions of these tables become the
-		// committed ones: its rows get the commit's sequence.
-		for _, r := range tx.work.made {
-			if r.ver == pendingVer {
-				r.ver = a.ver
-			}
-		}
-		for _, t := range adopted {
-			t.lastWrite = a.ver
-			a.put(t)
-		}
+	if err := body(st.cat, a); err != nil {
+		db.commitMu.Unlock()
+		return 0, err
 	}
 	a.cat.seq = st.cat.seq + 1
-	end := st.lsn
+	end, logged := st.lsn, journal.LSN(0)
 	if buf != nil {
 		var err error
 		if _, end, err = db.jrnl.Append(buf); err != nil {
 			db.commitMu.Unlock()
-			return err
+			return 0, err
 		}
+		logged = end
 	}
 	db.cur.Store(&state{cat: a.cat, lsn: end})
 	db.commitMu.Unlock()
-	if buf != nil {
-		tx.logged = end
-	}
 	db.commits.Add(1)
+	db.committed.Add(1)
 	if db.eng != nil {
 		db.eng.notify()
 	}
+	return logged, nil
+}
 
-	if db.policy == SaveCommit {
-		// Not ctx: once appended, the commit is decided; the client's
-		// acknowledgement waits for the fsync, which is bounded.
-		return db.jrnl.SyncTo(context.Background(), end)
+// syncCommit makes a commit that ended the journal at logged durable, as
+// the save policy asks.
+func (db *DB) syncCommit(logged journal.LSN) error {
+	if db.policy != SaveCommit || logged == 0 {
+		return nil
 	}
-	return nil
+	// Not the statement's context: once appended, the commit is decided;
+	// the client's acknowledgement waits for the fsync, which is bounded.
+	return db.jrnl.SyncTo(context.Background(), logged)
 }
 
 // pendingMarkLocked returns the epoch mark this database needs before the

@@ -249,6 +249,24 @@ func (e *Engine) Databases() []*DB {
 	return out
 }
 
+// Counts are the engine's totals over its open databases, for SHOW STATUS.
+type Counts struct {
+	Commits uint64 // transactions committed since each database was opened
+	Fsyncs  uint64 // fsyncs of journal files (one covers every commit it finds written)
+}
+
+// Counts sums the counters of the open databases.
+func (e *Engine) Counts() Counts {
+	var c Counts
+	for _, db := range e.Databases() {
+		c.Commits += db.Committed()
+		if db.jrnl != nil {
+			c.Fsyncs += db.jrnl.Fsyncs()
+		}
+	}
+	return c
+}
+
 // CreateDatabase creates a database whose first journal transaction records
 // options. The database appears whole or not at all: it is built in a
 // temporary folder, made durable, then renamed.
