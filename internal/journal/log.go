@@ -98,6 +98,9 @@ type Log struct {
 		sync.Mutex
 		cur      *os.File
 		curStart LSN
+		// zeroed is the offset in cur up to which the file holds bytes:
+		// the log's, then zeros written ahead of them (see zeroAheadLocked).
+		zeroed int64
 		written  LSN // end of the bytes handed to write(2)
 		synced   LSN // end of the bytes known to be on disk; Invariant: synced <= written
 		syncing  bool
@@ -177,7 +180,7 @@ func Open(opts Options) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
 	}
-	l.mu.cur, l.mu.curStart = f, last
+	l.mu.cur, l.mu.curStart, l.mu.zeroed = f, last, int64(end-last)
 	l.mu.segments = segs
 	l.mu.written, l.mu.synced = end, end
 	return l, nil
@@ -198,8 +201,8 @@ func (l *Log) recover(segs []LSN) (LSN, error) {
 		if err != nil {
 			return 0, fmt.Errorf("journal %s: %w", path, err)
 		}
-		segEnd := seg + LSN(len(data))
 		lastSeg := i == len(segs)-1
+		segEnd := seg + LSN(len(data))
 		if !lastSeg && segEnd != segs[i+1] {
 			return 0, &CorruptError{File: path, Offset: int64(len(data)),
 				Reason: fmt.Sprintf("segment ends at LSN %d but the next segment starts at %d", segEnd, segs[i+1])}
@@ -218,6 +221,12 @@ func (l *Log) recover(segs []LSN) (LSN, error) {
 		for pos < len(data) {
 			typ, _, size, ok := DecodeFrame(data[pos:])
 			if !ok {
+				if lastSeg && isZero(data[pos:]) {
+					// The zeros written ahead of the log
+					// (zeroAheadLocked): its end.
+					data = data[:pos]
+					break
+				}
 				if !lastSeg || validFrameAfter(data[pos+1:]) {
 					return 0, &CorruptError{File: path, Offset: int64(pos), Reason: "checksum or length mismatch before the end of the log"}
 				}
@@ -241,9 +250,11 @@ func (l *Log) recover(segs []LSN) (LSN, error) {
 					l.log.Warn("journal: cutting frames after the last commit marker",
 						"file", path, "offset", committed-seg, "bytes", validEnd-committed)
 				}
-				if err := os.Truncate(path, int64(committed-seg)); err != nil {
-					return 0, fmt.Errorf("journal %s: truncate: %w", path, err)
-				}
+			}
+			// The file is cut at the last commit: frames of no
+			// transaction and zeros ahead of the log go.
+			if err := os.Truncate(path, int64(committed-seg)); err != nil {
+				return 0, fmt.Errorf("journal %s: truncate: %w", path, err)
 			}
 		}
 	}
@@ -284,7 +295,7 @@ func (l *Log) createSegment(start LSN) error {
 	if l.mu.cur != nil {
 		l.mu.cur.Close()
 	}
-	l.mu.cur, l.mu.curStart = f, start
+	l.mu.cur, l.mu.curStart, l.mu.zeroed = f, start, 0
 	return nil
 }
 
@@ -306,12 +317,48 @@ func (l *Log) Append(frames []byte) (start, end LSN, err error) {
 	if err := l.fault(FaultWrite); err != nil {
 		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
 	}
+	if err := l.zeroAheadLocked(int64(l.mu.written-l.mu.curStart) + int64(len(frames))); err != nil {
+		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	}
 	if _, err := l.mu.cur.Write(frames); err != nil {
 		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
 	}
 	start = l.mu.written
 	l.mu.written += LSN(len(frames))
 	return start, l.mu.written, nil
+}
+
+// zeroStep is how far ahead of the log the current segment is filled with
+// zeros.
+const zeroStep = 4 << 20
+
+// zeroAheadLocked makes the current segment hold zeros up to at least end
+// (an offset in the file), zeroStep at a time. The frames are then written
+// over zeros, inside the file: the fsync that makes them durable writes
+// the data alone (fdatasync, no block allocation, no new size), which on
+// ext4 costs about a quarter less time and CPU than one that extends the
+// file. Recovery and readers take the zeros for the end of the log; a roll
+// and a truncation cut them off.
+func (l *Log) zeroAheadLocked(end int64) error {
+	if end <= l.mu.zeroed {
+		return nil
+	}
+	to := max(end, min(l.mu.zeroed+zeroStep, l.opts.SegmentBytes))
+	if _, err := l.mu.cur.WriteAt(make([]byte, to-l.mu.zeroed), l.mu.zeroed); err != nil {
+		return err
+	}
+	l.mu.zeroed = to
+	return nil
+}
+
+// isZero reports whether b holds only zero bytes.
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *Log) failLocked(err error) error {
@@ -322,12 +369,18 @@ func (l *Log) failLocked(err error) error {
 }
 
 // rollLocked makes the current segment durable and starts the next one.
+// Only the last segment may end in zeros: the zeros written ahead stop at
+// the segment size, which a rolled segment has passed, and the cut here
+// (a no-op then) is on disk before the next segment exists.
 func (l *Log) rollLocked() error {
+	if err := l.mu.cur.Truncate(int64(l.mu.written - l.mu.curStart)); err != nil {
+		return fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err)
+	}
 	l.fsyncs.Add(1)
 	if err := l.fault(FaultSync); err != nil {
 		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
 	}
-	if err := l.mu.cur.Sync(); err != nil {
+	if err := syncData(l.mu.cur); err != nil {
 		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
 	}
 	if l.mu.written > l.mu.synced {
@@ -363,7 +416,7 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 		l.mu.Unlock()
 		err := l.fault(FaultSync)
 		if err == nil {
-			err = f.Sync()
+			err = syncData(f)
 		}
 		l.fsyncs.Add(1)
 		l.mu.Lock()
@@ -471,7 +524,16 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.cur != nil {
-		err := l.mu.cur.Close()
+		var err error
+		if l.mu.failed == nil && l.mu.zeroed > int64(l.mu.written-l.mu.curStart) {
+			// A closed log ends where its file does: the zeros ahead go.
+			if err = l.mu.cur.Truncate(int64(l.mu.written - l.mu.curStart)); err == nil {
+				err = syncData(l.mu.cur)
+			}
+		}
+		if cerr := l.mu.cur.Close(); err == nil {
+			err = cerr
+		}
 		l.mu.cur = nil
 		l.mu.failed = fmt.Errorf("%w: closed", ErrFailed)
 		return err
@@ -600,6 +662,7 @@ func (l *Log) Truncate(to LSN) error {
 	if err := l.mu.cur.Truncate(int64(to - seg)); err != nil {
 		return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
 	}
+	l.mu.zeroed = int64(to - seg)
 	if _, err := l.mu.cur.Seek(int64(to-seg), io.SeekStart); err != nil {
 		return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
 	}

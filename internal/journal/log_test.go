@@ -267,3 +267,113 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// The current segment holds zeros ahead of the log (zeroAheadLocked): after
+// a process crash, recovery takes them for the log's end without a word,
+// keeps a last frame whose payload ends in zero bytes, and cuts a torn
+// frame written over them as any torn tail; damage inside the log is still
+// an error. A closed log's file ends where the log does.
+func TestZerosAheadOfTheLog(t *testing.T) {
+	open := func(dir string, lb *bytes.Buffer) (*Log, error) {
+		return Open(Options{Dir: dir, SegmentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(lb, nil))})
+	}
+	seg := func(dir string) string { return filepath.Join(dir, segmentName(0)) }
+	size := func(dir string) int64 {
+		fi, err := os.Stat(seg(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	// write appends two transactions, the last frame's payload ending in
+	// zero bytes, and leaves the log open as a killed process would.
+	write := func(dir string) LSN {
+		var lb bytes.Buffer
+		l, err := open(dir, &lb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Append(tx("a"))
+		_, end, _ := l.Append(AppendFrame(tx("b"), FrameCommit, []byte{7, 0, 0}))
+		if err := l.SyncTo(context.Background(), end); err != nil {
+			t.Fatal(err)
+		}
+		if size(dir) <= int64(end) {
+			t.Fatalf("segment of %d bytes for a log ending at %d: no zeros ahead", size(dir), end)
+		}
+		return end
+	}
+
+	dir := t.TempDir()
+	end := write(dir)
+	var lb bytes.Buffer
+	l, err := open(dir, &lb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.End() != end || lb.Len() != 0 {
+		t.Fatalf("reopened at %d (log: %q), want %d and nothing logged", l.End(), lb.String(), end)
+	}
+	if got := strings.Join(readAll(t, l), ","); got != "a,commit,b,commit,commit" {
+		t.Fatalf("read back %q", got)
+	}
+	_, end2, _ := l.Append(tx("c"))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if size(dir) != int64(end2) {
+		t.Fatalf("closed log's segment is %d bytes, the log ends at %d", size(dir), end2)
+	}
+
+	// A torn frame over the zeros is cut, and logged.
+	dir = t.TempDir()
+	end = write(dir)
+	f, _ := os.OpenFile(seg(dir), os.O_WRONLY, 0)
+	torn := tx("dddddddddddd")
+	f.WriteAt(torn[:15], int64(end)) // the header and 6 of the 12 payload bytes
+	f.Close()
+	lb.Reset()
+	if l, err = open(dir, &lb); err != nil {
+		t.Fatal(err)
+	}
+	if l.End() != end || !strings.Contains(lb.String(), "torn frame") {
+		t.Fatalf("reopened at %d (log: %q), want %d and the torn frame logged", l.End(), lb.String(), end)
+	}
+	l.Close()
+
+	// Damage inside the log, zeros after it: an error naming file and offset.
+	dir = t.TempDir()
+	end = write(dir)
+	f, _ = os.OpenFile(seg(dir), os.O_WRONLY, 0)
+	f.WriteAt([]byte{0xff}, 3)
+	f.Close()
+	if _, err := open(dir, &lb); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), seg(dir)) {
+		t.Fatalf("open of a damaged log: %v, want ErrCorrupt naming %s", err, seg(dir))
+	}
+}
+
+// Only the last segment holds zeros: a roll cuts them off the one it ends.
+func TestRolledSegmentsEndWithTheLog(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(Options{Dir: dir, SegmentBytes: 64, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := 0; i < 10; i++ {
+		l.Append(tx(fmt.Sprintf("row-%02d", i)))
+	}
+	segs, _ := listSegments(dir)
+	if len(segs) < 3 {
+		t.Fatalf("%d segments", len(segs))
+	}
+	for i := 0; i+1 < len(segs); i++ {
+		fi, err := os.Stat(filepath.Join(dir, segmentName(segs[i])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if LSN(fi.Size()) != segs[i+1]-segs[i] {
+			t.Fatalf("segment %d holds %d bytes, the next starts %d bytes after it", segs[i], fi.Size(), segs[i+1]-segs[i])
+		}
+	}
+}
