@@ -328,12 +328,16 @@ func (l *Log) Append(frames []byte) (start, end LSN, err error) {
 	return start, l.mu.written, nil
 }
 
-// zeroStep is how far ahead of the log the current segment is filled with
-// zeros.
-const zeroStep = 4 << 20
+// The current segment is filled with zeros ahead of the log by as much as
+// it holds already, at least zeroMinStep and at most zeroMaxStep at a time:
+// a database that writes little (a test's) costs little disk.
+const (
+	zeroMinStep = 64 << 10
+	zeroMaxStep = 4 << 20
+)
 
 // zeroAheadLocked makes the current segment hold zeros up to at least end
-// (an offset in the file), zeroStep at a time. The frames are then written
+// (an offset in the file). The frames are then written
 // over zeros, inside the file: the fsync that makes them durable writes
 // the data alone (fdatasync, no block allocation, no new size), which on
 // ext4 costs about a quarter less time and CPU than one that extends the
@@ -343,7 +347,8 @@ func (l *Log) zeroAheadLocked(end int64) error {
 	if end <= l.mu.zeroed {
 		return nil
 	}
-	to := max(end, min(l.mu.zeroed+zeroStep, l.opts.SegmentBytes))
+	step := min(zeroMaxStep, max(zeroMinStep, l.mu.zeroed))
+	to := max(end, min(l.mu.zeroed+step, l.opts.SegmentBytes))
 	if _, err := l.mu.cur.WriteAt(make([]byte, to-l.mu.zeroed), l.mu.zeroed); err != nil {
 		return err
 	}
