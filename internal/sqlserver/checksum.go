@@ -26,6 +26,9 @@ const checksumFunc = "miraj_table_checksum"
 // checksumRewrite returns the SELECT that answers a CHECKSUM TABLE
 // statement (the first statement of q), or false.
 func checksumRewrite(q string) (string, bool) {
+	if firstWord(q) != "CHECKSUM" {
+		return "", false
+	}
 	w, end := scanStatement(q)
 	if len(w) < 3 || !w[0].word || w[0].text != "CHECKSUM" || !w[1].word || (w[1].text != "TABLE" && w[1].text != "TABLES") {
 		return "", false

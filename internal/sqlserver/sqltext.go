@@ -16,9 +16,22 @@ type sqlWord struct {
 // scanWords splits q into words and punctuation, skipping strings, quoted
 // identifiers (as one word) and comments; the body of a /*! … */ comment
 // is read as code. With first, it stops at the end of the first statement.
-func scanWords(q string, first bool) []sqlWord {
+func scanWords(q string, first bool) []sqlWord { return scanWordsUpTo(q, first, 0) }
+
+// firstWord returns q's first word, upper-case ("" when q starts with
+// something else): a statement's kind, read without scanning the rest.
+func firstWord(q string) string {
+	if w := scanWordsUpTo(q, true, 1); len(w) == 1 && w[0].word {
+		return w[0].text
+	}
+	return ""
+}
+
+// scanWordsUpTo is scanWords stopping after limit words and punctuation
+// marks (0: no limit).
+func scanWordsUpTo(q string, first bool, limit int) []sqlWord {
 	var out []sqlWord
-	for i := 0; i < len(q); {
+	for i := 0; i < len(q) && (limit == 0 || len(out) < limit); {
 		c := q[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':

@@ -102,6 +102,15 @@ func tableRefs(q string, w []sqlWord, i int) ([]tableRef, int) {
 // systemSchemaRewrite returns the statement to run instead of the first
 // statement of q (whose text ends at end), or false.
 func systemSchemaRewrite(q, currentDB string) (string, bool) {
+	switch firstWord(q) {
+	case "FLUSH", "DROP", "SHOW", "CREATE":
+	case "SELECT":
+		if !strings.EqualFold(currentDB, "mysql") {
+			return "", false
+		}
+	default:
+		return "", false // none of the statements below: q is not scanned whole
+	}
 	w, end := scanStatement(q)
 	if len(w) < 2 {
 		return "", false
