@@ -163,6 +163,9 @@ type pointGets struct {
 	mu    sync.Mutex
 	plans map[uint32]map[uint32]*compiled // connection → statement → plan
 	texts map[uint32]map[string]*compiled // connection → normalized text → plan (textplan.go)
+	// shapes: connection → a statement's text without its literals → what
+	// parsing it gave (textshape.go)
+	shapes map[uint32]map[string]*textShape
 }
 
 // compiled is what a prepared statement compiles to: at most one of the
@@ -175,7 +178,8 @@ type compiled struct {
 }
 
 func newPointGets(s *Server) *pointGets {
-	g := &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}, texts: map[uint32]map[string]*compiled{}}
+	g := &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}, texts: map[uint32]map[string]*compiled{},
+		shapes: map[uint32]map[string]*textShape{}}
 	g.pids.Store(1 << 62)
 	return g
 }
@@ -213,6 +217,7 @@ func (g *pointGets) forget(connID uint32) {
 	g.mu.Lock()
 	delete(g.plans, connID)
 	delete(g.texts, connID)
+	delete(g.shapes, connID)
 	g.mu.Unlock()
 }
 

@@ -42,23 +42,9 @@ func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Con
 	case "BEGIN", "START TRANSACTION", "BEGIN WORK", "COMMIT", "COMMIT WORK":
 		key, norm = q, q
 	default:
-		stmt, err := ast.Parse(q)
-		if err != nil {
+		var ok bool
+		if key, norm, vars, ok = g.normalize(c, q); !ok {
 			return false, nil
-		}
-		switch stmt.(type) {
-		case *ast.Select, *ast.Insert, *ast.Update, *ast.Delete:
-		default:
-			return false, nil
-		}
-		vars = parameterize(stmt)
-		norm = ast.String(stmt)
-		key = norm
-		if _, ok := stmt.(*ast.Select); ok {
-			// Result columns are named as the client wrote them
-			// (`count( k )`): the select list as written is part of
-			// the key.
-			key += "\x00" + selectList(q)
 		}
 	}
 	cp := g.textPlan(c, key, norm)
@@ -70,6 +56,47 @@ func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Con
 		return h.ComQuery(goctx, c, q, func(r *sqltypes.Result, _ bool) error { return cb(r) })
 	}
 	return g.run(goctx, c, cp, prep, q, usual, callback)
+}
+
+// normalize returns the key, normalized text and parameters of a SELECT,
+// INSERT, UPDATE or DELETE; from the statement's shape when one was kept
+// (textshape.go), else by parsing it.
+func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars map[string]*querypb.BindVariable, ok bool) {
+	shape, lits, shaped := shapeOf(q)
+	var ts *textShape
+	if shaped {
+		ts = g.textShape(c, shape, lits)
+	}
+	if ts == nil {
+		stmt, err := ast.Parse(q)
+		if err != nil {
+			return "", "", nil, false
+		}
+		isSelect := false
+		switch stmt.(type) {
+		case *ast.Select:
+			isSelect = true
+		case *ast.Insert, *ast.Update, *ast.Delete:
+		default:
+			return "", "", nil, false
+		}
+		vars = parameterize(stmt)
+		ts = &textShape{norm: ast.String(stmt), isSelect: isSelect}
+		if shaped {
+			if kept := newTextShape(ts.norm, isSelect, vars, lits); kept != nil {
+				g.keepTextShape(c, shape, kept)
+			}
+		}
+	} else {
+		vars = ts.bind(lits)
+	}
+	key = ts.norm
+	if ts.isSelect {
+		// Result columns are named as the client wrote them (`count( k )`):
+		// the select list as written is part of the key.
+		key += "\x00" + selectList(q)
+	}
+	return key, ts.norm, vars, true
 }
 
 func startsWithVerb(q string) bool {
