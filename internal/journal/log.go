@@ -100,7 +100,7 @@ type Log struct {
 		curStart LSN
 		// zeroed is the offset in cur up to which the file holds bytes:
 		// the log's, then zeros written ahead of them (see zeroAheadLocked).
-		zeroed int64
+		zeroed   int64
 		written  LSN // end of the bytes handed to write(2)
 		synced   LSN // end of the bytes known to be on disk; Invariant: synced <= written
 		syncing  bool
