@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -815,10 +816,44 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 			colls[k], fast[k] = st.Collation(), true
 		}
 	}
+	if len(order) > 0 && fast[0] && len(rows) > 8 {
+		// The first column's prefixes first (collatedPrefix): most pairs
+		// differ there.
+		keyed := make([]prefixedRow, len(rows))
+		for i, r := range rows {
+			keyed[i].row = r
+			if s, ok := r.Vals[order[0]].(string); ok {
+				keyed[i].prefix, keyed[i].ok = collatedPrefix(colls[0], s), true
+			}
+		}
+		desc := spec[0].desc
+		slices.SortStableFunc(keyed, func(a, b prefixedRow) int {
+			if a.ok && b.ok && a.prefix != b.prefix {
+				c := cmp.Compare(a.prefix, b.prefix)
+				if desc {
+					c = -c
+				}
+				return c
+			}
+			return compareBy(t, order, spec, colls, fast, a.row, b.row)
+		})
+		for i := range keyed {
+			rows[i] = keyed[i].row
+		}
+		return rows
+	}
 	slices.SortStableFunc(rows, func(a, b *storage.Row) int {
 		return compareBy(t, order, spec, colls, fast, a, b)
 	})
 	return rows
+}
+
+// prefixedRow is a row with the prefix of its first sort column (ok: the
+// value is a string).
+type prefixedRow struct {
+	row    *storage.Row
+	prefix uint64
+	ok     bool
 }
 
 func compareBy(t *storage.Table, order []int, spec []orderSpec, colls []sql.CollationID, fast []bool, a, b *storage.Row) int {

@@ -143,6 +143,36 @@ func sortKeyCollation(c sql.CollationID) bool {
 	return c.Sorter() != nil && cs != sql.CharacterSet_Unspecified && cs != sql.CharacterSet_binary
 }
 
+// collatedPrefix is a number that orders strings under c as
+// compareCollated does wherever two strings' numbers differ: the sort-key
+// weights of their first two runes (under binary, their first 8 bytes), a
+// missing rune below any other. Equal numbers say nothing. Sorting by it
+// first spares most comparisons their rune-by-rune walk.
+func collatedPrefix(c sql.CollationID, s string) uint64 {
+	if c == sql.Collation_binary {
+		var b [8]byte
+		copy(b[:], s)
+		return binary.BigEndian.Uint64(b[:])
+	}
+	sorter, table := weightsOf(c)
+	var p uint64
+	for k := 0; k < 2; k++ {
+		p <<= 32
+		if len(s) == 0 {
+			continue
+		}
+		var w int32
+		if ch := s[0]; ch < utf8.RuneSelf && table != nil {
+			w, s = table[ch], s[1:]
+		} else {
+			r, n := utf8.DecodeRuneInString(s)
+			w, s = sorter(r), s[n:]
+		}
+		p |= uint64(uint32(w) ^ 0x80000000)
+	}
+	return p
+}
+
 // compareCollated is types.StringType.Compare of two strings under c, for
 // a collation sortKeyCollation accepts: rune weights one after the other,
 // then the shorter string first.

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"math/rand"
 	"strings"
@@ -124,7 +125,7 @@ func TestWeightsMatchWriteWeightString(t *testing.T) {
 func TestSortKeysMatchStringCompare(t *testing.T) {
 	ctx := sql.NewEmptyContext()
 	rng := rand.New(rand.NewSource(2))
-	keyed := 0
+	keyed, prefixed := 0, 0
 	for _, c := range sortKeyTestCollations(t) {
 		if !sortKeyCollation(c) {
 			if _, err := appendSortKey(nil, c, "a"); !errors.Is(err, errNoSortKey) {
@@ -160,10 +161,19 @@ func TestSortKeysMatchStringCompare(t *testing.T) {
 			if got := compareCollated(c, a, b); got != want {
 				t.Fatalf("%s: compareCollated(%q, %q) = %d, Compare says %d", c.Name(), a, b, got, want)
 			}
+			if pa, pb := collatedPrefix(c, a), collatedPrefix(c, b); pa != pb {
+				prefixed++
+				if got := cmp.Compare(pa, pb); got != want {
+					t.Fatalf("%s: prefixes of %q and %q compare %d, Compare says %d", c.Name(), a, b, got, want)
+				}
+			}
 		}
 	}
 	if keyed < 100 {
 		t.Errorf("only %d collations have sort keys", keyed)
+	}
+	if prefixed < 10000 {
+		t.Errorf("only %d pairs of strings had different prefixes", prefixed)
 	}
 }
 
