@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,12 +103,19 @@ type Log struct {
 		// the log's, then zeros written ahead of them (see zeroAheadLocked).
 		zeroed   int64
 		written  LSN // end of the bytes handed to write(2)
-		synced   LSN // end of the bytes known to be on disk; Invariant: synced <= written
-		syncing  bool
 		failed   error
 		segments []LSN // start LSN of each segment, ascending
 	}
-	synced *sync.Cond
+	// sy holds what the group commit needs, apart from mu so that
+	// committers waiting for an fsync never hold up Append. Lock order: mu
+	// before sy; SyncTo lets go of sy before it takes mu.
+	sy struct {
+		sync.Mutex
+		synced  LSN // end of the bytes known to be on disk; Invariant: synced <= mu.written
+		syncing bool
+		failed  error // mu.failed, for the waiters
+	}
+	synced *sync.Cond // on sy
 	// fsyncs counts the fsyncs of segment files (group commit shares them).
 	fsyncs atomic.Uint64
 }
@@ -154,7 +162,7 @@ func Open(opts Options) (*Log, error) {
 		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
 	}
 	l := &Log{opts: opts, log: opts.Logger}
-	l.synced = sync.NewCond(&l.mu)
+	l.synced = sync.NewCond(&l.sy)
 	segs, err := listSegments(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", opts.Dir, err)
@@ -164,7 +172,7 @@ func Open(opts Options) (*Log, error) {
 			return nil, err
 		}
 		l.mu.segments = []LSN{opts.StartLSN}
-		l.mu.written, l.mu.synced = opts.StartLSN, opts.StartLSN
+		l.mu.written, l.sy.synced = opts.StartLSN, opts.StartLSN
 		return l, nil
 	}
 	end, err := l.recover(segs)
@@ -182,7 +190,7 @@ func Open(opts Options) (*Log, error) {
 	}
 	l.mu.cur, l.mu.curStart, l.mu.zeroed = f, last, int64(end-last)
 	l.mu.segments = segs
-	l.mu.written, l.mu.synced = end, end
+	l.mu.written, l.sy.synced = end, end
 	return l, nil
 }
 
@@ -368,7 +376,7 @@ func isZero(b []byte) bool {
 
 func (l *Log) failLocked(err error) error {
 	l.mu.failed = fmt.Errorf("%w: %v", ErrFailed, err)
-	l.synced.Broadcast()
+	l.setSynced(0, l.mu.failed)
 	l.log.Error("journal: I/O error, the database refuses further writes", "dir", l.opts.Dir, "err", err)
 	return l.mu.failed
 }
@@ -388,10 +396,7 @@ func (l *Log) rollLocked() error {
 	if err := syncData(l.mu.cur); err != nil {
 		return fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err)
 	}
-	if l.mu.written > l.mu.synced {
-		l.mu.synced = l.mu.written
-		l.synced.Broadcast()
-	}
+	l.setSynced(l.mu.written, nil)
 	if err := l.createSegment(l.mu.written); err != nil {
 		return err
 	}
@@ -399,41 +404,81 @@ func (l *Log) rollLocked() error {
 	return nil
 }
 
+// setSynced raises the durable end to at least lsn and, with failed, makes
+// the waiters of SyncTo return it; it wakes them.
+func (l *Log) setSynced(lsn LSN, failed error) {
+	l.sy.Lock()
+	defer l.sy.Unlock()
+	if lsn > l.sy.synced {
+		l.sy.synced = lsn
+	}
+	if failed != nil {
+		l.sy.failed = failed
+	}
+	l.synced.Broadcast()
+}
+
 // SyncTo returns once every byte before upto is on disk. Concurrent callers
 // share fsyncs (group commit): one caller syncs everything written so far
 // while the others wait for it, then at most one more fsync covers them.
 func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for l.mu.synced < upto {
-		if l.mu.failed != nil {
-			return l.mu.failed
+	l.sy.Lock()
+	defer l.sy.Unlock()
+	for l.sy.synced < upto {
+		if l.sy.failed != nil {
+			return l.sy.failed
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if l.mu.syncing {
+		if l.sy.syncing {
 			l.synced.Wait()
 			continue
 		}
-		l.mu.syncing = true
-		target, f := l.mu.written, l.mu.cur
-		l.mu.Unlock()
-		err := l.fault(FaultSync)
-		if err == nil {
-			err = syncData(f)
-		}
-		l.fsyncs.Add(1)
-		l.mu.Lock()
-		l.mu.syncing = false
-		if err != nil {
-			return l.failLocked(fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err))
-		}
-		if target > l.mu.synced {
-			l.mu.synced = target
-		}
+		l.sy.syncing = true
+		l.sy.Unlock()
+		err := l.syncWritten()
+		l.sy.Lock()
+		l.sy.syncing = false
 		l.synced.Broadcast()
+		if err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// syncWritten fsyncs what was written so far and raises the durable end;
+// called by one SyncTo at a time, without sy.
+func (l *Log) syncWritten() error {
+	// Other committers that are ready to run append first: one fsync then
+	// covers them too.
+	runtime.Gosched()
+	l.mu.Lock()
+	target, f, start, failed := l.mu.written, l.mu.cur, l.mu.curStart, l.mu.failed
+	l.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
+	err := l.fault(FaultSync)
+	if err == nil {
+		err = syncData(f)
+	}
+	l.fsyncs.Add(1)
+	if err != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.mu.failed != nil {
+			return l.mu.failed
+		}
+		if l.mu.curStart != start {
+			// The segment rolled (and was closed) meanwhile: the roll
+			// made it durable whole.
+			return nil
+		}
+		return l.failLocked(fmt.Errorf("journal %s: fsync: %w", l.opts.Dir, err))
+	}
+	l.setSynced(target, nil)
 	return nil
 }
 
@@ -446,9 +491,9 @@ func (l *Log) End() LSN {
 
 // Durable returns the LSN up to which the log is on disk.
 func (l *Log) Durable() LSN {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.mu.synced
+	l.sy.Lock()
+	defer l.sy.Unlock()
+	return l.sy.synced
 }
 
 // Start returns the LSN of the oldest retained byte.
@@ -677,8 +722,11 @@ func (l *Log) Truncate(to LSN) error {
 	if err := atomicfile.SyncDir(l.opts.Dir); err != nil {
 		return l.failLocked(err)
 	}
-	l.mu.written, l.mu.synced = to, to
+	l.mu.written = to
+	l.sy.Lock()
+	l.sy.synced = to
 	l.synced.Broadcast()
+	l.sy.Unlock()
 	return nil
 }
 
@@ -711,12 +759,13 @@ func (l *Log) Crash() error {
 		l.mu.cur = nil
 	}
 	l.mu.failed = fmt.Errorf("%w: crashed", ErrFailed)
-	l.synced.Broadcast()
+	l.setSynced(0, l.mu.failed)
+	synced := l.Durable()
 	seg := l.mu.segments[len(l.mu.segments)-1]
-	if l.mu.synced < seg {
-		panic(fmt.Sprintf("journal %s: synced %d before the last segment %d", l.opts.Dir, l.mu.synced, seg))
+	if synced < seg {
+		panic(fmt.Sprintf("journal %s: synced %d before the last segment %d", l.opts.Dir, synced, seg))
 	}
-	return os.Truncate(filepath.Join(l.opts.Dir, segmentName(seg)), int64(l.mu.synced-seg))
+	return os.Truncate(filepath.Join(l.opts.Dir, segmentName(seg)), int64(synced-seg))
 }
 
 // Scan reads, without changing anything, the frames of the journal folder
