@@ -377,3 +377,40 @@ func TestRolledSegmentsEndWithTheLog(t *testing.T) {
 		}
 	}
 }
+
+// A segment that rolls (and is closed) while a committer fsyncs it: the
+// roll made it durable, so the fsync's failure on the closed file is not
+// the log's.
+func TestFsyncOfARolledSegment(t *testing.T) {
+	dir := t.TempDir()
+	var l *Log
+	rollNow := false
+	var err error
+	l, err = Open(Options{Dir: dir, SegmentBytes: 64, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+		Faults: func(op FaultOp) error {
+			if op == FaultSync && rollNow {
+				rollNow = false
+				// Another committer appends and rolls the segment
+				// between the leader's look at it and its fsync.
+				if _, _, err := l.Append(tx("rolls")); err != nil {
+					t.Error(err)
+				}
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, end, _ := l.Append(tx("0123456789012345678901234567890123456789012345678901234567890123"))
+	rollNow = true
+	if err := l.SyncTo(context.Background(), end); err != nil {
+		t.Fatalf("SyncTo across a roll: %v", err)
+	}
+	if segs, _ := listSegments(dir); len(segs) != 2 {
+		t.Fatalf("%d segments, want 2 (the roll happened)", len(segs))
+	}
+	if _, _, err := l.Append(tx("after")); err != nil {
+		t.Fatalf("append after: %v", err)
+	}
+}
