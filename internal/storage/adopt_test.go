@@ -206,7 +206,10 @@ func TestCachedIntegerKeysOrderAsValues(t *testing.T) {
 			if i%7 == 0 {
 				b.Vals[1] = a.Vals[1]
 			}
-			want := plain.compareCols(def.PK, a, b)
+			want := kind.cmp(a.Vals[1], b.Vals[1])
+			if got := plain.compareCols(def.PK, a, b); got != want {
+				t.Fatalf("%s: %T %v vs %T %v compare %d by values, %d by the column", kind.name, a.Vals[1], a.Vals[1], b.Vals[1], b.Vals[1], got, want)
+			}
 			s.setKey(a)
 			s.setKey(b)
 			if a.kcol == 0 || b.kcol == 0 {
