@@ -63,13 +63,7 @@ func TestCommitRowChecksTheRowItRead(t *testing.T) {
 		t.Fatalf("insert into a table redefined since it was read: %v, want ErrStale", err)
 	}
 
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e2, _ := openEngine(t, dir, SaveCommit)
-	defer e2.Close()
-	db2, _ := e2.Database("app")
-	if got := committed(t, db2); got != want {
+	if got := committedAfterReopen(t, e, dir); got != want {
 		t.Fatalf("rows after the journal's replay = %s, want %s", got, want)
 	}
 }

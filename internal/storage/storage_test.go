@@ -282,15 +282,22 @@ func TestManualPolicySavesAtClose(t *testing.T) {
 		t.Fatalf("manual policy wrote %d journal bytes", db.Journal().End())
 	}
 	want := committed(t, db)
+	if got := committedAfterReopen(t, e, dir); got != want {
+		t.Fatalf("rows = %s, want %s", got, want)
+	}
+}
+
+// committedAfterReopen closes e and returns the rows of app.users once the
+// engine in dir is opened again.
+func committedAfterReopen(t *testing.T, e *Engine, dir string) string {
+	t.Helper()
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
 	e2, _ := openEngine(t, dir, SaveCommit)
 	defer e2.Close()
 	db2, _ := e2.Database("app")
-	if got := committed(t, db2); got != want {
-		t.Fatalf("rows = %s, want %s", got, want)
-	}
+	return committed(t, db2)
 }
 
 func TestAlterRenameTruncateDrop(t *testing.T) {

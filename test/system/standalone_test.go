@@ -170,26 +170,9 @@ func TestCrashDuringWriteLoad(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var commits atomic.Int64
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := sql.Open("mysql", s.dsn("root", "", "wl"))
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			for ctx.Err() == nil {
-				id := nextID.Add(1)
-				if _, err := conn.ExecContext(ctx, "INSERT INTO c (id) VALUES (?)", id); err == nil {
-					ackedC.Store(id, true)
-				}
-				incTried.Add(1)
-				if _, err := conn.ExecContext(ctx, "UPDATE counters SET n = n + 1 WHERE id = ?", 3); err == nil {
-					incAcked.Add(1)
-				}
-			}
-		}()
-		for w := 0; w < writers; w++ {
+		// writer runs step on a connection of its own until the round
+		// ends or step returns false.
+		writer := func(step func(conn *sql.DB) bool) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -198,26 +181,42 @@ func TestCrashDuringWriteLoad(t *testing.T) {
 					return
 				}
 				defer conn.Close()
-				for ctx.Err() == nil {
-					id := nextID.Add(1)
-					tx, err := conn.BeginTx(ctx, nil)
-					if err != nil {
-						return
-					}
-					_, e1 := tx.Exec("INSERT INTO a VALUES (?, ?)", id, strings.Repeat("x", int(id%90)))
-					_, e2 := tx.Exec("INSERT INTO b VALUES (?, ?)", id, id)
-					_, e3 := tx.Exec("UPDATE counters SET n = n - 1 WHERE id = 1")
-					_, e4 := tx.Exec("UPDATE counters SET n = n + 1 WHERE id = 2")
-					if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
-						tx.Rollback()
-						continue
-					}
-					if tx.Commit() == nil {
-						acked.Store(id, true)
-						commits.Add(1)
-					}
+				for ctx.Err() == nil && step(conn) {
 				}
 			}()
+		}
+		writer(func(conn *sql.DB) bool {
+			id := nextID.Add(1)
+			if _, err := conn.ExecContext(ctx, "INSERT INTO c (id) VALUES (?)", id); err == nil {
+				ackedC.Store(id, true)
+			}
+			incTried.Add(1)
+			if _, err := conn.ExecContext(ctx, "UPDATE counters SET n = n + 1 WHERE id = ?", 3); err == nil {
+				incAcked.Add(1)
+			}
+			return true
+		})
+		for w := 0; w < writers; w++ {
+			writer(func(conn *sql.DB) bool {
+				id := nextID.Add(1)
+				tx, err := conn.BeginTx(ctx, nil)
+				if err != nil {
+					return false
+				}
+				_, e1 := tx.Exec("INSERT INTO a VALUES (?, ?)", id, strings.Repeat("x", int(id%90)))
+				_, e2 := tx.Exec("INSERT INTO b VALUES (?, ?)", id, id)
+				_, e3 := tx.Exec("UPDATE counters SET n = n - 1 WHERE id = 1")
+				_, e4 := tx.Exec("UPDATE counters SET n = n + 1 WHERE id = 2")
+				if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+					tx.Rollback()
+					return true
+				}
+				if tx.Commit() == nil {
+					acked.Store(id, true)
+					commits.Add(1)
+				}
+				return true
+			})
 		}
 		// Let some commits through, then crash at a random moment.
 		waitFor(t, "commits under load", 60*time.Second, func() bool { return commits.Load() >= 50 })
