@@ -25,7 +25,7 @@ const branchTypeRuleID analyzer.RuleId = 10_005
 // 123456.5) printed 17.0 (MySQL: 17.0000). Client connections only
 // (Session.mysql), as for exact sums, which make most of these DECIMALs.
 func branchTypeRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {

@@ -33,7 +33,7 @@ const castRuleID analyzer.RuleId = 10_004
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
 //     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {

@@ -35,7 +35,7 @@ func addKeepDeleteRule() {
 // the table). Client connections only (Session.mysql), as go-mysql-server's
 // engine suites assert its own behaviour.
 func keepDeleteRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	d, ok := n.(*plan.DeleteFrom)

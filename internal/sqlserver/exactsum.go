@@ -41,7 +41,7 @@ const (
 // collation (distinct.go). Only client connections get them (Session.mysql):
 // go-mysql-server's engine suites assert its own DOUBLE results.
 func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	retyped := map[sql.ColumnId]sql.Type{}

@@ -27,7 +27,7 @@ const overflowRuleID analyzer.RuleId = 10_007
 // -9223372036854775808, and UPDATE p SET n = n - 2 on an INT UNSIGNED of 1
 // stored 4294967295. Client connections only (Session.mysql).
 func overflowRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	return checkArithmetic(n)

@@ -294,6 +294,13 @@ func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 	return tx
 }
 
+// fromClient reports whether ctx is a client connection's (Session.mysql),
+// the sessions that get MySQL's behaviour where go-mysql-server's differs.
+func fromClient(ctx *sql.Context) bool {
+	s, ok := ctx.Session.(*Session)
+	return ok && s.mysql
+}
+
 // tempDB returns the store of this session's temporary tables in database
 // db, creating it when create is set (nil otherwise).
 func (s *Session) tempDB(db string, create bool) *storage.DB {

@@ -36,7 +36,7 @@ import (
 // sortNode runs a Sort of a client session with keyedSort; go-mysql-server
 // runs it otherwise (its engine suites' sessions).
 func (x adminExec) sortNode(ctx *sql.Context, n *plan.Sort, row sql.Row) (sql.RowIter, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return nil, nil
 	}
 	iter, err := x.exec.Build(ctx, n.Child, row)
@@ -122,7 +122,7 @@ func keyedSort(ctx *sql.Context, fields sql.SortFields, rows []sql.Row) error {
 // topNNode runs a TopN (ORDER BY … LIMIT) of a client session with
 // keyedTopNIter; go-mysql-server runs it otherwise.
 func (x adminExec) topNNode(ctx *sql.Context, n *plan.TopN, row sql.Row) (sql.RowIter, error) {
-	if s, ok := ctx.Session.(*Session); !ok || !s.mysql {
+	if !fromClient(ctx) {
 		return nil, nil
 	}
 	iter, err := x.exec.Build(ctx, n.Child, row)

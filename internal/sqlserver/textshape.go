@@ -125,19 +125,21 @@ func shapeOf(q string) (shape []byte, lits []shapeLiteral, ok bool) {
 	return shape, lits, true
 }
 
+// bindVar is the parameter parameterize makes of the literal.
+func (l shapeLiteral) bindVar() *querypb.BindVariable {
+	if l.isInt {
+		n, _ := strconv.ParseInt(l.text, 10, 64) // checked by shapeOf
+		return sqltypes.Int64BindVariable(n)
+	}
+	return sqltypes.StringBindVariable(l.text)
+}
+
 // bind returns the parameters of a statement of this shape with literals
 // lits, as parameterize gives them.
 func (ts *textShape) bind(lits []shapeLiteral) map[string]*querypb.BindVariable {
 	vars := make(map[string]*querypb.BindVariable, len(lits))
 	for i, l := range lits {
-		var bv *querypb.BindVariable
-		if l.isInt {
-			n, _ := strconv.ParseInt(l.text, 10, 64) // checked by shapeOf
-			bv = sqltypes.Int64BindVariable(n)
-		} else {
-			bv = sqltypes.StringBindVariable(l.text)
-		}
-		vars["v"+strconv.Itoa(i+1)] = bv
+		vars["v"+strconv.Itoa(i+1)] = l.bindVar()
 	}
 	return vars
 }
@@ -152,11 +154,8 @@ func newTextShape(norm string, isSelect bool, vars map[string]*querypb.BindVaria
 	ts := &textShape{norm: norm, isSelect: isSelect, ints: make([]bool, len(lits))}
 	for i, l := range lits {
 		got, ok := vars["v"+strconv.Itoa(i+1)]
-		if !ok {
-			return nil
-		}
-		want := ts.bind([]shapeLiteral{l})["v1"]
-		if got.Type != want.Type || string(got.Value) != string(want.Value) {
+		want := l.bindVar()
+		if !ok || got.Type != want.Type || string(got.Value) != string(want.Value) {
 			return nil
 		}
 		ts.ints[i] = l.isInt
