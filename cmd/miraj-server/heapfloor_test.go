@@ -5,37 +5,34 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
-var sink []byte
-
-// garbageGCs allocates about mb MiB of short-lived garbage and returns how
-// many collections ran meanwhile.
-func garbageGCs(mb int) uint32 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := 0; i < mb*16; i++ {
-		sink = make([]byte, 64<<10)
-	}
-	runtime.ReadMemStats(&after)
-	return after.NumGC - before.NumGC
+// heapGoal reads the heap size at which the next collection starts.
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
-// With a floor of 64 MiB and a small live heap, 512 MiB of garbage costs a
-// handful of collections; with GOGC=100 alone, dozens.
+// With a minimum heap of 64 MiB and a small live heap, the next collection
+// waits until the heap reaches 64 MiB, where Go's default waits for a few
+// MiB; stopping gives Go's default back. (The goal, not a count of
+// collections: how many run depends on how busy the machine is.)
 func TestHeapFloorCollectsLessOften(t *testing.T) {
-	plain := garbageGCs(512)
-	h := startHeapFloor(64 << 20)
-	floored := garbageGCs(512)
+	runtime.GC()
+	plain := heapGoal()
+	h := startHeapFloor(heapPacing{minHeap: 64 << 20, growth: 25})
+	floored := heapGoal()
 	h.stop()
-	t.Logf("collections for 512 MiB of garbage: %d with GOGC=100, %d with a 64 MiB floor", plain, floored)
-	if floored > 16 || floored*3 > plain {
-		t.Fatalf("%d collections with the floor, %d without", floored, plain)
+	again := heapGoal()
+	t.Logf("heap goal: %d MiB with GOGC=100, %d MiB with a 64 MiB minimum heap, %d MiB after stop", plain>>20, floored>>20, again>>20)
+	if floored < 60<<20 || floored > 72<<20 || plain > 32<<20 {
+		t.Fatalf("heap goal %d MiB with the minimum heap, %d MiB without", floored>>20, plain>>20)
 	}
-	if again := garbageGCs(512); again*3 < plain {
-		t.Fatalf("after stop, %d collections (GOGC=100 gave %d)", again, plain)
+	if again > 32<<20 {
+		t.Fatalf("heap goal %d MiB after stop", again>>20)
 	}
 }
 
@@ -46,33 +43,60 @@ func gcPercent() int {
 	return p
 }
 
-// Past the floor, the collector is paced as with GOGC=100; below it, the
-// next collection waits for the floor's worth of new heap. (Counting
-// collections here would depend on how fast the collector runs beside
-// other tests: the setting is what the floor decides.)
-func TestHeapFloorStepsAsideForALargeHeap(t *testing.T) {
+// Past the minimum heap, the next collection starts once the heap has grown
+// by the growth share of the live heap; below it, once the heap reaches the
+// minimum. (Counting collections here would depend on how fast the
+// collector runs beside other tests: the setting is what the pacing
+// decides.)
+func TestHeapFloorPacesALargeHeapByGrowth(t *testing.T) {
 	live := make([][]byte, 0, 1024)
 	for i := 0; i < 96; i++ { // 96 MiB live
 		live = append(live, make([]byte, 1<<20))
 	}
 	runtime.GC()
-	h := startHeapFloor(32 << 20)
+	h := startHeapFloor(heapPacing{minHeap: 32 << 20, growth: 25})
 	large := gcPercent()
 	h.stop()
 	runtime.KeepAlive(live)
-	if large != 100 {
-		t.Fatalf("GOGC=%d with 96 MiB live and a 32 MiB floor, want 100", large)
+	if large != 25 {
+		t.Fatalf("GOGC=%d with 96 MiB live past a 32 MiB minimum, want the growth, 25", large)
 	}
 	live = nil
 	runtime.GC()
-	h = startHeapFloor(1 << 30)
+	h = startHeapFloor(heapPacing{minHeap: 1 << 30, growth: 25})
 	small := gcPercent()
 	h.stop()
 	if small <= 1000 {
-		t.Fatalf("GOGC=%d with a small live heap and a 1 GiB floor, want the floor's multiple", small)
+		t.Fatalf("GOGC=%d with a small live heap and a 1 GiB minimum, want the minimum's multiple", small)
 	}
 	if after := gcPercent(); after != 100 {
 		t.Fatalf("GOGC=%d after stop", after)
+	}
+}
+
+// The target is the larger of the minimum heap and the live heap plus the
+// growth.
+func TestHeapPacingPercent(t *testing.T) {
+	p := heapPacing{minHeap: 256 << 20, growth: 25}
+	for _, tc := range []struct {
+		liveMB uint64
+		want   int
+	}{
+		{32, 700},  // 32 + 224 = 256
+		{200, 28},  // 200 + 56 = 256
+		{240, 25},  // 240 + 60 > 256
+		{1024, 25}, // past the minimum
+		{256, 25},  // at it
+		{0, 25600}, // an empty heap counts as 1 MiB
+	} {
+		if got := p.percent(tc.liveMB<<20, 0); got != tc.want {
+			t.Errorf("live %d MiB: GOGC=%d, want %d", tc.liveMB, got, tc.want)
+		}
+	}
+	// Stacks and globals count in Go's goal: 100 MiB live and 28 MiB of
+	// them reach 256 MiB at 121 %.
+	if got := p.percent(100<<20, 28<<20); got != 121 {
+		t.Errorf("GOGC=%d with roots", got)
 	}
 }
 
@@ -80,14 +104,17 @@ func TestHeapFloorSetting(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if got := heapFloorSetting(128, getenv, log); got != 128<<20 {
-		t.Fatalf("floor %d", got)
+	if p, ok, err := heapFloorSetting(128, 25, getenv, log); !ok || err != nil || p.minHeap != 128<<20 || p.growth != 25 {
+		t.Fatalf("pacing %+v %v %v", p, ok, err)
 	}
-	if got := heapFloorSetting(0, getenv, log); got != 0 {
-		t.Fatalf("floor %d with 0", got)
+	if _, ok, _ := heapFloorSetting(0, 25, getenv, log); ok {
+		t.Fatal("paced with 0")
+	}
+	if _, _, err := heapFloorSetting(128, 0, getenv, log); err == nil {
+		t.Fatal("growth 0 accepted")
 	}
 	env["GOGC"] = "200"
-	if got := heapFloorSetting(128, getenv, log); got != 0 {
-		t.Fatalf("floor %d with GOGC set", got)
+	if _, ok, _ := heapFloorSetting(128, 25, getenv, log); ok {
+		t.Fatal("paced with GOGC set")
 	}
 }

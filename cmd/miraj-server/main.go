@@ -40,7 +40,8 @@ func run() error {
 	keepMB := flag.Int64("journal-keep-mb", 0, "journal kept behind the newest checkpoint, in MiB")
 	clusterConfig := flag.String("cluster-config", "", "cluster configuration file (cluster.toml)")
 	rootPassword := flag.String("root-password", os.Getenv("MIRAJ_ROOT_PASSWORD"), "password of root@localhost and root@127.0.0.1 when they are created (first start)")
-	gcMinHeapMB := flag.Int("gc-min-heap-mb", 128, "heap floor: while the live heap is below it, the garbage collector waits until the heap has grown by this much (MiB) rather than doubled; 0: Go's default pacing (also when GOGC or GOMEMLIMIT is set)")
+	gcMinHeapMB := flag.Int("gc-min-heap-mb", 256, "minimum heap: the garbage collector lets the heap grow to this size (MiB) before it collects; 0: Go's default pacing (also when GOGC or GOMEMLIMIT is set)")
+	gcGrowth := flag.Int("gc-heap-growth-percent", 25, "past the minimum heap, the garbage collector runs once the heap has grown by this share of the live heap (Go's GOGC)")
 	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	flag.Parse()
 
@@ -83,8 +84,12 @@ func run() error {
 		cluster = cl
 	}
 
-	if floor := heapFloorSetting(*gcMinHeapMB, os.Getenv, log); floor > 0 {
-		startHeapFloor(floor)
+	pacing, paced, err := heapFloorSetting(*gcMinHeapMB, *gcGrowth, os.Getenv, log)
+	if err != nil {
+		return err
+	}
+	if paced {
+		startHeapFloor(pacing)
 	}
 
 	if *pprofAddr != "" {

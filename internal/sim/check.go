@@ -136,7 +136,7 @@ func tableRows(db *storage.DB) string {
 	}
 	var b strings.Builder
 	t.Scan(func(r *storage.Row) bool {
-		fmt.Fprintf(&b, "%d:%v ", r.ID, r.Vals)
+		fmt.Fprintf(&b, "%d:%v ", r.ID, r.Values())
 		return true
 	})
 	return b.String()

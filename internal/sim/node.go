@@ -616,7 +616,7 @@ func (n *node) rowsOnHistoryOf(answers []repl.PeerState) map[string]bool {
 			}
 			if t, ok := c.db.Snapshot().Table(dbTable); ok {
 				t.Scan(func(r *storage.Row) bool {
-					out[fmt.Sprintf("%s/%v", db.Name(), r.Vals[0])] = true
+					out[fmt.Sprintf("%s/%v", db.Name(), r.Value(0))] = true
 					return true
 				})
 			}
@@ -630,7 +630,7 @@ func (n *node) committedRows() map[string]bool {
 	for _, db := range n.eng.Databases() {
 		if t, ok := db.Snapshot().Table(dbTable); ok {
 			t.Scan(func(r *storage.Row) bool {
-				out[fmt.Sprintf("%s/%v", db.Name(), r.Vals[0])] = true
+				out[fmt.Sprintf("%s/%v", db.Name(), r.Value(0))] = true
 				return true
 			})
 		}

@@ -204,7 +204,7 @@ func (it *rangeIter) belowUpper(col int, v any, c sql.MySQLRangeCut) bool {
 func (it *rangeIter) check(r *storage.Row) (in, done bool) {
 	for k, ce := range it.rng {
 		col := it.cols[k]
-		v := r.Vals[col]
+		v := r.Value(col)
 		if !it.belowUpper(col, v, ce.UpperBound) {
 			// Rows are ordered by the point columns then this one: past
 			// the upper bound here, nothing further can match.
@@ -225,7 +225,7 @@ func (it *rangeIter) Next(*sql.Context) (sql.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.Row(r.Vals), nil
+	return sql.Row(r.Values()), nil
 }
 
 func (it *rangeIter) next() (*storage.Row, error) {

@@ -333,10 +333,10 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	}
 	sess.ClearWarnings()
 	res := &sqltypes.Result{Fields: resultFields(ctx, outSch)}
-	if row, found := t.Get(&storage.Row{Vals: key}); found {
+	if row, found := t.Get(storage.KeyRow(key)); found {
 		vals := make(sql.Row, len(proj))
 		for i, pos := range proj {
-			vals[i] = row.Vals[pos]
+			vals[i] = row.Value(pos)
 		}
 		out, err := server.RowToSQL(ctx, outSch, vals, nil, sql.NewByteBuffer(256))
 		if err != nil {

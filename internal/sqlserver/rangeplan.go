@@ -520,7 +520,7 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 		res.Rows = make([][]sqltypes.Value, 0, len(rows))
 		for _, r := range rows {
 			for i, pos := range proj {
-				vals[i] = r.Vals[pos]
+				vals[i] = r.Value(pos)
 			}
 			out, err := server.RowToSQL(ctx, outSch, vals, nil, buf)
 			if err != nil {
@@ -689,12 +689,11 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *s
 		}
 		pivot := storage.Seek(slices.Clone(vals), 1, bound)
 		t.AscendIndex(ix, pivot, func(row *storage.Row) bool {
-			v := row.Vals[pos]
-			if v == nil {
+			if row.IsNull(pos) {
 				return true
 			}
 			if r.hi != nil {
-				c := t.CompareCol(pos, v, r.hi)
+				c := t.CompareAt(row, pos, r.hi)
 				if c > 0 || (c == 0 && !r.hiIncl) {
 					return false
 				}
@@ -718,7 +717,7 @@ func distinctRows(ctx *sql.Context, sch sql.Schema, proj []int, rows []*storage.
 	out := rows[:0]
 	for _, r := range rows {
 		for i, pos := range proj {
-			vals[i] = r.Vals[pos]
+			vals[i] = r.Value(pos)
 		}
 		var err error
 		if key, err = distinctKey(ctx, key[:0], outSch, vals); err != nil {
@@ -744,7 +743,7 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 		case "count":
 			n := 0
 			for _, r := range rows {
-				if pos < 0 || r.Vals[pos] != nil {
+				if pos < 0 || !r.IsNull(pos) {
 					n++
 				}
 			}
@@ -758,7 +757,7 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 			}
 			sum, some := decimal.Zero, false
 			for _, r := range rows {
-				v := r.Vals[pos]
+				v := r.Value(pos)
 				if v == nil {
 					continue
 				}
@@ -776,7 +775,7 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 		case "min", "max":
 			var best any
 			for _, r := range rows {
-				v := r.Vals[pos]
+				v := r.Value(pos)
 				if v == nil {
 					continue
 				}
@@ -822,7 +821,7 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 		keyed := make([]prefixedRow, len(rows))
 		for i, r := range rows {
 			keyed[i].row = r
-			if s, ok := r.Vals[order[0]].(string); ok {
+			if s, ok := r.StringAt(order[0]); ok {
 				keyed[i].prefix, keyed[i].ok = collatedPrefix(colls[0], s), true
 			}
 		}
@@ -859,12 +858,12 @@ type prefixedRow struct {
 func compareBy(t *storage.Table, order []int, spec []orderSpec, colls []sql.CollationID, fast []bool, a, b *storage.Row) int {
 	for k, col := range order {
 		var c int
-		x, ok1 := a.Vals[col].(string)
-		y, ok2 := b.Vals[col].(string)
+		x, ok1 := a.StringAt(col)
+		y, ok2 := b.StringAt(col)
 		if fast[k] && ok1 && ok2 {
 			c = compareCollated(colls[k], x, y)
 		} else {
-			c = t.CompareCol(col, a.Vals[col], b.Vals[col])
+			c = t.CompareCol(col, a.Value(col), b.Value(col))
 		}
 		if spec[k].desc {
 			c = -c
@@ -946,7 +945,7 @@ func indexEnds(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []aggSpe
 		}
 		var end []*storage.Row
 		take := func(r *storage.Row) bool {
-			if r.Vals[pos] != nil {
+			if !r.IsNull(pos) {
 				end = append(end, r)
 			}
 			return false

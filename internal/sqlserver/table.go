@@ -176,7 +176,7 @@ func (it *scanIter) Next(*sql.Context) (sql.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.Row(r.Vals), nil
+	return sql.Row(r.Values()), nil
 }
 
 func (it *scanIter) next() (*storage.Row, error) {
@@ -220,7 +220,7 @@ func (it *lockingIter) Next(ctx *sql.Context) (sql.Row, error) {
 				continue
 			}
 		}
-		return sql.Row(row.Vals), nil
+		return sql.Row(row.Values()), nil
 	}
 }
 
@@ -310,9 +310,9 @@ func (e *editor) dupError(err error) error {
 	key := "[" + strings.Join(parts, ",") + "]"
 	e.sess.lastDupIndex = dup.Index
 	if dup.Index != "PRIMARY" {
-		return sql.NewUniqueKeyErr(key, false, sql.Row(dup.Existing.Vals))
+		return sql.NewUniqueKeyErr(key, false, sql.Row(dup.Existing.Values()))
 	}
-	return sql.NewUniqueKeyErr(key, true, sql.Row(dup.Existing.Vals))
+	return sql.NewUniqueKeyErr(key, true, sql.Row(dup.Existing.Values()))
 }
 
 // lockForWrite takes the row's exclusive lock before it is updated or
@@ -437,7 +437,7 @@ func (t *Table) reindex(ctx *sql.Context, def *storage.TableDef, check func([]an
 	if check != nil {
 		var cerr error
 		st.Scan(func(r *storage.Row) bool {
-			cerr = check(r.Vals)
+			cerr = check(r.Values())
 			return cerr == nil
 		})
 		if cerr != nil {

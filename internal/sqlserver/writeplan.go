@@ -375,10 +375,13 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	if !found || st.Def() != def {
 		return false, nil
 	}
-	old, found := st.Get(&storage.Row{Vals: key})
-	var newVals []any
+	old, found := st.Get(storage.KeyRow(key))
+	var oldVals, newVals []any
+	if found {
+		oldVals = old.Values()
+	}
 	if found && p.kind == writeUpdate {
-		if newVals, ok = updatedRow(ctx, sch, def, p, old.Vals, prep.BindVars); !ok {
+		if newVals, ok = updatedRow(ctx, sch, def, p, oldVals, prep.BindVars); !ok {
 			return false, nil
 		}
 	}
@@ -388,23 +391,23 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	switch {
 	case !found:
 	case p.kind == writeDelete:
-		if err := tx.LockForWrite(ctx, def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
+		if err := tx.LockForWrite(ctx, def.Name, oldVals, sess.lockWaitTimeout(ctx)); err != nil {
 			return true, sess.lockError(ctx, err)
 		}
-		if err := tx.Delete(def.Name, old.Vals); err != nil {
+		if err := tx.Delete(def.Name, oldVals); err != nil {
 			return true, toSQLError(err)
 		}
 		changed = true
 	default:
-		equal, err := sql.Row(old.Vals).Equals(ctx, sql.Row(newVals), sch)
+		equal, err := sql.Row(oldVals).Equals(ctx, sql.Row(newVals), sch)
 		if err != nil {
 			return false, nil
 		}
 		if !equal {
-			if err := tx.LockForWrite(ctx, def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
+			if err := tx.LockForWrite(ctx, def.Name, oldVals, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
-			if err := tx.Update(def.Name, old.Vals, newVals); err != nil {
+			if err := tx.Update(def.Name, oldVals, newVals); err != nil {
 				return true, toSQLError(err)
 			}
 			changed = true
@@ -437,15 +440,18 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 		if !ok || t.Def() != w.def {
 			return false, nil
 		}
-		old, found := t.Get(&storage.Row{Vals: key})
+		old, found := t.Get(storage.KeyRow(key))
 		kind := storage.OpDelete
-		var newVals []any
+		var oldVals, newVals []any
+		if found {
+			oldVals = old.Values()
+		}
 		if found && p.kind == writeUpdate {
 			kind = storage.OpUpdate
-			if newVals, ok = updatedRow(ctx, w.sch, w.def, p, old.Vals, prep.BindVars); !ok {
+			if newVals, ok = updatedRow(ctx, w.sch, w.def, p, oldVals, prep.BindVars); !ok {
 				return false, nil
 			}
-			equal, err := sql.Row(old.Vals).Equals(ctx, sql.Row(newVals), w.sch)
+			equal, err := sql.Row(oldVals).Equals(ctx, sql.Row(newVals), w.sch)
 			if err != nil {
 				return false, nil
 			}
@@ -460,7 +466,7 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 		}
 		if locker == nil {
 			locker = w.db.Begin()
-			if err := locker.LockForWrite(ctx, w.def.Name, old.Vals, sess.lockWaitTimeout(ctx)); err != nil {
+			if err := locker.LockForWrite(ctx, w.def.Name, oldVals, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
 		}

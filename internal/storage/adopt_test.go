@@ -35,7 +35,7 @@ func TestAdoptedCommitStampsItsRows(t *testing.T) {
 	}
 	now.Scan(func(r *Row) bool {
 		if r.ver == pendingVer {
-			t.Errorf("row %v published with the pending version", r.Vals)
+			t.Errorf("row %v published with the pending version", r.Values())
 		}
 		return true
 	})
@@ -202,31 +202,39 @@ func TestCachedIntegerKeysOrderAsValues(t *testing.T) {
 		s := newShape(def, []Compare{nil, kind.cmp})
 		plain := newShape(&TableDef{Name: "k", NumCols: 2, AutoCol: -1, PK: []int{1}}, []Compare{nil, kind.cmp})
 		for i := 0; i < 20000; i++ {
-			a, b := &Row{Vals: []any{nil, kind.val()}}, &Row{Vals: []any{nil, kind.val()}}
+			a, b := KeyRow([]any{nil, kind.val()}), KeyRow([]any{nil, kind.val()})
 			if i%7 == 0 {
-				b.Vals[1] = a.Vals[1]
+				b.boxed()[1] = a.boxed()[1]
 			}
-			want := kind.cmp(a.Vals[1], b.Vals[1])
+			want := kind.cmp(a.Value(1), b.Value(1))
 			if got := plain.compareCols(def.PK, a, b); got != want {
-				t.Fatalf("%s: %T %v vs %T %v compare %d by values, %d by the column", kind.name, a.Vals[1], a.Vals[1], b.Vals[1], b.Vals[1], got, want)
+				t.Fatalf("%s: %T %v vs %T %v compare %d by values, %d by the column", kind.name, a.Value(1), a.Value(1), b.Value(1), b.Value(1), got, want)
+			}
+			// Compact rows compare their integers in place, alike.
+			ca, cb := rowOf(1, a.Values()), rowOf(2, b.Values())
+			if !ca.compact || !cb.compact {
+				t.Fatalf("%s: %T, %T not compact", kind.name, a.Value(1), b.Value(1))
+			}
+			if got, got2 := plain.compareCols(def.PK, ca, cb), plain.compareCols(def.PK, ca, b); got != want || got2 != want {
+				t.Fatalf("%s: %T %v vs %T %v compare %d compact, %d compact to boxed, %d by the column", kind.name, a.Value(1), a.Value(1), b.Value(1), b.Value(1), got, got2, want)
 			}
 			s.setKey(a)
 			s.setKey(b)
 			if a.kcol == 0 || b.kcol == 0 {
-				t.Fatalf("%s: no key cached for %T, %T", kind.name, a.Vals[1], b.Vals[1])
+				t.Fatalf("%s: no key cached for %T, %T", kind.name, a.Value(1), b.Value(1))
 			}
 			if got := s.comparePrimary(a, b); got != want {
-				t.Fatalf("%s: %v (%T) vs %v (%T): cached keys give %d, the column %d", kind.name, a.Vals[1], a.Vals[1], b.Vals[1], b.Vals[1], got, want)
+				t.Fatalf("%s: %v (%T) vs %v (%T): cached keys give %d, the column %d", kind.name, a.Value(1), a.Value(1), b.Value(1), b.Value(1), got, want)
 			}
 		}
 	}
 	// A key of another kind, a string, a NULL or a seek row is not cached,
 	// so such a row compares by the column's comparison.
 	s := newShape(def, []Compare{nil, nil})
-	for _, r := range []*Row{{Vals: []any{nil, "7"}}, {Vals: []any{nil, nil}}, Seek([]any{nil, int64(7)}, 1, -1)} {
+	for _, r := range []*Row{KeyRow([]any{nil, "7"}), KeyRow([]any{nil, nil}), Seek([]any{nil, int64(7)}, 1, -1)} {
 		s.setKey(r)
 		if r.kcol != 0 {
-			t.Errorf("key cached for %#v", r.Vals)
+			t.Errorf("key cached for %#v", r.Values())
 		}
 	}
 }
@@ -288,8 +296,8 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 					tg := targets[0]
 					for {
 						tb, _ := db.Snapshot().Table(tg.table)
-						r, _ := tb.Get(&Row{Vals: []any{tg.key, nil}})
-						_, err := db.CommitRow(RowChange{Table: tb, Seen: r, Kind: OpUpdate, Vals: []any{tg.key, r.Vals[1].(int64) + 1}})
+						r, _ := tb.Get(KeyRow([]any{tg.key, nil}))
+						_, err := db.CommitRow(RowChange{Table: tb, Seen: r, Kind: OpUpdate, Vals: []any{tg.key, r.Value(1).(int64) + 1}})
 						if errors.Is(err, ErrStale) {
 							mu.Lock()
 							retries++
@@ -312,12 +320,12 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 					ok := true
 					for _, tg := range targets {
 						tb, _ := tx.Table(tg.table)
-						r, found := tb.Get(&Row{Vals: []any{tg.key, nil}})
+						r, found := tb.Get(KeyRow([]any{tg.key, nil}))
 						if !found {
 							t.Errorf("row %s/%d missing", tg.table, tg.key)
 							return
 						}
-						if err := tx.Update(tg.table, r.Vals, []any{tg.key, r.Vals[1].(int64) + 1}); err != nil {
+						if err := tx.Update(tg.table, r.Values(), []any{tg.key, r.Value(1).(int64) + 1}); err != nil {
 							t.Error(err)
 							return
 						}
@@ -350,9 +358,9 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 		for _, name := range []string{"a", "b"} {
 			tb, _ := db.Snapshot().Table(name)
 			tb.Scan(func(r *Row) bool {
-				key := fmt.Sprintf("%s/%d", name, r.Vals[0])
-				if r.Vals[1].(int64) != want[key] {
-					t.Errorf("%s: %s is %d, %d increments committed", when, key, r.Vals[1], want[key])
+				key := fmt.Sprintf("%s/%d", name, r.Value(0))
+				if r.Value(1).(int64) != want[key] {
+					t.Errorf("%s: %s is %d, %d increments committed", when, key, r.Value(1), want[key])
 				}
 				return true
 			})

@@ -220,7 +220,7 @@ func toUint64(v any) (uint64, bool) {
 func (a *applier) stamp(t *Table, r *Row) {
 	bumpTo(&t.ctr.nextID, r.ID+1)
 	if ac := t.shape.def.AutoCol; ac >= 0 {
-		if v, ok := toUint64(r.Vals[ac]); ok && v > 0 {
+		if v, ok := toUint64(r.Value(ac)); ok && v > 0 {
 			bumpTo(&t.ctr.nextAuto, v+1)
 		}
 	}
@@ -255,9 +255,10 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	if err != nil {
 		return err
 	}
-	r := &Row{ID: op.Row.ID, Vals: op.Row.Vals, ver: a.ver}
-	if len(r.Vals) != t.shape.def.NumCols {
-		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
+	r := &Row{ID: op.Row.ID, ver: a.ver}
+	r.takeValues(op.Row)
+	if n := r.NumValues(); n != t.shape.def.NumCols {
+		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 	}
 	t.shape.setKey(r)
 	if err := t.checkUnique(r, r.ID, checkPK); err != nil {
@@ -287,9 +288,10 @@ func (a *applier) apply(op *Op) error {
 		if !ok {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
-		r := &Row{ID: old.ID, Vals: op.Row.Vals, ver: a.ver}
-		if len(r.Vals) != t.shape.def.NumCols {
-			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, len(r.Vals), t.shape.def.NumCols)
+		r := &Row{ID: old.ID, ver: a.ver}
+		r.takeValues(op.Row)
+		if n := r.NumValues(); n != t.shape.def.NumCols {
+			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 		}
 		t.shape.setKey(r)
 		if err := t.checkUnique(r, old.ID, true); err != nil {

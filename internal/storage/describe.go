@@ -71,11 +71,11 @@ func (d *Describe) Frame(lsn journal.LSN, typ journal.FrameType, payload []byte)
 func (op *Op) String() string {
 	switch op.Kind {
 	case OpInsert:
-		return fmt.Sprintf("INSERT INTO `%s` VALUES %s", op.Table, rowText(op.Row.Vals))
+		return fmt.Sprintf("INSERT INTO `%s` VALUES %s", op.Table, rowText(op.Row.Values()))
 	case OpUpdate:
-		return fmt.Sprintf("UPDATE `%s`: %s -> %s", op.Table, rowText(op.Old.Vals), rowText(op.Row.Vals))
+		return fmt.Sprintf("UPDATE `%s`: %s -> %s", op.Table, rowText(op.Old.Values()), rowText(op.Row.Values()))
 	case OpDelete:
-		return fmt.Sprintf("DELETE FROM `%s`: %s", op.Table, rowText(op.Old.Vals))
+		return fmt.Sprintf("DELETE FROM `%s`: %s", op.Table, rowText(op.Old.Values()))
 	case OpCreateTable:
 		return fmt.Sprintf("CREATE TABLE `%s` (%d columns)", op.Def.Name, op.Def.NumCols)
 	case OpDropTable:

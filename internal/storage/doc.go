@@ -25,7 +25,12 @@
 // the same either way.
 //
 // Rows of a table keyed by one integer column carry that key as a number
-// (Row.ikey), so the trees compare them without loading their values.
+// (Row.ikey), so the trees compare them without loading their values. A
+// row whose values are all numbers, strings, byte strings or NULLs keeps
+// them as one byte string in the journal's row encoding (row.go): no
+// boxed values, nothing for the garbage collector to follow, and the
+// journal frame is a copy of it. Callers read values through Row.Values,
+// Row.Value and the other accessors, never a row's own slice.
 //
 // Row locks (locks.go, lockread.go) serve SELECT … FOR UPDATE / FOR SHARE
 // and make UPDATE and DELETE wait for them: an engine-wide lock manager

@@ -219,7 +219,7 @@ func TestInterleavedTransactions(t *testing.T) {
 	db := setup(t, e)
 	at := db.LSN()
 	ins := func(txn uint64, id int64, name string) *Op {
-		return &Op{Kind: OpInsert, Txn: txn, Table: "users", Row: &Row{ID: uint64(id), Vals: []any{id, name, int64(1)}}}
+		return &Op{Kind: OpInsert, Txn: txn, Table: "users", Row: rowOf(uint64(id), []any{id, name, int64(1)})}
 	}
 	var f []byte
 	f = AppendOp(f, ins(900, 50, "in-aborted"))

@@ -469,5 +469,5 @@ func lockKey(t *Table, r *Row) *Row {
 	if len(t.shape.def.PK) == 0 {
 		return &Row{ID: r.ID}
 	}
-	return &Row{ID: r.ID, Vals: r.Vals, ikey: r.ikey, kcol: r.kcol, ksigned: r.ksigned}
+	return r.keyCopy()
 }

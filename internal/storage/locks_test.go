@@ -55,7 +55,7 @@ func lockID(tx *Tx, id int64, req LockRequest) (*Row, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	r, ok := lt.Get(&Row{Vals: []any{id, nil, nil}})
+	r, ok := lt.Get(KeyRow([]any{id, nil, nil}))
 	if !ok {
 		return nil, false, nil
 	}
@@ -107,22 +107,22 @@ func TestLockWaitReadsLatestAndUpdateCommits(t *testing.T) {
 	if res.err != nil || !res.ok {
 		t.Fatalf("waiter: %v %v", res.ok, res.err)
 	}
-	if age := res.row.Vals[2]; age != int64(21) {
+	if age := res.row.Value(2); age != int64(21) {
 		t.Fatalf("the locking read saw age %v, want the committed 21", age)
 	}
 	// b's view now holds the locked version: a plain read of it agrees.
-	if r, _ := b.Catalog().tables["users"].Get(&Row{Vals: []any{int64(1), nil, nil}}); r.Vals[2] != int64(21) {
-		t.Fatalf("b's view of the locked row: age %v", r.Vals[2])
+	if r, _ := b.Catalog().tables["users"].Get(KeyRow([]any{int64(1), nil, nil})); r.Value(2) != int64(21) {
+		t.Fatalf("b's view of the locked row: age %v", r.Value(2))
 	}
-	if err := b.Update("users", res.row.Vals, []any{int64(1), "ann", int64(22)}); err != nil {
+	if err := b.Update("users", res.row.Values(), []any{int64(1), "ann", int64(22)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Commit(context.Background()); err != nil {
 		t.Fatalf("update of a row read under lock: %v", err)
 	}
-	r, _ := db.Snapshot().tables["users"].Get(&Row{Vals: []any{int64(1), nil, nil}})
-	if r.Vals[2] != int64(22) {
-		t.Fatalf("committed age %v, want 22", r.Vals[2])
+	r, _ := db.Snapshot().tables["users"].Get(KeyRow([]any{int64(1), nil, nil}))
+	if r.Value(2) != int64(22) {
+		t.Fatalf("committed age %v, want 22", r.Value(2))
 	}
 	if n := e.locks.entries(); n != 0 {
 		t.Fatalf("%d lock entries left after both ended", n)
@@ -414,7 +414,7 @@ func TestWritersDoNotBlockEachOther(t *testing.T) {
 		t.Fatalf("second committer: %v, want ErrConflict", err)
 	}
 	res := <-got
-	if res.err != nil || !res.ok || res.row.Vals[2] != int64(23) {
+	if res.err != nil || !res.ok || res.row.Value(2) != int64(23) {
 		t.Fatalf("locking read after the writers: %v %v %v", res.row, res.ok, res.err)
 	}
 	c.Rollback()

@@ -184,16 +184,16 @@ func encodeOp(b []byte, op *Op) []byte {
 	case OpInsert:
 		b = appendString(b, op.Table)
 		b = appendUvarint(b, op.Row.ID)
-		b = appendRow(b, op.Row.Vals)
+		b = appendRowOf(b, op.Row)
 	case OpUpdate:
 		b = appendString(b, op.Table)
 		b = appendUvarint(b, op.Row.ID)
-		b = appendRow(b, op.Old.Vals)
-		b = appendRow(b, op.Row.Vals)
+		b = appendRowOf(b, op.Old)
+		b = appendRowOf(b, op.Row)
 	case OpDelete:
 		b = appendString(b, op.Table)
 		b = appendUvarint(b, op.Old.ID)
-		b = appendRow(b, op.Old.Vals)
+		b = appendRowOf(b, op.Old)
 	case OpCreateTable:
 		b = appendDef(b, op.Def)
 		b = appendUvarint(b, op.NextID)
@@ -238,16 +238,17 @@ func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 	case OpInsert:
 		op.Table = d.str()
 		op.Row = &Row{ID: d.uvarint()}
-		op.Row.Vals = d.row()
+		d.rowInto(op.Row)
 	case OpUpdate:
 		op.Table = d.str()
 		id := d.uvarint()
-		op.Old = &Row{ID: id, Vals: d.row()}
-		op.Row = &Row{ID: id, Vals: d.row()}
+		op.Old, op.Row = &Row{ID: id}, &Row{ID: id}
+		d.rowInto(op.Old)
+		d.rowInto(op.Row)
 	case OpDelete:
 		op.Table = d.str()
 		op.Old = &Row{ID: d.uvarint()}
-		op.Old.Vals = d.row()
+		d.rowInto(op.Old)
 	case OpCreateTable:
 		op.Def = d.def()
 		op.NextID = d.uvarint()

@@ -14,11 +14,11 @@ func TestCommitRowChecksTheRowItRead(t *testing.T) {
 	e, _ := openEngine(t, dir, SaveCommit)
 	db := setup(t, e)
 	snap, _ := db.Snapshot().Table("users")
-	ann, _ := snap.Get(&Row{Vals: []any{int64(1), nil, nil}})
+	ann, _ := snap.Get(KeyRow([]any{int64(1), nil, nil}))
 
 	// A transaction that read ann before the row commit.
 	before := db.Begin()
-	if err := before.Update("users", ann.Vals, []any{int64(1), "ann", int64(99)}); err != nil {
+	if err := before.Update("users", ann.Values(), []any{int64(1), "ann", int64(99)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -41,7 +41,7 @@ func TestCommitRowChecksTheRowItRead(t *testing.T) {
 	}
 
 	now, _ := db.Snapshot().Table("users")
-	bob, _ := now.Get(&Row{Vals: []any{int64(2), nil, nil}})
+	bob, _ := now.Get(KeyRow([]any{int64(2), nil, nil}))
 	if _, err := db.CommitRow(RowChange{Table: now, Seen: bob, Kind: OpDelete}); err != nil {
 		t.Fatal(err)
 	}

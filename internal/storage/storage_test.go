@@ -79,7 +79,7 @@ func setup(t *testing.T, e *Engine) *DB {
 
 func names(t *testing.T, tb *Table) string {
 	var out []string
-	tb.Scan(func(r *Row) bool { out = append(out, strings.Trim(fmt.Sprint(r.Vals), "[]")); return true })
+	tb.Scan(func(r *Row) bool { out = append(out, strings.Trim(fmt.Sprint(r.Values()), "[]")); return true })
 	return strings.Join(out, ";")
 }
 
@@ -99,7 +99,7 @@ func TestUniqueKeys(t *testing.T) {
 	tx := db.Begin()
 	_, err := tx.Insert("users", []any{int64(9), "BOB", int64(1)})
 	var dup *DuplicateError
-	if !errors.As(err, &dup) || dup.Index != "uname" || dup.Existing.Vals[1] != "bob" {
+	if !errors.As(err, &dup) || dup.Index != "uname" || dup.Existing.Value(1) != "bob" {
 		t.Fatalf("insert of a duplicate name: %v", err)
 	}
 	_, err = tx.Insert("users", []any{int64(1), "zed", int64(1)})

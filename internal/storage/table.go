@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 )
@@ -44,15 +45,20 @@ type Row struct {
 	// ID is the row number, unique in the table and the same on every node
 	// (it travels in the journal). It is the key of a table without a
 	// primary key.
-	ID   uint64
-	Vals []any
+	ID uint64
+	// The values: data points to n bytes holding them compactly (row.go)
+	// when compact, else to the array of n boxed values (boxed). Read
+	// them with Values, Value and the other accessors. A row is 48 bytes.
+	data unsafe.Pointer
 	ver  uint64 // commit sequence of the transaction that wrote it; pendingVer inside a transaction
 	// ikey holds the value of column kcol-1 when it is a Go integer (signed
 	// says which kind): a table keyed by one integer column compares two
-	// rows by it without loading their boxed values (shape.setKey). kcol 0:
-	// not cached; the comparison then goes by Vals.
+	// rows by it without loading their values (shape.setKey). kcol 0: not
+	// cached; the comparison then goes by the values.
 	ikey    uint64
-	kcol    uint16
+	n       uint32
+	compact bool
+	kcol    uint8
 	ksigned bool
 	// seek rows (never stored): only the first prefix key columns count,
 	// and bound (-1 or +1) places the row before or after every stored row
@@ -71,13 +77,13 @@ type shape struct {
 	cmp []Compare
 	// pk1 is 1 + the primary key's column when the key is one column, 0
 	// otherwise: rows whose kcol equals it compare by ikey.
-	pk1 uint16
+	pk1 uint8
 }
 
 func newShape(def *TableDef, cmp []Compare) *shape {
 	s := &shape{def: def, cmp: cmp}
-	if len(def.PK) == 1 {
-		s.pk1 = uint16(def.PK[0] + 1)
+	if len(def.PK) == 1 && def.PK[0] < math.MaxUint8 {
+		s.pk1 = uint8(def.PK[0] + 1)
 	}
 	return s
 }
@@ -89,34 +95,15 @@ func newShape(def *TableDef, cmp []Compare) *shape {
 // A row without the cache (a value of another type, a seek row, a row
 // stored under another primary key) compares by its values.
 func (s *shape) setKey(r *Row) {
-	if s.pk1 == 0 || r.bound != 0 || int(s.pk1) > len(r.Vals) {
+	if s.pk1 == 0 || r.bound != 0 || int(s.pk1) > r.NumValues() {
 		return
 	}
-	r.kcol, r.ksigned = s.pk1, true
-	switch x := r.Vals[s.pk1-1].(type) {
-	case int64:
-		r.ikey = uint64(x)
-	case int32:
-		r.ikey = uint64(int64(x))
-	case int16:
-		r.ikey = uint64(int64(x))
-	case int8:
-		r.ikey = uint64(int64(x))
-	case int:
-		r.ikey = uint64(int64(x))
-	case uint64:
-		r.ikey, r.ksigned = x, false
-	case uint32:
-		r.ikey, r.ksigned = uint64(x), false
-	case uint16:
-		r.ikey, r.ksigned = uint64(x), false
-	case uint8:
-		r.ikey, r.ksigned = uint64(x), false
-	case uint:
-		r.ikey, r.ksigned = uint64(x), false
-	default:
+	x, signed, ok := r.intAt(int(s.pk1) - 1)
+	if !ok {
 		r.kcol = 0
+		return
 	}
+	r.kcol, r.ksigned, r.ikey = s.pk1, signed, x
 }
 
 func (s *shape) compareCol(col int, a, b any) int {
@@ -136,6 +123,25 @@ func (s *shape) compareCol(col int, a, b any) int {
 		return 1
 	}
 	return s.cmp[col](a, b)
+}
+
+// compareRowCol compares column col of two rows: two integers of the same
+// kind by value (as setKey), without boxing them; else by the column.
+func (s *shape) compareRowCol(col int, a, b *Row) int {
+	if x, xs, ok := a.intAt(col); ok {
+		if y, ys, ok := b.intAt(col); ok && xs == ys {
+			return compareBits(x, y, xs)
+		}
+	}
+	return s.compareCol(col, a.Value(col), b.Value(col))
+}
+
+// compareBits orders two integers of one kind given as intAt gives them.
+func compareBits(x, y uint64, signed bool) int {
+	if signed {
+		return cmp.Compare(int64(x), int64(y))
+	}
+	return cmp.Compare(x, y)
 }
 
 func boundOrder(a, b *Row) int {
@@ -167,10 +173,7 @@ func (s *shape) comparePrimary(a, b *Row) int {
 		return 0
 	}
 	if a.kcol != 0 && a.kcol == s.pk1 && b.kcol == s.pk1 && a.ksigned == b.ksigned {
-		if a.ksigned {
-			return cmp.Compare(int64(a.ikey), int64(b.ikey))
-		}
-		return cmp.Compare(a.ikey, b.ikey)
+		return compareBits(a.ikey, b.ikey, a.ksigned)
 	}
 	return s.compareCols(s.def.PK, a, b)
 }
@@ -181,7 +184,7 @@ func (s *shape) compareCols(cols []int, a, b *Row) int {
 		if i >= na || i >= nb {
 			return boundOrder(a, b)
 		}
-		if c := s.compareCol(col, a.Vals[col], b.Vals[col]); c != 0 {
+		if c := s.compareRowCol(col, a, b); c != 0 {
 			return c
 		}
 	}
@@ -321,7 +324,9 @@ func (t *Table) IndexCount() int { return len(t.indexes) }
 // vals (a full-width row). bound -1: before every row with that prefix; +1:
 // after.
 func Seek(vals []any, n int, bound int8) *Row {
-	return &Row{Vals: vals, bound: bound, prefix: uint8(n)}
+	r := KeyRow(vals)
+	r.bound, r.prefix = bound, uint8(n)
+	return r
 }
 
 // AscendIndex calls fn for rows of index ix (-1: primary) from pivot on (nil:
@@ -354,19 +359,30 @@ func (t *Table) DescendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 // CompareCol compares two values of column col as the table's indexes do.
 func (t *Table) CompareCol(col int, a, b any) int { return t.shape.compareCol(col, a, b) }
 
+// CompareAt compares column col of r, not NULL, with v, not NULL, as the
+// table's indexes do.
+func (t *Table) CompareAt(r *Row, col int, v any) int {
+	if x, xs, ok := r.intAt(col); ok {
+		if y, ys, ok := intOf(v); ok && xs == ys {
+			return compareBits(x, y, xs)
+		}
+	}
+	return t.shape.compareCol(col, r.Value(col), v)
+}
+
 // FindRow finds a stored row equal in every column to vals: the way to
 // identify a row of a table without a primary key. It uses the first index
 // when there is one, and a scan otherwise.
 func (t *Table) FindRow(vals []any) (*Row, bool) {
 	if len(t.shape.def.PK) > 0 {
-		probe := &Row{Vals: vals}
+		probe := KeyRow(vals)
 		t.shape.setKey(probe)
 		return t.primary.Get(probe)
 	}
 	var found *Row
 	match := func(r *Row) bool {
 		for i, v := range vals {
-			if t.shape.compareCol(i, r.Vals[i], v) != 0 {
+			if t.shape.compareCol(i, r.Value(i), v) != 0 {
 				return true
 			}
 		}
@@ -377,7 +393,7 @@ func (t *Table) FindRow(vals []any) (*Row, bool) {
 		cols := t.shape.def.Indexes[0].Cols
 		pivot := Seek(vals, len(cols), -1)
 		t.indexes[0].Ascend(pivot, func(r *Row) bool {
-			if t.shape.compareCols(cols, r, &Row{Vals: vals}) != 0 {
+			if t.shape.compareCols(cols, r, KeyRow(vals)) != 0 {
 				return false
 			}
 			return match(r)
@@ -404,7 +420,7 @@ func (e *DuplicateError) Error() string {
 func (t *Table) keyOf(cols []int, r *Row) []any {
 	out := make([]any, len(cols))
 	for i, c := range cols {
-		out[i] = r.Vals[c]
+		out[i] = r.Value(c)
 	}
 	return out
 }
@@ -424,7 +440,7 @@ func (t *Table) checkUnique(r *Row, except uint64, checkPK bool) error {
 		}
 		hasNull := false
 		for _, c := range ix.Cols {
-			if r.Vals[c] == nil {
+			if r.IsNull(c) {
 				hasNull = true
 				break
 			}
@@ -433,7 +449,7 @@ func (t *Table) checkUnique(r *Row, except uint64, checkPK bool) error {
 			continue // NULLs never collide in a unique index
 		}
 		var dup *Row
-		t.indexes[i].Ascend(Seek(r.Vals, len(ix.Cols), -1), func(o *Row) bool {
+		t.indexes[i].Ascend(seekFrom(r, len(ix.Cols), -1), func(o *Row) bool {
 			if t.shape.compareCols(ix.Cols, o, r) != 0 {
 				return false
 			}

@@ -183,7 +183,8 @@ func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, table)
 	}
-	r := &Row{ID: t.ctr.nextID.Add(1) - 1, Vals: vals}
+	r := &Row{ID: t.ctr.nextID.Add(1) - 1}
+	r.setValues(vals)
 	t.shape.setKey(r)
 	looked, found := tx.touchRow(t, r)
 	// A primary key just looked up and not found needs no second look.
@@ -205,7 +206,8 @@ func (tx *Tx) Update(table string, oldVals, newVals []any) error {
 	if !ok {
 		return fmt.Errorf("%w: update in %s", ErrRowMissing, table)
 	}
-	nr := &Row{ID: old.ID, Vals: newVals}
+	nr := &Row{ID: old.ID}
+	nr.setValues(newVals)
 	t.shape.setKey(nr)
 	tx.touchRow(t, old)
 	if len(t.shape.def.PK) > 0 && t.shape.comparePrimary(old, nr) != 0 {
@@ -268,14 +270,16 @@ func (tx *Tx) AlterTable(name string, def *TableDef, convert func(old []any) ([]
 		return err
 	}
 	for _, r := range rows {
-		vals := r.Vals
+		nr := &Row{ID: r.ID}
+		nr.takeValues(r)
 		if convert != nil {
-			var err error
-			if vals, err = convert(vals); err != nil {
+			vals, err := convert(r.Values())
+			if err != nil {
 				return err
 			}
+			nr.setValues(vals)
 		}
-		if err := tx.do(&Op{Kind: OpInsert, Table: def.Name, Row: &Row{ID: r.ID, Vals: vals}}); err != nil {
+		if err := tx.do(&Op{Kind: OpInsert, Table: def.Name, Row: nr}); err != nil {
 			return err
 		}
 	}

@@ -97,7 +97,7 @@ func checkTrees(t *testing.T, tb *Table, model map[int64][]any, when string) {
 	t.Helper()
 	var want []*Row
 	for _, v := range model {
-		want = append(want, &Row{Vals: v})
+		want = append(want, KeyRow(v))
 	}
 	for ix := -1; ix < tb.IndexCount(); ix++ {
 		order := tb.shape.comparePrimary
@@ -107,10 +107,10 @@ func checkTrees(t *testing.T, tb *Table, model map[int64][]any, when string) {
 		}
 		slices.SortFunc(want, order)
 		var got []string
-		tb.AscendIndex(ix, nil, func(r *Row) bool { got = append(got, fmt.Sprint(r.Vals)); return true })
+		tb.AscendIndex(ix, nil, func(r *Row) bool { got = append(got, fmt.Sprint(r.Values())); return true })
 		var exp []string
 		for _, r := range want {
-			exp = append(exp, fmt.Sprint(r.Vals))
+			exp = append(exp, fmt.Sprint(r.Values()))
 		}
 		if !slices.Equal(got, exp) {
 			t.Fatalf("%s: tree %d holds\n%v\nwant\n%v", when, ix, got, exp)

@@ -324,3 +324,44 @@ func (d *decoder) row() []any {
 	}
 	return vals
 }
+
+// rowInto decodes a row into r: compactly, as a copy of its bytes, when
+// every value has a compact form (each checked as value would), else as
+// boxed values.
+func (d *decoder) rowInto(r *Row) {
+	start := d.b
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail("row length")
+		return
+	}
+	plain := true
+	for i := uint64(0); i < n && plain && d.err == nil; i++ {
+		switch d.byte1() {
+		case tagNull:
+		case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
+			d.varint()
+		case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+			d.uvarint()
+		case tagFloat32:
+			d.take(4)
+		case tagFloat64:
+			d.take(8)
+		case tagString, tagBytes:
+			d.bytes()
+		case tagBool:
+			d.byte1()
+		default:
+			plain = false
+		}
+	}
+	if d.err != nil {
+		return
+	}
+	if used := len(start) - len(d.b); plain && used <= maxCompactRow {
+		r.setCompact(append([]byte(nil), start[:used]...))
+		return
+	}
+	d.b = start
+	r.setBoxed(d.row())
+}

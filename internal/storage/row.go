@@ -1,0 +1,413 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Compact rows.
+//
+// A stored row whose values are all of the plain kinds (NULL, Go integers,
+// floats, strings, byte strings, booleans) keeps them as one immutable byte
+// string in the journal's row encoding (appendRow), not as a []any of boxed
+// values. A sysbench row (INT, INT, CHAR(120), CHAR(60)) takes 192 bytes
+// in one allocation instead of about 300 in five, and the garbage collector
+// has no pointer to follow inside it. Rows holding other values (times,
+// decimals, JSON documents) keep their []any.
+//
+// Layout of the bytes, as appendRow writes them:
+//
+//	+-----------------+-------------+-------------+-----+
+//	| uvarint n       | value 0     | value 1     | ... |   n values
+//	+-----------------+-------------+-------------+-----+
+//	value: tag byte, then varint (signed), uvarint (unsigned), 4 or 8 bytes
+//	(floats), uvarint length + bytes (strings, byte strings), 1 byte (bool)
+//
+// Reading a value walks the encoding to it; integers compare without being
+// boxed (intAt), strings are read in place (a string is immutable, and so
+// are the bytes), byte strings are copied (a caller may write to a []byte).
+
+// plainValue reports whether v has a compact form.
+func plainValue(v any) bool {
+	switch v.(type) {
+	case nil, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint,
+		float32, float64, string, []byte, bool:
+		return true
+	}
+	return false
+}
+
+// maxCompactRow bounds a compact row's encoding: its length is kept in 32
+// bits. Larger rows keep their values boxed.
+const maxCompactRow = math.MaxUint32
+
+// setValues gives r the values vals, compactly when they all have a compact
+// form. vals is not kept then.
+func (r *Row) setValues(vals []any) {
+	for _, v := range vals {
+		if !plainValue(v) {
+			r.setBoxed(vals)
+			return
+		}
+	}
+	b := appendRow(make([]byte, 0, encodedSize(vals)), vals)
+	if len(b) != cap(b) {
+		panic(fmt.Sprintf("storage: row of %d bytes encoded in %d", cap(b), len(b)))
+	}
+	if len(b) > maxCompactRow {
+		r.setBoxed(vals)
+		return
+	}
+	r.setCompact(b)
+}
+
+// setBoxed makes r hold vals, kept as they are.
+func (r *Row) setBoxed(vals []any) {
+	if len(vals) > math.MaxUint32 {
+		panic(fmt.Sprintf("storage: row of %d values", len(vals)))
+	}
+	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(vals)), uint32(len(vals)), false
+}
+
+// setCompact makes r hold the compact encoding b, which nobody may modify.
+func (r *Row) setCompact(b []byte) {
+	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), true
+}
+
+// boxed returns the values of a row that is not compact (nil if it is).
+func (r *Row) boxed() []any {
+	if r.compact || r.data == nil {
+		return nil
+	}
+	return unsafe.Slice((*any)(r.data), r.n)
+}
+
+// encodedSize is the length appendRow gives vals of compact kinds: the
+// row keeps the whole allocation.
+func encodedSize(vals []any) int {
+	n := uvarintLen(uint64(len(vals))) + len(vals) // count, tags
+	for _, v := range vals {
+		switch x := v.(type) {
+		case int8:
+			n += varintLen(int64(x))
+		case int16:
+			n += varintLen(int64(x))
+		case int32:
+			n += varintLen(int64(x))
+		case int64:
+			n += varintLen(x)
+		case int:
+			n += varintLen(int64(x))
+		case uint8:
+			n += uvarintLen(uint64(x))
+		case uint16:
+			n += uvarintLen(uint64(x))
+		case uint32:
+			n += uvarintLen(uint64(x))
+		case uint64:
+			n += uvarintLen(x)
+		case uint:
+			n += uvarintLen(uint64(x))
+		case float32:
+			n += 4
+		case float64:
+			n += 8
+		case string:
+			n += uvarintLen(uint64(len(x))) + len(x)
+		case []byte:
+			n += uvarintLen(uint64(len(x))) + len(x)
+		case bool:
+			n++
+		}
+	}
+	return n
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func varintLen(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return uvarintLen(ux)
+}
+
+// encoded returns r's compact encoding ("" when r keeps boxed values).
+func (r *Row) encoded() string {
+	if !r.compact {
+		return ""
+	}
+	return unsafe.String((*byte)(r.data), int(r.n))
+}
+
+// KeyRow returns a row holding vals, to look a row up by (Table.Get,
+// Table.FindRow) or to pass as a key; vals is kept as it is.
+func KeyRow(vals []any) *Row {
+	r := &Row{}
+	r.setBoxed(vals)
+	return r
+}
+
+// Values returns the row's values. For a compact row they are decoded into
+// a new slice, which the caller may keep; otherwise the row's own slice,
+// which nobody may modify.
+func (r *Row) Values() []any {
+	if !r.compact {
+		return r.boxed()
+	}
+	s := r.encoded()
+	n, p := uvarintAt(s, 0)
+	out := make([]any, n)
+	for i := range out {
+		out[i], p = valueAt(s, p)
+	}
+	return out
+}
+
+// NumValues returns the number of values in the row.
+func (r *Row) NumValues() int {
+	if !r.compact {
+		return int(r.n)
+	}
+	n, _ := uvarintAt(r.encoded(), 0)
+	return int(n)
+}
+
+// Value returns value i of the row.
+func (r *Row) Value(i int) any {
+	if !r.compact {
+		return r.boxed()[i]
+	}
+	s := r.encoded()
+	v, _ := valueAt(s, r.offset(s, i))
+	return v
+}
+
+// IsNull reports whether value i of the row is NULL.
+func (r *Row) IsNull(i int) bool {
+	if !r.compact {
+		return r.boxed()[i] == nil
+	}
+	s := r.encoded()
+	return s[r.offset(s, i)] == tagNull
+}
+
+// StringAt returns value i when it is a string.
+func (r *Row) StringAt(i int) (string, bool) {
+	if !r.compact {
+		s, ok := r.boxed()[i].(string)
+		return s, ok
+	}
+	s := r.encoded()
+	p := r.offset(s, i)
+	if s[p] != tagString {
+		return "", false
+	}
+	n, q := uvarintAt(s, p+1)
+	return s[q : q+int(n)], true
+}
+
+// intAt returns value i when it is a Go integer, as setKey caches a key:
+// the bits, and whether the kind is signed.
+func (r *Row) intAt(i int) (x uint64, signed, ok bool) {
+	if !r.compact {
+		return intOf(r.boxed()[i])
+	}
+	s := r.encoded()
+	p := r.offset(s, i)
+	switch s[p] {
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
+		v, _ := varintAt(s, p+1)
+		return uint64(v), true, true
+	case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+		v, _ := uvarintAt(s, p+1)
+		return v, false, true
+	}
+	return 0, false, false
+}
+
+// intOf is intAt for a boxed value.
+func intOf(v any) (x uint64, signed, ok bool) {
+	switch x := v.(type) {
+	case int64:
+		return uint64(x), true, true
+	case int32:
+		return uint64(int64(x)), true, true
+	case int16:
+		return uint64(int64(x)), true, true
+	case int8:
+		return uint64(int64(x)), true, true
+	case int:
+		return uint64(int64(x)), true, true
+	case uint64:
+		return x, false, true
+	case uint32:
+		return uint64(x), false, true
+	case uint16:
+		return uint64(x), false, true
+	case uint8:
+		return uint64(x), false, true
+	case uint:
+		return uint64(x), false, true
+	}
+	return 0, false, false
+}
+
+// offset returns where value i starts in s, r's encoding.
+func (r *Row) offset(s string, i int) int {
+	n, p := uvarintAt(s, 0)
+	if i < 0 || uint64(i) >= n {
+		panic(fmt.Sprintf("storage: value %d of a row of %d", i, n))
+	}
+	for range i {
+		p = skipValue(s, p)
+	}
+	return p
+}
+
+// The readers below trust their input: a compact row was encoded by
+// appendRow here, or checked to decode (DecodeOp) before it was kept.
+
+func uvarintAt(s string, p int) (uint64, int) {
+	var x uint64
+	var shift uint
+	for {
+		c := s[p]
+		p++
+		if c < 0x80 {
+			return x | uint64(c)<<shift, p
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+}
+
+func varintAt(s string, p int) (int64, int) {
+	ux, p := uvarintAt(s, p)
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, p
+}
+
+// le reads a little-endian number of up to 8 bytes.
+func le(s string) uint64 {
+	var x uint64
+	for i := len(s) - 1; i >= 0; i-- {
+		x = x<<8 | uint64(s[i])
+	}
+	return x
+}
+
+// skipValue returns where the value after the one at p starts.
+func skipValue(s string, p int) int {
+	tag := s[p]
+	p++
+	switch tag {
+	case tagNull:
+		return p
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt, tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+		for s[p] >= 0x80 {
+			p++
+		}
+		return p + 1
+	case tagFloat32:
+		return p + 4
+	case tagFloat64:
+		return p + 8
+	case tagString, tagBytes:
+		n, q := uvarintAt(s, p)
+		return q + int(n)
+	case tagBool:
+		return p + 1
+	}
+	panic(fmt.Sprintf("storage: tag %d in a compact row", tag))
+}
+
+// valueAt decodes the value at p and returns where the next one starts.
+func valueAt(s string, p int) (any, int) {
+	tag := s[p]
+	p++
+	switch tag {
+	case tagNull:
+		return nil, p
+	case tagInt8:
+		v, q := varintAt(s, p)
+		return int8(v), q
+	case tagInt16:
+		v, q := varintAt(s, p)
+		return int16(v), q
+	case tagInt32:
+		v, q := varintAt(s, p)
+		return int32(v), q
+	case tagInt64:
+		v, q := varintAt(s, p)
+		return v, q
+	case tagInt:
+		v, q := varintAt(s, p)
+		return int(v), q
+	case tagUint8:
+		v, q := uvarintAt(s, p)
+		return uint8(v), q
+	case tagUint16:
+		v, q := uvarintAt(s, p)
+		return uint16(v), q
+	case tagUint32:
+		v, q := uvarintAt(s, p)
+		return uint32(v), q
+	case tagUint64:
+		v, q := uvarintAt(s, p)
+		return v, q
+	case tagUint:
+		v, q := uvarintAt(s, p)
+		return uint(v), q
+	case tagFloat32:
+		return math.Float32frombits(uint32(le(s[p : p+4]))), p + 4
+	case tagFloat64:
+		return math.Float64frombits(le(s[p : p+8])), p + 8
+	case tagString:
+		n, q := uvarintAt(s, p)
+		return s[q : q+int(n)], q + int(n)
+	case tagBytes:
+		n, q := uvarintAt(s, p)
+		return []byte(s[q : q+int(n)]), q + int(n)
+	case tagBool:
+		return s[p] != 0, p + 1
+	}
+	panic(fmt.Sprintf("storage: tag %d in a compact row", tag))
+}
+
+// appendRowOf appends r's values in appendRow's format.
+func appendRowOf(b []byte, r *Row) []byte {
+	if s := r.encoded(); s != "" {
+		return append(b, s...)
+	}
+	return appendRow(b, r.boxed())
+}
+
+// takeValues makes r hold o's values (sharing them: rows are immutable).
+func (r *Row) takeValues(o *Row) { r.data, r.n, r.compact = o.data, o.n, o.compact }
+
+// keyCopy returns a row with r's values and cached key, and no version.
+func (r *Row) keyCopy() *Row {
+	k := &Row{ID: r.ID, ikey: r.ikey, kcol: r.kcol, ksigned: r.ksigned}
+	k.takeValues(r)
+	return k
+}
+
+// seekFrom is Seek over the first n index columns of r.
+func seekFrom(r *Row, n int, bound int8) *Row {
+	s := &Row{bound: bound, prefix: uint8(n)}
+	s.takeValues(r)
+	return s
+}
