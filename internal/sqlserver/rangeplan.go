@@ -679,6 +679,7 @@ func overlaps(cmp func(a, b any) int, a, b valueRange) bool {
 func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *storage.Row)) {
 	def := t.Def()
 	vals := make([]any, def.NumCols)
+	batch := make([]*storage.Row, 0, scanBatch)
 	for _, r := range ranges {
 		// Past the NULLs when there is no lower bound: a seek after
 		// every row whose column is NULL.
@@ -688,21 +689,43 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *s
 			bound = 1
 		}
 		pivot := storage.Seek(slices.Clone(vals), 1, bound)
-		t.AscendIndex(ix, pivot, func(row *storage.Row) bool {
-			if row.IsNull(pos) {
-				return true
-			}
-			if r.hi != nil {
-				c := t.CompareAt(row, pos, r.hi)
-				if c > 0 || (c == 0 && !r.hiIncl) {
-					return false
+		// The rows come in batches, warmed before they are read
+		// (storage.Warm): the index's order is not the rows' order in
+		// memory.
+		past := false
+		work := func() {
+			storage.Warm(batch)
+			for _, row := range batch {
+				if row.IsNull(pos) {
+					continue
 				}
+				if r.hi != nil {
+					c := t.CompareAt(row, pos, r.hi)
+					if c > 0 || (c == 0 && !r.hiIncl) {
+						past = true
+						break
+					}
+				}
+				fn(row)
 			}
-			fn(row)
-			return true
+			batch = batch[:0]
+		}
+		t.AscendIndex(ix, pivot, func(row *storage.Row) bool {
+			batch = append(batch, row)
+			if len(batch) == scanBatch {
+				work()
+			}
+			return !past
 		})
+		if !past {
+			work()
+		}
 	}
 }
+
+// scanBatch is how many rows a range scan warms at a time: enough loads
+// to overlap, few rows read past the end of a short range.
+const scanBatch = 16 // storage.warmBatch
 
 // distinctRows keeps the first of the rows whose projected values MySQL
 // takes for the same (distinctKey).
@@ -741,11 +764,9 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 		f := fields[i]
 		switch a.fn {
 		case "count":
-			n := 0
-			for _, r := range rows {
-				if pos < 0 || !r.IsNull(pos) {
-					n++
-				}
+			n := len(rows)
+			if pos >= 0 {
+				n = storage.CountNonNull(rows, pos)
 			}
 			if !sqltypes.IsIntegral(f.Type) {
 				return nil, false

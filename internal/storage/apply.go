@@ -255,8 +255,8 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	if err != nil {
 		return err
 	}
-	r := &Row{ID: op.Row.ID, ver: a.ver}
-	r.takeValues(op.Row)
+	r := copyRow(op.Row.ID, op.Row)
+	r.ver = a.ver
 	if n := r.NumValues(); n != t.shape.def.NumCols {
 		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 	}
@@ -288,8 +288,8 @@ func (a *applier) apply(op *Op) error {
 		if !ok {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
-		r := &Row{ID: old.ID, ver: a.ver}
-		r.takeValues(op.Row)
+		r := copyRow(old.ID, op.Row)
+		r.ver = a.ver
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 		}

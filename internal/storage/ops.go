@@ -237,18 +237,15 @@ func DecodeOp(kind OpKind, payload []byte) (*Op, error) {
 	switch kind {
 	case OpInsert:
 		op.Table = d.str()
-		op.Row = &Row{ID: d.uvarint()}
-		d.rowInto(op.Row)
+		op.Row = d.storedRow(d.uvarint())
 	case OpUpdate:
 		op.Table = d.str()
 		id := d.uvarint()
-		op.Old, op.Row = &Row{ID: id}, &Row{ID: id}
-		d.rowInto(op.Old)
-		d.rowInto(op.Row)
+		op.Old = d.storedRow(id)
+		op.Row = d.storedRow(id)
 	case OpDelete:
 		op.Table = d.str()
-		op.Old = &Row{ID: d.uvarint()}
-		d.rowInto(op.Old)
+		op.Old = d.storedRow(d.uvarint())
 	case OpCreateTable:
 		op.Def = d.def()
 		op.NextID = d.uvarint()

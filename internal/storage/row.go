@@ -42,24 +42,74 @@ func plainValue(v any) bool {
 // bits. Larger rows keep their values boxed.
 const maxCompactRow = math.MaxUint32
 
-// setValues gives r the values vals, compactly when they all have a compact
-// form. vals is not kept then.
-func (r *Row) setValues(vals []any) {
+// rowHeader is the size of a Row: a compact row's bytes follow its header
+// in the same allocation.
+const rowHeader = unsafe.Sizeof(Row{})
+
+// newRow returns a row numbered id holding vals: compact when they all have
+// a compact form (vals is not kept then), else holding vals as they are.
+func newRow(id uint64, vals []any) *Row {
+	noNulls := true
 	for _, v := range vals {
 		if !plainValue(v) {
-			r.setBoxed(vals)
-			return
+			return boxedRow(id, vals)
 		}
+		noNulls = noNulls && v != nil
 	}
-	b := appendRow(make([]byte, 0, encodedSize(vals)), vals)
-	if len(b) != cap(b) {
-		panic(fmt.Sprintf("storage: row of %d bytes encoded in %d", cap(b), len(b)))
+	size := encodedSize(vals)
+	if size > maxCompactRow {
+		return boxedRow(id, vals)
 	}
-	if len(b) > maxCompactRow {
-		r.setBoxed(vals)
-		return
+	r, enc := allocCompact(id, size)
+	if b := appendRow(enc[:0], vals); len(b) != size || &b[0] != &enc[0] {
+		panic(fmt.Sprintf("storage: row of %d bytes encoded in %d", size, len(b)))
 	}
-	r.setCompact(b)
+	r.noNulls = noNulls
+	return r
+}
+
+// copyRow returns a row numbered id holding o's values.
+func copyRow(id uint64, o *Row) *Row {
+	if !o.compact {
+		return boxedRow(id, o.boxed())
+	}
+	s := o.encoded()
+	r, enc := allocCompact(id, len(s))
+	copy(enc, s)
+	r.noNulls = o.noNulls
+	return r
+}
+
+// compactRow returns a row numbered id holding a copy of enc, a row in
+// appendRow's format whose values all have a compact form.
+func compactRow(id uint64, enc []byte, noNulls bool) *Row {
+	r, b := allocCompact(id, len(enc))
+	copy(b, enc)
+	r.noNulls = noNulls
+	return r
+}
+
+// allocCompact allocates a compact row of size bytes of encoding, returned
+// for the caller to fill. The header and the bytes are one allocation
+// without pointers for the collector to follow: a row costs one object,
+// and reading it touches one place in memory. Its one pointer, data, points
+// into the allocation itself, so the collector need not see it: what keeps
+// the allocation alive is the pointers to the row (the trees') and to its
+// bytes (strings read from it).
+func allocCompact(id uint64, size int) (*Row, []byte) {
+	block := make([]byte, int(rowHeader)+size)
+	r := (*Row)(unsafe.Pointer(unsafe.SliceData(block)))
+	enc := block[rowHeader:]
+	r.ID = id
+	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(enc)), uint32(size), true
+	return r, enc
+}
+
+// boxedRow returns a row numbered id holding vals as they are.
+func boxedRow(id uint64, vals []any) *Row {
+	r := &Row{ID: id}
+	r.setBoxed(vals)
+	return r
 }
 
 // setBoxed makes r hold vals, kept as they are.
@@ -68,11 +118,6 @@ func (r *Row) setBoxed(vals []any) {
 		panic(fmt.Sprintf("storage: row of %d values", len(vals)))
 	}
 	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(vals)), uint32(len(vals)), false
-}
-
-// setCompact makes r hold the compact encoding b, which nobody may modify.
-func (r *Row) setCompact(b []byte) {
-	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), true
 }
 
 // boxed returns the values of a row that is not compact (nil if it is).
@@ -151,11 +196,7 @@ func (r *Row) encoded() string {
 
 // KeyRow returns a row holding vals, to look a row up by (Table.Get,
 // Table.FindRow) or to pass as a key; vals is kept as it is.
-func KeyRow(vals []any) *Row {
-	r := &Row{}
-	r.setBoxed(vals)
-	return r
-}
+func KeyRow(vals []any) *Row { return boxedRow(0, vals) }
 
 // Values returns the row's values. For a compact row they are decoded into
 // a new slice, which the caller may keep; otherwise the row's own slice,
@@ -196,6 +237,12 @@ func (r *Row) Value(i int) any {
 func (r *Row) IsNull(i int) bool {
 	if !r.compact {
 		return r.boxed()[i] == nil
+	}
+	if r.noNulls {
+		if i < 0 || i >= r.NumValues() {
+			panic(fmt.Sprintf("storage: value %d of a row of %d", i, r.NumValues()))
+		}
+		return false
 	}
 	s := r.encoded()
 	return s[r.offset(s, i)] == tagNull
@@ -395,8 +442,11 @@ func appendRowOf(b []byte, r *Row) []byte {
 	return appendRow(b, r.boxed())
 }
 
-// takeValues makes r hold o's values (sharing them: rows are immutable).
-func (r *Row) takeValues(o *Row) { r.data, r.n, r.compact = o.data, o.n, o.compact }
+// takeValues makes r hold o's values, sharing them (rows are immutable).
+// r is a row of its own (a key, a seek row), not a compact row.
+func (r *Row) takeValues(o *Row) {
+	r.data, r.n, r.compact, r.noNulls = o.data, o.n, o.compact, o.noNulls
+}
 
 // keyCopy returns a row with r's values and cached key, and no version.
 func (r *Row) keyCopy() *Row {
@@ -410,4 +460,39 @@ func seekFrom(r *Row, n int, bound int8) *Row {
 	s := &Row{bound: bound, prefix: uint8(n)}
 	s.takeValues(r)
 	return s
+}
+
+// Warm reads the first bytes of each row's values, one row after the other
+// without waiting for any: the memory loads overlap, where reading the rows
+// one at a time, each with its work, waits for each load in turn. A scan
+// over rows spread through memory warms a batch before it works on it.
+// The result means nothing; it keeps the loads from being optimised away.
+func Warm(rows []*Row) (sum uint32) {
+	for _, r := range rows {
+		sum += r.n
+		if r.compact {
+			sum += uint32(*(*byte)(r.data))
+		}
+	}
+	return sum
+}
+
+// warmBatch is how many rows Warm is given at a time by the readers here:
+// enough loads to overlap.
+const warmBatch = 16
+
+// CountNonNull returns how many of rows have a value in column col.
+func CountNonNull(rows []*Row, col int) int {
+	n := 0
+	for len(rows) > 0 {
+		b := rows[:min(warmBatch, len(rows))]
+		rows = rows[len(b):]
+		Warm(b)
+		for _, r := range b {
+			if !r.IsNull(col) {
+				n++
+			}
+		}
+	}
+	return n
 }

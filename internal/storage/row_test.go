@@ -1,19 +1,17 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
 )
 
 // rowOf makes a row as storage stores one: compact when its values allow.
-func rowOf(id uint64, vals []any) *Row {
-	r := &Row{ID: id}
-	r.setValues(vals)
-	return r
-}
+func rowOf(id uint64, vals []any) *Row { return newRow(id, vals) }
 
 func typed(v any) string { return fmt.Sprintf("%T %v", v, v) }
 
@@ -48,6 +46,16 @@ func TestCompactRowReadsBackWhatWasStored(t *testing.T) {
 			t.Errorf("value %d: intAt %d %v %v, want %d %v %v", i, x, signed, ok, wx, ws, wok)
 		}
 	}
+	// A row without NULLs says so without reading its values.
+	full := rowOf(2, []any{int64(1), "x", 2.5})
+	if !full.noNulls || r.noNulls {
+		t.Fatalf("noNulls %v for a row without NULLs, %v for one with", full.noNulls, r.noNulls)
+	}
+	for i := range 3 {
+		if full.IsNull(i) {
+			t.Errorf("value %d of a row without NULLs is NULL", i)
+		}
+	}
 	// NaN keeps its bits.
 	if f := rowOf(1, []any{math.NaN()}).Value(0).(float64); !math.IsNaN(f) {
 		t.Errorf("NaN read back as %v", f)
@@ -80,6 +88,7 @@ func TestDecodedRowsAreCompact(t *testing.T) {
 		compact bool
 	}{
 		{[]any{int32(7), "x", nil}, true},
+		{[]any{int32(7), "x"}, true},
 		{[]any{int32(7), time.Unix(0, 0).UTC()}, false},
 	} {
 		op := &Op{Kind: OpInsert, Table: "t", Row: rowOf(3, tc.vals)}
@@ -87,7 +96,7 @@ func TestDecodedRowsAreCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Row.compact != tc.compact || fmt.Sprint(got.Row.Values()) != fmt.Sprint(tc.vals) {
+		if got.Row.compact != tc.compact || got.Row.noNulls != rowOf(3, tc.vals).noNulls || fmt.Sprint(got.Row.Values()) != fmt.Sprint(tc.vals) {
 			t.Errorf("%v decoded as %v (compact %v)", tc.vals, got.Row.Values(), got.Row.compact)
 		}
 	}
@@ -98,5 +107,46 @@ func TestDecodedRowsAreCompact(t *testing.T) {
 func TestRowSize(t *testing.T) {
 	if n := unsafe.Sizeof(Row{}); n > 48 {
 		t.Fatalf("Row is %d bytes", n)
+	}
+}
+
+// A compact row is one allocation whose header points into itself: what
+// keeps it alive is a pointer to the row or a string read from it. Rows
+// dropped but for their strings, and rows kept only by a tree, read back
+// intact after collections that reuse the freed memory.
+func TestCompactRowsSurviveCollections(t *testing.T) {
+	const n = 20000
+	strs := make([]string, n)
+	tree := make([]*Row, 0, n)
+	for i := range n {
+		r := rowOf(uint64(i), []any{int64(i), fmt.Sprintf("row %d", i), []byte("pad")})
+		if i%2 == 0 {
+			tree = append(tree, r)
+		} else {
+			strs[i], _ = r.StringAt(1)
+		}
+	}
+	for range 3 {
+		runtime.GC()
+		// Garbage of every size near the rows', to take freed memory.
+		junk := make([][]byte, 0, 4*n)
+		for i := range 4 * n {
+			junk = append(junk, bytes.Repeat([]byte{0xff}, 8+i%96))
+		}
+		runtime.KeepAlive(junk)
+	}
+	for i, s := range strs {
+		if i%2 == 0 {
+			continue
+		}
+		if want := fmt.Sprintf("row %d", i); s != want {
+			t.Fatalf("string %d reads %q, want %q", i, s, want)
+		}
+	}
+	for j, r := range tree {
+		i := 2 * j
+		if r.ID != uint64(i) || r.Value(0) != int64(i) || r.Value(1) != fmt.Sprintf("row %d", i) || string(r.Value(2).([]byte)) != "pad" {
+			t.Fatalf("row %d reads %d %v", i, r.ID, r.Values())
+		}
 	}
 }

@@ -58,6 +58,7 @@ type Row struct {
 	ikey    uint64
 	n       uint32
 	compact bool
+	noNulls bool // a compact row without a NULL: IsNull need not read it
 	kcol    uint8
 	ksigned bool
 	// seek rows (never stored): only the first prefix key columns count,

