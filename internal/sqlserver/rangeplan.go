@@ -679,7 +679,7 @@ func overlaps(cmp func(a, b any) int, a, b valueRange) bool {
 func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *storage.Row)) {
 	def := t.Def()
 	vals := make([]any, def.NumCols)
-	batch := make([]*storage.Row, 0, scanBatch)
+	batch := make([]*storage.Row, 0, storage.WarmBatch)
 	for _, r := range ranges {
 		// Past the NULLs when there is no lower bound: a seek after
 		// every row whose column is NULL.
@@ -712,7 +712,7 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *s
 		}
 		t.AscendIndex(ix, pivot, func(row *storage.Row) bool {
 			batch = append(batch, row)
-			if len(batch) == scanBatch {
+			if len(batch) == storage.WarmBatch {
 				work()
 			}
 			return !past
@@ -722,10 +722,6 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *s
 		}
 	}
 }
-
-// scanBatch is how many rows a range scan warms at a time: enough loads
-// to overlap, few rows read past the end of a short range.
-const scanBatch = 16 // storage.warmBatch
 
 // distinctRows keeps the first of the rows whose projected values MySQL
 // takes for the same (distinctKey).

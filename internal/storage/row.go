@@ -477,15 +477,15 @@ func Warm(rows []*Row) (sum uint32) {
 	return sum
 }
 
-// warmBatch is how many rows Warm is given at a time by the readers here:
-// enough loads to overlap.
-const warmBatch = 16
+// WarmBatch is how many rows to give Warm at a time: enough loads to
+// overlap, few rows read past the end of a short range.
+const WarmBatch = 16
 
 // CountNonNull returns how many of rows have a value in column col.
 func CountNonNull(rows []*Row, col int) int {
 	n := 0
 	for len(rows) > 0 {
-		b := rows[:min(warmBatch, len(rows))]
+		b := rows[:min(WarmBatch, len(rows))]
 		rows = rows[len(b):]
 		Warm(b)
 		for _, r := range b {
