@@ -133,27 +133,15 @@ func (r *Row) boxed() []any {
 func encodedSize(vals []any) int {
 	n := uvarintLen(uint64(len(vals))) + len(vals) // count, tags
 	for _, v := range vals {
+		if bits, signed, ok := intOf(v); ok {
+			if signed {
+				n += varintLen(int64(bits))
+			} else {
+				n += uvarintLen(bits)
+			}
+			continue
+		}
 		switch x := v.(type) {
-		case int8:
-			n += varintLen(int64(x))
-		case int16:
-			n += varintLen(int64(x))
-		case int32:
-			n += varintLen(int64(x))
-		case int64:
-			n += varintLen(x)
-		case int:
-			n += varintLen(int64(x))
-		case uint8:
-			n += uvarintLen(uint64(x))
-		case uint16:
-			n += uvarintLen(uint64(x))
-		case uint32:
-			n += uvarintLen(uint64(x))
-		case uint64:
-			n += uvarintLen(x)
-		case uint:
-			n += uvarintLen(uint64(x))
 		case float32:
 			n += 4
 		case float64:
@@ -388,36 +376,12 @@ func valueAt(s string, p int) (any, int) {
 	switch tag {
 	case tagNull:
 		return nil, p
-	case tagInt8:
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
 		v, q := varintAt(s, p)
-		return int8(v), q
-	case tagInt16:
-		v, q := varintAt(s, p)
-		return int16(v), q
-	case tagInt32:
-		v, q := varintAt(s, p)
-		return int32(v), q
-	case tagInt64:
-		v, q := varintAt(s, p)
-		return v, q
-	case tagInt:
-		v, q := varintAt(s, p)
-		return int(v), q
-	case tagUint8:
+		return boxInt(tag, uint64(v)), q
+	case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
 		v, q := uvarintAt(s, p)
-		return uint8(v), q
-	case tagUint16:
-		v, q := uvarintAt(s, p)
-		return uint16(v), q
-	case tagUint32:
-		v, q := uvarintAt(s, p)
-		return uint32(v), q
-	case tagUint64:
-		v, q := uvarintAt(s, p)
-		return v, q
-	case tagUint:
-		v, q := uvarintAt(s, p)
-		return uint(v), q
+		return boxInt(tag, v), q
 	case tagFloat32:
 		return math.Float32frombits(uint32(le(s[p : p+4]))), p + 4
 	case tagFloat64:

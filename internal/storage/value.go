@@ -225,26 +225,10 @@ func (d *decoder) value() any {
 	switch tag {
 	case tagNull:
 		return nil
-	case tagInt8:
-		return int8(d.varint())
-	case tagInt16:
-		return int16(d.varint())
-	case tagInt32:
-		return int32(d.varint())
-	case tagInt64:
-		return d.varint()
-	case tagInt:
-		return int(d.varint())
-	case tagUint8:
-		return uint8(d.uvarint())
-	case tagUint16:
-		return uint16(d.uvarint())
-	case tagUint32:
-		return uint32(d.uvarint())
-	case tagUint64:
-		return d.uvarint()
-	case tagUint:
-		return uint(d.uvarint())
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
+		return boxInt(tag, uint64(d.varint()))
+	case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+		return boxInt(tag, d.uvarint())
 	case tagFloat32:
 		p := d.take(4)
 		if p == nil {
@@ -302,6 +286,31 @@ func (d *decoder) value() any {
 		d.fail(fmt.Sprintf("value tag %d: %v", tag, err))
 	}
 	return v
+}
+
+// boxInt boxes an integer, given as its bits, as the Go kind of tag.
+func boxInt(tag byte, bits uint64) any {
+	switch tag {
+	case tagInt8:
+		return int8(bits)
+	case tagInt16:
+		return int16(bits)
+	case tagInt32:
+		return int32(bits)
+	case tagInt64:
+		return int64(bits)
+	case tagInt:
+		return int(bits)
+	case tagUint8:
+		return uint8(bits)
+	case tagUint16:
+		return uint16(bits)
+	case tagUint32:
+		return uint32(bits)
+	case tagUint:
+		return uint(bits)
+	}
+	return bits
 }
 
 func appendRow(b []byte, vals []any) []byte {
