@@ -128,7 +128,7 @@ func (w *world) checkSameRows() {
 }
 
 // tableRows lists a database's rows of the simulated table, with their row
-// numbers, in key order.
+// numbers and their values' Go types, in key order.
 func tableRows(db *storage.DB) string {
 	t, ok := db.Snapshot().Table(dbTable)
 	if !ok {
@@ -136,7 +136,11 @@ func tableRows(db *storage.DB) string {
 	}
 	var b strings.Builder
 	t.Scan(func(r *storage.Row) bool {
-		fmt.Fprintf(&b, "%d:%v ", r.ID, r.Values())
+		fmt.Fprintf(&b, "%d:", r.ID)
+		for _, v := range r.Values() {
+			fmt.Fprintf(&b, "%T(%v),", v, v)
+		}
+		b.WriteByte(' ')
 		return true
 	})
 	return b.String()

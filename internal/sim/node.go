@@ -315,7 +315,7 @@ func (n *node) clientWrite() {
 		// (storage.DB.CommitRow).
 		n.w.nextID++
 		id := n.w.nextID
-		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: []any{id, n.id}})
+		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: []any{id, n.id, payload(id)}})
 		if err != nil {
 			if !n.diskFailed(err) {
 				n.w.violate("write", fmt.Sprintf("%s: row commit: %v", n.id, err))
@@ -334,7 +334,7 @@ func (n *node) clientWrite() {
 	}
 	n.w.nextID++
 	id := n.w.nextID
-	if _, err := tx.Insert(dbTable, []any{id, n.id}); err != nil {
+	if _, err := tx.Insert(dbTable, []any{id, n.id, payload(id)}); err != nil {
 		n.w.violate("write", err.Error())
 		return
 	}

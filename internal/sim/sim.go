@@ -123,7 +123,36 @@ const (
 	openAfter = 3
 )
 
-var tableDef = &storage.TableDef{Name: dbTable, NumCols: 2, AutoCol: -1, PK: []int{0}}
+// The simulated table: id, the writing node, and a payload of one of the
+// kinds rows hold (payload).
+var tableDef = &storage.TableDef{Name: dbTable, NumCols: 3, AutoCol: -1, PK: []int{0}}
+
+// payload is row id's third value. Its kind varies with id, so that rows
+// stored compactly (storage/row.go), with and without NULLs, and rows
+// holding a time (kept boxed) all go through commits, the journal,
+// replication and replay; the checker "same rows" compares them with
+// their Go types.
+func payload(id int64) any {
+	switch id % 9 {
+	case 0:
+		return nil
+	case 1:
+		return int32(-id)
+	case 2:
+		return uint16(id)
+	case 3:
+		return float32(id) / 4
+	case 4:
+		return -float64(id) / 3
+	case 5:
+		return fmt.Sprintf("row %d", id)
+	case 6:
+		return []byte{byte(id), 0, 255}
+	case 7:
+		return id%2 == 0
+	}
+	return time.Unix(id, 0).UTC()
+}
 
 func bind(def *storage.TableDef) ([]storage.Compare, error) {
 	out := make([]storage.Compare, def.NumCols)
