@@ -147,11 +147,7 @@ func parameterize(stmt ast.Statement) map[string]*querypb.BindVariable {
 func (g *pointGets) textPlan(c *mysql.Conn, key, norm string) *compiled {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	byText, ok := g.texts[c.ConnectionID]
-	if !ok || len(byText) >= maxTextPlans {
-		byText = map[string]*compiled{}
-		g.texts[c.ConnectionID] = byText
-	}
+	byText := connCache(g.texts, c.ConnectionID, maxTextPlans)
 	cp, ok := byText[key]
 	if !ok {
 		cp = compile(norm)

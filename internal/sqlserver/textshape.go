@@ -187,10 +187,16 @@ func (g *pointGets) textShape(c *mysql.Conn, shape []byte, lits []shapeLiteral) 
 func (g *pointGets) keepTextShape(c *mysql.Conn, shape []byte, ts *textShape) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	byShape, ok := g.shapes[c.ConnectionID]
-	if !ok || len(byShape) >= maxTextShapes {
-		byShape = map[string]*textShape{}
-		g.shapes[c.ConnectionID] = byShape
+	connCache(g.shapes, c.ConnectionID, maxTextShapes)[string(shape)] = ts
+}
+
+// connCache returns a connection's cache in caches, emptied when it holds
+// limit entries.
+func connCache[T any](caches map[uint32]map[string]T, conn uint32, limit int) map[string]T {
+	m, ok := caches[conn]
+	if !ok || len(m) >= limit {
+		m = map[string]T{}
+		caches[conn] = m
 	}
-	byShape[string(shape)] = ts
+	return m
 }

@@ -145,6 +145,28 @@ func tableSum(t *testing.T, db *sql.DB, table string) string {
 	return fmt.Sprintf("%x", h.Sum(nil))[:16]
 }
 
+// idSet returns the integers in the first column of query's rows.
+func idSet(t *testing.T, db *sql.DB, query string) map[int64]bool {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	set := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		set[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
 // applied returns a node's APPLIED_LSN of a database (its own row).
 func applied(t *testing.T, s *server, dbName string) string {
 	var v sql.NullString

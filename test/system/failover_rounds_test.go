@@ -163,17 +163,7 @@ func failoverRounds(t *testing.T, extra string, rounds int) roundsResult {
 			t.Errorf("%s's rows differ from the primary's", id)
 		}
 	}
-	final := map[int64]bool{}
-	rows, err := pdb.Query("SELECT id FROM shop.t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id int64
-		rows.Scan(&id)
-		final[id] = true
-	}
-	rows.Close()
+	final := idSet(t, pdb, "SELECT id FROM shop.t")
 	quarantined := quarantinedIDs(t, c)
 	res := roundsResult{acknowledged: len(acked)}
 	for id, node := range acked {

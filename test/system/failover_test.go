@@ -314,20 +314,10 @@ func TestPlannedSwitchover(t *testing.T) {
 			t.Fatalf("a node's rows differ from the new primary's at byte %d: %q vs %q", k, a[max(0, k-40):min(len(a), k+40)], b[max(0, k-40):min(len(b), k+40)])
 		}
 	}
-	present := map[int]bool{}
-	rows, err := p2.Query("SELECT id FROM shop.t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id int
-		rows.Scan(&id)
-		present[id] = true
-	}
-	rows.Close()
+	present := idSet(t, p2, "SELECT id FROM shop.t")
 	lost := 0
 	for _, id := range acked {
-		if !present[id] {
+		if !present[int64(id)] {
 			lost++
 		}
 	}

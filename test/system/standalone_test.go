@@ -240,17 +240,7 @@ func TestCrashDuringWriteLoad(t *testing.T) {
 		if nA != nB || sum != 1000000 || moved != nA {
 			t.Fatalf("round %d: partial transaction visible: a=%d b=%d counter sum=%d moved=%d", round, nA, nB, sum, moved)
 		}
-		present := map[int64]bool{}
-		rows, err := db.Query("SELECT a.id FROM a JOIN b ON a.id = b.a_id")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id int64
-			rows.Scan(&id)
-			present[id] = true
-		}
-		rows.Close()
+		present := idSet(t, db, "SELECT a.id FROM a JOIN b ON a.id = b.a_id")
 		missing := 0
 		acked.Range(func(k, _ any) bool {
 			if !present[k.(int64)] {
@@ -261,17 +251,7 @@ func TestCrashDuringWriteLoad(t *testing.T) {
 		if missing > 0 {
 			t.Fatalf("round %d: %d acknowledged commits lost after kill -9", round, missing)
 		}
-		inC := map[int64]bool{}
-		rows, err = db.Query("SELECT id FROM c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id int64
-			rows.Scan(&id)
-			inC[id] = true
-		}
-		rows.Close()
+		inC := idSet(t, db, "SELECT id FROM c")
 		ackedC.Range(func(k, _ any) bool {
 			if !inC[k.(int64)] {
 				missing++
