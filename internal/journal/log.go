@@ -101,8 +101,13 @@ type Log struct {
 		curStart LSN
 		// zeroed is the offset in cur up to which the file holds bytes:
 		// the log's, then zeros written ahead of them (see zeroAheadLocked).
-		zeroed   int64
-		written  LSN // end of the bytes handed to write(2)
+		zeroed  int64
+		written LSN // end of the bytes handed to write(2)
+		// pending holds the frames of deferred appends (AppendDeferred)
+		// not yet handed to write(2); they follow written. Whatever needs
+		// the bytes in the file (an fsync, a read, a roll, a truncation)
+		// writes them first (flushLocked).
+		pending  []byte
 		failed   error
 		segments []LSN // start LSN of each segment, ascending
 	}
@@ -312,28 +317,83 @@ func (l *Log) createSegment(start LSN) error {
 // system before Append returns; SyncTo makes them durable. One call's bytes
 // never span two segment files.
 func (l *Log) Append(frames []byte) (start, end LSN, err error) {
+	return l.append(frames, false)
+}
+
+// AppendDeferred is Append for a caller that calls SyncTo next: the frames
+// are in the log (End, readers and SyncTo see them) but reach the operating
+// system with the next write the log makes, at the latest the fsync's. A
+// group of commits that share an fsync then shares one write(2) too, made
+// outside their commit lock. Until then a process crash loses them, as a
+// power loss loses bytes not yet fsync'd.
+func (l *Log) AppendDeferred(frames []byte) (start, end LSN, err error) {
+	return l.append(frames, len(frames) < maxDeferredBytes)
+}
+
+// maxDeferredBytes bounds what AppendDeferred holds back: a larger append
+// is written at once rather than copied.
+const maxDeferredBytes = 64 << 10
+
+func (l *Log) append(frames []byte, deferred bool) (start, end LSN, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.failed != nil {
 		return 0, 0, l.mu.failed
 	}
-	if int64(l.mu.written-l.mu.curStart) >= l.opts.SegmentBytes {
+	if int64(l.endLocked()-l.mu.curStart) >= l.opts.SegmentBytes {
+		if err := l.flushLocked(); err != nil {
+			return 0, 0, err
+		}
 		if err := l.rollLocked(); err != nil {
 			return 0, 0, l.failLocked(err)
 		}
 	}
-	if err := l.fault(FaultWrite); err != nil {
-		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	start = l.endLocked()
+	if deferred {
+		l.mu.pending = append(l.mu.pending, frames...)
+		return start, l.endLocked(), nil
 	}
-	if err := l.zeroAheadLocked(int64(l.mu.written-l.mu.curStart) + int64(len(frames))); err != nil {
-		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	if err := l.flushLocked(); err != nil {
+		return 0, 0, err
 	}
-	if _, err := l.mu.cur.Write(frames); err != nil {
-		return 0, 0, l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	if err := l.writeLocked(frames); err != nil {
+		return 0, 0, err
 	}
-	start = l.mu.written
-	l.mu.written += LSN(len(frames))
 	return start, l.mu.written, nil
+}
+
+// endLocked returns the end of the log: the bytes written, then the
+// pending ones.
+func (l *Log) endLocked() LSN { return l.mu.written + LSN(len(l.mu.pending)) }
+
+// flushLocked hands the pending frames to write(2).
+func (l *Log) flushLocked() error {
+	if len(l.mu.pending) == 0 {
+		return nil
+	}
+	err := l.writeLocked(l.mu.pending)
+	if cap(l.mu.pending) > 4*maxDeferredBytes {
+		l.mu.pending = nil // do not keep a rare large group's buffer
+	} else {
+		l.mu.pending = l.mu.pending[:0]
+	}
+	return err
+}
+
+// writeLocked writes b at the end of the current segment; an error fails
+// the log.
+func (l *Log) writeLocked(b []byte) error {
+	if err := l.fault(FaultWrite); err != nil {
+		return l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	}
+	if err := l.zeroAheadLocked(int64(l.mu.written-l.mu.curStart) + int64(len(b))); err != nil {
+		return l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	}
+	if _, err := l.mu.cur.Write(b); err != nil {
+		return l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	}
+	l.mu.written += LSN(len(b))
+	return nil
 }
 
 // The current segment is filled with zeros ahead of the log by as much as
@@ -364,6 +424,15 @@ func (l *Log) zeroAheadLocked(end int64) error {
 	return nil
 }
 
+// flushPendingLocked is flushLocked for readers: a failed log has nothing
+// pending, and its written bytes can still be read.
+func (l *Log) flushPendingLocked() error {
+	if l.mu.failed != nil {
+		return nil
+	}
+	return l.flushLocked()
+}
+
 // isZero reports whether b holds only zero bytes.
 func isZero(b []byte) bool {
 	for _, c := range b {
@@ -375,6 +444,7 @@ func isZero(b []byte) bool {
 }
 
 func (l *Log) failLocked(err error) error {
+	l.mu.pending = nil
 	l.mu.failed = fmt.Errorf("%w: %v", ErrFailed, err)
 	l.setSynced(0, l.mu.failed)
 	l.log.Error("journal: I/O error, the database refuses further writes", "dir", l.opts.Dir, "err", err)
@@ -455,7 +525,11 @@ func (l *Log) syncWritten() error {
 	// covers them too.
 	runtime.Gosched()
 	l.mu.Lock()
-	target, f, start, failed := l.mu.written, l.mu.cur, l.mu.curStart, l.mu.failed
+	failed := l.mu.failed
+	if failed == nil {
+		failed = l.flushLocked()
+	}
+	target, f, start := l.mu.written, l.mu.cur, l.mu.curStart
 	l.mu.Unlock()
 	if failed != nil {
 		return failed
@@ -486,7 +560,7 @@ func (l *Log) syncWritten() error {
 func (l *Log) End() LSN {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mu.written
+	return l.endLocked()
 }
 
 // Durable returns the LSN up to which the log is on disk.
@@ -508,6 +582,10 @@ func (l *Log) Start() LSN {
 // valid during the call.
 func (l *Log) Read(from LSN, fn func(lsn LSN, typ FrameType, payload []byte) error) error {
 	l.mu.Lock()
+	if err := l.flushPendingLocked(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
 	segs := append([]LSN(nil), l.mu.segments...)
 	end := l.mu.written
 	l.mu.Unlock()
@@ -600,6 +678,10 @@ func (l *Log) ReadRange(from, upto LSN, max int) ([]byte, error) {
 		return nil, nil
 	}
 	l.mu.Lock()
+	if err := l.flushPendingLocked(); err != nil {
+		l.mu.Unlock()
+		return nil, err
+	}
 	segs := l.mu.segments
 	written := l.mu.written
 	var seg, segEnd LSN
@@ -677,6 +759,9 @@ func (l *Log) Truncate(to LSN) error {
 	defer l.mu.Unlock()
 	if l.mu.failed != nil {
 		return l.mu.failed
+	}
+	if err := l.flushLocked(); err != nil {
+		return err
 	}
 	if to > l.mu.written || to < l.mu.segments[0] {
 		return fmt.Errorf("journal %s: truncate to %d outside the log (%d to %d)", l.opts.Dir, to, l.mu.segments[0], l.mu.written)
@@ -758,6 +843,7 @@ func (l *Log) Crash() error {
 		l.mu.cur.Close()
 		l.mu.cur = nil
 	}
+	l.mu.pending = nil
 	l.mu.failed = fmt.Errorf("%w: crashed", ErrFailed)
 	l.setSynced(0, l.mu.failed)
 	synced := l.Durable()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -413,4 +414,191 @@ func TestFsyncOfARolledSegment(t *testing.T) {
 	if _, _, err := l.Append(tx("after")); err != nil {
 		t.Fatalf("append after: %v", err)
 	}
+}
+
+// TestDeferredAppendsShareOneWrite: deferred appends are part of the log at
+// once (End, readers) and reach the file in one write(2) with the fsync
+// that covers them; an Append writes the pending ones first, in order.
+func TestDeferredAppendsShareOneWrite(t *testing.T) {
+	var writes, syncs int
+	l, err := Open(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+		Faults: func(op FaultOp) error {
+			if op == FaultWrite {
+				writes++
+			} else {
+				syncs++
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var end LSN
+	for i := range 8 {
+		if _, end, err = l.AppendDeferred(tx(fmt.Sprintf("d%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if writes != 0 || l.End() != end || l.Durable() >= end {
+		t.Fatalf("after 8 deferred appends: %d writes, end %d (want %d), durable %d", writes, l.End(), end, l.Durable())
+	}
+	if err := l.SyncTo(context.Background(), end); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 1 || syncs != 1 || l.Durable() != end {
+		t.Fatalf("SyncTo of 8 deferred appends: %d writes, %d fsyncs, durable %d of %d; want 1, 1, all", writes, syncs, l.Durable(), end)
+	}
+
+	// A reader sees deferred frames before their fsync.
+	if _, _, err := l.AppendDeferred(tx("r")); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, l)
+	if len(got) != 18 || got[16] != "r" {
+		t.Fatalf("read %v", got)
+	}
+	// An Append writes what is pending first.
+	if _, _, err := l.AppendDeferred(tx("p")); err != nil {
+		t.Fatal(err)
+	}
+	if _, end, err = l.Append(tx("a")); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := l.ReadBytes(l.Start(), end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tail []string
+	if err := ScanFrames(raw, l.Start(), func(_ LSN, typ FrameType, p []byte) error {
+		if typ != FrameCommit {
+			tail = append(tail, string(p))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tail[len(tail)-3:], ",") != "r,p,a" {
+		t.Fatalf("log ends with %v, want r,p,a", tail)
+	}
+}
+
+var errInjected = errors.New("injected disk error")
+
+// TestDeferredAppendsModel runs random appends (deferred or not), fsyncs,
+// reads, injected write and fsync errors and power losses against a model
+// of the log: a reader sees every transaction appended, in order; after a
+// power loss the log holds a prefix of them, whole transactions only, that
+// includes every one a SyncTo returned for.
+func TestDeferredAppendsModel(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		dir := t.TempDir()
+		failNext := FaultOp("")
+		open := func() *Log {
+			l, err := Open(Options{Dir: dir, SegmentBytes: 512, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+				Faults: func(op FaultOp) error {
+					if op == failNext {
+						failNext = ""
+						return errInjected
+					}
+					return nil
+				}})
+			if err != nil {
+				t.Fatalf("seed %d: reopen: %v", seed, err)
+			}
+			return l
+		}
+		l := open()
+		var model []string // the transactions' payloads, in log order
+		var ends []LSN     // where each ends
+		durable := 0       // how many are known on disk
+		reopen := func() {
+			failNext = ""
+			if err := l.Crash(); err != nil {
+				t.Fatalf("seed %d: crash: %v", seed, err)
+			}
+			l = open()
+			got := readPayloads(t, l)
+			if len(got) < durable || len(got) > len(model) || strings.Join(got, ",") != strings.Join(model[:len(got)], ",") {
+				t.Fatalf("seed %d: after a power loss the log holds %v; appended %v, %d of them synced", seed, got, model, durable)
+			}
+			model, ends, durable = got, ends[:len(got)], len(got)
+		}
+		for step := 0; step < 300; step++ {
+			var err error
+			switch k := rng.IntN(20); {
+			case k < 9: // append, deferred or not
+				p := fmt.Sprintf("s%d-%s", step, strings.Repeat("x", rng.IntN(120)))
+				var end LSN
+				if k < 7 {
+					_, end, err = l.AppendDeferred(tx(p))
+				} else {
+					_, end, err = l.Append(tx(p))
+				}
+				if err == nil {
+					model, ends = append(model, p), append(ends, end)
+				}
+			case k < 13: // a commit's fsync
+				if len(ends) == 0 {
+					continue
+				}
+				i := rng.IntN(len(ends))
+				if err = l.SyncTo(context.Background(), ends[i]); err == nil {
+					if l.Durable() < ends[i] {
+						t.Fatalf("seed %d: durable %d < %d after SyncTo", seed, l.Durable(), ends[i])
+					}
+					durable = max(durable, i+1)
+				}
+			case k < 16: // a reader
+				var got []string
+				if got, err = tryReadPayloads(l); err == nil && strings.Join(got, ",") != strings.Join(model, ",") {
+					t.Fatalf("seed %d: read %v, appended %v", seed, got, model)
+				}
+				if err == nil && l.End() != l.Start()+LSN(len(mustReadBytes(t, l))) {
+					t.Fatalf("seed %d: raw bytes do not reach the end %d", seed, l.End())
+				}
+			case k < 18:
+				failNext = []FaultOp{FaultWrite, FaultSync}[rng.IntN(2)]
+			default:
+				reopen()
+			}
+			if err != nil {
+				if !errors.Is(err, errInjected) && !errors.Is(err, ErrFailed) {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				reopen() // a failed log refuses writes: the server restarts
+			}
+		}
+		l.Close()
+	}
+}
+
+func tryReadPayloads(l *Log) ([]string, error) {
+	var out []string
+	err := l.Read(l.Start(), func(_ LSN, typ FrameType, p []byte) error {
+		if typ != FrameCommit {
+			out = append(out, string(p))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func readPayloads(t *testing.T, l *Log) []string {
+	t.Helper()
+	out, err := tryReadPayloads(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustReadBytes(t *testing.T, l *Log) []byte {
+	t.Helper()
+	b, err := l.ReadBytes(l.Start(), l.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -202,8 +202,14 @@ func (db *DB) commitWith(ops []*Op, body func(cur *Catalog, a *applier) error) (
 	a.cat.seq = st.cat.seq + 1
 	end, logged := st.lsn, journal.LSN(0)
 	if buf != nil {
+		// Under the commit policy the caller's syncCommit follows: the
+		// frames are written with the group's fsync, outside this lock.
+		appendFrames := db.jrnl.Append
+		if db.policy == SaveCommit {
+			appendFrames = db.jrnl.AppendDeferred
+		}
 		var err error
-		if _, end, err = db.jrnl.Append(buf); err != nil {
+		if _, end, err = appendFrames(buf); err != nil {
 			db.commitMu.Unlock()
 			return 0, err
 		}
