@@ -3,7 +3,7 @@
 # sysbench OLTP workloads, on this machine, in one run. See bench/README.md.
 #
 # Every knob is an environment variable; the defaults are the full-size run.
-#   BENCH_TIME=20                 seconds per sysbench run
+#   BENCH_TIME=20                 seconds per server and cell, in two halves
 #   BENCH_TABLES=10               tables loaded by oltp_common prepare
 #   BENCH_ROWS=10000              rows per table
 #   BENCH_THREADS="1 4 16"        client thread counts
@@ -75,12 +75,14 @@ prepare() {
 
 declare -A TPS P95 IGN CODES FATAL
 
-# run_cell SERVER PORT PID WORKLOAD THREADS runs one sysbench run and records
-# tps, p95 latency, ignored (retried) errors and any fatal error.
+# run_cell SERVER PORT PID WORKLOAD THREADS SECS PART runs sysbench for SECS
+# seconds and adds the run to the cell's figures: tps (the mean of the
+# parts, which last alike), p95 latency (the worst part's), ignored
+# (retried) errors and any fatal error.
 run_cell() {
-	local srv=$1 port=$2 pid=$3 w=$4 t=$5 key="$1|$4|$5"
-	local logf=$WORK/logs/$srv-$w-$t.log
-	log "$srv $w threads=$t"
+	local srv=$1 port=$2 pid=$3 w=$4 t=$5 secs=$6 part=$7 key="$1|$4|$5"
+	local logf=$WORK/logs/$srv-$w-$t-$part.log tps="" fatal=""
+	log "$srv $w threads=$t (part $part)"
 	if ! kill -0 "$pid" 2>/dev/null; then
 		TPS[$key]="" FATAL[$key]="server not running"
 		log "$srv is not running: skipped"
@@ -88,25 +90,37 @@ run_cell() {
 	fi
 	local rc=0
 	sb "$port" sbtest
-	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench "$w" "${SB[@]}" \
-		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$t" --time="$BENCH_TIME" \
+	waited "$logf" timeout $((secs + runGrace)) sysbench "$w" "${SB[@]}" \
+		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$t" --time="$secs" \
 		--report-interval=0 --verbosity=5 run || rc=$?
 	sysbench_stats "$logf"
-	TPS[$key]=$SB_TPS P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES
-	FATAL[$key]=""
-	if ((rc != 0)) || [[ -z ${TPS[$key]} ]]; then
-		TPS[$key]=""
-		FATAL[$key]=$(awk '/FATAL|ALERT|error/ && !/ignored errors/ && n++ < 3' "$logf" | tr '\n' ' ' | cut -c1-300)
-		[[ -n ${FATAL[$key]} ]] || FATAL[$key]="sysbench exit status $rc"
-		((rc == 124)) && FATAL[$key]="timed out; ${FATAL[$key]}"
-		log "$srv $w threads=$t failed: ${FATAL[$key]}"
+	tps=$SB_TPS
+	if ((rc != 0)) || [[ -z $tps ]]; then
+		tps=""
+		fatal=$(awk '/FATAL|ALERT|error/ && !/ignored errors/ && n++ < 3' "$logf" | tr '\n' ' ' | cut -c1-300)
+		[[ -n $fatal ]] || fatal="sysbench exit status $rc"
+		((rc == 124)) && fatal="timed out; $fatal"
+		log "$srv $w threads=$t failed: $fatal"
 	fi
 	if ! kill -0 "$pid" 2>/dev/null; then
 		local why
 		why=$(awk '/panic|fatal|FATAL|ERROR/ && n++ < 2' "$WORK/$srv"/*.log 2>/dev/null | tr '\n' ' ' | cut -c1-300 || true)
-		FATAL[$key]="server died during the run: $why; ${FATAL[$key]}"
+		fatal="server died during the run: $why; $fatal"
 		log "$srv died during $w threads=$t"
 	fi
+	if [[ $part == 1 ]]; then
+		TPS[$key]=$tps P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES FATAL[$key]=$fatal
+		return
+	fi
+	if [[ -z ${TPS[$key]} || -z $tps ]]; then
+		TPS[$key]=""
+	else
+		TPS[$key]=$(awk -v a="${TPS[$key]}" -v b="$tps" 'BEGIN { printf "%.2f", (a + b) / 2 }')
+	fi
+	P95[$key]=$(awk -v a="${P95[$key]:-0}" -v b="${SB_P95:-0}" 'BEGIN { print (a > b ? a : b) }')
+	IGN[$key]=$((${IGN[$key]:-0} + ${SB_IGN:-0}))
+	CODES[$key]=$(printf '%s,%s' "${CODES[$key]}" "$SB_CODES" | tr ',' '\n' | grep -v '^$' | sort -u | paste -sd, - || true)
+	FATAL[$key]="${FATAL[$key]}${FATAL[$key]:+${fatal:+; }}$fatal"
 }
 
 # ---------------------------------------------------------------- report
@@ -129,7 +143,7 @@ report() {
 		echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "- miraj: $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (dirty)'), --save-policy commit"
 		echo "- mariadb: $("$MARIADBD" --version | awk '{ print $3 }'), innodb_flush_log_at_trx_commit=1, binlog off, buffer pool $BENCH_MARIADB_BUFFER_POOL"
-		echo "- $(sysbench --version): ${BENCH_TABLES} tables x ${BENCH_ROWS} rows, ${BENCH_TIME}s per run, threads: ${BENCH_THREADS}"
+		echo "- $(sysbench --version): ${BENCH_TABLES} tables x ${BENCH_ROWS} rows, ${BENCH_TIME}s per server and cell (two halves: Miraj, MariaDB, MariaDB, Miraj), threads: ${BENCH_THREADS}"
 		echo "- machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average at start: ${LOAD_AT_START}"
 		echo "- load time: Miraj ${LOAD_MIRAJ}s, MariaDB ${LOAD_MARIADB}s"
 		echo
@@ -350,13 +364,16 @@ main() {
 	LOAD_MARIADB=$LOAD_SECS
 	log "load time: Miraj ${LOAD_MIRAJ}s, MariaDB ${LOAD_MARIADB}s"
 
-	# Same workload and thread count on both servers back to back, so that
-	# drift in the machine's load hits both alike.
-	local w t
+	# Same workload and thread count on both servers back to back, in two
+	# halves ordered Miraj, MariaDB, MariaDB, Miraj: drift in the machine's
+	# speed during a cell (the disk's above all) hits both alike.
+	local w t half=$(((BENCH_TIME + 1) / 2))
 	for w in $BENCH_WORKLOADS; do
 		for t in $BENCH_THREADS; do
-			run_cell miraj "$MIRAJ_PORT" "$MIRAJ_PID" "$w" "$t"
-			run_cell mariadb "$MARIADB_PORT" "$MARIADB_PID" "$w" "$t"
+			run_cell miraj "$MIRAJ_PORT" "$MIRAJ_PID" "$w" "$t" "$half" 1
+			run_cell mariadb "$MARIADB_PORT" "$MARIADB_PID" "$w" "$t" "$half" 1
+			run_cell mariadb "$MARIADB_PORT" "$MARIADB_PID" "$w" "$t" "$half" 2
+			run_cell miraj "$MIRAJ_PORT" "$MIRAJ_PID" "$w" "$t" "$half" 2
 		done
 	done
 	MIRAJ_BENCH_HWM_MB=$(mib_of "$MIRAJ_PID" VmHWM)
