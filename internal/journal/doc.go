@@ -10,7 +10,10 @@
 // Concurrency: Append, SyncTo, End, Durable, Start, Read and RemoveBefore are
 // safe to call from any goroutine. The Log starts no goroutine: SyncTo callers
 // take turns doing the fsync (group commit), and a periodic save policy is a
-// loop owned by the caller.
+// loop owned by the caller. AppendDeferred, for a caller that calls SyncTo
+// next, leaves the write(2) to whoever next needs the bytes in the file (the
+// group's fsync, a reader, a roll): commits that share an fsync share one
+// write too, made outside the caller's commit lock.
 //
 // Recovery: Open reads the log from the checkpoint's LSN, cuts a torn tail
 // (a damaged frame with no valid frame after it) and the frames of a

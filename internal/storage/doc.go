@@ -17,7 +17,10 @@
 // otherwise), applies the ops to a copy of the committed catalog (which
 // also checks unique keys), appends the frames to the journal, publishes
 // the new catalog, releases the lock, and waits for the fsync the save
-// policy asks for; concurrent commits share fsyncs. A table whose committed
+// policy asks for; concurrent commits share fsyncs. Under the commit
+// policy the append only queues the frames (journal.AppendDeferred): the
+// commit that does the group's fsync writes them all in one write(2),
+// outside the lock. A table whose committed
 // version is still the one the transaction began from, and which it only
 // wrote rows of, needs neither the check nor the second apply: its version
 // in the transaction's view becomes the committed one, its new rows
