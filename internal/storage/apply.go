@@ -255,7 +255,10 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	if err != nil {
 		return err
 	}
-	r := copyRow(op.Row.ID, op.Row)
+	r := op.Row
+	if !op.once {
+		r = copyRow(op.Row.ID, op.Row)
+	}
 	r.ver = a.ver
 	if n := r.NumValues(); n != t.shape.def.NumCols {
 		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
@@ -288,7 +291,10 @@ func (a *applier) apply(op *Op) error {
 		if !ok {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
-		r := copyRow(old.ID, op.Row)
+		r := op.Row
+		if !op.once || r.ID != old.ID {
+			r = copyRow(old.ID, op.Row)
+		}
 		r.ver = a.ver
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
