@@ -109,7 +109,7 @@ func lockClauseOf(q string) lockClause {
 // blankLockClauses returns q with the locking clauses the parser does not
 // know replaced by spaces (same length, so positions hold).
 func blankLockClauses(q string) string {
-	if !strings.Contains(strings.ToUpper(q), "FOR") && !strings.Contains(strings.ToUpper(q), "LOCK") {
+	if indexFold(q, "for") < 0 && indexFold(q, "lock") < 0 {
 		return q
 	}
 	var b []byte

@@ -158,7 +158,7 @@ func (g *pointGets) textPlan(c *mysql.Conn, key, norm string) *compiled {
 
 // selectList is the text of q before its first FROM (case-insensitive).
 func selectList(q string) string {
-	if i := strings.Index(strings.ToLower(q), "from"); i >= 0 {
+	if i := indexFold(q, "from"); i >= 0 {
 		return q[:i]
 	}
 	return q
