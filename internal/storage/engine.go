@@ -373,6 +373,17 @@ func (e *Engine) Checkpoint(db *DB) error {
 	}
 	db.commits.Store(0)
 	start := time.Now()
+	if db.policy != SaveManual {
+		// The checkpoint stands for the journal up to st.lsn, which must
+		// be on disk first: the commits it holds may not be fsync'd yet
+		// (their commit waits for the fsync, or a periodic policy's does)
+		// or even written (journal.AppendDeferred). A checkpoint past the
+		// journal's durable end would, after a crash, be a journal that
+		// ends before its checkpoint, which recovery refuses.
+		if err := db.jrnl.SyncTo(context.Background(), st.lsn); err != nil {
+			return fmt.Errorf("database %s: checkpoint: %w", db.name, err)
+		}
+	}
 	path, err := writeCheckpoint(db.dir, st.cat, st.lsn)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", db.name, err)
