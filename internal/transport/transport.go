@@ -603,7 +603,10 @@ func (e *slowHandshakeError) Error() string {
 // timeoutErr turns err into a slowHandshakeError when hctx's deadline has
 // passed (not when the node is shutting down).
 func (t *Transport) timeoutErr(hctx context.Context, err error) error {
-	if errors.Is(hctx.Err(), context.DeadlineExceeded) || (isTimeout(err) && hctx.Err() == nil) {
+	// hctx.Err() read once: the connection's deadline is hctx's, so the
+	// context may expire between two reads of it, and a timeout would then
+	// be reported as a bare I/O error.
+	if cerr := hctx.Err(); errors.Is(cerr, context.DeadlineExceeded) || (cerr == nil && isTimeout(err)) {
 		return &slowHandshakeError{limit: t.opts.HandshakeTimeout}
 	}
 	return err
