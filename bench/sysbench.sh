@@ -112,15 +112,15 @@ run_cell() {
 		TPS[$key]=$tps P95[$key]=$SB_P95 IGN[$key]=$SB_IGN CODES[$key]=$SB_CODES FATAL[$key]=$fatal
 		return
 	fi
-	if [[ -z ${TPS[$key]} || -z $tps ]]; then
+	if [[ -z ${TPS[$key]:-} || -z $tps ]]; then
 		TPS[$key]=""
 	else
 		TPS[$key]=$(awk -v a="${TPS[$key]}" -v b="$tps" 'BEGIN { printf "%.2f", (a + b) / 2 }')
 	fi
 	P95[$key]=$(awk -v a="${P95[$key]:-0}" -v b="${SB_P95:-0}" 'BEGIN { print (a > b ? a : b) }')
 	IGN[$key]=$((${IGN[$key]:-0} + ${SB_IGN:-0}))
-	CODES[$key]=$(printf '%s,%s' "${CODES[$key]}" "$SB_CODES" | tr ',' '\n' | grep -v '^$' | sort -u | paste -sd, - || true)
-	FATAL[$key]="${FATAL[$key]}${FATAL[$key]:+${fatal:+; }}$fatal"
+	CODES[$key]=$(printf '%s,%s' "${CODES[$key]:-}" "$SB_CODES" | tr ',' '\n' | grep -v '^$' | sort -u | paste -sd, - || true)
+	FATAL[$key]="${FATAL[$key]:-}${FATAL[$key]:+${fatal:+; }}$fatal"
 }
 
 # ---------------------------------------------------------------- report
