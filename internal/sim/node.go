@@ -159,8 +159,10 @@ func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, 
 
 // start opens the node's engine (a first start or a restart after a crash).
 func (n *node) start() error {
+	// KeepBytes keeps the whole journal behind checkpoints: followers
+	// catch up from it (the simulator does not seed them from a copy).
 	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log,
-		JournalFaults: n.w.diskFault, Now: n.w.clock})
+		JournalFaults: n.w.diskFault, Now: n.w.clock, KeepBytes: 1 << 40})
 	if err != nil {
 		return err
 	}
@@ -190,6 +192,19 @@ func (n *node) diskFailed(err error) bool {
 	n.tracef("disk failure (%v): restart", err)
 	n.crash()
 	return true
+}
+
+// checkpoint writes a checkpoint of each of the node's databases.
+func (n *node) checkpoint() {
+	for _, db := range n.eng.Databases() {
+		if err := n.eng.Checkpoint(db); err != nil {
+			if !n.diskFailed(err) {
+				n.w.violate("checkpoint", fmt.Sprintf("%s: checkpoint of %s: %v", n.id, db.Name(), err))
+			}
+			return
+		}
+		n.tracef("checkpoint %s lsn=%d durable=%d", db.Name(), db.LSN(), db.Journal().Durable())
+	}
 }
 
 // crash stops the node as a power loss would.

@@ -32,6 +32,12 @@ type Options struct {
 	LivenessTicks int
 	// Event weights per step (out of their sum plus IdleWeight).
 	WriteWeight, CrashWeight, RestartWeight, PartitionWeight, HealWeight, PromoteWeight, BreakWeight, DemoteWeight, IdleWeight int
+	// CheckpointWeight: a node writes a checkpoint of every database, as
+	// the server's background loop does, whatever its journal holds that
+	// is not on disk yet (a secondary that acknowledges before its fsync,
+	// DurableAcks false). A crash later recovers from the checkpoint and
+	// the journal after it.
+	CheckpointWeight int
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -59,7 +65,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d", o.FaultPerMille, o.SlowWeight)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -84,7 +90,10 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		FaultPerMille:   []int{0, 5, 15, 40}[r.IntN(4)],
 		Window:          []int{2048, 200}[r.IntN(2)],
 		SlowWeight:      r.IntN(4),
-		Dir:             dir,
+		// Drawn last, so that the options before it stay as they were
+		// for every seed.
+		CheckpointWeight: r.IntN(5),
+		Dir:              dir,
 	}
 }
 
@@ -281,7 +290,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.IdleWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.IdleWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -363,6 +372,10 @@ func (w *world) randomEvent() {
 		if n := w.pick(cands); n != nil {
 			n.slowUntil = w.now + 10 + w.rng.IntN(40)
 			w.tracef("%s slow until tick %d", n.id, n.slowUntil)
+		}
+	case 9:
+		if n := w.pick(w.upNodes()); n != nil {
+			n.checkpoint()
 		}
 	case 6:
 		ids := w.net.linkIDs()
