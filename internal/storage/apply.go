@@ -255,10 +255,7 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	if err != nil {
 		return err
 	}
-	r := op.Row
-	if !op.once {
-		r = copyRow(op.Row.ID, op.Row)
-	}
+	r := copyRow(op.Row.ID, op.Row)
 	r.ver = a.ver
 	if n := r.NumValues(); n != t.shape.def.NumCols {
 		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
@@ -291,10 +288,7 @@ func (a *applier) apply(op *Op) error {
 		if !ok {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
-		r := op.Row
-		if !op.once || r.ID != old.ID {
-			r = copyRow(old.ID, op.Row)
-		}
+		r := copyRow(old.ID, op.Row)
 		r.ver = a.ver
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)

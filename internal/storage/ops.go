@@ -58,9 +58,6 @@ type Op struct {
 	BaseID []byte
 	// Mark is an epoch mark (OpEpoch); Mark.LSN is the LSN of its own frame.
 	Mark history.Mark
-	// once says Row was made for this op alone, which is applied once:
-	// apply stores Row itself rather than a copy (DB.CommitRow).
-	once bool
 }
 
 // Payload layouts (integers as uvarints, strings as length + bytes); every

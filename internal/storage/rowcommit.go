@@ -62,9 +62,6 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 	default:
 		return 0, fmt.Errorf("storage: CommitRow of a %d change", c.Kind)
 	}
-	// The op is applied once, under the lock, or not at all (ErrStale):
-	// its new row is stored as it is.
-	op.once = true
 	key := op.Old
 	if key == nil {
 		key = op.Row
