@@ -424,15 +424,6 @@ func (l *Log) zeroAheadLocked(end int64) error {
 	return nil
 }
 
-// flushPendingLocked is flushLocked for readers: a failed log has nothing
-// pending, and its written bytes can still be read.
-func (l *Log) flushPendingLocked() error {
-	if l.mu.failed != nil {
-		return nil
-	}
-	return l.flushLocked()
-}
-
 // isZero reports whether b holds only zero bytes.
 func isZero(b []byte) bool {
 	for _, c := range b {
@@ -582,7 +573,7 @@ func (l *Log) Start() LSN {
 // valid during the call.
 func (l *Log) Read(from LSN, fn func(lsn LSN, typ FrameType, payload []byte) error) error {
 	l.mu.Lock()
-	if err := l.flushPendingLocked(); err != nil {
+	if err := l.flushLocked(); err != nil {
 		l.mu.Unlock()
 		return err
 	}
@@ -678,7 +669,7 @@ func (l *Log) ReadRange(from, upto LSN, max int) ([]byte, error) {
 		return nil, nil
 	}
 	l.mu.Lock()
-	if err := l.flushPendingLocked(); err != nil {
+	if err := l.flushLocked(); err != nil {
 		l.mu.Unlock()
 		return nil, err
 	}

@@ -195,32 +195,13 @@ func unwrapVersionComments(q string) string {
 }
 
 // indexFold returns the byte index of the first occurrence of word (ASCII)
-// in s, ignoring ASCII case, or -1. Unlike searching a lower-cased copy it
+// in s, ignoring case, or -1. Unlike searching a lower-cased copy it
 // neither allocates nor moves positions when s holds non-ASCII text.
 func indexFold(s, word string) int {
-	if word == "" {
-		return 0
-	}
-	first := foldASCII(word[0])
 	for i := 0; i+len(word) <= len(s); i++ {
-		if foldASCII(s[i]) != first {
-			continue
-		}
-		j := 1
-		for j < len(word) && foldASCII(s[i+j]) == foldASCII(word[j]) {
-			j++
-		}
-		if j == len(word) {
+		if strings.EqualFold(s[i:i+len(word)], word) {
 			return i
 		}
 	}
 	return -1
-}
-
-// foldASCII lower-cases an ASCII letter and leaves any other byte as it is.
-func foldASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
