@@ -118,6 +118,7 @@ type Log struct {
 		sync.Mutex
 		synced  LSN // end of the bytes known to be on disk; Invariant: synced <= mu.written
 		syncing bool
+		waiting int   // SyncTo callers waiting for another's fsync
 		failed  error // mu.failed, for the waiters
 	}
 	synced *sync.Cond // on sy
@@ -493,12 +494,15 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 			return err
 		}
 		if l.sy.syncing {
+			l.sy.waiting++
 			l.synced.Wait()
+			l.sy.waiting--
 			continue
 		}
 		l.sy.syncing = true
+		shared := l.sy.waiting > 0
 		l.sy.Unlock()
-		err := l.syncWritten()
+		err := l.syncWritten(shared)
 		l.sy.Lock()
 		l.sy.syncing = false
 		l.synced.Broadcast()
@@ -510,11 +514,14 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 }
 
 // syncWritten fsyncs what was written so far and raises the durable end;
-// called by one SyncTo at a time, without sy.
-func (l *Log) syncWritten() error {
-	// Other committers that are ready to run append first: one fsync then
-	// covers them too.
-	runtime.Gosched()
+// called by one SyncTo at a time, without sy. With shared (others wait for
+// an fsync: committers run side by side), committers that are ready to run
+// append first, and the one fsync covers them too; a lone committer does
+// not yield, which would only wake an idle thread to find nothing to do.
+func (l *Log) syncWritten(shared bool) error {
+	if shared {
+		runtime.Gosched()
+	}
 	l.mu.Lock()
 	failed := l.mu.failed
 	if failed == nil {
