@@ -120,9 +120,10 @@ func TestDeleteThenInsertOfAKey(t *testing.T) {
 	}
 }
 
-// Rows keyed by one integer column compare by the cached key exactly as by
-// the column's comparison, for every Go integer type of either kind.
-func TestCachedIntegerKeysOrderAsValues(t *testing.T) {
+// Rows keyed by one integer column compare by the integers read in place
+// exactly as by the column's comparison, for every Go integer type of
+// either kind, boxed or compact.
+func TestIntegerKeysOrderAsValues(t *testing.T) {
 	def := &TableDef{Name: "k", NumCols: 2, AutoCol: -1, PK: []int{1}}
 	signed := func(v any) int64 {
 		switch x := v.(type) {
@@ -218,23 +219,27 @@ func TestCachedIntegerKeysOrderAsValues(t *testing.T) {
 			if got, got2 := plain.compareCols(def.PK, ca, cb), plain.compareCols(def.PK, ca, b); got != want || got2 != want {
 				t.Fatalf("%s: %T %v vs %T %v compare %d compact, %d compact to boxed, %d by the column", kind.name, a.Value(1), a.Value(1), b.Value(1), b.Value(1), got, got2, want)
 			}
-			s.setKey(a)
-			s.setKey(b)
-			if a.kcol == 0 || b.kcol == 0 {
-				t.Fatalf("%s: no key cached for %T, %T", kind.name, a.Value(1), b.Value(1))
-			}
-			if got := s.comparePrimary(a, b); got != want {
-				t.Fatalf("%s: %v (%T) vs %v (%T): cached keys give %d, the column %d", kind.name, a.Value(1), a.Value(1), b.Value(1), b.Value(1), got, want)
+			if got, got2 := s.comparePrimary(a, b), s.comparePrimary(ca, cb); got != want || got2 != want {
+				t.Fatalf("%s: %v (%T) vs %v (%T): the primary key orders them %d boxed, %d compact, the column %d", kind.name, a.Value(1), a.Value(1), b.Value(1), b.Value(1), got, got2, want)
 			}
 		}
 	}
-	// A key of another kind, a string, a NULL or a seek row is not cached,
-	// so such a row compares by the column's comparison.
-	s := newShape(def, []Compare{nil, nil})
-	for _, r := range []*Row{KeyRow([]any{nil, "7"}), KeyRow([]any{nil, nil}), Seek([]any{nil, int64(7)}, 1, -1)} {
-		s.setKey(r)
-		if r.kcol != 0 {
-			t.Errorf("key cached for %#v", r.Values())
+	// A key of another kind, a string or a NULL goes through the column's
+	// comparison; a seek row before or after a key it shares.
+	s := newShape(def, []Compare{nil, func(a, b any) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) }})
+	seven := KeyRow([]any{nil, int64(7)})
+	for _, tc := range []struct {
+		a    *Row
+		want int
+	}{
+		{KeyRow([]any{nil, "7"}), 0},
+		{KeyRow([]any{nil, "8"}), 1},
+		{KeyRow([]any{nil, nil}), -1},
+		{Seek([]any{nil, int64(7)}, 1, -1), -1},
+		{Seek([]any{nil, int64(7)}, 1, 1), 1},
+	} {
+		if got := s.comparePrimary(tc.a, seven); got != tc.want {
+			t.Errorf("%#v vs 7: %d, want %d", tc.a.Values(), got, tc.want)
 		}
 	}
 }

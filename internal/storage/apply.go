@@ -260,7 +260,6 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	if n := r.NumValues(); n != t.shape.def.NumCols {
 		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 	}
-	t.shape.setKey(r)
 	if err := t.checkUnique(r, r.ID, checkPK); err != nil {
 		return err
 	}
@@ -293,7 +292,6 @@ func (a *applier) apply(op *Op) error {
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 		}
-		t.shape.setKey(r)
 		if err := t.checkUnique(r, old.ID, true); err != nil {
 			return err
 		}

@@ -27,8 +27,8 @@
 // stamped with the commit's sequence (Tx.adoptable). The journal frames are
 // the same either way.
 //
-// Rows of a table keyed by one integer column carry that key as a number
-// (Row.ikey), so the trees compare them without loading their values. A
+// Rows of a table keyed by one integer column compare by that integer,
+// read in place from the row's encoding without boxing it. A
 // row whose values are all numbers, strings, byte strings or NULLs keeps
 // them as one byte string in the journal's row encoding (row.go): no
 // boxed values, nothing for the garbage collector to follow, and the

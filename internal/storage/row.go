@@ -251,8 +251,7 @@ func (r *Row) StringAt(i int) (string, bool) {
 	return s[q : q+int(n)], true
 }
 
-// intAt returns value i when it is a Go integer, as setKey caches a key:
-// the bits, and whether the kind is signed.
+// intAt returns value i when it is a Go integer: the bits, and whether the kind is signed.
 func (r *Row) intAt(i int) (x uint64, signed, ok bool) {
 	if !r.compact {
 		return intOf(r.boxed()[i])
@@ -412,9 +411,9 @@ func (r *Row) takeValues(o *Row) {
 	r.data, r.n, r.compact, r.noNulls = o.data, o.n, o.compact, o.noNulls
 }
 
-// keyCopy returns a row with r's values and cached key, and no version.
+// keyCopy returns a row with r's values, and no version.
 func (r *Row) keyCopy() *Row {
-	k := &Row{ID: r.ID, ikey: r.ikey, kcol: r.kcol, ksigned: r.ksigned}
+	k := &Row{ID: r.ID}
 	k.takeValues(r)
 	return k
 }

@@ -30,7 +30,6 @@ func BenchmarkIndexRangeScan(b *testing.B) {
 					} else {
 						r = boxedRow(uint64(i+1), vals)
 					}
-					t.shape.setKey(r)
 					t.insertRow(r)
 				}
 				tables = append(tables, t)

@@ -48,11 +48,9 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 	switch c.Kind {
 	case OpInsert:
 		r := newRow(c.Table.ctr.nextID.Add(1)-1, c.Vals)
-		c.Table.shape.setKey(r)
 		op = &Op{Kind: OpInsert, Table: name, Row: r}
 	case OpUpdate:
 		nr := newRow(c.Seen.ID, c.Vals)
-		c.Table.shape.setKey(nr)
 		if c.Table.shape.comparePrimary(c.Seen, nr) != 0 {
 			return 0, fmt.Errorf("storage: CommitRow on %s changes the primary key", name)
 		}

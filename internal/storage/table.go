@@ -48,19 +48,14 @@ type Row struct {
 	ID uint64
 	// The values: data points to n bytes holding them compactly (row.go)
 	// when compact, else to the array of n boxed values (boxed). Read
-	// them with Values, Value and the other accessors. A row is 48 bytes.
-	data unsafe.Pointer
-	ver  uint64 // commit sequence of the transaction that wrote it; pendingVer inside a transaction
-	// ikey holds the value of column kcol-1 when it is a Go integer (signed
-	// says which kind): a table keyed by one integer column compares two
-	// rows by it without loading their values (shape.setKey). kcol 0: not
-	// cached; the comparison then goes by the values.
-	ikey    uint64
+	// them with Values, Value and the other accessors. A row is 32 bytes:
+	// a sysbench row (its values take 191 bytes) fills an allocation of
+	// 224, the allocator's class at or above 223.
+	data    unsafe.Pointer
+	ver     uint64 // commit sequence of the transaction that wrote it; pendingVer inside a transaction
 	n       uint32
 	compact bool
 	noNulls bool // a compact row without a NULL: IsNull need not read it
-	kcol    uint8
-	ksigned bool
 	// seek rows (never stored): only the first prefix key columns count,
 	// and bound (-1 or +1) places the row before or after every stored row
 	// that shares them.
@@ -77,7 +72,8 @@ type shape struct {
 	def *TableDef
 	cmp []Compare
 	// pk1 is 1 + the primary key's column when the key is one column, 0
-	// otherwise: rows whose kcol equals it compare by ikey.
+	// otherwise: two stored rows then compare by that column alone, an
+	// integer read in place (compareRowCol).
 	pk1 uint8
 }
 
@@ -89,27 +85,9 @@ func newShape(def *TableDef, cmp []Compare) *shape {
 	return s
 }
 
-// setKey caches r's primary key in r when it is one column holding a Go
-// integer. Two integers of the same kind compare by value under every
-// column type that stores integers (the integer types, BIT, YEAR, ENUM and
-// SET as numbers), so comparing the cached keys gives the column's order.
-// A row without the cache (a value of another type, a seek row, a row
-// stored under another primary key) compares by its values.
-func (s *shape) setKey(r *Row) {
-	if s.pk1 == 0 || r.bound != 0 || int(s.pk1) > r.NumValues() {
-		return
-	}
-	x, signed, ok := r.intAt(int(s.pk1) - 1)
-	if !ok {
-		r.kcol = 0
-		return
-	}
-	r.kcol, r.ksigned, r.ikey = s.pk1, signed, x
-}
-
 func (s *shape) compareCol(col int, a, b any) int {
 	// Two int64s compare by value under every column type that stores
-	// them (setKey): no call through the column's comparison.
+	// them (compareRowCol): no call through the column's comparison.
 	if x, ok := a.(int64); ok {
 		if y, ok := b.(int64); ok {
 			return cmp.Compare(x, y)
@@ -127,7 +105,9 @@ func (s *shape) compareCol(col int, a, b any) int {
 }
 
 // compareRowCol compares column col of two rows: two integers of the same
-// kind by value (as setKey), without boxing them; else by the column.
+// kind by value, without boxing them; else by the column. Two integers of
+// the same kind compare by value under every column type that stores
+// integers (the integer types, BIT, YEAR, ENUM and SET as numbers).
 func (s *shape) compareRowCol(col int, a, b *Row) int {
 	if x, xs, ok := a.intAt(col); ok {
 		if y, ys, ok := b.intAt(col); ok && xs == ys {
@@ -173,8 +153,8 @@ func (s *shape) comparePrimary(a, b *Row) int {
 		}
 		return 0
 	}
-	if a.kcol != 0 && a.kcol == s.pk1 && b.kcol == s.pk1 && a.ksigned == b.ksigned {
-		return compareBits(a.ikey, b.ikey, a.ksigned)
+	if s.pk1 != 0 && a.bound == 0 && b.bound == 0 {
+		return s.compareRowCol(int(s.pk1)-1, a, b)
 	}
 	return s.compareCols(s.def.PK, a, b)
 }
@@ -314,7 +294,6 @@ func (t *Table) Scan(fn func(r *Row) bool) { t.primary.Scan(fn) }
 
 // Get returns the row with the primary key (or row number) of key.
 func (t *Table) Get(key *Row) (*Row, bool) {
-	t.shape.setKey(key)
 	return t.primary.Get(key)
 }
 
@@ -376,9 +355,7 @@ func (t *Table) CompareAt(r *Row, col int, v any) int {
 // when there is one, and a scan otherwise.
 func (t *Table) FindRow(vals []any) (*Row, bool) {
 	if len(t.shape.def.PK) > 0 {
-		probe := KeyRow(vals)
-		t.shape.setKey(probe)
-		return t.primary.Get(probe)
+		return t.primary.Get(KeyRow(vals))
 	}
 	var found *Row
 	match := func(r *Row) bool {

@@ -184,7 +184,6 @@ func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, table)
 	}
 	r := newRow(t.ctr.nextID.Add(1)-1, vals)
-	t.shape.setKey(r)
 	looked, found := tx.touchRow(t, r)
 	// A primary key just looked up and not found needs no second look.
 	checkPK := !looked || found
@@ -206,7 +205,6 @@ func (tx *Tx) Update(table string, oldVals, newVals []any) error {
 		return fmt.Errorf("%w: update in %s", ErrRowMissing, table)
 	}
 	nr := newRow(old.ID, newVals)
-	t.shape.setKey(nr)
 	tx.touchRow(t, old)
 	if len(t.shape.def.PK) > 0 && t.shape.comparePrimary(old, nr) != 0 {
 		tx.touchRow(t, nr)
