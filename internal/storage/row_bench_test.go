@@ -84,3 +84,34 @@ func BenchmarkIndexRangeScan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGet looks rows up by primary key (one integer column), at
+// random, over 10 tables of 10,000 sysbench-shaped compact rows: mostly
+// cache misses. The key is read from each row's encoding; on this 2-core
+// VM 0.6–1.4 µs a lookup (runs vary that much), against 0.34–0.37 µs when
+// a 48-byte row header kept a copy of the key (16 more bytes a row).
+func BenchmarkGet(b *testing.B) {
+	def := &TableDef{Name: "t", NumCols: 4, AutoCol: -1, PK: []int{0}, Indexes: []IndexDef{{Name: "k", Cols: []int{1}}}}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var tables []*Table
+	for range 10 {
+		t, err := newTable(def, testBind)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 10000 {
+			t.insertRow(newRow(uint64(i+1), []any{int32(i + 1), int32(rnd.IntN(10000)), fmt.Sprintf("%0119d", rnd.Int64()), fmt.Sprintf("%059d", i)}))
+		}
+		tables = append(tables, t)
+	}
+	keys := make([]*Row, 1024)
+	for i := range keys {
+		keys[i] = KeyRow([]any{int32(rnd.IntN(10000) + 1), nil, nil, nil})
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, ok := tables[i%len(tables)].Get(keys[i%len(keys)]); !ok {
+			b.Fatal("missing")
+		}
+	}
+}

@@ -71,18 +71,10 @@ const pendingVer = math.MaxUint64
 type shape struct {
 	def *TableDef
 	cmp []Compare
-	// pk1 is 1 + the primary key's column when the key is one column, 0
-	// otherwise: two stored rows then compare by that column alone, an
-	// integer read in place (compareRowCol).
-	pk1 uint8
 }
 
 func newShape(def *TableDef, cmp []Compare) *shape {
-	s := &shape{def: def, cmp: cmp}
-	if len(def.PK) == 1 && def.PK[0] < math.MaxUint8 {
-		s.pk1 = uint8(def.PK[0] + 1)
-	}
-	return s
+	return &shape{def: def, cmp: cmp}
 }
 
 func (s *shape) compareCol(col int, a, b any) int {
@@ -152,9 +144,6 @@ func (s *shape) comparePrimary(a, b *Row) int {
 			return 1
 		}
 		return 0
-	}
-	if s.pk1 != 0 && a.bound == 0 && b.bound == 0 {
-		return s.compareRowCol(int(s.pk1)-1, a, b)
 	}
 	return s.compareCols(s.def.PK, a, b)
 }
