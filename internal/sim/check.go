@@ -27,7 +27,12 @@ import (
 //     the same history hold the same rows. A primary publishes at each
 //     commit the rows its transaction built, or re-applies its changes
 //     when another commit came first (storage.Tx.adoptable); a follower
-//     replays the frames. Both must give the rows of one log.
+//     replays the frames. Both must give the rows of one log;
+//   - key order (full): every node's table scans in ascending primary key
+//     (compared as the Go integers they are, not by the storage's own
+//     comparison), and looking each row up by its key finds it. Rows
+//     arrive in no key order under Options.KeyLast, through commits,
+//     replication, replay and checkpoints.
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}
@@ -102,6 +107,41 @@ func (w *world) check(full bool) {
 		n.held = now
 	}
 	w.checkSameRows()
+	w.checkKeyOrder()
+}
+
+// checkKeyOrder is the checker "key order".
+func (w *world) checkKeyOrder() {
+	pk := w.table().PK[0]
+	for _, n := range w.nodes {
+		if n.eng == nil {
+			continue
+		}
+		for _, db := range n.eng.Databases() {
+			t, ok := db.Snapshot().Table(dbTable)
+			if !ok {
+				continue
+			}
+			var prev *int64
+			t.Scan(func(r *storage.Row) bool {
+				k, ok := r.Value(pk).(int64)
+				switch {
+				case !ok:
+					w.violate("key order", fmt.Sprintf("%s: database %s: row %d has key %T(%v)", n.id, db.Name(), r.ID, r.Value(pk), r.Value(pk)))
+					return false
+				case prev != nil && k <= *prev:
+					w.violate("key order", fmt.Sprintf("%s: database %s: key %d scans after key %d", n.id, db.Name(), k, *prev))
+					return false
+				}
+				prev = &k
+				if got, ok := t.Get(storage.KeyRow(r.Values())); !ok || got.ID != r.ID {
+					w.violate("key order", fmt.Sprintf("%s: database %s: looking up key %d does not find row %d", n.id, db.Name(), k, r.ID))
+					return false
+				}
+				return true
+			})
+		}
+	}
 }
 
 // checkSameRows is the checker "same rows".

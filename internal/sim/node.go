@@ -330,7 +330,7 @@ func (n *node) clientWrite() {
 		// (storage.DB.CommitRow).
 		n.w.nextID++
 		id := n.w.nextID
-		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: []any{id, n.id, payload(id)}})
+		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: n.w.rowValues(id, n.id)})
 		if err != nil {
 			if !n.diskFailed(err) {
 				n.w.violate("write", fmt.Sprintf("%s: row commit: %v", n.id, err))
@@ -342,14 +342,14 @@ func (n *node) clientWrite() {
 	}
 	tx := db.Begin()
 	if _, ok := tx.Table(dbTable); !ok {
-		if err := tx.CreateTable(tableDef); err != nil {
+		if err := tx.CreateTable(n.w.table()); err != nil {
 			n.w.violate("write", err.Error())
 			return
 		}
 	}
 	n.w.nextID++
 	id := n.w.nextID
-	if _, err := tx.Insert(dbTable, []any{id, n.id, payload(id)}); err != nil {
+	if _, err := tx.Insert(dbTable, n.w.rowValues(id, n.id)); err != nil {
 		n.w.violate("write", err.Error())
 		return
 	}

@@ -38,6 +38,12 @@ type Options struct {
 	// DurableAcks false). A crash later recovers from the checkpoint and
 	// the journal after it.
 	CheckpointWeight int
+	// KeyLast: the simulated table's primary key is a fourth column
+	// after values of every kind (id, node, payload), a signed integer
+	// scrambled from the id (negative about half the time), so rows are
+	// inserted in no key order; otherwise the key is the id, first and
+	// ascending. The checker "key order" holds either way.
+	KeyLast bool
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -65,7 +71,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -93,6 +99,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		// Drawn last, so that the options before it stay as they were
 		// for every seed.
 		CheckpointWeight: r.IntN(5),
+		KeyLast:          r.IntN(2) == 0,
 		Dir:              dir,
 	}
 }
@@ -133,8 +140,33 @@ const (
 )
 
 // The simulated table: id, the writing node, and a payload of one of the
-// kinds rows hold (payload).
-var tableDef = &storage.TableDef{Name: dbTable, NumCols: 3, AutoCol: -1, PK: []int{0}}
+// kinds rows hold (payload); keyed by the id, or (Options.KeyLast) by a
+// fourth column, the id scrambled (scrambledKey).
+var (
+	tableDef        = &storage.TableDef{Name: dbTable, NumCols: 3, AutoCol: -1, PK: []int{0}}
+	tableDefKeyLast = &storage.TableDef{Name: dbTable, NumCols: 4, AutoCol: -1, PK: []int{3}}
+)
+
+// scrambledKey maps ids one to one onto signed integers in no particular
+// order (multiplying by an odd number is a bijection modulo 2^64).
+func scrambledKey(id int64) int64 { return int64(uint64(id) * 0x9e3779b97f4a7c15) }
+
+// table returns the simulated table's definition.
+func (w *world) table() *storage.TableDef {
+	if w.opts.KeyLast {
+		return tableDefKeyLast
+	}
+	return tableDef
+}
+
+// rowValues returns the values of row id written by node.
+func (w *world) rowValues(id int64, node string) []any {
+	vals := []any{id, node, payload(id)}
+	if w.opts.KeyLast {
+		vals = append(vals, scrambledKey(id))
+	}
+	return vals
+}
 
 // payload is row id's third value. Its kind varies with id, so that rows
 // stored compactly (storage/row.go), with and without NULLs, and rows
