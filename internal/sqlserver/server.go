@@ -229,7 +229,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv, err := server.NewServer(server.Config{Protocol: "tcp", Listener: s.listener, Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
+	srv, err := server.NewServer(server.Config{Protocol: "tcp", Listener: newClientListener(s.listener), Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {
 		return err

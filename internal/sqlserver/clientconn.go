@@ -1,0 +1,162 @@
+package sqlserver
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// How a client connection waits for its next command.
+//
+// Go's network poller parks the goroutine: the read finds no data (EAGAIN),
+// the goroutine parks, and a thread blocked in epoll_wait wakes it when the
+// packet arrives. For a client that sends a statement and waits for the
+// answer, that is three system calls and a hand-off between threads per
+// statement, where a thread-per-connection server makes one blocking read.
+// On loopback this is a third of the CPU a point select costs.
+//
+// A blocking read has its own cost: the thread keeps its scheduler slot (P)
+// while it sleeps in the kernel, until the runtime takes the slot back
+// (tens of microseconds to 10 ms later). With more active connections than
+// slots, the others wait for that. So a connection reads in blocking mode
+// only while few are open, fewer than GOMAXPROCS, which always leaves one
+// slot to everything else; past that, all read through the poller. Each
+// connection changes mode, if it must, when it next reads, which is between
+// commands or within one; the bytes on the socket are the same either way.
+
+// clientListener hands out clientConns and counts the open ones.
+type clientListener struct {
+	net.Listener
+	maxBlocking int64
+	open        atomic.Int64
+}
+
+func newClientListener(l net.Listener) *clientListener {
+	return &clientListener{Listener: l, maxBlocking: int64(runtime.GOMAXPROCS(0) - 1)}
+}
+
+func (l *clientListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	l.open.Add(1)
+	return &clientConn{ln: l, local: tc.LocalAddr(), peer: tc.RemoteAddr(), sock: tc}, nil
+}
+
+// blocking reports whether connections should read in blocking mode now.
+func (l *clientListener) blocking() bool { return l.open.Load() <= l.maxBlocking }
+
+// socket is what a clientConn reads and writes through: the accepted
+// *net.TCPConn, or an *os.File holding a duplicate of its descriptor, in
+// blocking mode (outside the poller) or not (registered with it).
+type socket interface {
+	io.ReadWriteCloser
+	SyscallConn() (syscall.RawConn, error)
+}
+
+// clientConn is a client's TCP connection, in the poller or in blocking
+// mode. Read, Write and mode changes come from the connection's own
+// goroutine; Close may come from any.
+type clientConn struct {
+	ln          *clientListener
+	local, peer net.Addr
+
+	mu       sync.Mutex // guards sock, blocking and closed against Close
+	sock     socket
+	blocking bool
+	closed   bool
+}
+
+func (c *clientConn) current() socket {
+	c.mu.Lock()
+	s := c.sock
+	c.mu.Unlock()
+	return s
+}
+
+func (c *clientConn) Read(p []byte) (int, error) {
+	if want := c.ln.blocking(); want != c.blocking {
+		c.setMode(want)
+	}
+	return c.current().Read(p)
+}
+
+func (c *clientConn) Write(p []byte) (int, error) { return c.current().Write(p) }
+
+// setMode moves the socket into blocking mode or back into the poller. It
+// duplicates the descriptor, sets the mode on it (the mode belongs to the
+// socket, so the old descriptor has it too, unused from here on) and closes
+// the old one, which removes it from the poller if it was there. On error
+// the connection stays as it was: both modes work, one is only faster.
+func (c *clientConn) setMode(blocking bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	rc, err := c.sock.SyscallConn()
+	if err != nil {
+		return
+	}
+	dup := -1
+	var opErr error
+	if err := rc.Control(func(fd uintptr) {
+		if dup, opErr = syscall.Dup(int(fd)); opErr != nil {
+			return
+		}
+		syscall.CloseOnExec(dup)
+		if opErr = syscall.SetNonblock(dup, !blocking); opErr != nil {
+			syscall.Close(dup)
+		}
+	}); err != nil || opErr != nil {
+		return
+	}
+	// NewFile registers a non-blocking descriptor with the poller and
+	// leaves a blocking one out of it.
+	f := os.NewFile(uintptr(dup), "tcp "+c.peer.String())
+	old := c.sock
+	c.sock, c.blocking = f, blocking
+	old.Close()
+}
+
+// Close shuts the socket down before closing it: a read blocked in the
+// kernel does not return when its descriptor is closed, but does when the
+// socket is shut.
+func (c *clientConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.ln.open.Add(-1)
+	if c.blocking {
+		if rc, err := c.sock.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+		}
+	}
+	return c.sock.Close()
+}
+
+func (c *clientConn) LocalAddr() net.Addr  { return c.local }
+func (c *clientConn) RemoteAddr() net.Addr { return c.peer }
+
+// errNoDeadline: nothing on the client port sets deadlines, and a socket in
+// blocking mode cannot keep them; a caller that tries learns it did not
+// take.
+var errNoDeadline = errors.New("client connection: deadlines are not supported")
+
+func (c *clientConn) SetDeadline(time.Time) error      { return errNoDeadline }
+func (c *clientConn) SetReadDeadline(time.Time) error  { return errNoDeadline }
+func (c *clientConn) SetWriteDeadline(time.Time) error { return errNoDeadline }
