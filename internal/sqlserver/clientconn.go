@@ -67,32 +67,28 @@ type socket interface {
 
 // clientConn is a client's TCP connection, in the poller or in blocking
 // mode. Read, Write and mode changes come from the connection's own
-// goroutine; Close may come from any.
+// goroutine, so Read and Write use sock without the lock (only that
+// goroutine replaces it); Close may come from any, and takes the lock
+// against a mode change. A socket closed under a read or write makes it
+// return an error.
 type clientConn struct {
 	ln          *clientListener
 	local, peer net.Addr
 
-	mu       sync.Mutex // guards sock, blocking and closed against Close
+	mu       sync.Mutex // held by setMode and Close
 	sock     socket
 	blocking bool
 	closed   bool
-}
-
-func (c *clientConn) current() socket {
-	c.mu.Lock()
-	s := c.sock
-	c.mu.Unlock()
-	return s
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
 	if want := c.ln.blocking(); want != c.blocking {
 		c.setMode(want)
 	}
-	return c.current().Read(p)
+	return c.sock.Read(p)
 }
 
-func (c *clientConn) Write(p []byte) (int, error) { return c.current().Write(p) }
+func (c *clientConn) Write(p []byte) (int, error) { return c.sock.Write(p) }
 
 // setMode moves the socket into blocking mode or back into the poller. It
 // duplicates the descriptor, sets the mode on it (the mode belongs to the
