@@ -394,16 +394,37 @@ func (a *applier) apply(op *Op) error {
 			return err
 		}
 		// The same rows (the same Row values: versions and row numbers
-		// unchanged), ordered and indexed by the new definition.
+		// unchanged), ordered and indexed by the new definition. Trees
+		// that already order them so are kept (copy-on-write): adding an
+		// index builds that index only, dropping one builds nothing.
+		primary, kept := t.keepTrees(old)
 		var dupErr error
-		old.primary.Scan(func(r *Row) bool {
-			if err := t.checkUnique(r, r.ID, true); err != nil {
-				dupErr = err
-				return false
+		build := func(r *Row) bool {
+			if !primary {
+				if err := t.checkUnique(r, r.ID, true); err != nil {
+					dupErr = err
+					return false
+				}
+				t.insertRow(r)
+				return true
 			}
-			t.insertRow(r)
+			for i, ix := range t.indexes {
+				if kept[i] {
+					continue
+				}
+				if d := op.Def.Indexes[i]; d.Unique {
+					if dup := t.indexDup(i, r, r.ID); dup != nil {
+						dupErr = &DuplicateError{Table: op.Def.Name, Index: d.Name, Key: t.keyOf(d.Cols, r), Existing: dup}
+						return false
+					}
+				}
+				ix.Set(r)
+			}
 			return true
-		})
+		}
+		if !primary || slices.Contains(kept, false) {
+			old.primary.Scan(build)
+		}
 		if dupErr != nil {
 			return dupErr
 		}

@@ -418,6 +418,84 @@ func TestReindexKeepsRowsAndJournalsNoRow(t *testing.T) {
 	}
 }
 
+// TestReindexAddingAnIndexKeepsTheOthers: a reindex that keeps the primary
+// key keeps the trees it can (copy-on-write) and builds the new index only.
+// The new version finds every row through every index, later writes reach
+// all of its trees, and the version before the reindex, still read by a
+// snapshot, does not change.
+func TestReindexAddingAnIndexKeepsTheOthers(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	tx := db.Begin()
+	for i := 4; i <= 300; i++ {
+		if _, err := tx.Insert("users", []any{int64(i), fmt.Sprintf("u%03d", 1000-i), int64(i % 7)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCommit(t, tx)
+	before, _ := db.Snapshot().Table("users")
+	wantBefore := names(t, before)
+
+	// An index on (age, name), and a unique one on name that collides.
+	added := *usersDef
+	added.Indexes = append(append([]IndexDef{}, usersDef.Indexes...), IndexDef{Name: "iagename", Cols: []int{2, 1}})
+	tx = db.Begin()
+	if err := tx.Reindex("users", &added); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, tx)
+	collide := added
+	collide.Indexes = append(append([]IndexDef{}, added.Indexes...), IndexDef{Name: "uage", Cols: []int{2}, Unique: true})
+	tx = db.Begin()
+	var dup *DuplicateError
+	if err := tx.Reindex("users", &collide); !errors.As(err, &dup) || dup.Index != "uage" {
+		t.Fatalf("a unique index over duplicate ages: %v", err)
+	}
+	tx.Rollback()
+
+	tx = db.Begin()
+	if _, err := tx.Insert("users", []any{int64(301), "new", int64(3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Delete("users", []any{int64(2), "bob", int64(21)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, tx)
+
+	after, _ := db.Snapshot().Table("users")
+	if got := names(t, before); got != wantBefore {
+		t.Fatal("the version before the reindex changed under its snapshot")
+	}
+	if after.IndexCount() != 3 || after.Len() != before.Len() {
+		t.Fatalf("after: %d indexes, %d rows; want 3 and %d", after.IndexCount(), after.Len(), before.Len())
+	}
+	for ix := -1; ix < after.IndexCount(); ix++ {
+		var prev *Row
+		n := 0
+		after.AscendIndex(ix, nil, func(r *Row) bool {
+			if ix == 2 && prev != nil {
+				pa, ra := prev.Value(2).(int64), r.Value(2).(int64)
+				if pa > ra || pa == ra && prev.Value(1).(string) >= r.Value(1).(string) {
+					t.Fatalf("index iagename out of order: %v before %v", prev.Values(), r.Values())
+				}
+			}
+			if r.Value(0).(int64) == 2 {
+				t.Fatalf("tree %d still holds the deleted row", ix)
+			}
+			prev = r
+			n++
+			return true
+		})
+		if n != after.Len() {
+			t.Fatalf("tree %d holds %d rows, the table %d", ix, n, after.Len())
+		}
+	}
+	if r, ok := after.FindRow([]any{int64(301), "new", int64(3)}); !ok || r.Value(1) != "new" {
+		t.Fatal("the row inserted after the reindex is not found")
+	}
+}
+
 // TestCheckpointIsNeverAheadOfTheJournal: a checkpoint taken while commits
 // are written but not fsync'd (the periodic policy between its fsyncs, or a
 // commit between its append and its fsync) makes the journal durable up to

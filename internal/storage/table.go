@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,32 +406,62 @@ func (t *Table) checkUnique(r *Row, except uint64, checkPK bool) error {
 		if !ix.Unique {
 			continue
 		}
-		hasNull := false
-		for _, c := range ix.Cols {
-			if r.IsNull(c) {
-				hasNull = true
-				break
-			}
-		}
-		if hasNull {
-			continue // NULLs never collide in a unique index
-		}
-		var dup *Row
-		t.indexes[i].Ascend(seekFrom(r, len(ix.Cols), -1), func(o *Row) bool {
-			if t.shape.compareCols(ix.Cols, o, r) != 0 {
-				return false
-			}
-			if o.ID != except {
-				dup = o
-				return false
-			}
-			return true
-		})
-		if dup != nil {
+		if dup := t.indexDup(i, r, except); dup != nil {
 			return &DuplicateError{Table: def.Name, Index: ix.Name, Key: t.keyOf(ix.Cols, r), Existing: dup}
 		}
 	}
 	return nil
+}
+
+// indexDup returns the row other than row number except whose key in index
+// i (a unique one) is r's, if there is one.
+func (t *Table) indexDup(i int, r *Row, except uint64) *Row {
+	cols := t.shape.def.Indexes[i].Cols
+	for _, c := range cols {
+		if r.IsNull(c) {
+			return nil // NULLs never collide in a unique index
+		}
+	}
+	var dup *Row
+	t.indexes[i].Ascend(seekFrom(r, len(cols), -1), func(o *Row) bool {
+		if t.shape.compareCols(cols, o, r) != 0 {
+			return false
+		}
+		if o.ID != except {
+			dup = o
+			return false
+		}
+		return true
+	})
+	return dup
+}
+
+// keepTrees gives t, a new and empty version of old with the same columns
+// (a reindex), copies of old's trees wherever they already order the rows
+// as t's would: the primary tree when the primary key is the same, and then
+// each index over the same columns, unique as before. It returns whether
+// the primary tree was kept and, per index of t, whether that one was;
+// the others are t's to build. Without the same primary key nothing is
+// kept: an index's entries are ordered by the primary key after its columns.
+func (t *Table) keepTrees(old *Table) (primary bool, kept []bool) {
+	kept = make([]bool, len(t.indexes))
+	if !slices.Equal(old.shape.def.PK, t.shape.def.PK) {
+		return false, kept
+	}
+	old.cloneMu.Lock()
+	defer old.cloneMu.Unlock()
+	// The kept trees order with old's comparators, which are the same
+	// functions: the columns and their types are unchanged.
+	t.primary = old.primary.Copy()
+	for i, ix := range t.shape.def.Indexes {
+		for j, o := range old.shape.def.Indexes {
+			if o.Unique == ix.Unique && slices.Equal(o.Cols, ix.Cols) {
+				t.indexes[i], kept[i] = old.indexes[j].Copy(), true
+				break
+			}
+		}
+	}
+	return true, kept
 }
 
 func (t *Table) insertRow(r *Row) { t.insertRowHint(r, nil) }
