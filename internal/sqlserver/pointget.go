@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
@@ -254,6 +255,9 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 		sess.Rollback(nil, nil)
 		sess.SetTransaction(nil)
 	}
+	if cp.point != nil {
+		return g.runPoint(goctx, c, prep, cp.point, sess, callback)
+	}
 	pl := g.srv.engine.ProcessList
 	qctx, err := pl.BeginQuery(sql.NewContext(goctx, sql.WithSession(sess), sql.WithPid(g.pids.Add(1)),
 		sql.WithQuery(query), sql.WithProcessList(pl)), query)
@@ -267,12 +271,39 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 		ok, err = g.trySelect(qctx, usual, c, prep, cp.sel, callback)
 	case cp.write != nil:
 		ok, err = g.tryWrite(qctx, c, prep, cp.write, callback)
-	case cp.point != nil:
-		ok, err = g.tryPoint(qctx, c, prep, cp.point, callback)
 	}
 	if ok && errors.Is(err, context.Canceled) && qctx.Err() != nil {
 		// KILL QUERY during a lock wait.
 		err = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+	}
+	return ok, err
+}
+
+// slowCheckAfter is how long a point lookup runs before it is checked
+// against long_query_time (reading the variable costs more than the
+// lookup): a lookup shorter than this is not counted in Slow_queries, even
+// with long_query_time below it.
+const slowCheckAfter = 100 * time.Microsecond
+
+// runPoint answers a primary-key lookup of the plain kind (no locking
+// read). It takes no row lock and reads one row from a snapshot, so it
+// ends in microseconds whatever other sessions do: it is not entered in
+// the process list (whose upkeep, a server-wide lock, a cancellable
+// context and a progress map per statement, costs more than the lookup),
+// so SHOW PROCESSLIST shows its connection as idle and KILL QUERY finds
+// nothing to interrupt. Threads_running and Slow_queries count it as they
+// count every statement.
+func (g *pointGets) runPoint(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *pointPlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
+	sql.StatusVariables.IncrementGlobal("Threads_running", 1)
+	defer sql.StatusVariables.IncrementGlobal("Threads_running", -1)
+	start := time.Now()
+	ok, err := g.tryPoint(goctx, c, prep, p, callback)
+	if took := time.Since(start); ok && took >= slowCheckAfter {
+		if _, v, found := sql.SystemVariables.GetGlobal("long_query_time"); found {
+			if limit, isFloat := v.(float64); isFloat && limit > 0 && took.Seconds() > limit {
+				sql.IncrementStatusVariable(sql.NewContext(goctx, sql.WithSession(sess)), "Slow_queries", 1)
+			}
+		}
 	}
 	return ok, err
 }

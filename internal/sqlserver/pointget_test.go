@@ -94,6 +94,54 @@ func query(t *testing.T, q interface {
 	return r, rows.Err()
 }
 
+// TestPointLookupsCountInThreadsRunning: point lookups, answered outside
+// the process list, still count in Threads_running while they run and
+// leave it as it was when they are done, from several connections at once.
+func TestPointLookupsCountInThreadsRunning(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE p", "CREATE TABLE p.t (id INT PRIMARY KEY, v INT)", "INSERT INTO p.t VALUES (1, 10), (2, 20)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	running := func() string {
+		t.Helper()
+		var name, v string
+		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Threads_running'").Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	idle := running() // the SHOW statement itself
+	before := s.points.answered.Load()
+	const clients, each = 4, 200
+	errs := make(chan error, clients)
+	for range clients {
+		go func() {
+			var err error
+			for i := range each {
+				var v int
+				if err = db.QueryRow("SELECT v FROM p.t WHERE id = ?", 1+i%2).Scan(&v); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.points.answered.Load() - before; got != clients*each {
+		t.Fatalf("%d of %d lookups answered as point lookups", got, clients*each)
+	}
+	if got := running(); got != idle {
+		t.Fatalf("Threads_running %s after the lookups, %s before", got, idle)
+	}
+}
+
 // TestPointLookupsMatchThePlanner runs each point lookup twice: as is
 // (answered without the planner) and with a condition that sends it through
 // the planner, and compares columns, types and values.
