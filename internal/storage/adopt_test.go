@@ -34,7 +34,7 @@ func TestAdoptedCommitStampsItsRows(t *testing.T) {
 		t.Fatal("the commit re-applied the transaction: no other commit wrote the table, its view should have been adopted")
 	}
 	now.Scan(func(r *Row) bool {
-		if r.ver == pendingVer {
+		if r.version() == pendingVer {
 			t.Errorf("row %v published with the pending version", r.Values())
 		}
 		return true
@@ -213,7 +213,7 @@ func TestIntegerKeysOrderAsValues(t *testing.T) {
 			}
 			// Compact rows compare their integers in place, alike.
 			ca, cb := rowOf(1, a.Values()), rowOf(2, b.Values())
-			if !ca.compact || !cb.compact {
+			if !ca.isCompact() || !cb.isCompact() {
 				t.Fatalf("%s: %T, %T not compact", kind.name, a.Value(1), b.Value(1))
 			}
 			if got, got2 := plain.compareCols(def.PK, ca, cb), plain.compareCols(def.PK, ca, b); got != want || got2 != want {

@@ -256,7 +256,7 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 		return err
 	}
 	r := copyRow(op.Row.ID, op.Row)
-	r.ver = a.ver
+	r.setVersion(a.ver)
 	if n := r.NumValues(); n != t.shape.def.NumCols {
 		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 	}
@@ -288,7 +288,7 @@ func (a *applier) apply(op *Op) error {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
 		r := copyRow(old.ID, op.Row)
-		r.ver = a.ver
+		r.setVersion(a.ver)
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 		}

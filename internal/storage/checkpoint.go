@@ -214,6 +214,9 @@ func readCheckpoint(path string, bind Binder) (*Catalog, journal.LSN, error) {
 	if d.err != nil {
 		return nil, 0, fmt.Errorf("%s: header: %w", path, d.err)
 	}
+	if seq > verMask {
+		return nil, 0, fmt.Errorf("%s: header: commit sequence %d past the largest, %d", path, seq, uint64(verMask))
+	}
 	a := newApplier(newCatalog(), seq, bind)
 	for {
 		at := fr.off

@@ -138,8 +138,8 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 			// The transaction's own versions of these tables become the
 			// committed ones: its rows get the commit's sequence.
 			for _, r := range tx.work.made {
-				if r.ver == pendingVer {
-					r.ver = a.ver
+				if r.version() == pendingVer {
+					r.setVersion(a.ver)
 				}
 			}
 			for _, t := range adopted {

@@ -126,7 +126,7 @@ func (tx *Tx) LockRow(ctx context.Context, name string, r *Row, req LockRequest)
 	if tx.done {
 		return nil, false, ErrTxDone
 	}
-	if r.ver == pendingVer || tx.db.eng == nil {
+	if r.version() == pendingVer || tx.db.eng == nil {
 		return r, true, nil // the transaction's own write, locked already; or a scratch table
 	}
 	lt, ok := tx.db.Snapshot().Table(name)
@@ -172,7 +172,7 @@ func (tx *Tx) LockForWrite(ctx context.Context, name string, vals []any, timeout
 		return nil // the write reports it
 	}
 	r, ok := t.FindRow(vals)
-	if !ok || r.ver == pendingVer {
+	if !ok || r.version() == pendingVer {
 		return nil // missing (the write reports it), or written and locked already
 	}
 	tk := lockTableKey{db: tx.db, table: lower(name), shape: t.shape}
@@ -217,7 +217,7 @@ func (tx *Tx) refresh(now *Table, row *Row) error {
 	tx.fresh = append(tx.fresh, freshRow{table: key, prev: prev, row: row})
 	if tt, ok := tx.touched[key]; ok && tt.keys != nil && !own {
 		if k, ok := tt.keys.Get(&keyTouch{key: row}); ok {
-			k.ver = row.ver
+			k.ver = row.version()
 		}
 	}
 	if wt != nil && wt != bt && !own {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"unsafe"
@@ -10,20 +11,24 @@ import (
 //
 // A stored row whose values are all of the plain kinds (NULL, Go integers,
 // floats, strings, byte strings, booleans) keeps them as one immutable byte
-// string in the journal's row encoding (appendRow), not as a []any of boxed
-// values. A sysbench row (INT, INT, CHAR(120), CHAR(60)) takes 192 bytes
-// in one allocation instead of about 300 in five, and the garbage collector
-// has no pointer to follow inside it. Rows holding other values (times,
-// decimals, JSON documents) keep their []any.
+// string in the journal's value encoding (appendValue), after a 16-byte
+// header, in one allocation: not as a []any of boxed values. A sysbench
+// row (INT, INT, CHAR(120), CHAR(60)) takes 208 bytes instead of about 300
+// in five, and the garbage collector has no pointer to follow inside it.
+// Rows holding other values (times, decimals, JSON documents) keep their
+// []any in a rowExt, as do key and seek rows.
 //
-// Layout of the bytes, as appendRow writes them:
+// Layout of a compact row (allocCompact):
 //
-//	+-----------------+-------------+-------------+-----+
-//	| uvarint n       | value 0     | value 1     | ... |   n values
-//	+-----------------+-------------+-------------+-----+
+//	+----+----+--------------+-------------+-------------+-----+
+//	| ID | vf | uvarint size | value 0     | value 1     | ... |
+//	+----+----+--------------+-------------+-------------+-----+
+//	vf: version, count of values, flags (Row); size: bytes of the values
 //	value: tag byte, then varint (signed), uvarint (unsigned), 4 or 8 bytes
 //	(floats), uvarint length + bytes (strings, byte strings), 1 byte (bool)
 //
+// The journal's row (appendRow) is the count of values, then the same
+// values: a compact row is journaled and decoded by copying its bytes.
 // Reading a value walks the encoding to it; integers compare without being
 // boxed (intAt), strings are read in place (a string is immutable, and so
 // are the bytes), byte strings are copied (a caller may write to a []byte).
@@ -38,17 +43,71 @@ func plainValue(v any) bool {
 	return false
 }
 
-// maxCompactRow bounds a compact row's encoding: its length is kept in 32
-// bits. Larger rows keep their values boxed.
-const maxCompactRow = math.MaxUint32
+// maxCompactValues bounds the values of a compact row: their count is kept
+// in the row's header (countBits). Rows with more keep them boxed (MySQL
+// allows 4,096 columns).
+const maxCompactValues = 1<<countBits - 1
 
 // rowHeader is the size of a Row: a compact row's bytes follow its header
 // in the same allocation.
 const rowHeader = unsafe.Sizeof(Row{})
 
+// rowExt is a row whose values are not in its own allocation: boxed values,
+// or the values of a compact row it shares (a key or a seek row made from a
+// stored row), and a seek row's bound. Its Row comes first, so that a *Row
+// of it is a *rowExt (flagExt says which).
+type rowExt struct {
+	Row
+	vals   []any // the values, boxed; nil when of is set
+	of     *Row  // a compact row whose values these are
+	bound  int8  // seek rows: see Row
+	prefix uint8
+}
+
+func (r *Row) ext() *rowExt { return (*rowExt)(unsafe.Pointer(r)) }
+
+// held returns the compact row that holds r's values: r itself, or the row
+// r shares them with; nil when r's values are boxed.
+func (r *Row) held() *Row {
+	if r.vf&flagExt == 0 {
+		return r
+	}
+	return r.ext().of
+}
+
+// compactVals returns the bytes of r's values when they are compact (ok
+// false when they are boxed): the values of appendRow's format, without
+// their count, which is in the header (n).
+func (r *Row) compactVals() (s string, n int, ok bool) {
+	h := r
+	if r.vf&flagExt != 0 {
+		if h = r.ext().of; h == nil {
+			return "", 0, false
+		}
+	}
+	p := unsafe.Add(unsafe.Pointer(h), rowHeader)
+	size := uint64(*(*byte)(p))
+	w := 1
+	if size >= 0x80 {
+		size &= 0x7f
+		for shift := uint(7); ; shift += 7 {
+			c := *(*byte)(unsafe.Add(p, w))
+			w++
+			size |= uint64(c&0x7f) << shift
+			if c < 0x80 {
+				break
+			}
+		}
+	}
+	return unsafe.String((*byte)(unsafe.Add(p, w)), int(size)), h.count(), true
+}
+
 // newRow returns a row numbered id holding vals: compact when they all have
 // a compact form (vals is not kept then), else holding vals as they are.
 func newRow(id uint64, vals []any) *Row {
+	if len(vals) > maxCompactValues {
+		return boxedRow(id, vals)
+	}
 	noNulls := true
 	for _, v := range vals {
 		if !plainValue(v) {
@@ -56,77 +115,98 @@ func newRow(id uint64, vals []any) *Row {
 		}
 		noNulls = noNulls && v != nil
 	}
-	size := encodedSize(vals)
-	if size > maxCompactRow {
-		return boxedRow(id, vals)
+	size := encodedSize(vals) - uvarintLen(uint64(len(vals)))
+	r, enc := allocCompact(id, len(vals), size, noNulls)
+	b := enc[:0]
+	for _, v := range vals {
+		b = appendValue(b, v)
 	}
-	r, enc := allocCompact(id, size)
-	if b := appendRow(enc[:0], vals); len(b) != size || &b[0] != &enc[0] {
+	if len(b) != size || size > 0 && &b[0] != &enc[0] {
 		panic(fmt.Sprintf("storage: row of %d bytes encoded in %d", size, len(b)))
 	}
-	r.noNulls = noNulls
 	return r
 }
 
 // copyRow returns a row numbered id holding o's values.
 func copyRow(id uint64, o *Row) *Row {
-	if !o.compact {
+	h := o.held()
+	if h == nil {
 		return boxedRow(id, o.boxed())
 	}
-	s := o.encoded()
-	r, enc := allocCompact(id, len(s))
+	s, n, _ := h.compactVals()
+	r, enc := allocCompact(id, n, len(s), h.vf&flagNoNulls != 0)
 	copy(enc, s)
-	r.noNulls = o.noNulls
 	return r
 }
 
-// compactRow returns a row numbered id holding a copy of enc, a row in
-// appendRow's format whose values all have a compact form.
+// compactRow returns a row numbered id holding a copy of the values of
+// enc, a row in appendRow's format whose values all have a compact form.
 func compactRow(id uint64, enc []byte, noNulls bool) *Row {
-	r, b := allocCompact(id, len(enc))
-	copy(b, enc)
-	r.noNulls = noNulls
+	n, w := binary.Uvarint(enc)
+	if w <= 0 || n > maxCompactValues {
+		panic(fmt.Sprintf("storage: compact row of %d values", n))
+	}
+	r, b := allocCompact(id, int(n), len(enc)-w, noNulls)
+	copy(b, enc[w:])
 	return r
 }
 
-// allocCompact allocates a compact row of size bytes of encoding, returned
-// for the caller to fill. The header and the bytes are one allocation
-// without pointers for the collector to follow: a row costs one object,
-// and reading it touches one place in memory. Its one pointer, data, points
-// into the allocation itself, so the collector need not see it: what keeps
-// the allocation alive is the pointers to the row (the trees') and to its
-// bytes (strings read from it).
-func allocCompact(id uint64, size int) (*Row, []byte) {
-	block := make([]byte, int(rowHeader)+size)
+// allocCompact allocates a compact row of n values taking size bytes,
+// returned for the caller to fill. The header, the values' length and
+// the values are one allocation without pointers for the collector to
+// follow: a row costs one object, and reading it touches one place in
+// memory. What keeps the allocation alive is the pointers to the row
+// (the trees') and to its bytes (strings read from it).
+//
+//	+----+----+---------------+------------------+
+//	| ID | vf | uvarint size  | values           |
+//	+----+----+---------------+------------------+
+//	vf: version, the count of values, flagNoNulls
+//
+// A sysbench row (INT, INT, CHAR(120), CHAR(60): values of 190 bytes)
+// takes 208 bytes, an allocator class of its own.
+func allocCompact(id uint64, n, size int, noNulls bool) (*Row, []byte) {
+	if n > maxCompactValues {
+		panic(fmt.Sprintf("storage: compact row of %d values", n))
+	}
+	w := uvarintLen(uint64(size))
+	block := make([]byte, int(rowHeader)+w+size)
 	r := (*Row)(unsafe.Pointer(unsafe.SliceData(block)))
-	enc := block[rowHeader:]
 	r.ID = id
-	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(enc)), uint32(size), true
-	return r, enc
+	r.vf = uint64(n) << countShift
+	if noNulls {
+		r.vf |= flagNoNulls
+	}
+	binary.PutUvarint(block[rowHeader:], uint64(size))
+	return r, block[int(rowHeader)+w:]
 }
 
 // boxedRow returns a row numbered id holding vals as they are.
 func boxedRow(id uint64, vals []any) *Row {
-	r := &Row{ID: id}
-	r.setBoxed(vals)
-	return r
+	e := &rowExt{Row: Row{ID: id, vf: flagExt}, vals: vals}
+	return &e.Row
 }
 
-// setBoxed makes r hold vals, kept as they are.
-func (r *Row) setBoxed(vals []any) {
-	if len(vals) > math.MaxUint32 {
-		panic(fmt.Sprintf("storage: row of %d values", len(vals)))
-	}
-	r.data, r.n, r.compact = unsafe.Pointer(unsafe.SliceData(vals)), uint32(len(vals)), false
-}
+// idRow returns a row holding nothing but the row number id, to look up a
+// row of a table without a primary key.
+func idRow(id uint64) *Row { return boxedRow(id, nil) }
 
 // boxed returns the values of a row that is not compact (nil if it is).
 func (r *Row) boxed() []any {
-	if r.compact || r.data == nil {
+	if r.vf&flagExt == 0 {
 		return nil
 	}
-	return unsafe.Slice((*any)(r.data), r.n)
+	return r.ext().vals
 }
+
+// isCompact reports whether r holds its values compactly in its own allocation.
+func (r *Row) isCompact() bool { return r.vf&flagExt == 0 }
+
+// hasNoNulls reports whether r is a compact row without a NULL.
+func (r *Row) hasNoNulls() bool { return r.vf&(flagExt|flagNoNulls) == flagNoNulls }
+
+// count returns the number of values of a compact row (its header's).
+func (r *Row) count() int { return int(r.vf >> countShift & maxCompactValues) }
 
 // encodedSize is the length appendRow gives vals of compact kinds: the
 // row keeps the whole allocation.
@@ -174,14 +254,6 @@ func varintLen(x int64) int {
 	return uvarintLen(ux)
 }
 
-// encoded returns r's compact encoding ("" when r keeps boxed values).
-func (r *Row) encoded() string {
-	if !r.compact {
-		return ""
-	}
-	return unsafe.String((*byte)(r.data), int(r.n))
-}
-
 // KeyRow returns a row holding vals, to look a row up by (Table.Get,
 // Table.FindRow) or to pass as a key; vals is kept as it is.
 func KeyRow(vals []any) *Row { return boxedRow(0, vals) }
@@ -190,12 +262,12 @@ func KeyRow(vals []any) *Row { return boxedRow(0, vals) }
 // a new slice, which the caller may keep; otherwise the row's own slice,
 // which nobody may modify.
 func (r *Row) Values() []any {
-	if !r.compact {
+	s, n, ok := r.compactVals()
+	if !ok {
 		return r.boxed()
 	}
-	s := r.encoded()
-	n, p := uvarintAt(s, 0)
 	out := make([]any, n)
+	p := 0
 	for i := range out {
 		out[i], p = valueAt(s, p)
 	}
@@ -204,60 +276,60 @@ func (r *Row) Values() []any {
 
 // NumValues returns the number of values in the row.
 func (r *Row) NumValues() int {
-	if !r.compact {
-		return int(r.n)
+	if h := r.held(); h != nil {
+		return h.count()
 	}
-	n, _ := uvarintAt(r.encoded(), 0)
-	return int(n)
+	return len(r.boxed())
 }
 
 // Value returns value i of the row.
 func (r *Row) Value(i int) any {
-	if !r.compact {
+	s, n, ok := r.compactVals()
+	if !ok {
 		return r.boxed()[i]
 	}
-	s := r.encoded()
-	v, _ := valueAt(s, r.offset(s, i))
+	v, _ := valueAt(s, offset(s, n, i))
 	return v
 }
 
 // IsNull reports whether value i of the row is NULL.
 func (r *Row) IsNull(i int) bool {
-	if !r.compact {
+	h := r.held()
+	if h == nil {
 		return r.boxed()[i] == nil
 	}
-	if r.noNulls {
-		if i < 0 || i >= r.NumValues() {
-			panic(fmt.Sprintf("storage: value %d of a row of %d", i, r.NumValues()))
+	if h.vf&flagNoNulls != 0 {
+		if i < 0 || i >= h.count() {
+			panic(fmt.Sprintf("storage: value %d of a row of %d", i, h.count()))
 		}
 		return false
 	}
-	s := r.encoded()
-	return s[r.offset(s, i)] == tagNull
+	s, n, _ := h.compactVals()
+	return s[offset(s, n, i)] == tagNull
 }
 
 // StringAt returns value i when it is a string.
 func (r *Row) StringAt(i int) (string, bool) {
-	if !r.compact {
+	s, n, ok := r.compactVals()
+	if !ok {
 		s, ok := r.boxed()[i].(string)
 		return s, ok
 	}
-	s := r.encoded()
-	p := r.offset(s, i)
+	p := offset(s, n, i)
 	if s[p] != tagString {
 		return "", false
 	}
-	n, q := uvarintAt(s, p+1)
-	return s[q : q+int(n)], true
+	size, q := uvarintAt(s, p+1)
+	return s[q : q+int(size)], true
 }
 
 // intAt returns value i when it is a Go integer: the bits, and whether the kind is signed.
 func (r *Row) intAt(i int) (x uint64, signed, ok bool) {
-	if !r.compact {
+	s, n, compact := r.compactVals()
+	if !compact {
 		return intOf(r.boxed()[i])
 	}
-	s := r.encoded()
-	p := r.offset(s, i)
+	p := offset(s, n, i)
 	switch s[p] {
 	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
 		v, _ := varintAt(s, p+1)
@@ -296,12 +368,12 @@ func intOf(v any) (x uint64, signed, ok bool) {
 	return 0, false, false
 }
 
-// offset returns where value i starts in s, r's encoding.
-func (r *Row) offset(s string, i int) int {
-	n, p := uvarintAt(s, 0)
-	if i < 0 || uint64(i) >= n {
+// offset returns where value i starts in s, n compact values.
+func offset(s string, n, i int) int {
+	if i < 0 || i >= n {
 		panic(fmt.Sprintf("storage: value %d of a row of %d", i, n))
 	}
+	p := 0
 	for range i {
 		p = skipValue(s, p)
 	}
@@ -399,30 +471,33 @@ func valueAt(s string, p int) (any, int) {
 
 // appendRowOf appends r's values in appendRow's format.
 func appendRowOf(b []byte, r *Row) []byte {
-	if s := r.encoded(); s != "" {
+	if s, n, ok := r.compactVals(); ok {
+		b = binary.AppendUvarint(b, uint64(n))
 		return append(b, s...)
 	}
 	return appendRow(b, r.boxed())
 }
 
-// takeValues makes r hold o's values, sharing them (rows are immutable).
-// r is a row of its own (a key, a seek row), not a compact row.
-func (r *Row) takeValues(o *Row) {
-	r.data, r.n, r.compact, r.noNulls = o.data, o.n, o.compact, o.noNulls
+// shareValues returns a row of its own (a key, a seek row) numbered id
+// with o's values, shared (rows are immutable).
+func shareValues(id uint64, o *Row) *rowExt {
+	e := &rowExt{Row: Row{ID: id, vf: flagExt}}
+	if h := o.held(); h != nil {
+		e.of = h
+	} else {
+		e.vals = o.boxed()
+	}
+	return e
 }
 
 // keyCopy returns a row with r's values, and no version.
-func (r *Row) keyCopy() *Row {
-	k := &Row{ID: r.ID}
-	k.takeValues(r)
-	return k
-}
+func (r *Row) keyCopy() *Row { return &shareValues(r.ID, r).Row }
 
 // seekFrom is Seek over the first n index columns of r.
 func seekFrom(r *Row, n int, bound int8) *Row {
-	s := &Row{bound: bound, prefix: uint8(n)}
-	s.takeValues(r)
-	return s
+	e := shareValues(0, r)
+	e.bound, e.prefix = bound, uint8(n)
+	return &e.Row
 }
 
 // Warm reads the first bytes of each row's values, one row after the other
@@ -432,9 +507,9 @@ func seekFrom(r *Row, n int, bound int8) *Row {
 // The result means nothing; it keeps the loads from being optimised away.
 func Warm(rows []*Row) (sum uint32) {
 	for _, r := range rows {
-		sum += r.n
-		if r.compact {
-			sum += uint32(*(*byte)(r.data))
+		sum += uint32(r.vf)
+		if r.vf&flagExt == 0 {
+			sum += uint32(*(*byte)(unsafe.Add(unsafe.Pointer(r), rowHeader)))
 		}
 	}
 	return sum

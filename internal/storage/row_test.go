@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -23,7 +24,7 @@ func TestCompactRowReadsBackWhatWasStored(t *testing.T) {
 		uint8(255), uint16(65535), uint32(math.MaxUint32), uint64(math.MaxUint64), uint(1 << 40),
 		float32(-1.5), math.Inf(-1), "", "héllo wörld", []byte{}, []byte{0, 1, 2, 255}, true, false}
 	r := rowOf(9, vals)
-	if !r.compact {
+	if !r.isCompact() {
 		t.Fatal("plain values not stored compactly")
 	}
 	if r.NumValues() != len(vals) {
@@ -48,8 +49,8 @@ func TestCompactRowReadsBackWhatWasStored(t *testing.T) {
 	}
 	// A row without NULLs says so without reading its values.
 	full := rowOf(2, []any{int64(1), "x", 2.5})
-	if !full.noNulls || r.noNulls {
-		t.Fatalf("noNulls %v for a row without NULLs, %v for one with", full.noNulls, r.noNulls)
+	if !full.hasNoNulls() || r.hasNoNulls() {
+		t.Fatalf("noNulls %v for a row without NULLs, %v for one with", full.hasNoNulls(), r.hasNoNulls())
 	}
 	for i := range 3 {
 		if full.IsNull(i) {
@@ -73,7 +74,7 @@ func TestCompactRowReadsBackWhatWasStored(t *testing.T) {
 
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	boxed := rowOf(10, []any{int64(1), when})
-	if boxed.compact {
+	if boxed.isCompact() {
 		t.Fatal("a row holding a time stored compactly")
 	}
 	if boxed.Value(1) != when || string(appendRowOf(nil, boxed)) != string(appendRow(nil, []any{int64(1), when})) {
@@ -96,22 +97,28 @@ func TestDecodedRowsAreCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Row.compact != tc.compact || got.Row.noNulls != rowOf(3, tc.vals).noNulls || fmt.Sprint(got.Row.Values()) != fmt.Sprint(tc.vals) {
-			t.Errorf("%v decoded as %v (compact %v)", tc.vals, got.Row.Values(), got.Row.compact)
+		if got.Row.isCompact() != tc.compact || got.Row.hasNoNulls() != rowOf(3, tc.vals).hasNoNulls() || fmt.Sprint(got.Row.Values()) != fmt.Sprint(tc.vals) {
+			t.Errorf("%v decoded as %v (compact %v)", tc.vals, got.Row.Values(), got.Row.isCompact())
 		}
 	}
 }
 
-// A row's header is 32 bytes: with its values in the same allocation, a
-// sysbench row (191 bytes of values) takes the allocator's class of 224
-// bytes, not 240 or 256.
+// A row's header is 16 bytes: with its values (190 bytes and their length)
+// in the same allocation, a sysbench row takes the allocator's class of
+// 208 bytes, not 224.
 func TestRowSize(t *testing.T) {
-	if n := unsafe.Sizeof(Row{}); n > 32 {
+	if n := unsafe.Sizeof(Row{}); n > 16 {
 		t.Fatalf("Row is %d bytes", n)
+	}
+	pad := func(n int) string { return strings.Repeat("7", n) }
+	r := newRow(1, []any{int32(1_000_000), int32(999_999), pad(119), pad(59)}) // id and k of a million-row table
+	s, _, _ := r.compactVals()
+	if size := int(rowHeader) + uvarintLen(uint64(len(s))) + len(s); size > 208 {
+		t.Fatalf("a sysbench row takes %d bytes", size)
 	}
 }
 
-// A compact row is one allocation whose header points into itself: what
+// A compact row is one allocation without pointers: what
 // keeps it alive is a pointer to the row or a string read from it. Rows
 // dropped but for their strings, and rows kept only by a tree, read back
 // intact after collections that reuse the freed memory.

@@ -3,12 +3,10 @@ package storage
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/tidwall/btree"
 )
@@ -47,25 +45,49 @@ type Row struct {
 	// (it travels in the journal). It is the key of a table without a
 	// primary key.
 	ID uint64
-	// The values: data points to n bytes holding them compactly (row.go)
-	// when compact, else to the array of n boxed values (boxed). Read
-	// them with Values, Value and the other accessors. A row is 32 bytes:
-	// a sysbench row (its values take 191 bytes) fills an allocation of
-	// 224, the allocator's class at or above 223.
-	data    unsafe.Pointer
-	ver     uint64 // commit sequence of the transaction that wrote it; pendingVer inside a transaction
-	n       uint32
-	compact bool
-	noNulls bool // a compact row without a NULL: IsNull need not read it
-	// seek rows (never stored): only the first prefix key columns count,
-	// and bound (-1 or +1) places the row before or after every stored row
-	// that shares them.
-	bound  int8
-	prefix uint8
+	// vf holds the commit sequence of the transaction that wrote the row
+	// (version; pendingVer inside a transaction) and what the row is: a
+	// compact row (its values follow the header in its allocation, see
+	// row.go) with their count and whether one is NULL, or, with flagExt,
+	// the head of a rowExt (boxed values, a key or a seek row). Read the
+	// values with Values, Value and the other accessors. A row's header is
+	// 16 bytes.
+	vf uint64
 }
 
+// The bits of Row.vf.
+const (
+	flagExt     = 1 << 63 // the row is a rowExt
+	flagNoNulls = 1 << 62 // a compact row without a NULL: IsNull need not read it
+	countBits   = 13      // the count of a compact row's values
+	countShift  = 62 - countBits
+	verMask     = 1<<countShift - 1 // the version: 49 bits, 5.6e14 commits (17 years at a million a second)
+)
+
 // pendingVer marks rows written by a transaction that has not committed.
-const pendingVer = math.MaxUint64
+const pendingVer = verMask
+
+// version returns the commit sequence of the transaction that wrote r.
+func (r *Row) version() uint64 { return r.vf & verMask }
+
+// setVersion stamps r with the commit sequence v.
+func (r *Row) setVersion(v uint64) {
+	if v > verMask {
+		panic(fmt.Sprintf("storage: commit sequence %d past %d", v, uint64(verMask)))
+	}
+	r.vf = r.vf&^verMask | v
+}
+
+// seekBound returns a seek row's bound and prefix (0, 0 for other rows):
+// only the first prefix key columns count, and bound (-1 or +1) places the
+// row before or after every stored row that shares them.
+func (r *Row) seekBound() (bound int8, prefix uint8) {
+	if r.vf&flagExt == 0 {
+		return 0, 0
+	}
+	e := r.ext()
+	return e.bound, e.prefix
+}
 
 // shape holds what orders a table's rows; shared by all versions of a table
 // with the same definition.
@@ -119,15 +141,24 @@ func compareBits(x, y uint64, signed bool) int {
 }
 
 func boundOrder(a, b *Row) int {
-	if a.bound != 0 {
-		return int(a.bound)
+	if ab, _ := a.seekBound(); ab != 0 {
+		return int(ab)
 	}
-	return -int(b.bound)
+	bb, _ := b.seekBound()
+	return -int(bb)
+}
+
+// isSeek reports whether r is a seek row.
+func isSeek(r *Row) bool {
+	b, _ := r.seekBound()
+	return b != 0
 }
 
 func keyLen(r *Row, n int) int {
-	if r.bound != 0 && int(r.prefix) < n {
-		return int(r.prefix)
+	if r.vf&flagExt != 0 {
+		if e := r.ext(); e.bound != 0 && int(e.prefix) < n {
+			return int(e.prefix)
+		}
 	}
 	return n
 }
@@ -135,7 +166,7 @@ func keyLen(r *Row, n int) int {
 // comparePrimary orders rows by primary key, or by row number without one.
 func (s *shape) comparePrimary(a, b *Row) int {
 	if len(s.def.PK) == 0 {
-		if a.bound != 0 || b.bound != 0 {
+		if isSeek(a) || isSeek(b) {
 			return boundOrder(a, b)
 		}
 		switch {
@@ -159,7 +190,7 @@ func (s *shape) compareCols(cols []int, a, b *Row) int {
 			return c
 		}
 	}
-	if a.bound != 0 || b.bound != 0 {
+	if isSeek(a) || isSeek(b) {
 		return boundOrder(a, b)
 	}
 	return 0
@@ -295,7 +326,7 @@ func (t *Table) IndexCount() int { return len(t.indexes) }
 // after.
 func Seek(vals []any, n int, bound int8) *Row {
 	r := KeyRow(vals)
-	r.bound, r.prefix = bound, uint8(n)
+	r.ext().bound, r.ext().prefix = bound, uint8(n)
 	return r
 }
 

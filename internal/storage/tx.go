@@ -138,7 +138,7 @@ func (tx *Tx) touchRow(t *Table, r *Row) (looked, found bool) {
 	} else {
 		cur, found = t.locate(r)
 	}
-	if found && cur.ver == pendingVer {
+	if found && cur.version() == pendingVer {
 		return true, true // written by this transaction, so touched then
 	}
 	probe := &keyTouch{key: r}
@@ -153,7 +153,7 @@ func (tx *Tx) touchRow(t *Table, r *Row) (looked, found bool) {
 		tt.absent = append(tt.absent, r)
 		return true, false
 	}
-	probe.ver = cur.ver
+	probe.ver = cur.version()
 	tt.keys.Set(probe)
 	return true, true
 }
@@ -400,7 +400,7 @@ func (tx *Tx) checkLocked(cur *Catalog, adopted map[string]*Table) error {
 		tt.keys.Scan(func(k *keyTouch) bool {
 			var ver uint64
 			if r, ok := t.locate(k.key); ok {
-				ver = r.ver
+				ver = r.version()
 			}
 			if ver != k.ver {
 				err = fmt.Errorf("%w: a row of %s", ErrConflict, t.Name())

@@ -368,7 +368,7 @@ func (d *decoder) storedRow(id uint64) *Row {
 	if d.err != nil {
 		return nil
 	}
-	if used := len(start) - len(d.b); plain && used <= maxCompactRow {
+	if used := len(start) - len(d.b); plain && n <= maxCompactValues {
 		return compactRow(id, start[:used], noNulls)
 	}
 	d.b = start
