@@ -328,3 +328,55 @@ func openText(s *Server, db string) *sql.DB {
 	}
 	return d
 }
+
+// TestRangeReadOfRowsLargerThanTheFirst: the result of a compiled range
+// read is sized from its first row; rows far larger than it come back
+// whole, each with its own values.
+func TestRangeReadOfRowsLargerThanTheFirst(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE r", "CREATE TABLE r.w (id INT PRIMARY KEY, v VARCHAR(3000), n INT)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	want := []string{"a"}
+	for i := 2; i <= 60; i++ {
+		want = append(want, strings.Repeat(string(rune('a'+i%26)), 1000+i))
+	}
+	for i, v := range want {
+		if _, err := db.Exec("INSERT INTO r.w VALUES (?, ?, ?)", i+1, v, i*7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := db.Prepare("SELECT v, n FROM r.w WHERE id BETWEEN ? AND ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for run := range 2 { // the first records the result columns
+		before := s.points.ranged.Load()
+		rows, err := st.Query(1, len(want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for rows.Next() {
+			var v string
+			var n int
+			if err := rows.Scan(&v, &n); err != nil {
+				t.Fatal(err)
+			}
+			if i >= len(want) || v != want[i] || n != i*7 {
+				t.Fatalf("run %d, row %d: %d bytes, n %d", run, i, len(v), n)
+			}
+			i++
+		}
+		if err := rows.Err(); err != nil || i != len(want) {
+			t.Fatalf("run %d: %d rows, %v", run, i, err)
+		}
+		if run == 1 && s.points.ranged.Load() != before+1 {
+			t.Fatal("the range read was not compiled")
+		}
+	}
+}
