@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -64,8 +65,11 @@ type Engine struct {
 	log  *slog.Logger
 	mu   struct {
 		sync.Mutex
-		dbs map[string]*DB // key: lower-case name
+		dbs map[string]*DB // key: lower-case name; changed through putDBLocked and deleteDBLocked
 	}
+	// dbsView is a copy of mu.dbs as of its last change, for Database to
+	// read without the lock that every statement would take.
+	dbsView  atomic.Pointer[map[string]*DB]
 	readOnly atomic.Bool
 	// writer is the epoch and node this engine writes for as a cluster's
 	// primary (nil: standalone, no epoch marks).
@@ -135,6 +139,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, log: opts.Logger, changed: make(chan struct{}), locks: newLockManager()}
 	e.mu.dbs = map[string]*DB{}
+	e.publishDBsLocked()
 	ents, err := os.ReadDir(opts.Root)
 	if err != nil {
 		return nil, err
@@ -164,7 +169,24 @@ func Open(opts Options) (*Engine, error) {
 		}
 		e.mu.dbs[lower(name)] = db
 	}
+	e.publishDBsLocked()
 	return e, nil
+}
+
+// putDBLocked and deleteDBLocked change the set of databases; e.mu held.
+func (e *Engine) putDBLocked(name string, db *DB) {
+	e.mu.dbs[lower(name)] = db
+	e.publishDBsLocked()
+}
+
+func (e *Engine) deleteDBLocked(name string) {
+	delete(e.mu.dbs, lower(name))
+	e.publishDBsLocked()
+}
+
+func (e *Engine) publishDBsLocked() {
+	m := maps.Clone(e.mu.dbs)
+	e.dbsView.Store(&m)
 }
 
 func (e *Engine) openDB(name, dir string) (*DB, error) { return e.openDBFrom(name, dir, nil, 0) }
@@ -231,9 +253,7 @@ func listSegmentStarts(dir string) ([]uint64, error) {
 
 // Database returns the database called name (case-insensitive).
 func (e *Engine) Database(name string) (*DB, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	db, ok := e.mu.dbs[lower(name)]
+	db, ok := (*e.dbsView.Load())[lower(name)]
 	return db, ok
 }
 
@@ -318,7 +338,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.mu.dbs[lower(name)] = db
+	e.putDBLocked(name, db)
 	defer e.notify()
 	return db, nil
 }
@@ -329,7 +349,7 @@ func (e *Engine) detach(name string) (*DB, error) {
 	e.mu.Lock()
 	db, ok := e.mu.dbs[lower(name)]
 	if ok {
-		delete(e.mu.dbs, lower(name))
+		e.deleteDBLocked(name)
 	}
 	e.mu.Unlock()
 	if !ok {

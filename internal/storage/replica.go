@@ -291,7 +291,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if old, ok := e.mu.dbs[lower(name)]; ok {
-		delete(e.mu.dbs, lower(name))
+		e.deleteDBLocked(name)
 		old.commitMu.Lock()
 		old.jrnl.Close()
 		old.commitMu.Unlock()
@@ -312,7 +312,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.mu.dbs[lower(name)] = db
+	e.putDBLocked(name, db)
 	defer e.notify()
 	return db, nil
 }

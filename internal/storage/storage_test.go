@@ -527,3 +527,36 @@ func TestCheckpointIsNeverAheadOfTheJournal(t *testing.T) {
 		t.Fatalf("after the power loss %s, want %s", got, want)
 	}
 }
+
+// TestDatabaseLookupFollowsCreateAndDrop: Database, which reads the set of
+// databases without the engine's lock, sees a database from its creation
+// (under any letter case) to its drop, and again after a reopen.
+func TestDatabaseLookupFollowsCreateAndDrop(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	if _, ok := e.Database("Shop"); ok {
+		t.Fatal("a database found before it was created")
+	}
+	created, err := e.CreateDatabase("Shop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db, ok := e.Database("sHOP"); !ok || db != created {
+		t.Fatal("the created database is not found")
+	}
+	if err := e.DropDatabase("shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.Database("Shop"); ok {
+		t.Fatal("a dropped database is still found")
+	}
+	if _, err := e.CreateDatabase("Shop", nil); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	if _, ok := e2.Database("shop"); !ok {
+		t.Fatal("the database is not found after a reopen")
+	}
+}
