@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -32,7 +33,13 @@ import (
 //     (compared as the Go integers they are, not by the storage's own
 //     comparison), and looking each row up by its key finds it. Rows
 //     arrive in no key order under Options.KeyLast, through commits,
-//     replication, replay and checkpoints.
+//     replication, replay and checkpoints;
+//   - indexes (full): every secondary index of every node's table holds
+//     each of the table's rows once, the same row the primary key finds,
+//     in the order of the index's columns then the primary key (compared
+//     as the Go values they are). Under Options.Reindex the set of
+//     indexes changes while rows are written; "same rows" compares the
+//     sets too.
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}
@@ -108,6 +115,63 @@ func (w *world) check(full bool) {
 	}
 	w.checkSameRows()
 	w.checkKeyOrder()
+	w.checkIndexes()
+}
+
+// checkIndexes is the checker "indexes".
+func (w *world) checkIndexes() {
+	pk := w.table().PK[0]
+	for _, n := range w.nodes {
+		if n.eng == nil {
+			continue
+		}
+		for _, db := range n.eng.Databases() {
+			t, ok := db.Snapshot().Table(dbTable)
+			if !ok {
+				continue
+			}
+			for ix, d := range t.Def().Indexes {
+				var prev *storage.Row
+				count := 0
+				t.AscendIndex(ix, nil, func(r *storage.Row) bool {
+					if got, ok := t.Get(storage.KeyRow(r.Values())); !ok || got != r {
+						w.violate("indexes", fmt.Sprintf("%s: database %s: index %s holds row %d, which the primary key does not find", n.id, db.Name(), d.Name, r.ID))
+						return false
+					}
+					if prev != nil && indexOrder(append(append([]int{}, d.Cols...), pk), prev, r) >= 0 {
+						w.violate("indexes", fmt.Sprintf("%s: database %s: index %s has row %d after row %d", n.id, db.Name(), d.Name, r.ID, prev.ID))
+						return false
+					}
+					prev = r
+					count++
+					return true
+				})
+				if count != t.Len() {
+					w.violate("indexes", fmt.Sprintf("%s: database %s: index %s holds %d rows, the table %d", n.id, db.Name(), d.Name, count, t.Len()))
+				}
+			}
+		}
+	}
+}
+
+// indexOrder compares two rows by columns cols, whose values are int64s or
+// strings.
+func indexOrder(cols []int, a, b *storage.Row) int {
+	for _, c := range cols {
+		var r int
+		switch x := a.Value(c).(type) {
+		case int64:
+			r = cmp.Compare(x, b.Value(c).(int64))
+		case string:
+			r = strings.Compare(x, b.Value(c).(string))
+		default:
+			panic(fmt.Sprintf("sim: index column %d holds a %T", c, x))
+		}
+		if r != 0 {
+			return r
+		}
+	}
+	return 0
 }
 
 // checkKeyOrder is the checker "key order".
@@ -175,6 +239,9 @@ func tableRows(db *storage.DB) string {
 		return "no table"
 	}
 	var b strings.Builder
+	for _, ix := range t.Def().Indexes {
+		fmt.Fprintf(&b, "index %s%v ", ix.Name, ix.Cols)
+	}
 	t.Scan(func(r *storage.Row) bool {
 		fmt.Fprintf(&b, "%d:", r.ID)
 		for _, v := range r.Values() {

@@ -324,6 +324,10 @@ func (n *node) clientWrite() {
 		n.tracef("create database %s", name)
 	}
 	start := db.LSN()
+	if _, ok := db.Snapshot().Table(dbTable); ok && n.w.opts.Reindex && n.open[name] == nil && n.w.rng.IntN(6) == 0 {
+		n.reindex(db, name, start)
+		return
+	}
 	if t, ok := db.Snapshot().Table(dbTable); ok && n.open[name] == nil && n.w.rng.IntN(4) == 0 {
 		// A one-row transaction committed on the committed table without
 		// a working copy, as an autocommit statement by key is
@@ -394,6 +398,35 @@ func (n *node) clientWrite() {
 			n.tracef("write %s id=%d (left open) lsn=%d..%d", name, held.id, before, db.LSN())
 		}
 	}
+}
+
+// reindexSets are the sets of secondary indexes a reindex gives the table
+// (Options.Reindex): none, one over either column, both. Going from one to
+// another keeps a tree only where the columns are the same.
+var reindexSets = [][]storage.IndexDef{
+	nil,
+	{{Name: "by_node", Cols: []int{1}}},
+	{{Name: "by_id", Cols: []int{0}}},
+	{{Name: "by_id", Cols: []int{0}}, {Name: "by_node", Cols: []int{1}}},
+}
+
+// reindex commits a transaction that gives the table one of reindexSets.
+func (n *node) reindex(db *storage.DB, name string, start journal.LSN) {
+	def := *n.w.table()
+	def.Indexes = reindexSets[n.w.rng.IntN(len(reindexSets))]
+	tx := db.Begin()
+	if err := tx.Reindex(dbTable, &def); err != nil {
+		n.w.violate("write", fmt.Sprintf("%s: reindex: %v", n.id, err))
+		return
+	}
+	if err := tx.Commit(bg); err != nil {
+		if !n.diskFailed(err) {
+			n.w.violate("write", fmt.Sprintf("%s: commit of a reindex: %v", n.id, err))
+		}
+		return
+	}
+	n.recordLedger(db, start, db.LSN())
+	n.tracef("reindex %s: %d indexes lsn=%d..%d", name, len(def.Indexes), start, db.LSN())
 }
 
 // committedWrite records a client write committed in [start, db.LSN())

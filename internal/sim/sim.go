@@ -44,6 +44,11 @@ type Options struct {
 	// inserted in no key order; otherwise the key is the id, first and
 	// ascending. The checker "key order" holds either way.
 	KeyLast bool
+	// Reindex: some writes give the table another set of secondary
+	// indexes instead (storage.Tx.Reindex), which keeps the trees that
+	// already order the rows and builds the others; the checker "indexes"
+	// holds through commits, replication, replay and checkpoints.
+	Reindex bool
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -71,7 +76,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v reindex=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.Reindex)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -100,6 +105,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		// for every seed.
 		CheckpointWeight: r.IntN(5),
 		KeyLast:          r.IntN(2) == 0,
+		Reindex:          r.IntN(2) == 0,
 		Dir:              dir,
 	}
 }
