@@ -412,9 +412,8 @@ func (a *applier) apply(op *Op) error {
 				if kept[i] {
 					continue
 				}
-				if d := op.Def.Indexes[i]; d.Unique {
-					if dup := t.indexDup(i, r, r.ID); dup != nil {
-						dupErr = &DuplicateError{Table: op.Def.Name, Index: d.Name, Key: t.keyOf(d.Cols, r), Existing: dup}
+				if op.Def.Indexes[i].Unique {
+					if dupErr = t.checkUniqueIndex(i, r, r.ID); dupErr != nil {
 						return false
 					}
 				}

@@ -85,18 +85,17 @@ func (r *Row) compactVals() (s string, n int, ok bool) {
 			return "", 0, false
 		}
 	}
+	// The size, a uvarint read in place (uvarintAt reads a string, and
+	// the bytes' end is what this finds).
 	p := unsafe.Add(unsafe.Pointer(h), rowHeader)
-	size := uint64(*(*byte)(p))
-	w := 1
-	if size >= 0x80 {
-		size &= 0x7f
-		for shift := uint(7); ; shift += 7 {
-			c := *(*byte)(unsafe.Add(p, w))
-			w++
-			size |= uint64(c&0x7f) << shift
-			if c < 0x80 {
-				break
-			}
+	var size uint64
+	w := 0
+	for shift := uint(0); ; shift += 7 {
+		c := *(*byte)(unsafe.Add(p, w))
+		w++
+		size |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
 		}
 	}
 	return unsafe.String((*byte)(unsafe.Add(p, w)), int(size)), h.count(), true

@@ -437,9 +437,19 @@ func (t *Table) checkUnique(r *Row, except uint64, checkPK bool) error {
 		if !ix.Unique {
 			continue
 		}
-		if dup := t.indexDup(i, r, except); dup != nil {
-			return &DuplicateError{Table: def.Name, Index: ix.Name, Key: t.keyOf(ix.Cols, r), Existing: dup}
+		if err := t.checkUniqueIndex(i, r, except); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkUniqueIndex returns a *DuplicateError if r's key in index i, a
+// unique one, is that of a row other than row number except.
+func (t *Table) checkUniqueIndex(i int, r *Row, except uint64) error {
+	if dup := t.indexDup(i, r, except); dup != nil {
+		ix := t.shape.def.Indexes[i]
+		return &DuplicateError{Table: t.shape.def.Name, Index: ix.Name, Key: t.keyOf(ix.Cols, r), Existing: dup}
 	}
 	return nil
 }
