@@ -118,40 +118,46 @@ func (w *world) check(full bool) {
 	w.checkIndexes()
 }
 
-// checkIndexes is the checker "indexes".
-func (w *world) checkIndexes() {
-	pk := w.table().PK[0]
+// eachTable calls fn with every node's simulated table, in each database
+// that has it.
+func (w *world) eachTable(fn func(n *node, db *storage.DB, t *storage.Table)) {
 	for _, n := range w.nodes {
 		if n.eng == nil {
 			continue
 		}
 		for _, db := range n.eng.Databases() {
-			t, ok := db.Snapshot().Table(dbTable)
-			if !ok {
-				continue
-			}
-			for ix, d := range t.Def().Indexes {
-				var prev *storage.Row
-				count := 0
-				t.AscendIndex(ix, nil, func(r *storage.Row) bool {
-					if got, ok := t.Get(storage.KeyRow(r.Values())); !ok || got != r {
-						w.violate("indexes", fmt.Sprintf("%s: database %s: index %s holds row %d, which the primary key does not find", n.id, db.Name(), d.Name, r.ID))
-						return false
-					}
-					if prev != nil && indexOrder(append(append([]int{}, d.Cols...), pk), prev, r) >= 0 {
-						w.violate("indexes", fmt.Sprintf("%s: database %s: index %s has row %d after row %d", n.id, db.Name(), d.Name, r.ID, prev.ID))
-						return false
-					}
-					prev = r
-					count++
-					return true
-				})
-				if count != t.Len() {
-					w.violate("indexes", fmt.Sprintf("%s: database %s: index %s holds %d rows, the table %d", n.id, db.Name(), d.Name, count, t.Len()))
-				}
+			if t, ok := db.Snapshot().Table(dbTable); ok {
+				fn(n, db, t)
 			}
 		}
 	}
+}
+
+// checkIndexes is the checker "indexes".
+func (w *world) checkIndexes() {
+	pk := w.table().PK[0]
+	w.eachTable(func(n *node, db *storage.DB, t *storage.Table) {
+		for ix, d := range t.Def().Indexes {
+			var prev *storage.Row
+			count := 0
+			t.AscendIndex(ix, nil, func(r *storage.Row) bool {
+				if got, ok := t.Get(storage.KeyRow(r.Values())); !ok || got != r {
+					w.violate("indexes", fmt.Sprintf("%s: database %s: index %s holds row %d, which the primary key does not find", n.id, db.Name(), d.Name, r.ID))
+					return false
+				}
+				if prev != nil && indexOrder(append(append([]int{}, d.Cols...), pk), prev, r) >= 0 {
+					w.violate("indexes", fmt.Sprintf("%s: database %s: index %s has row %d after row %d", n.id, db.Name(), d.Name, r.ID, prev.ID))
+					return false
+				}
+				prev = r
+				count++
+				return true
+			})
+			if count != t.Len() {
+				w.violate("indexes", fmt.Sprintf("%s: database %s: index %s holds %d rows, the table %d", n.id, db.Name(), d.Name, count, t.Len()))
+			}
+		}
+	})
 }
 
 // indexOrder compares two rows by columns cols, whose values are int64s or
@@ -177,35 +183,26 @@ func indexOrder(cols []int, a, b *storage.Row) int {
 // checkKeyOrder is the checker "key order".
 func (w *world) checkKeyOrder() {
 	pk := w.table().PK[0]
-	for _, n := range w.nodes {
-		if n.eng == nil {
-			continue
-		}
-		for _, db := range n.eng.Databases() {
-			t, ok := db.Snapshot().Table(dbTable)
-			if !ok {
-				continue
+	w.eachTable(func(n *node, db *storage.DB, t *storage.Table) {
+		var prev *int64
+		t.Scan(func(r *storage.Row) bool {
+			k, ok := r.Value(pk).(int64)
+			switch {
+			case !ok:
+				w.violate("key order", fmt.Sprintf("%s: database %s: row %d has key %T(%v)", n.id, db.Name(), r.ID, r.Value(pk), r.Value(pk)))
+				return false
+			case prev != nil && k <= *prev:
+				w.violate("key order", fmt.Sprintf("%s: database %s: key %d scans after key %d", n.id, db.Name(), k, *prev))
+				return false
 			}
-			var prev *int64
-			t.Scan(func(r *storage.Row) bool {
-				k, ok := r.Value(pk).(int64)
-				switch {
-				case !ok:
-					w.violate("key order", fmt.Sprintf("%s: database %s: row %d has key %T(%v)", n.id, db.Name(), r.ID, r.Value(pk), r.Value(pk)))
-					return false
-				case prev != nil && k <= *prev:
-					w.violate("key order", fmt.Sprintf("%s: database %s: key %d scans after key %d", n.id, db.Name(), k, *prev))
-					return false
-				}
-				prev = &k
-				if got, ok := t.Get(storage.KeyRow(r.Values())); !ok || got.ID != r.ID {
-					w.violate("key order", fmt.Sprintf("%s: database %s: looking up key %d does not find row %d", n.id, db.Name(), k, r.ID))
-					return false
-				}
-				return true
-			})
-		}
-	}
+			prev = &k
+			if got, ok := t.Get(storage.KeyRow(r.Values())); !ok || got.ID != r.ID {
+				w.violate("key order", fmt.Sprintf("%s: database %s: looking up key %d does not find row %d", n.id, db.Name(), k, r.ID))
+				return false
+			}
+			return true
+		})
+	})
 }
 
 // checkSameRows is the checker "same rows".
