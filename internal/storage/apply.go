@@ -228,11 +228,15 @@ func (a *applier) stamp(t *Table, r *Row) {
 }
 
 // locate finds the stored row that op.Old (or op.Row for updates) designates.
-func (t *Table) locate(old *Row) (*Row, bool) {
+func (t *Table) locate(old *Row) (*Row, bool) { return t.locateHint(old, nil) }
+
+// locateHint is locate leaving in hint (if not nil) the path to the row,
+// which makes the update or removal that follows cheaper.
+func (t *Table) locateHint(old *Row, hint *btree.PathHint) (*Row, bool) {
 	if len(t.shape.def.PK) == 0 {
-		return t.primary.Get(&Row{ID: old.ID})
+		return t.primary.GetHint(&Row{ID: old.ID}, hint)
 	}
-	return t.primary.Get(old)
+	return t.primary.GetHint(old, hint)
 }
 
 // sameStructure reports whether two definitions order and index rows alike.
@@ -283,7 +287,8 @@ func (a *applier) apply(op *Op) error {
 		if err != nil {
 			return err
 		}
-		old, ok := t.locate(op.Old)
+		var hint btree.PathHint
+		old, ok := t.locateHint(op.Old, &hint)
 		if !ok {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
@@ -292,10 +297,11 @@ func (a *applier) apply(op *Op) error {
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
 		}
-		if err := t.checkUnique(r, old.ID, true); err != nil {
+		// A row that keeps its primary key cannot take another's.
+		if err := t.checkUnique(r, old.ID, t.shape.comparePrimary(old, r) != 0); err != nil {
 			return err
 		}
-		t.updateRow(old, r)
+		t.updateRow(old, r, &hint)
 		a.stamp(t, r)
 		a.keep(r)
 	case OpDelete:
@@ -303,11 +309,12 @@ func (a *applier) apply(op *Op) error {
 		if err != nil {
 			return err
 		}
-		old, ok := t.locate(op.Old)
+		var hint btree.PathHint
+		old, ok := t.locateHint(op.Old, &hint)
 		if !ok {
 			return fmt.Errorf("%w: delete in %s", ErrRowMissing, op.Table)
 		}
-		t.removeRow(old)
+		t.removeRow(old, &hint)
 		t.lastWrite = a.ver
 	case OpCreateTable:
 		if _, exists := a.cat.tables[lower(op.Def.Name)]; exists {

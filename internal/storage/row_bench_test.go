@@ -1,7 +1,10 @@
 package storage
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 )
@@ -112,6 +115,80 @@ func BenchmarkGet(b *testing.B) {
 	for i := range b.N {
 		if _, ok := tables[i%len(tables)].Get(keys[i%len(keys)]); !ok {
 			b.Fatal("missing")
+		}
+	}
+}
+
+// sysbenchDB opens a database without a journal holding tables sbtest1..n
+// of rows sysbench-shaped rows (id, k indexed, c, pad).
+func sysbenchDB(b *testing.B, rnd *rand.Rand, n, rows int) (*DB, []string) {
+	e, err := Open(Options{Root: b.TempDir(), Policy: SaveManual, Bind: testBind, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	db, err := e.CreateDatabase("sb", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("sbtest%d", i+1)
+		tx := db.Begin()
+		if err := tx.CreateTable(&TableDef{Name: names[i], NumCols: 4, AutoCol: -1, PK: []int{0}, Indexes: []IndexDef{{Name: "k", Cols: []int{1}}}}); err != nil {
+			b.Fatal(err)
+		}
+		for id := range rows {
+			if _, err := tx.Insert(names[i], []any{int64(id + 1), int64(rnd.IntN(rows)), fmt.Sprintf("%0119d", rnd.Int64()), fmt.Sprintf("%059d", id)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db, names
+}
+
+// BenchmarkCommitRowUpdate commits autocommit updates by primary key as a
+// compiled UPDATE does (read the row from the committed table, CommitRow
+// the new row), of a non-indexed column of random rows of 10 tables of
+// 10,000 rows, without a journal: the searches and tree copies of one row
+// commit. On this 2-core VM about 14 µs an update.
+func BenchmarkCommitRowUpdate(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const tables, rows = 10, 10000
+	db, names := sysbenchDB(b, rnd, tables, rows)
+	b.ResetTimer()
+	for i := range b.N {
+		t, _ := db.Snapshot().Table(names[i%tables])
+		seen, ok := t.Get(KeyRow([]any{int64(rnd.IntN(rows) + 1), nil, nil, nil}))
+		if !ok {
+			b.Fatal("missing")
+		}
+		vals := seen.Values()
+		vals[2] = fmt.Sprintf("%0119d", i)
+		if _, err := db.CommitRow(RowChange{Table: t, Seen: seen, Kind: OpUpdate, Vals: vals}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCommitRowInsert commits autocommit inserts of new keys spread
+// over the key range (as sysbench's oltp_insert) into 10 tables of 10,000
+// rows, without a journal.
+func BenchmarkCommitRowInsert(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const tables, rows = 10, 10000
+	db, names := sysbenchDB(b, rnd, tables, rows)
+	b.ResetTimer()
+	for i := range b.N {
+		t, _ := db.Snapshot().Table(names[i%tables])
+		// Keys past the loaded ones, in an order spread over the range.
+		id := int64(rows + 1 + (i*7919)%(1<<30))
+		vals := []any{id, int64(rnd.IntN(rows)), fmt.Sprintf("%0119d", i), fmt.Sprintf("%059d", i)}
+		if _, err := db.CommitRow(RowChange{Table: t, Kind: OpInsert, Vals: vals}); err != nil && !errors.Is(err, ErrStale) {
+			b.Fatal(err)
 		}
 	}
 }

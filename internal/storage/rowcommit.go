@@ -69,12 +69,25 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 		if !ok || t.shape != c.Table.shape || t.schemaVer != c.Table.schemaVer {
 			return ErrStale
 		}
-		now, found := t.primary.Get(key)
-		if found != (c.Seen != nil) || (found && now != c.Seen) {
-			return ErrStale
-		}
 		if op.Kind == OpInsert {
+			// The search for the key leaves its path in the hint
+			// that the insert then follows.
+			w, err := a.writable(name)
+			if err != nil {
+				return err
+			}
+			if _, found := w.primary.GetHint(key, &a.hintsFor(w)[0]); found {
+				return ErrStale
+			}
 			return a.insert(op, false)
+		}
+		// The committed table is the version the change was worked out
+		// on (a commit that writes a table publishes a new version):
+		// the row seen is the key's row now, no search needed.
+		if t != c.Table {
+			if now, found := t.primary.Get(key); !found || now != c.Seen {
+				return ErrStale
+			}
 		}
 		return a.apply(op)
 	})

@@ -526,8 +526,10 @@ func hintAt(hints []btree.PathHint, i int) *btree.PathHint {
 	return nil
 }
 
-func (t *Table) removeRow(r *Row) {
-	if _, ok := t.primary.Delete(r); !ok {
+// removeRow takes r out of every tree; hint, if not nil, is the path to r
+// in the primary tree (see locate).
+func (t *Table) removeRow(r *Row, hint *btree.PathHint) {
+	if _, ok := t.primary.DeleteHint(r, hint); !ok {
 		panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, r.ID))
 	}
 	for i, ix := range t.indexes {
@@ -541,14 +543,15 @@ func (t *Table) removeRow(r *Row) {
 // in its place. Where a tree's key of the row (the primary key; an index's
 // columns, then the primary key) is unchanged, the entry is replaced in
 // one step; elsewhere the old entry is removed and the new one added.
-func (t *Table) updateRow(old, r *Row) {
-	replace := func(tree *btree.BTreeG[*Row], index string) {
-		if prev, ok := tree.Set(r); !ok || prev != old {
+// hint, if not nil, is the path to old in the primary tree (see locate).
+func (t *Table) updateRow(old, r *Row, hint *btree.PathHint) {
+	replace := func(tree *btree.BTreeG[*Row], hint *btree.PathHint, index string) {
+		if prev, ok := tree.SetHint(r, hint); !ok || prev != old {
 			panic(fmt.Sprintf("storage: table %s: row %d not where index %q has it", t.shape.def.Name, r.ID, index))
 		}
 	}
 	if t.shape.comparePrimary(old, r) == 0 {
-		replace(t.primary, "PRIMARY")
+		replace(t.primary, hint, "PRIMARY")
 	} else {
 		if _, ok := t.primary.Delete(old); !ok {
 			panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, old.ID))
@@ -560,7 +563,7 @@ func (t *Table) updateRow(old, r *Row) {
 	for i, ix := range t.indexes {
 		def := t.shape.def.Indexes[i]
 		if t.shape.compareIndex(def.Cols, old, r) == 0 {
-			replace(ix, def.Name)
+			replace(ix, nil, def.Name)
 			continue
 		}
 		if _, ok := ix.Delete(old); !ok {
