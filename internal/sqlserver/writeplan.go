@@ -426,10 +426,10 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, w writeTarget, key []any, callback func(*sqltypes.Result) error) (bool, error) {
 	// locker holds the row's write lock, taken before the first commit
 	// attempt (it waits for another transaction's SELECT … FOR UPDATE).
-	var locker *storage.Tx
+	var locker *storage.LockOwner
 	defer func() {
 		if locker != nil {
-			locker.Rollback()
+			locker.Release()
 		}
 	}()
 	for attempt := 0; ; attempt++ {
@@ -465,8 +465,8 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 			return true, callback(rowWriteResult(c, p, sess, false, false))
 		}
 		if locker == nil {
-			locker = w.db.Begin()
-			if err := locker.LockForWrite(ctx, w.def.Name, oldVals, sess.lockWaitTimeout(ctx)); err != nil {
+			locker = g.srv.storage.NewLockOwner()
+			if err := w.db.LockRowForWrite(ctx, locker, t, old, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
 		}

@@ -183,6 +183,19 @@ func (tx *Tx) LockForWrite(ctx context.Context, name string, vals []any, timeout
 	return err
 }
 
+// LockRowForWrite takes for o the write lock of r, a row of t, a table
+// of this database's committed catalog: what an autocommit UPDATE or
+// DELETE by primary key takes before CommitRow, without a transaction of
+// its own. It waits as LockForWrite does; o.Release gives the lock back.
+func (db *DB) LockRowForWrite(ctx context.Context, o *LockOwner, t *Table, r *Row, timeout time.Duration) error {
+	if db.eng == nil {
+		return nil
+	}
+	tk := lockTableKey{db: db, table: lower(t.Name()), shape: t.shape}
+	_, err := db.eng.locks.acquire(ctx, o, tk, lockKey(t, r), LockRequest{Mode: LockWrite, Wait: WaitBlock, Timeout: timeout})
+	return err
+}
+
 // refresh puts row, the newest committed version of its key in table now,
 // into the transaction's snapshot and view, unless the transaction has a
 // write of its own at that key.
@@ -255,7 +268,7 @@ func (tx *Tx) refreshAgain() {
 
 func replaceRow(t *Table, prev, row *Row) {
 	if prev != nil {
-		t.updateRow(prev, row)
+		t.updateRow(prev, row, nil)
 		return
 	}
 	t.insertRow(row)
