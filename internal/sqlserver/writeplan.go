@@ -391,7 +391,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	switch {
 	case !found:
 	case p.kind == writeDelete:
-		if err := tx.LockForWrite(ctx, def.Name, oldVals, sess.lockWaitTimeout(ctx)); err != nil {
+		if err := tx.LockRowForWrite(ctx, st, old, sess.lockWaitTimeout(ctx)); err != nil {
 			return true, sess.lockError(ctx, err)
 		}
 		if err := tx.Delete(def.Name, oldVals); err != nil {
@@ -404,7 +404,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 			return false, nil
 		}
 		if !equal {
-			if err := tx.LockForWrite(ctx, def.Name, oldVals, sess.lockWaitTimeout(ctx)); err != nil {
+			if err := tx.LockRowForWrite(ctx, st, old, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
 			if err := tx.Update(def.Name, oldVals, newVals); err != nil {

@@ -172,15 +172,25 @@ func (tx *Tx) LockForWrite(ctx context.Context, name string, vals []any, timeout
 		return nil // the write reports it
 	}
 	r, ok := t.FindRow(vals)
-	if !ok || r.version() == pendingVer {
-		return nil // missing (the write reports it), or written and locked already
+	if !ok {
+		return nil // missing: the write reports it
 	}
-	tk := lockTableKey{db: tx.db, table: lower(name), shape: t.shape}
-	if lt, ok := tx.db.Snapshot().Table(name); ok && lt.shape != t.shape {
+	return tx.LockRowForWrite(ctx, t, r, timeout)
+}
+
+// LockRowForWrite is LockForWrite of r, a row the transaction read from t
+// (as Table returns it), without searching for it again.
+func (tx *Tx) LockRowForWrite(ctx context.Context, t *Table, r *Row, timeout time.Duration) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	if tx.db.eng == nil || r.version() == pendingVer {
+		return nil // no engine (tests), or written and locked already
+	}
+	if lt, ok := tx.db.Snapshot().Table(t.Name()); ok && lt.shape != t.shape {
 		return nil // redefined since the snapshot: the commit will conflict
 	}
-	_, err := tx.db.eng.locks.acquire(ctx, tx.lockOwner(), tk, lockKey(t, r), LockRequest{Mode: LockWrite, Wait: WaitBlock, Timeout: timeout})
-	return err
+	return tx.db.lockRowForWrite(ctx, tx.lockOwner(), t, r, timeout)
 }
 
 // LockRowForWrite takes for o the write lock of r, a row of t, a table
@@ -191,6 +201,10 @@ func (db *DB) LockRowForWrite(ctx context.Context, o *LockOwner, t *Table, r *Ro
 	if db.eng == nil {
 		return nil
 	}
+	return db.lockRowForWrite(ctx, o, t, r, timeout)
+}
+
+func (db *DB) lockRowForWrite(ctx context.Context, o *LockOwner, t *Table, r *Row, timeout time.Duration) error {
 	tk := lockTableKey{db: db, table: lower(t.Name()), shape: t.shape}
 	_, err := db.eng.locks.acquire(ctx, o, tk, lockKey(t, r), LockRequest{Mode: LockWrite, Wait: WaitBlock, Timeout: timeout})
 	return err
