@@ -394,7 +394,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 		if err := tx.LockRowForWrite(ctx, st, old, sess.lockWaitTimeout(ctx)); err != nil {
 			return true, sess.lockError(ctx, err)
 		}
-		if err := tx.Delete(def.Name, oldVals); err != nil {
+		if err := tx.DeleteRow(st, old); err != nil {
 			return true, toSQLError(err)
 		}
 		changed = true
@@ -407,7 +407,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 			if err := tx.LockRowForWrite(ctx, st, old, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
-			if err := tx.Update(def.Name, oldVals, newVals); err != nil {
+			if err := tx.UpdateRow(st, old, newVals); err != nil {
 				return true, toSQLError(err)
 			}
 			changed = true

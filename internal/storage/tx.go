@@ -204,6 +204,12 @@ func (tx *Tx) Update(table string, oldVals, newVals []any) error {
 	if !ok {
 		return fmt.Errorf("%w: update in %s", ErrRowMissing, table)
 	}
+	return tx.UpdateRow(t, old, newVals)
+}
+
+// UpdateRow is Update of old, a row the transaction read from t (as Table
+// returns it), without searching for it again.
+func (tx *Tx) UpdateRow(t *Table, old *Row, newVals []any) error {
 	nr := newRow(old.ID, newVals)
 	tx.touchRow(t, old)
 	if len(t.shape.def.PK) > 0 && t.shape.comparePrimary(old, nr) != 0 {
@@ -222,6 +228,12 @@ func (tx *Tx) Delete(table string, vals []any) error {
 	if !ok {
 		return fmt.Errorf("%w: delete in %s", ErrRowMissing, table)
 	}
+	return tx.DeleteRow(t, old)
+}
+
+// DeleteRow is Delete of old, a row the transaction read from t (as Table
+// returns it), without searching for it again.
+func (tx *Tx) DeleteRow(t *Table, old *Row) error {
 	tx.touchRow(t, old)
 	return tx.do(&Op{Kind: OpDelete, Table: t.Name(), Old: old})
 }
