@@ -856,13 +856,15 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 		// differ there.
 		keyed := make([]prefixedRow, len(rows))
 		for i, r := range rows {
-			keyed[i].row = r
+			keyed[i].row, keyed[i].pos = r, i
 			if s, ok := r.StringAt(order[0]); ok {
 				keyed[i].prefix, keyed[i].ok = collatedPrefix(colls[0], s), true
 			}
 		}
 		desc := spec[0].desc
-		slices.SortStableFunc(keyed, func(a, b prefixedRow) int {
+		// Equal rows keep their order by their positions: the order of
+		// a stable sort, with the quicker unstable one.
+		slices.SortFunc(keyed, func(a, b prefixedRow) int {
 			if a.ok && b.ok && a.prefix != b.prefix {
 				c := cmp.Compare(a.prefix, b.prefix)
 				if desc {
@@ -870,7 +872,10 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 				}
 				return c
 			}
-			return compareBy(t, order, spec, colls, fast, a.row, b.row)
+			if c := compareBy(t, order, spec, colls, fast, a.row, b.row); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.pos, b.pos)
 		})
 		for i := range keyed {
 			rows[i] = keyed[i].row
@@ -887,6 +892,7 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 // value is a string).
 type prefixedRow struct {
 	row    *storage.Row
+	pos    int // in the rows as read
 	prefix uint64
 	ok     bool
 }
