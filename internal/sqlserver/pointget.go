@@ -369,7 +369,14 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 		for i, pos := range proj {
 			vals[i] = row.Value(pos)
 		}
-		out, err := server.RowToSQL(ctx, outSch, vals, nil, sql.NewByteBuffer(256))
+		// The callback writes the values out; the buffer then goes back
+		// to the pool (as the planner's results do).
+		buf := sql.ByteBufPool.Get().(*sql.ByteBuffer)
+		defer func() {
+			buf.Reset()
+			sql.ByteBufPool.Put(buf)
+		}()
+		out, err := server.RowToSQL(ctx, outSch, vals, nil, buf)
 		if err != nil {
 			return false, nil
 		}

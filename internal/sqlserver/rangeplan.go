@@ -516,7 +516,13 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 			outSch[i] = sch[pos]
 		}
 		vals := make(sql.Row, len(proj))
-		buf := sql.NewByteBuffer(resultBytes(rows, proj))
+		// The values are written out by the callback, after which the
+		// buffer goes back to the pool (as the planner's results do).
+		buf := sql.ByteBufPool.Get().(*sql.ByteBuffer)
+		defer func() {
+			buf.Reset()
+			sql.ByteBufPool.Put(buf)
+		}()
 		res.Rows = make([][]sqltypes.Value, 0, len(rows))
 		for _, r := range rows {
 			for i, pos := range proj {
@@ -534,25 +540,6 @@ func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.R
 	g.ranged.Add(1)
 	countStatement(ctx, true)
 	return true, callback(res)
-}
-
-// resultBytes estimates the bytes the values of columns proj of rows take
-// as text, from the first row, so that the result's buffer is allocated
-// once rather than doubled (and copied) row after row.
-func resultBytes(rows []*storage.Row, proj []int) int {
-	const minBytes, otherBytes = 1024, 24 // otherBytes: a number or a date as text
-	if len(rows) == 0 {
-		return minBytes
-	}
-	per := 0
-	for _, pos := range proj {
-		if s, ok := rows[0].StringAt(pos); ok {
-			per += len(s)
-		} else {
-			per += otherBytes
-		}
-	}
-	return max(minBytes, per*len(rows)*5/4)
 }
 
 // recordFields runs the statement the usual way and keeps the result
