@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -169,25 +168,6 @@ func BenchmarkCommitRowUpdate(b *testing.B) {
 		vals := seen.Values()
 		vals[2] = fmt.Sprintf("%0119d", i)
 		if _, err := db.CommitRow(RowChange{Table: t, Seen: seen, Kind: OpUpdate, Vals: vals}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkCommitRowInsert commits autocommit inserts of new keys spread
-// over the key range (as sysbench's oltp_insert) into 10 tables of 10,000
-// rows, without a journal.
-func BenchmarkCommitRowInsert(b *testing.B) {
-	rnd := rand.New(rand.NewPCG(1, 2))
-	const tables, rows = 10, 10000
-	db, names := sysbenchDB(b, rnd, tables, rows)
-	b.ResetTimer()
-	for i := range b.N {
-		t, _ := db.Snapshot().Table(names[i%tables])
-		// Keys past the loaded ones, in an order spread over the range.
-		id := int64(rows + 1 + (i*7919)%(1<<30))
-		vals := []any{id, int64(rnd.IntN(rows)), fmt.Sprintf("%0119d", i), fmt.Sprintf("%059d", i)}
-		if _, err := db.CommitRow(RowChange{Table: t, Kind: OpInsert, Vals: vals}); err != nil && !errors.Is(err, ErrStale) {
 			b.Fatal(err)
 		}
 	}
