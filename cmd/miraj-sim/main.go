@@ -66,8 +66,10 @@ func main() {
 	close(next)
 	wg.Wait()
 
-	violations, writes, promotions, confirmed, waived := 0, 0, 0, 0, 0
+	violations, writes, promotions, confirmed, waived, changes, stale := 0, 0, 0, 0, 0, 0, 0
 	for _, o := range out {
+		changes += o.res.RowChanges
+		stale += o.res.StaleRefused
 		writes += o.res.Writes
 		promotions += o.res.Promotions
 		confirmed += o.res.Confirmed
@@ -78,6 +80,7 @@ func main() {
 		}
 	}
 	fmt.Printf("acknowledged writes=%d promotions=%d semi-sync confirmed=%d (left out by forced promotions or with every holder out of reach=%d)\n", writes, promotions, confirmed, waived)
+	fmt.Printf("row changes=%d (refused as stale=%d)\n", changes, stale)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)

@@ -39,7 +39,10 @@ import (
 //     in the order of the index's columns then the primary key (compared
 //     as the Go values they are). Under Options.Reindex the set of
 //     indexes changes while rows are written; "same rows" compares the
-//     sets too.
+//     sets too;
+//   - row commit (at each row change, Options.RowChanges): a change by
+//     key worked out on a row that another commit replaced since it was
+//     read is refused as stale, never committed (node.changeRow).
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}

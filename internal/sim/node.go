@@ -61,6 +61,9 @@ type node struct {
 	// the node's next write to that database commits after its own (see
 	// clientWrite). Dropped when the node crashes or stops being primary.
 	open map[string]*openTx
+	// readAt: the table as the node's last row change read it, per
+	// database (Options.RowChanges works changes out on it again later).
+	readAt map[string]*storage.Table
 }
 
 // openTx is a client transaction written but not committed yet.
@@ -328,6 +331,10 @@ func (n *node) clientWrite() {
 		n.reindex(db, name, start)
 		return
 	}
+	if t, ok := db.Snapshot().Table(dbTable); ok && n.w.opts.RowChanges && n.open[name] == nil && t.Len() > 0 && n.w.rng.IntN(3) == 0 {
+		n.changeRow(db, name, start, t)
+		return
+	}
 	if t, ok := db.Snapshot().Table(dbTable); ok && n.open[name] == nil && n.w.rng.IntN(4) == 0 {
 		// A one-row transaction committed on the committed table without
 		// a working copy, as an autocommit statement by key is
@@ -398,6 +405,98 @@ func (n *node) clientWrite() {
 			n.tracef("write %s id=%d (left open) lsn=%d..%d", name, held.id, before, db.LSN())
 		}
 	}
+}
+
+// changeRow updates or deletes a row of t, the committed table
+// (Options.RowChanges): by its key with CommitRow, the row read from t or
+// from the table as the last change read it, or in a transaction that
+// moves the row to a new key or deletes it.
+func (n *node) changeRow(db *storage.DB, name string, start journal.LSN, t *storage.Table) {
+	read := t
+	if old := n.readAt[name]; old != nil && n.w.rng.IntN(3) == 0 {
+		read = old
+	}
+	if n.readAt == nil {
+		n.readAt = map[string]*storage.Table{}
+	}
+	n.readAt[name] = t
+	seen := nthRow(read, n.w.rng.IntN(max(read.Len(), 1)))
+	if seen == nil {
+		return
+	}
+	vals := seen.Values()
+	id := vals[0].(int64)
+	switch kind := n.w.rng.IntN(4); kind {
+	case 0, 1:
+		// By key, on the committed table: an update that keeps the key
+		// (a new node and payload: the index over the node column may
+		// move it), or a delete.
+		c := storage.RowChange{Table: read, Seen: seen, Kind: storage.OpDelete}
+		if kind == 0 {
+			c.Kind, c.Vals = storage.OpUpdate, append([]any(nil), vals...)
+			c.Vals[1], c.Vals[2] = n.id, payload(id+1+int64(n.w.rng.IntN(8)))
+		}
+		now, found := t.Get(seen)
+		stale := !found || now != seen || t.Def() != read.Def()
+		lsn, err := db.CommitRow(c)
+		switch {
+		case errors.Is(err, storage.ErrStale):
+			n.w.res.StaleRefused++
+			n.tracef("row change %s id=%d stale", name, id)
+			return
+		case err != nil:
+			if !n.diskFailed(err) {
+				n.w.violate("write", fmt.Sprintf("%s: row change: %v", n.id, err))
+			}
+			return
+		case stale:
+			n.w.violate("row commit", fmt.Sprintf("%s: database %s: a change of row %d worked out on a version another commit replaced was committed", n.id, name, id))
+		}
+		if c.Kind == storage.OpDelete {
+			n.w.gone[fmt.Sprintf("%s/%v", name, id)] = true
+		}
+		n.w.res.RowChanges++
+		n.committedWrite(db, name, id, start, lsn)
+	default:
+		// In a transaction: the row moves to a new key, or goes.
+		tx := db.Begin()
+		var err error
+		if kind == 2 {
+			n.w.nextID++
+			err = tx.Update(dbTable, vals, n.w.rowValues(n.w.nextID, n.id))
+		} else {
+			err = tx.Delete(dbTable, vals)
+		}
+		if err != nil {
+			tx.Rollback() // read from an older table: the row is gone
+			n.tracef("row change %s id=%d: %v", name, id, err)
+			return
+		}
+		if err := tx.Commit(bg); err != nil {
+			if !n.diskFailed(err) {
+				n.w.violate("write", fmt.Sprintf("%s: commit of a row change: %v", n.id, err))
+			}
+			return
+		}
+		lsn, _ := tx.Logged()
+		n.w.gone[fmt.Sprintf("%s/%v", name, id)] = true
+		n.w.res.RowChanges++
+		n.committedWrite(db, name, id, start, lsn)
+	}
+}
+
+// nthRow returns the k-th row of t in key order, nil past its end.
+func nthRow(t *storage.Table, k int) *storage.Row {
+	var out *storage.Row
+	t.Scan(func(r *storage.Row) bool {
+		if k == 0 {
+			out = r
+			return false
+		}
+		k--
+		return true
+	})
+	return out
 }
 
 // reindexSets are the sets of secondary indexes a reindex gives the table
@@ -579,9 +678,13 @@ func (n *node) promote(force bool) {
 		n.tracef("caught up %s from %s: %d bytes", st.DB, st.Peer, st.To-st.From)
 	}
 	before := n.committedRows()
-	n.w.checkConfirmed(n, before, promised, force)
+	held := maps.Clone(before)
+	for k := range n.w.gone {
+		held[k] = true
+	}
+	n.w.checkConfirmed(n, held, promised, force)
 	for k := range promised {
-		if !before[k] {
+		if !held[k] {
 			n.w.violate("controlled promotion keeps what reachable peers hold", fmt.Sprintf("%s promoted without row %s that a reachable peer on its history holds", n.id, k))
 		}
 	}

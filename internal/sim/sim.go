@@ -49,6 +49,13 @@ type Options struct {
 	// already order the rows and builds the others; the checker "indexes"
 	// holds through commits, replication, replay and checkpoints.
 	Reindex bool
+	// RowChanges: some writes update or delete a row instead: by its key
+	// on the committed table (storage.DB.CommitRow, sometimes worked out
+	// on the table as an earlier write read it, which must be refused as
+	// stale when the row changed since), or in a transaction, moving the
+	// row to a new key or removing it. The checker "row commit" holds at
+	// each one; "same rows", "key order" and "indexes" hold after.
+	RowChanges bool
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -76,7 +83,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v reindex=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.Reindex)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v reindex=%v row_changes=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.Reindex, o.RowChanges)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -106,6 +113,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		CheckpointWeight: r.IntN(5),
 		KeyLast:          r.IntN(2) == 0,
 		Reindex:          r.IntN(2) == 0,
+		RowChanges:       r.IntN(2) == 0,
 		Dir:              dir,
 	}
 }
@@ -132,6 +140,10 @@ type Result struct {
 	// ConfirmedWaived those a controlled promotion lost with every holder
 	// out of reach (allowed by §17.8.6).
 	Confirmed, ConfirmedWaived int
+	// RowChanges counts committed row changes (Options.RowChanges);
+	// StaleRefused the changes by key refused because their row had
+	// changed since it was read.
+	RowChanges, StaleRefused int
 }
 
 const (
@@ -238,6 +250,11 @@ type world struct {
 	// confirmed: writes confirmed to their client by semi-synchronous
 	// commit, for the guarantee at promotion.
 	confirmed []*confirmedWrite
+	// gone: rows ("db/id") a committed row change deleted or moved to
+	// another key (Options.RowChanges). The checks that a promotion keeps
+	// the rows its peers hold and the confirmed writes pass over them:
+	// such a row may be absent for good, its removal kept.
+	gone map[string]bool
 	// acks: the highest positions each node acknowledged, per database
 	// identity and epoch, as it sent them.
 	acks map[ackKey]repl.AckPos
@@ -252,7 +269,7 @@ type ledgerKey struct {
 // Run executes one seed's run and returns what the checkers found.
 func Run(opts Options) (res Result) {
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
-		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, acks: map[ackKey]repl.AckPos{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
