@@ -165,7 +165,7 @@ func (n *node) start() error {
 	// KeepBytes keeps the whole journal behind checkpoints: followers
 	// catch up from it (the simulator does not seed them from a copy).
 	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log,
-		JournalFaults: n.w.diskFault, Now: n.w.clock, KeepBytes: 1 << 40})
+		JournalFaults: n.w.diskFault, Now: n.w.clock, KeepBytes: 1 << 40, JournalWrites: n.journalWrites()})
 	if err != nil {
 		return err
 	}
@@ -182,6 +182,14 @@ func (n *node) start() error {
 	}
 	n.tracef("start role=%s epoch=%d", n.role, n.st.Epoch)
 	return nil
+}
+
+// journalWrites is how the node's journals write (Options.BlockWrites).
+func (n *node) journalWrites() journal.WriteMode {
+	if n.w.opts.BlockWrites {
+		return journal.WriteBlocks
+	}
+	return journal.WriteAuto
 }
 
 // diskFailed handles an error from a journal that an injected disk fault

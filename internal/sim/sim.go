@@ -56,6 +56,14 @@ type Options struct {
 	// row to a new key or removing it. The checker "row commit" holds at
 	// each one; "same rows", "key order" and "indexes" hold after.
 	RowChanges bool
+	// BlockWrites: the journals write whole blocks as they do with direct
+	// I/O (journal.WriteBlocks: the last block's bytes kept and written
+	// again with each append, read back at each start and truncation),
+	// through the page cache of the memory file system the simulator
+	// runs on. The checkers that read journals after crashes and
+	// restarts ("vanished", "ledger", "restart", "stream", "same rows")
+	// hold with it.
+	BlockWrites bool
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -83,7 +91,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v reindex=%v row_changes=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.Reindex, o.RowChanges)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v reindex=%v row_changes=%v block_writes=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.Reindex, o.RowChanges, o.BlockWrites)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -114,6 +122,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		KeyLast:          r.IntN(2) == 0,
 		Reindex:          r.IntN(2) == 0,
 		RowChanges:       r.IntN(2) == 0,
+		BlockWrites:      r.IntN(2) == 0,
 		Dir:              dir,
 	}
 }
