@@ -467,23 +467,23 @@ func (l *Log) zeroAheadLocked(end int64) error {
 	}
 	step := min(zeroMaxStep, max(zeroMinStep, l.mu.zeroed))
 	from, to := l.mu.zeroed, max(end, min(l.mu.zeroed+step, l.opts.SegmentBytes))
-	zeros := []byte(nil)
 	if l.mu.direct {
 		from, to = alignUp(from), alignUp(to)
-		if from < to {
-			zeros = alignedBuf(int(to - from))
-		}
-	} else {
-		zeros = make([]byte, to-from)
 	}
-	if len(zeros) > 0 {
-		if _, err := l.mu.cur.WriteAt(zeros, from); err != nil {
+	for from < to {
+		n := min(to-from, int64(len(zeroBlocks)))
+		if _, err := l.mu.cur.WriteAt(zeroBlocks[:n], from); err != nil {
 			return err
 		}
+		from += n
 	}
 	l.mu.zeroed = to
 	return nil
 }
+
+// zeroBlocks is what zeroAheadLocked writes from: zeros, aligned for direct
+// I/O, allocated once and shared by every log (never written to).
+var zeroBlocks = alignedBuf(zeroMaxStep)
 
 // isZero reports whether b holds only zero bytes.
 func isZero(b []byte) bool {
