@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"cmp"
-	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -343,13 +342,13 @@ type valueRange struct {
 }
 
 // trySelect answers a compiled range read; ok false sends it the usual way
-// (which, when the plan has no result columns yet, records them).
-func (g *pointGets) trySelect(goctx context.Context, usual func(func(*sqltypes.Result) error) error, c *mysql.Conn, prep *mysql.PrepareData, p *selectPlan, callback func(*sqltypes.Result) error) (bool, error) {
+// (which, when the plan has no result columns yet, records them). ctx is
+// the statement's, in the process list (run).
+func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result) error) error, c *mysql.Conn, prep *mysql.PrepareData, p *selectPlan, callback func(*sqltypes.Result) error) (bool, error) {
 	sess := g.srv.session(c.ConnectionID)
 	if sess == nil || len(sess.temp) > 0 {
 		return false, nil
 	}
-	ctx := sql.NewContext(goctx, sql.WithSession(sess))
 	t, dbName, ok := g.readTable(ctx, sess, p.db, p.table)
 	if !ok {
 		return false, nil

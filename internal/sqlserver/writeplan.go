@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -210,13 +209,13 @@ func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
 	return setSpec{}, false
 }
 
-// tryWrite answers a compiled write; ok false sends it the usual way.
-func (g *pointGets) tryWrite(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
+// tryWrite answers a compiled write; ok false sends it the usual way. ctx
+// is the statement's, in the process list (run).
+func (g *pointGets) tryWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
 	sess := g.srv.session(c.ConnectionID)
 	if sess == nil || len(sess.temp) > 0 {
 		return false, nil
 	}
-	ctx := sql.NewContext(goctx, sql.WithSession(sess))
 	ok, err := g.write(ctx, c, prep, p, sess, callback)
 	if ok {
 		g.written.Add(1)
