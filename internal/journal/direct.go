@@ -24,8 +24,8 @@ import (
 // block can: the journal's recovery cuts a torn tail after the last commit
 // and refuses one before it.
 //
-// Reads do not go through the log's descriptor: readers open the segment
-// and read it through the page cache, which direct writes keep coherent
+// Readers (Read, ReadRange, recovery) do not use the log's descriptor: they
+// open the segment and read it through the page cache, which direct writes keep coherent
 // (the kernel drops cached pages that a direct write covers). Readers of the
 // freshest bytes (replication) are served from recent (see readRecent).
 
@@ -59,8 +59,9 @@ func alignedBuf(n int) []byte {
 
 func alignUp(n int64) int64 { return (n + blockBytes - 1) &^ (blockBytes - 1) }
 
-// writeDirectLocked writes b at offset off of the current segment in direct
-// mode: the tail block's bytes, b, zeros to the next block boundary.
+// writeDirectLocked writes b at offset off of the current segment in whole
+// blocks (direct I/O or WriteBlocks): the tail block's bytes, b, zeros to
+// the next block boundary.
 func (l *Log) writeDirectLocked(off int64, b []byte) error {
 	tail := int(off % blockBytes)
 	n := tail + len(b)

@@ -458,7 +458,7 @@ const (
 // the data alone (fdatasync, no block allocation, no new size), which on
 // ext4 costs about a quarter less time and CPU than one that extends the
 // file. Recovery and readers take the zeros for the end of the log; a roll
-// and a truncation cut them off. With direct I/O the zeros are whole
+// and a truncation cut them off. Written in blocks, the zeros are whole
 // blocks: they start at the block after the log's last (which the log's
 // own write fills) and end on a block boundary.
 func (l *Log) zeroAheadLocked(end int64) error {
