@@ -424,7 +424,7 @@ func (a *applier) apply(op *Op) error {
 						return false
 					}
 				}
-				ix.Set(r)
+				ix.insert(t, r, nil)
 			}
 			return true
 		}

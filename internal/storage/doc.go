@@ -28,7 +28,10 @@
 // the same either way.
 //
 // Rows of a table keyed by one integer column compare by that integer,
-// read in place from the row's encoding without boxing it. A
+// read in place from the row's encoding without boxing it. An index over
+// one integer column of such a table (or of one keyed by row number) holds
+// each row's key and primary key as two integers, not the row
+// (secondary.go): an update of other columns does not touch it. A
 // row whose values are all numbers, strings, byte strings or NULLs keeps
 // them as one byte string in the journal's row encoding (row.go): no
 // boxed values, nothing for the garbage collector to follow, and the

@@ -209,7 +209,7 @@ func (s *shape) compareIndex(cols []int, a, b *Row) int {
 type Table struct {
 	shape   *shape
 	primary *btree.BTreeG[*Row]
-	indexes []*btree.BTreeG[*Row]
+	indexes []*secondary
 	ctr     *counters
 	// schemaVer changes with every DDL on the table; lastWrite is the
 	// commit sequence of the last transaction that wrote it. Both let a
@@ -250,8 +250,7 @@ func newTable(def *TableDef, bind Binder) (*Table, error) {
 	t := &Table{shape: s, ctr: &counters{}, cloneMu: &sync.Mutex{}}
 	t.primary = btree.NewBTreeGOptions(func(a, b *Row) bool { return s.comparePrimary(a, b) < 0 }, btreeOpts)
 	for i := range def.Indexes {
-		cols := def.Indexes[i].Cols
-		t.indexes = append(t.indexes, btree.NewBTreeGOptions(func(a, b *Row) bool { return s.compareIndex(cols, a, b) < 0 }, btreeOpts))
+		t.indexes = append(t.indexes, newSecondary(s, def.Indexes[i].Cols))
 	}
 	t.ctr.nextID.Store(1)
 	t.ctr.nextAuto.Store(1)
@@ -264,9 +263,9 @@ func (t *Table) clone() *Table {
 	defer t.cloneMu.Unlock()
 	c := *t
 	c.primary = t.primary.Copy()
-	c.indexes = make([]*btree.BTreeG[*Row], len(t.indexes))
+	c.indexes = make([]*secondary, len(t.indexes))
 	for i, ix := range t.indexes {
-		c.indexes[i] = ix.Copy()
+		c.indexes[i] = ix.copy()
 	}
 	return &c
 }
@@ -291,12 +290,12 @@ func (t *Table) BumpAuto(v uint64) { bumpTo(&t.ctr.nextAuto, v) }
 
 // snapshotTrees returns read-only copies of the trees, safe to iterate while
 // the table is being written by its owner.
-func (t *Table) snapshotTrees() (*btree.BTreeG[*Row], []*btree.BTreeG[*Row]) {
+func (t *Table) snapshotTrees() (*btree.BTreeG[*Row], []*secondary) {
 	t.cloneMu.Lock()
 	defer t.cloneMu.Unlock()
-	ix := make([]*btree.BTreeG[*Row], len(t.indexes))
+	ix := make([]*secondary, len(t.indexes))
 	for i, x := range t.indexes {
-		ix[i] = x.Copy()
+		ix[i] = x.copy()
 	}
 	return t.primary.Copy(), ix
 }
@@ -333,10 +332,11 @@ func Seek(vals []any, n int, bound int8) *Row {
 // AscendIndex calls fn for rows of index ix (-1: primary) from pivot on (nil:
 // from the start) until fn returns false.
 func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
-	tree := t.primary
 	if ix >= 0 {
-		tree = t.indexes[ix]
+		t.indexes[ix].ascend(t, t.primary, pivot, fn)
+		return
 	}
+	tree := t.primary
 	if pivot == nil {
 		tree.Scan(fn)
 		return
@@ -346,10 +346,11 @@ func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 
 // DescendIndex is AscendIndex in reverse order, from pivot down (nil: from the end).
 func (t *Table) DescendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
-	tree := t.primary
 	if ix >= 0 {
-		tree = t.indexes[ix]
+		t.indexes[ix].descend(t, t.primary, pivot, fn)
+		return
 	}
+	tree := t.primary
 	if pivot == nil {
 		tree.Reverse(fn)
 		return
@@ -391,7 +392,7 @@ func (t *Table) FindRow(vals []any) (*Row, bool) {
 	if len(t.indexes) > 0 {
 		cols := t.shape.def.Indexes[0].Cols
 		pivot := Seek(vals, len(cols), -1)
-		t.indexes[0].Ascend(pivot, func(r *Row) bool {
+		t.indexes[0].ascend(t, t.primary, pivot, func(r *Row) bool {
 			if t.shape.compareCols(cols, r, KeyRow(vals)) != 0 {
 				return false
 			}
@@ -464,7 +465,7 @@ func (t *Table) indexDup(i int, r *Row, except uint64) *Row {
 		}
 	}
 	var dup *Row
-	t.indexes[i].Ascend(seekFrom(r, len(cols), -1), func(o *Row) bool {
+	t.indexes[i].ascend(t, t.primary, seekFrom(r, len(cols), -1), func(o *Row) bool {
 		if t.shape.compareCols(cols, o, r) != 0 {
 			return false
 		}
@@ -497,7 +498,7 @@ func (t *Table) keepTrees(old *Table) (primary bool, kept []bool) {
 	for i, ix := range t.shape.def.Indexes {
 		for j, o := range old.shape.def.Indexes {
 			if o.Unique == ix.Unique && slices.Equal(o.Cols, ix.Cols) {
-				t.indexes[i], kept[i] = old.indexes[j].Copy(), true
+				t.indexes[i], kept[i] = old.indexes[j].copy(), true
 				break
 			}
 		}
@@ -515,7 +516,7 @@ func (t *Table) insertRowHint(r *Row, hints []btree.PathHint) {
 		panic(fmt.Sprintf("storage: table %s: insert replaced row %d", t.shape.def.Name, r.ID))
 	}
 	for i, ix := range t.indexes {
-		ix.SetHint(r, hintAt(hints, i+1))
+		ix.insert(t, r, hintAt(hints, i+1))
 	}
 }
 
@@ -533,9 +534,7 @@ func (t *Table) removeRow(r *Row, hint *btree.PathHint) {
 		panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, r.ID))
 	}
 	for i, ix := range t.indexes {
-		if _, ok := ix.Delete(r); !ok {
-			panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, r.ID, t.shape.def.Indexes[i].Name))
-		}
+		ix.remove(t, r, t.shape.def.Indexes[i].Name)
 	}
 }
 
@@ -545,13 +544,10 @@ func (t *Table) removeRow(r *Row, hint *btree.PathHint) {
 // one step; elsewhere the old entry is removed and the new one added.
 // hint, if not nil, is the path to old in the primary tree (see locate).
 func (t *Table) updateRow(old, r *Row, hint *btree.PathHint) {
-	replace := func(tree *btree.BTreeG[*Row], hint *btree.PathHint, index string) {
-		if prev, ok := tree.SetHint(r, hint); !ok || prev != old {
-			panic(fmt.Sprintf("storage: table %s: row %d not where index %q has it", t.shape.def.Name, r.ID, index))
-		}
-	}
 	if t.shape.comparePrimary(old, r) == 0 {
-		replace(t.primary, hint, "PRIMARY")
+		if prev, ok := t.primary.SetHint(r, hint); !ok || prev != old {
+			panic(fmt.Sprintf("storage: table %s: row %d not where the primary key has it", t.shape.def.Name, r.ID))
+		}
 	} else {
 		if _, ok := t.primary.Delete(old); !ok {
 			panic(fmt.Sprintf("storage: table %s: row %d missing from primary", t.shape.def.Name, old.ID))
@@ -561,15 +557,7 @@ func (t *Table) updateRow(old, r *Row, hint *btree.PathHint) {
 		}
 	}
 	for i, ix := range t.indexes {
-		def := t.shape.def.Indexes[i]
-		if t.shape.compareIndex(def.Cols, old, r) == 0 {
-			replace(ix, nil, def.Name)
-			continue
-		}
-		if _, ok := ix.Delete(old); !ok {
-			panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, old.ID, def.Name))
-		}
-		ix.Set(r)
+		ix.update(t, old, r, t.shape.def.Indexes[i].Name)
 	}
 }
 
@@ -582,23 +570,43 @@ type Cursor struct {
 	started bool
 	pivot   *Row
 	valid   bool
+	// An index of integers: its entries, where the walk starts, and the
+	// frozen primary tree its rows are read from.
+	ints   *btree.IterG[intEntry]
+	from   start
+	lookup *pkLookup
+	x      *secondary
+	shape  *shape
 }
 
 // Cursor returns a cursor on index ix (-1: primary) starting at pivot (nil:
 // at the first row).
 func (t *Table) Cursor(ix int, pivot *Row) *Cursor {
 	t.cloneMu.Lock()
+	defer t.cloneMu.Unlock()
+	if ix >= 0 && !t.indexes[ix].holdsRows() {
+		x := t.indexes[ix].copy()
+		c := &Cursor{pivot: pivot, x: x, shape: t.shape, from: start{none: true}}
+		if x.ints != nil {
+			it := x.ints.Iter()
+			c.ints = &it
+			c.from = x.lowest(t.shape, pivot)
+			c.lookup = x.lookup(t, t.primary.Copy())
+		}
+		return c
+	}
 	tree := t.primary
 	if ix >= 0 {
-		tree = t.indexes[ix]
+		tree = t.indexes[ix].rows
 	}
-	tree = tree.Copy()
-	t.cloneMu.Unlock()
-	return &Cursor{it: tree.Iter(), pivot: pivot}
+	return &Cursor{it: tree.Copy().Iter(), pivot: pivot}
 }
 
 // Next returns the next row, or false at the end.
 func (c *Cursor) Next() (*Row, bool) {
+	if c.x != nil {
+		return c.nextInt()
+	}
 	if !c.started {
 		c.started = true
 		if c.pivot != nil {
@@ -615,5 +623,43 @@ func (c *Cursor) Next() (*Row, bool) {
 	return c.it.Item(), true
 }
 
+// nextInt is Next on an index of integers.
+func (c *Cursor) nextInt() (*Row, bool) {
+	if c.from.none {
+		return nil, false
+	}
+	for {
+		if !c.started {
+			c.started = true
+			if c.from.all {
+				c.valid = c.ints.First()
+			} else {
+				c.valid = c.ints.Seek(c.from.from)
+			}
+		} else if c.valid {
+			c.valid = c.ints.Next()
+		}
+		if !c.valid {
+			return nil, false
+		}
+		r := c.lookup.row(c.ints.Item().pk)
+		if c.from.skip != nil {
+			if c.shape.compareIndex(c.x.cols, r, c.from.skip) < 0 {
+				continue
+			}
+			c.from.skip = nil
+		}
+		return r, true
+	}
+}
+
 // Close releases the cursor.
-func (c *Cursor) Close() { c.it.Release() }
+func (c *Cursor) Close() {
+	if c.ints != nil {
+		c.ints.Release()
+		return
+	}
+	if c.x == nil {
+		c.it.Release()
+	}
+}

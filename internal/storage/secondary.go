@@ -1,0 +1,445 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tidwall/btree"
+)
+
+// Secondary indexes.
+//
+// An index over one integer column of a table keyed by one integer column
+// (or by row number) keeps, per row, two integers in its tree's nodes: the
+// row's key in the index and its primary key. No pointer to the row:
+//
+//   - a write that changes neither (an UPDATE of other columns) leaves the
+//     index alone, where an index of rows must put the new version in;
+//   - the garbage collector finds nothing in the index to follow, where an
+//     index of rows has it visit every row a second time;
+//   - a search compares integers in the node, not rows spread through
+//     memory.
+//
+// A reader of such an index finds each row by its primary key, in the same
+// version of the table. The index holds integers of one signedness, set by
+// the first row it takes. A row whose key is not an integer of that kind
+// (NULL, the other signedness, another type) turns the index into an index
+// of rows, as every other index is: it is rebuilt from the primary tree in
+// the writer's copy of the table, which already holds the row.
+
+// intEntry is an index entry of a row: its key in the index and its primary
+// key (or row number), as intAt gives integers.
+type intEntry struct{ key, pk uint64 }
+
+// secondary is one secondary index of one version of a table. Versions
+// never share a secondary: copy gives each its own (the trees share their
+// nodes, copy-on-write).
+type secondary struct {
+	cols []int // the index's columns
+	// ints holds the entries of an index of integers; nil when the
+	// index holds rows, or while an index of integers is still empty
+	// and its kinds unknown.
+	ints *btree.BTreeG[intEntry]
+	// rows holds the rows of an index of rows.
+	rows *btree.BTreeG[*Row]
+	// The kinds of an index of integers, known once ints is made.
+	keySigned, pkSigned bool
+	// pkCol is the primary key's column, -1 for the row number.
+	pkCol int
+}
+
+// indexesOfIntegers lets an index be one of integers (tests compare the two
+// kinds).
+var indexesOfIntegers = true
+
+// newSecondary returns an empty index over cols of a table of shape s.
+func newSecondary(s *shape, cols []int) *secondary {
+	x := &secondary{cols: cols, pkCol: -1}
+	switch pk := s.def.PK; {
+	case indexesOfIntegers && len(cols) == 1 && len(pk) <= 1:
+		if len(pk) == 1 {
+			x.pkCol = pk[0]
+		}
+	default:
+		x.rows = s.newRowsIndex(cols)
+	}
+	return x
+}
+
+// newRowsIndex returns an empty tree of rows ordered as index cols orders them.
+func (s *shape) newRowsIndex(cols []int) *btree.BTreeG[*Row] {
+	return btree.NewBTreeGOptions(func(a, b *Row) bool { return s.compareIndex(cols, a, b) < 0 }, btreeOpts)
+}
+
+// holdsRows reports whether x is an index of rows.
+func (x *secondary) holdsRows() bool { return x.rows != nil }
+
+// copy returns a copy of x for another version of the table. The caller
+// holds the table's cloneMu (a tree's Copy writes to the tree).
+func (x *secondary) copy() *secondary {
+	c := *x
+	if x.ints != nil {
+		c.ints = x.ints.Copy()
+	}
+	if x.rows != nil {
+		c.rows = x.rows.Copy()
+	}
+	return &c
+}
+
+// len returns the number of entries.
+func (x *secondary) len() int {
+	switch {
+	case x.rows != nil:
+		return x.rows.Len()
+	case x.ints != nil:
+		return x.ints.Len()
+	}
+	return 0
+}
+
+// entryOf returns r's entry; false when r's key or primary key is not an
+// integer of the index's kinds (any integer while they are unknown).
+func (x *secondary) entryOf(r *Row) (e intEntry, keySigned, pkSigned, ok bool) {
+	k, ks, ok := r.intAt(x.cols[0])
+	if !ok {
+		return e, false, false, false
+	}
+	pk, ps := r.ID, false
+	if x.pkCol >= 0 {
+		if pk, ps, ok = r.intAt(x.pkCol); !ok {
+			return e, false, false, false
+		}
+	}
+	if x.ints != nil && (ks != x.keySigned || ps != x.pkSigned) {
+		return e, false, false, false
+	}
+	return intEntry{key: k, pk: pk}, ks, ps, true
+}
+
+// mustEntry returns the entry of r, a row the index of integers holds.
+func (x *secondary) mustEntry(t *Table, r *Row) intEntry {
+	e, _, _, ok := x.entryOf(r)
+	if !ok {
+		panic(fmt.Sprintf("storage: table %s: row %d has no entry in an index of integers", t.shape.def.Name, r.ID))
+	}
+	return e
+}
+
+// intLess orders entries by key, then primary key, each signed or not.
+func intLess(keySigned, pkSigned bool) func(a, b intEntry) bool {
+	return func(a, b intEntry) bool {
+		if a.key != b.key {
+			return compareBits(a.key, b.key, keySigned) < 0
+		}
+		return compareBits(a.pk, b.pk, pkSigned) < 0
+	}
+}
+
+// toRows turns x into an index of rows: the rows of t's primary tree, which
+// already holds the row being written.
+func (x *secondary) toRows(t *Table) {
+	rows := t.shape.newRowsIndex(x.cols)
+	t.primary.Scan(func(r *Row) bool {
+		rows.Set(r)
+		return true
+	})
+	x.ints, x.rows = nil, rows
+}
+
+// insert adds r, whose row the primary tree of t already holds; hint, if
+// not nil, speeds the search up.
+func (x *secondary) insert(t *Table, r *Row, hint *btree.PathHint) {
+	if x.rows != nil {
+		x.rows.SetHint(r, hint)
+		return
+	}
+	e, ks, ps, ok := x.entryOf(r)
+	if !ok {
+		x.toRows(t)
+		return
+	}
+	if x.ints == nil {
+		x.ints = btree.NewBTreeGOptions(intLess(ks, ps), btreeOpts)
+		x.keySigned, x.pkSigned = ks, ps
+	}
+	if _, replaced := x.ints.SetHint(e, hint); replaced {
+		panic(fmt.Sprintf("storage: table %s: index entry of row %d added twice", t.shape.def.Name, r.ID))
+	}
+}
+
+// remove takes out the entry of r, a row the index holds.
+func (x *secondary) remove(t *Table, r *Row, name string) {
+	ok := false
+	if x.rows != nil {
+		_, ok = x.rows.Delete(r)
+	} else if x.ints != nil {
+		_, ok = x.ints.Delete(x.mustEntry(t, r))
+	}
+	if !ok {
+		panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, r.ID, name))
+	}
+}
+
+// update replaces the entry of old, a row the index holds, by that of r,
+// its new version, which the primary tree of t already holds.
+func (x *secondary) update(t *Table, old, r *Row, name string) {
+	if x.rows == nil {
+		eo := x.mustEntry(t, old)
+		en, _, _, ok := x.entryOf(r)
+		switch {
+		case !ok:
+			x.toRows(t)
+		case en != eo:
+			if _, ok := x.ints.Delete(eo); !ok {
+				panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, old.ID, name))
+			}
+			x.ints.Set(en)
+		}
+		return
+	}
+	if t.shape.compareIndex(x.cols, old, r) == 0 {
+		if prev, ok := x.rows.Set(r); !ok || prev != old {
+			panic(fmt.Sprintf("storage: table %s: row %d not where index %q has it", t.shape.def.Name, r.ID, name))
+		}
+		return
+	}
+	if _, ok := x.rows.Delete(old); !ok {
+		panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, old.ID, name))
+	}
+	x.rows.Set(r)
+}
+
+// A reader of an index of integers finds rows by primary key.
+
+// pkLookup finds rows of one primary tree by the primary keys of entries,
+// with one key row it rewrites for each.
+type pkLookup struct {
+	primary *btree.BTreeG[*Row]
+	table   string
+	key     *rowExt
+	pkCol   int
+	signed  bool
+}
+
+func (x *secondary) lookup(t *Table, primary *btree.BTreeG[*Row]) *pkLookup {
+	l := &pkLookup{primary: primary, table: t.shape.def.Name, key: &rowExt{Row: Row{vf: flagExt}}, pkCol: x.pkCol, signed: x.pkSigned}
+	if x.pkCol >= 0 {
+		l.key.vals = make([]any, t.shape.def.NumCols)
+	}
+	return l
+}
+
+func (l *pkLookup) row(pk uint64) *Row {
+	switch {
+	case l.pkCol < 0:
+		l.key.ID = pk
+	case l.signed:
+		l.key.vals[l.pkCol] = int64(pk)
+	default:
+		l.key.vals[l.pkCol] = pk
+	}
+	r, ok := l.primary.Get(&l.key.Row)
+	if !ok {
+		panic(fmt.Sprintf("storage: table %s: an index holds primary key %d, which the table does not", l.table, pk))
+	}
+	return r
+}
+
+// The kinds' ends, in the order of intEntry's fields.
+func minOf(signed bool) uint64 {
+	if signed {
+		return 1 << 63 // math.MinInt64
+	}
+	return 0
+}
+
+func maxOf(signed bool) uint64 {
+	if signed {
+		return math.MaxInt64
+	}
+	return math.MaxUint64
+}
+
+// threshold returns the least key k (in the index's order) whose comparison
+// with v, the value of the index's column in a pivot, is positive (strict)
+// or not negative; false when there is none. The keys that compare so are
+// the index's keys from k on: a column's comparison orders integers as
+// integers, so the comparison with v does not fall as the key rises.
+func (x *secondary) threshold(s *shape, v any, strict bool) (uint64, bool) {
+	if y, ys, ok := intOf(v); ok && ys == x.keySigned {
+		if !strict {
+			return y, true
+		}
+		if y == maxOf(ys) {
+			return 0, false
+		}
+		return y + 1, true
+	}
+	// Search the keys in their order, mapped onto the unsigned integers.
+	flip := minOf(x.keySigned)
+	holds := func(u uint64) bool {
+		var k any = u ^ flip
+		if x.keySigned {
+			k = int64(u ^ flip)
+		}
+		c := s.compareCol(x.cols[0], k, v)
+		return c > 0 || !strict && c == 0
+	}
+	if !holds(math.MaxUint64) {
+		return 0, false
+	}
+	lo, hi := uint64(0), uint64(math.MaxUint64)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if holds(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo ^ flip, true
+}
+
+// start says where a walk of an index of integers begins.
+type start struct {
+	all, none bool
+	from      intEntry
+	// skip, when not nil, is a pivot that is not a seek row and whose
+	// entry could not be made: rows before it (after it, walking down)
+	// are skipped by comparing them with it.
+	skip *Row
+}
+
+// lowest returns where the entries not below pivot begin.
+func (x *secondary) lowest(s *shape, pivot *Row) start {
+	if pivot == nil {
+		return start{all: true}
+	}
+	bound, prefix := pivot.seekBound()
+	if bound != 0 && prefix == 0 {
+		return start{all: bound < 0, none: bound > 0}
+	}
+	if bound == 0 {
+		if e, _, _, ok := x.entryOf(pivot); ok {
+			return start{from: e}
+		}
+	}
+	// From the first key not below the pivot's, or past it for a
+	// seek row after every row with its key.
+	k, ok := x.threshold(s, pivot.Value(x.cols[0]), bound > 0)
+	if !ok {
+		return start{none: true}
+	}
+	st := start{from: intEntry{key: k, pk: minOf(x.pkSigned)}}
+	if bound == 0 {
+		st.skip = pivot
+	}
+	return st
+}
+
+// highest returns where the entries not above pivot begin, walking down.
+func (x *secondary) highest(s *shape, pivot *Row) start {
+	if pivot == nil {
+		return start{all: true}
+	}
+	bound, prefix := pivot.seekBound()
+	if bound != 0 && prefix == 0 {
+		return start{all: bound > 0, none: bound < 0}
+	}
+	if bound == 0 {
+		if e, _, _, ok := x.entryOf(pivot); ok {
+			return start{from: e}
+		}
+	}
+	// Below the first key above the pivot's (or, for a seek row before
+	// every row with its key, the first key not below it).
+	k, ok := x.threshold(s, pivot.Value(x.cols[0]), bound >= 0)
+	if !ok {
+		return start{all: true, skip: skipIf(bound == 0, pivot)}
+	}
+	if k == minOf(x.keySigned) {
+		return start{none: true}
+	}
+	return start{from: intEntry{key: k - 1, pk: maxOf(x.pkSigned)}, skip: skipIf(bound == 0, pivot)}
+}
+
+func skipIf(b bool, r *Row) *Row {
+	if b {
+		return r
+	}
+	return nil
+}
+
+// ascend calls fn for the rows of the index from pivot on (nil: from the
+// first) until fn returns false, reading rows from primary.
+func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, fn func(r *Row) bool) {
+	if x.rows != nil {
+		if pivot == nil {
+			x.rows.Scan(fn)
+		} else {
+			x.rows.Ascend(pivot, fn)
+		}
+		return
+	}
+	if x.ints == nil {
+		return
+	}
+	st := x.lowest(t.shape, pivot)
+	if st.none {
+		return
+	}
+	l := x.lookup(t, primary)
+	skipping := st.skip != nil
+	each := func(e intEntry) bool {
+		r := l.row(e.pk)
+		if skipping {
+			if t.shape.compareIndex(x.cols, r, st.skip) < 0 {
+				return true
+			}
+			skipping = false
+		}
+		return fn(r)
+	}
+	if st.all {
+		x.ints.Scan(each)
+	} else {
+		x.ints.Ascend(st.from, each)
+	}
+}
+
+// descend is ascend walking down from pivot (nil: from the last).
+func (x *secondary) descend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, fn func(r *Row) bool) {
+	if x.rows != nil {
+		if pivot == nil {
+			x.rows.Reverse(fn)
+		} else {
+			x.rows.Descend(pivot, fn)
+		}
+		return
+	}
+	if x.ints == nil {
+		return
+	}
+	st := x.highest(t.shape, pivot)
+	if st.none {
+		return
+	}
+	l := x.lookup(t, primary)
+	skipping := st.skip != nil
+	each := func(e intEntry) bool {
+		r := l.row(e.pk)
+		if skipping {
+			if t.shape.compareIndex(x.cols, r, st.skip) > 0 {
+				return true
+			}
+			skipping = false
+		}
+		return fn(r)
+	}
+	if st.all {
+		x.ints.Reverse(each)
+	} else {
+		x.ints.Descend(st.from, each)
+	}
+}

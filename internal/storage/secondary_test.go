@@ -1,0 +1,280 @@
+package storage
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// numBind compares every column's values as numbers, whatever their Go
+// type (integers of both signs, floats, numeric strings; other strings are
+// 0), as the SQL layer's numeric types compare a column's values with
+// constants of other types.
+func numBind(def *TableDef) ([]Compare, error) {
+	num := func(v any) float64 {
+		switch x := v.(type) {
+		case int64:
+			return float64(x)
+		case uint64:
+			return float64(x)
+		case float64:
+			return x
+		case string:
+			f, _ := strconv.ParseFloat(x, 64)
+			return f
+		}
+		panic(fmt.Sprintf("type %T", v))
+	}
+	out := make([]Compare, def.NumCols)
+	for i := range out {
+		out[i] = func(a, b any) int { return cmp.Compare(num(a), num(b)) }
+	}
+	return out, nil
+}
+
+// twinTables returns two empty tables of def: one whose one-column indexes
+// may hold integers, and one whose indexes all hold rows.
+func twinTables(t *testing.T, def *TableDef) (ints, rows *Table) {
+	t.Helper()
+	ints, err := newTable(def, numBind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexesOfIntegers = false
+	defer func() { indexesOfIntegers = true }()
+	if rows, err = newTable(def, numBind); err != nil {
+		t.Fatal(err)
+	}
+	return ints, rows
+}
+
+// randomPivot returns a pivot for walks of the index over column col of a
+// table of n columns: a seek row over no column or over col, before or
+// after its key, whose value is an integer of either sign, a fraction, a
+// numeric string or NULL; or a whole row.
+func randomPivot(rng *rand.Rand, n, col, pk int) *Row {
+	vals := make([]any, n)
+	switch rng.IntN(7) {
+	case 0:
+		vals[col] = uint64(rng.IntN(30))
+	case 1:
+		vals[col] = float64(rng.IntN(60)-30) + 0.5
+	case 2:
+		vals[col] = strconv.Itoa(rng.IntN(60) - 30)
+	case 3:
+		vals[col] = nil
+	default:
+		vals[col] = int64(rng.IntN(60) - 30)
+	}
+	if rng.IntN(4) == 0 {
+		// A whole row: the primary key orders rows with equal keys.
+		if pk >= 0 {
+			vals[pk] = int64(rng.IntN(100))
+		}
+		return KeyRow(vals)
+	}
+	bound := int8(1)
+	if rng.IntN(2) == 0 {
+		bound = -1
+	}
+	return Seek(vals, rng.IntN(2), bound)
+}
+
+// walks returns what the walks of index ix from pivot find: ascending,
+// descending and with a cursor, the first rows of each.
+func walks(tb *Table, ix int, pivot *Row) string {
+	const most = 12
+	var up, down, cur []string
+	tb.AscendIndex(ix, pivot, func(r *Row) bool {
+		up = append(up, fmt.Sprint(r.ID, r.Values()))
+		return len(up) < most
+	})
+	tb.DescendIndex(ix, pivot, func(r *Row) bool {
+		down = append(down, fmt.Sprint(r.ID, r.Values()))
+		return len(down) < most
+	})
+	c := tb.Cursor(ix, pivot)
+	for len(cur) < most {
+		r, ok := c.Next()
+		if !ok {
+			break
+		}
+		cur = append(cur, fmt.Sprint(r.ID, r.Values()))
+	}
+	c.Close()
+	return fmt.Sprintf("up %v\ndown %v\ncursor %v", up, down, cur)
+}
+
+// An index of integers answers every walk as an index of rows does, through
+// inserts, updates that move a row in the index or leave it, deletes, and
+// pivots of every kind; a NULL key or one of the other sign turns it into
+// an index of rows in the version written, not in the ones before.
+func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		def  *TableDef
+	}{
+		{"primary key", &TableDef{Name: "t", NumCols: 3, AutoCol: -1, PK: []int{0},
+			Indexes: []IndexDef{{Name: "k", Cols: []int{1}}, {Name: "u", Cols: []int{2}, Unique: true}, {Name: "pk", Cols: []int{0}}}}},
+		{"row number", &TableDef{Name: "t", NumCols: 3, AutoCol: -1,
+			Indexes: []IndexDef{{Name: "k", Cols: []int{1}}, {Name: "u", Cols: []int{2}, Unique: true}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			a, b := twinTables(t, tc.def)
+			pk := -1
+			if len(tc.def.PK) > 0 {
+				pk = tc.def.PK[0]
+			}
+			stored := map[uint64][2]*Row{} // row number: a's row, b's row
+			nextID := uint64(1)
+			pick := func() uint64 {
+				ids := make([]uint64, 0, len(stored))
+				for id := range stored {
+					ids = append(ids, id)
+				}
+				slices.Sort(ids)
+				return ids[rng.IntN(len(ids))]
+			}
+			used := map[int64]bool{} // the unique column's values
+			unique := func() int64 {
+				for {
+					if v := int64(rng.IntN(1000) - 500); !used[v] {
+						used[v] = true
+						return v
+					}
+				}
+			}
+			compare := func(when string) {
+				t.Helper()
+				for ix := range tc.def.Indexes {
+					col := tc.def.Indexes[ix].Cols[0]
+					for range 20 {
+						pivot := randomPivot(rng, tc.def.NumCols, col, pk)
+						if got, want := walks(a, ix, pivot), walks(b, ix, pivot); got != want {
+							t.Fatalf("%s: index %s from %v (bound %d):\n%s\nwant\n%s", when, tc.def.Indexes[ix].Name, pivot.Values(), pivot.ext().bound, got, want)
+						}
+					}
+					if got, want := walks(a, ix, nil), walks(b, ix, nil); got != want {
+						t.Fatalf("%s: index %s whole:\n%s\nwant\n%s", when, tc.def.Indexes[ix].Name, got, want)
+					}
+				}
+			}
+			for round := range 400 {
+				switch op := rng.IntN(10); {
+				case op < 4 || len(stored) == 0:
+					id := nextID
+					nextID++
+					vals := []any{int64(id), int64(rng.IntN(40) - 20), unique()}
+					ra, rb := newRow(id, vals), newRow(id, vals)
+					a.insertRow(ra)
+					b.insertRow(rb)
+					stored[id] = [2]*Row{ra, rb}
+				case op < 8:
+					id := pick()
+					old := stored[id]
+					vals := old[0].Values()
+					if rng.IntN(2) == 0 {
+						vals[1] = int64(rng.IntN(40) - 20) // moves in k, maybe to where it was
+					} else {
+						delete(used, vals[2].(int64))
+						vals[2] = unique()
+					}
+					ra, rb := newRow(id, vals), newRow(id, vals)
+					a.updateRow(old[0], ra, nil)
+					b.updateRow(old[1], rb, nil)
+					stored[id] = [2]*Row{ra, rb}
+				default:
+					id := pick()
+					old := stored[id]
+					delete(used, old[0].Value(2).(int64))
+					a.removeRow(old[0], nil)
+					b.removeRow(old[1], nil)
+					delete(stored, id)
+				}
+				if round%20 == 0 {
+					compare(fmt.Sprint("round ", round))
+				}
+			}
+			for ix := range tc.def.Indexes {
+				if a.indexes[ix].ints == nil {
+					t.Fatalf("index %s does not hold integers", tc.def.Indexes[ix].Name)
+				}
+			}
+			if dup := a.indexDup(1, newRow(0, []any{int64(0), int64(0), stored[pick()][0].Value(2)}), 0); dup == nil {
+				t.Fatal("a unique index of integers found no row with a stored key")
+			}
+
+			// A NULL key in a copy: that copy's index of k holds rows
+			// from then on; the version it was copied from still holds
+			// integers and answers as before.
+			before := walks(a, 0, nil)
+			a2, b2 := a.clone(), b.clone()
+			id := nextID
+			vals := []any{int64(id), nil, unique()}
+			a2.insertRow(newRow(id, vals))
+			b2.insertRow(newRow(id, vals))
+			if !a2.indexes[0].holdsRows() || a2.indexes[1].holdsRows() {
+				t.Fatal("a NULL key did not turn that index, and that index only, into one of rows")
+			}
+			if a.indexes[0].holdsRows() || walks(a, 0, nil) != before {
+				t.Fatal("the version copied from changed")
+			}
+			a, b = a2, b2
+			compare("after a NULL key")
+
+			// An unsigned key in an index of signed ones.
+			old := stored[pick()]
+			vals = old[0].Values()
+			vals[2] = uint64(777)
+			a.updateRow(old[0], newRow(old[0].ID, vals), nil)
+			b.updateRow(old[1], newRow(old[1].ID, vals), nil)
+			if !a.indexes[1].holdsRows() {
+				t.Fatal("an unsigned key left the index of signed integers holding integers")
+			}
+			compare("after an unsigned key")
+		})
+	}
+}
+
+// An update that changes neither a row's key in an index of integers nor
+// its primary key leaves the index's entries as they were, and the index
+// reads the new version of the row.
+func TestUpdateOfOtherColumnsLeavesIndexOfIntegers(t *testing.T) {
+	def := &TableDef{Name: "t", NumCols: 3, AutoCol: -1, PK: []int{0}, Indexes: []IndexDef{{Name: "k", Cols: []int{1}}}}
+	tb, err := newTable(def, numBind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []*Row
+	for i := range 1000 {
+		r := newRow(uint64(i+1), []any{int64(i), int64(i % 7), "x"})
+		tb.insertRow(r)
+		rows = append(rows, r)
+	}
+	c := tb.clone()
+	c.updateRow(rows[500], newRow(rows[500].ID, []any{int64(500), int64(500 % 7), "y"}), nil)
+	var before, after []intEntry
+	tb.indexes[0].ints.Scan(func(e intEntry) bool { before = append(before, e); return true })
+	c.indexes[0].ints.Scan(func(e intEntry) bool { after = append(after, e); return true })
+	if !slices.Equal(before, after) {
+		t.Fatal("the index's entries changed")
+	}
+	if got, _ := c.Get(KeyRow([]any{int64(500), nil, nil})); got.Value(2) != "y" {
+		t.Fatalf("the new version reads %v", got.Values())
+	}
+	var seen string
+	c.AscendIndex(0, Seek([]any{nil, int64(500 % 7), nil}, 1, -1), func(r *Row) bool {
+		if r.Value(0) == int64(500) {
+			seen = r.Value(2).(string)
+			return false
+		}
+		return true
+	})
+	if seen != "y" {
+		t.Fatalf("the index finds row 500 with %q", seen)
+	}
+}
