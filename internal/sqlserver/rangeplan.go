@@ -470,7 +470,10 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 		rows = make([]*storage.Row, 0, t.Len())
 		t.Scan(func(r *storage.Row) bool { rows = append(rows, r); return true })
 	default:
-		scanRanges(t, ix, pos, ranges, func(r *storage.Row) { rows = append(rows, r) })
+		// Rows are read through the index alone when it holds every
+		// column the statement reads (a covering index).
+		only := t.IndexCovers(ix, append(append([]int{pos}, proj...), order...))
+		scanRanges(t, ix, pos, ranges, only, func(r *storage.Row) { rows = append(rows, r) })
 	}
 
 	sess.ClearWarnings()
@@ -680,8 +683,14 @@ func overlaps(cmp func(a, b any) int, a, b valueRange) bool {
 }
 
 // scanRanges calls fn for each row of index ix (-1: primary) whose column
-// pos is in one of the ranges, in index order. NULLs are in no range.
-func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *storage.Row)) {
+// pos is in one of the ranges, in index order. NULLs are in no range. only:
+// fn reads no other column than the index's and the primary key's
+// (Table.AscendIndexOnly).
+func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, only bool, fn func(r *storage.Row)) {
+	ascend := t.AscendIndex
+	if only {
+		ascend = t.AscendIndexOnly
+	}
 	def := t.Def()
 	vals := make([]any, def.NumCols)
 	batch := make([]*storage.Row, 0, storage.WarmBatch)
@@ -715,7 +724,7 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, fn func(r *s
 			}
 			batch = batch[:0]
 		}
-		t.AscendIndex(ix, pivot, func(row *storage.Row) bool {
+		ascend(ix, pivot, func(row *storage.Row) bool {
 			batch = append(batch, row)
 			if len(batch) == storage.WarmBatch {
 				work()

@@ -168,8 +168,17 @@ func allocCompact(id uint64, n, size int, noNulls bool) (*Row, []byte) {
 	if n > maxCompactValues {
 		panic(fmt.Sprintf("storage: compact row of %d values", n))
 	}
+	return placeCompact(make([]byte, compactBytes(size)), id, n, size, noNulls)
+}
+
+// compactBytes is the size of the allocation of a compact row whose values
+// take size bytes.
+func compactBytes(size int) int { return int(rowHeader) + uvarintLen(uint64(size)) + size }
+
+// placeCompact is allocCompact in block, of compactBytes(size) bytes,
+// 8-byte aligned.
+func placeCompact(block []byte, id uint64, n, size int, noNulls bool) (*Row, []byte) {
 	w := uvarintLen(uint64(size))
-	block := make([]byte, int(rowHeader)+w+size)
 	r := (*Row)(unsafe.Pointer(unsafe.SliceData(block)))
 	r.ID = id
 	r.vf = uint64(n) << countShift
@@ -338,6 +347,63 @@ func (r *Row) intAt(i int) (x uint64, signed, ok bool) {
 		return v, false, true
 	}
 	return 0, false, false
+}
+
+// intTagAt is intAt giving, instead of the sign, the tag of the integer's
+// kind in the journal's value encoding (tagInt8 … tagUint).
+func (r *Row) intTagAt(i int) (x uint64, tag byte, ok bool) {
+	s, n, compact := r.compactVals()
+	if !compact {
+		v := r.boxed()[i]
+		if x, _, ok = intOf(v); !ok {
+			return 0, 0, false
+		}
+		return x, intTag(v), true
+	}
+	p := offset(s, n, i)
+	switch tag = s[p]; tag {
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
+		v, _ := varintAt(s, p+1)
+		return uint64(v), tag, true
+	case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+		v, _ := uvarintAt(s, p+1)
+		return v, tag, true
+	}
+	return 0, 0, false
+}
+
+// intTag returns the tag of v, an integer intOf takes.
+func intTag(v any) byte {
+	switch v.(type) {
+	case int8:
+		return tagInt8
+	case int16:
+		return tagInt16
+	case int32:
+		return tagInt32
+	case int64:
+		return tagInt64
+	case int:
+		return tagInt
+	case uint8:
+		return tagUint8
+	case uint16:
+		return tagUint16
+	case uint32:
+		return tagUint32
+	case uint64:
+		return tagUint64
+	}
+	return tagUint
+}
+
+// signedTag reports whether tag is that of a signed integer.
+func signedTag(tag byte) bool {
+	switch tag {
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
+		return true
+	}
+	return false
 }
 
 // intOf is intAt for a boxed value.

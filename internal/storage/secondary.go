@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -25,7 +26,10 @@ import (
 // the first row it takes. A row whose key is not an integer of that kind
 // (NULL, the other signedness, another type) turns the index into an index
 // of rows, as every other index is: it is rebuilt from the primary tree in
-// the writer's copy of the table, which already holds the row.
+// the writer's copy of the table, which already holds the row. A reader
+// that needs no other column than the index's and the primary key's reads
+// the entries alone (Table.AscendIndexOnly), as InnoDB reads a covering
+// index.
 
 // intEntry is an index entry of a row: its key in the index and its primary
 // key (or row number), as intAt gives integers.
@@ -42,7 +46,10 @@ type secondary struct {
 	ints *btree.BTreeG[intEntry]
 	// rows holds the rows of an index of rows.
 	rows *btree.BTreeG[*Row]
-	// The kinds of an index of integers, known once ints is made.
+	// The kinds of an index of integers (their tags in the journal's
+	// value encoding), known once ints is made: every row's key and
+	// primary key are of them.
+	keyTag, pkTag       byte
 	keySigned, pkSigned bool
 	// pkCol is the primary key's column, -1 for the row number.
 	pkCol int
@@ -98,23 +105,24 @@ func (x *secondary) len() int {
 	return 0
 }
 
-// entryOf returns r's entry; false when r's key or primary key is not an
-// integer of the index's kinds (any integer while they are unknown).
-func (x *secondary) entryOf(r *Row) (e intEntry, keySigned, pkSigned, ok bool) {
-	k, ks, ok := r.intAt(x.cols[0])
+// entryOf returns r's entry and the kinds of its integers; false when r's
+// key or primary key is not an integer of the index's kinds (any integer
+// while they are unknown).
+func (x *secondary) entryOf(r *Row) (e intEntry, keyTag, pkTag byte, ok bool) {
+	k, kt, ok := r.intTagAt(x.cols[0])
 	if !ok {
-		return e, false, false, false
+		return e, 0, 0, false
 	}
-	pk, ps := r.ID, false
+	pk, pt := r.ID, tagUint64
 	if x.pkCol >= 0 {
-		if pk, ps, ok = r.intAt(x.pkCol); !ok {
-			return e, false, false, false
+		if pk, pt, ok = r.intTagAt(x.pkCol); !ok {
+			return e, 0, 0, false
 		}
 	}
-	if x.ints != nil && (ks != x.keySigned || ps != x.pkSigned) {
-		return e, false, false, false
+	if x.ints != nil && (kt != x.keyTag || pt != x.pkTag) {
+		return e, 0, 0, false
 	}
-	return intEntry{key: k, pk: pk}, ks, ps, true
+	return intEntry{key: k, pk: pk}, kt, pt, true
 }
 
 // mustEntry returns the entry of r, a row the index of integers holds.
@@ -154,14 +162,15 @@ func (x *secondary) insert(t *Table, r *Row, hint *btree.PathHint) {
 		x.rows.SetHint(r, hint)
 		return
 	}
-	e, ks, ps, ok := x.entryOf(r)
+	e, kt, pt, ok := x.entryOf(r)
 	if !ok {
 		x.toRows(t)
 		return
 	}
 	if x.ints == nil {
-		x.ints = btree.NewBTreeGOptions(intLess(ks, ps), btreeOpts)
-		x.keySigned, x.pkSigned = ks, ps
+		x.keyTag, x.pkTag = kt, pt
+		x.keySigned, x.pkSigned = signedTag(kt), signedTag(pt)
+		x.ints = btree.NewBTreeGOptions(intLess(x.keySigned, x.pkSigned), btreeOpts)
 	}
 	if _, replaced := x.ints.SetHint(e, hint); replaced {
 		panic(fmt.Sprintf("storage: table %s: index entry of row %d added twice", t.shape.def.Name, r.ID))
@@ -242,6 +251,57 @@ func (l *pkLookup) row(pk uint64) *Row {
 	r, ok := l.primary.Get(&l.key.Row)
 	if !ok {
 		panic(fmt.Sprintf("storage: table %s: an index holds primary key %d, which the table does not", l.table, pk))
+	}
+	return r
+}
+
+// reader returns how a walk of the index of integers x gets the row of an
+// entry: from primary by its primary key, or, for a caller that reads no
+// other column (only), made of the entry.
+func (x *secondary) reader(t *Table, primary *btree.BTreeG[*Row], only bool) func(e intEntry) *Row {
+	n := t.shape.def.NumCols
+	if only && n <= maxCompactValues {
+		var chunk []byte
+		return func(e intEntry) *Row { return x.coverRow(n, e, &chunk) }
+	}
+	l := x.lookup(t, primary)
+	return func(e intEntry) *Row { return l.row(e.pk) }
+}
+
+// coverRow returns a compact row of n columns made of e: the index's column
+// and the primary key's hold the entry's integers, of the kinds the rows
+// hold, and every other column NULL. The row number is the entry's for a
+// table keyed by row number, 0 otherwise. The rows of one walk are cut
+// from shared blocks of memory (chunk): one allocation for many rows.
+func (x *secondary) coverRow(n int, e intEntry, chunk *[]byte) *Row {
+	put := func(b []byte, tag byte, v uint64) []byte {
+		if signedTag(tag) {
+			return binary.AppendVarint(append(b, tag), int64(v))
+		}
+		return binary.AppendUvarint(append(b, tag), v)
+	}
+	var kb, pb [2 * binary.MaxVarintLen64]byte
+	key := put(kb[:0], x.keyTag, e.key)
+	var pk []byte
+	id, held := e.pk, 1
+	if x.pkCol >= 0 {
+		id = 0
+		if x.pkCol != x.cols[0] {
+			pk, held = put(pb[:0], x.pkTag, e.pk), 2
+		}
+	}
+	size := n - held + len(key) + len(pk)
+	r, enc := placeCompact(carve(chunk, compactBytes(size)), id, n, size, held == n)
+	b := enc[:0]
+	for i := range n {
+		switch {
+		case i == x.cols[0]:
+			b = append(b, key...)
+		case i == x.pkCol && pk != nil:
+			b = append(b, pk...)
+		default:
+			b = append(b, tagNull)
+		}
 	}
 	return r
 }
@@ -373,7 +433,11 @@ func skipIf(b bool, r *Row) *Row {
 
 // ascend calls fn for the rows of the index from pivot on (nil: from the
 // first) until fn returns false, reading rows from primary.
-func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, fn func(r *Row) bool) {
+//
+// only: the caller reads no other column than the index's and the primary
+// key's, and an index of integers gives rows made of its entries (see
+// coverRow) instead of reading the rows.
+func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, only bool, fn func(r *Row) bool) {
 	if x.rows != nil {
 		if pivot == nil {
 			x.rows.Scan(fn)
@@ -389,10 +453,10 @@ func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, fn
 	if st.none {
 		return
 	}
-	l := x.lookup(t, primary)
+	row := x.reader(t, primary, only)
 	skipping := st.skip != nil
 	each := func(e intEntry) bool {
-		r := l.row(e.pk)
+		r := row(e)
 		if skipping {
 			if t.shape.compareIndex(x.cols, r, st.skip) < 0 {
 				return true
@@ -409,7 +473,7 @@ func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, fn
 }
 
 // descend is ascend walking down from pivot (nil: from the last).
-func (x *secondary) descend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, fn func(r *Row) bool) {
+func (x *secondary) descend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, only bool, fn func(r *Row) bool) {
 	if x.rows != nil {
 		if pivot == nil {
 			x.rows.Reverse(fn)
@@ -425,10 +489,10 @@ func (x *secondary) descend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, f
 	if st.none {
 		return
 	}
-	l := x.lookup(t, primary)
+	row := x.reader(t, primary, only)
 	skipping := st.skip != nil
 	each := func(e intEntry) bool {
-		r := l.row(e.pk)
+		r := row(e)
 		if skipping {
 			if t.shape.compareIndex(x.cols, r, st.skip) > 0 {
 				return true
@@ -442,4 +506,17 @@ func (x *secondary) descend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, f
 	} else {
 		x.ints.Descend(st.from, each)
 	}
+}
+
+// carve returns the first n bytes of *chunk, 8-byte aligned, and moves the
+// chunk past them; a chunk too short is replaced by a new one.
+func carve(chunk *[]byte, n int) []byte {
+	const chunkBytes = 4096
+	n8 := (n + 7) &^ 7
+	if len(*chunk) < n8 {
+		*chunk = make([]byte, max(chunkBytes, n8))
+	}
+	b := (*chunk)[:n:n]
+	*chunk = (*chunk)[n8:]
+	return b
 }

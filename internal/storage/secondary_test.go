@@ -18,6 +18,8 @@ func numBind(def *TableDef) ([]Compare, error) {
 		switch x := v.(type) {
 		case int64:
 			return float64(x)
+		case int32:
+			return float64(x)
 		case uint64:
 			return float64(x)
 		case float64:
@@ -105,7 +107,21 @@ func walks(tb *Table, ix int, pivot *Row) string {
 		cur = append(cur, fmt.Sprint(r.ID, r.Values()))
 	}
 	c.Close()
-	return fmt.Sprintf("up %v\ndown %v\ncursor %v", up, down, cur)
+	// Through the index alone: the index's and the primary key's
+	// columns, with their Go types.
+	def := tb.Def()
+	var only []string
+	tb.AscendIndexOnly(ix, pivot, func(r *Row) bool {
+		v := []any{r.Value(def.Indexes[ix].Cols[0])}
+		if len(def.PK) > 0 {
+			v = append(v, r.Value(def.PK[0]))
+		} else {
+			v = append(v, r.ID)
+		}
+		only = append(only, fmt.Sprintf("%T %v", v[0], v))
+		return len(only) < most
+	})
+	return fmt.Sprintf("up %v\ndown %v\ncursor %v\nonly %v", up, down, cur, only)
 }
 
 // An index of integers answers every walk as an index of rows does, through
@@ -168,7 +184,7 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 				case op < 4 || len(stored) == 0:
 					id := nextID
 					nextID++
-					vals := []any{int64(id), int64(rng.IntN(40) - 20), unique()}
+					vals := []any{int64(id), int32(rng.IntN(40) - 20), unique()}
 					ra, rb := newRow(id, vals), newRow(id, vals)
 					a.insertRow(ra)
 					b.insertRow(rb)
@@ -178,7 +194,7 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 					old := stored[id]
 					vals := old[0].Values()
 					if rng.IntN(2) == 0 {
-						vals[1] = int64(rng.IntN(40) - 20) // moves in k, maybe to where it was
+						vals[1] = int32(rng.IntN(40) - 20) // moves in k, maybe to where it was
 					} else {
 						delete(used, vals[2].(int64))
 						vals[2] = unique()

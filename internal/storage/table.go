@@ -333,7 +333,7 @@ func Seek(vals []any, n int, bound int8) *Row {
 // from the start) until fn returns false.
 func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 	if ix >= 0 {
-		t.indexes[ix].ascend(t, t.primary, pivot, fn)
+		t.indexes[ix].ascend(t, t.primary, pivot, false, fn)
 		return
 	}
 	tree := t.primary
@@ -344,10 +344,38 @@ func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 	tree.Ascend(pivot, fn)
 }
 
+// AscendIndexOnly is AscendIndex for a caller that reads no other column of
+// the rows than the index's and the primary key's (IndexCovers): the other
+// columns of the rows it gives may read as NULL and their row numbers as 0,
+// where the index answers without reading the rows, as an index of integers
+// does.
+func (t *Table) AscendIndexOnly(ix int, pivot *Row, fn func(r *Row) bool) {
+	if ix >= 0 {
+		t.indexes[ix].ascend(t, t.primary, pivot, true, fn)
+		return
+	}
+	t.AscendIndex(ix, pivot, fn)
+}
+
+// IndexCovers reports whether every column of cols (-1 stands for none) is
+// one of index ix's or of the primary key's: what AscendIndexOnly gives.
+func (t *Table) IndexCovers(ix int, cols []int) bool {
+	if ix < 0 {
+		return true // the primary tree holds the rows
+	}
+	def := t.shape.def
+	for _, c := range cols {
+		if c >= 0 && !slices.Contains(def.Indexes[ix].Cols, c) && !slices.Contains(def.PK, c) {
+			return false
+		}
+	}
+	return true
+}
+
 // DescendIndex is AscendIndex in reverse order, from pivot down (nil: from the end).
 func (t *Table) DescendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 	if ix >= 0 {
-		t.indexes[ix].descend(t, t.primary, pivot, fn)
+		t.indexes[ix].descend(t, t.primary, pivot, false, fn)
 		return
 	}
 	tree := t.primary
@@ -392,7 +420,7 @@ func (t *Table) FindRow(vals []any) (*Row, bool) {
 	if len(t.indexes) > 0 {
 		cols := t.shape.def.Indexes[0].Cols
 		pivot := Seek(vals, len(cols), -1)
-		t.indexes[0].ascend(t, t.primary, pivot, func(r *Row) bool {
+		t.indexes[0].ascend(t, t.primary, pivot, false, func(r *Row) bool {
 			if t.shape.compareCols(cols, r, KeyRow(vals)) != 0 {
 				return false
 			}
@@ -465,7 +493,7 @@ func (t *Table) indexDup(i int, r *Row, except uint64) *Row {
 		}
 	}
 	var dup *Row
-	t.indexes[i].ascend(t, t.primary, seekFrom(r, len(cols), -1), func(o *Row) bool {
+	t.indexes[i].ascend(t, t.primary, seekFrom(r, len(cols), -1), false, func(o *Row) bool {
 		if t.shape.compareCols(cols, o, r) != 0 {
 			return false
 		}
