@@ -454,9 +454,12 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 	// Aggregates of the whole table that need no scan: COUNT(*) is the
 	// number of rows the transaction sees, MIN and MAX of a column that
 	// leads an index are at the ends of that index.
-	countOnly, ends := p.whole, p.whole
+	// COUNT(*) and COUNT of the range's column (never NULL in a range)
+	// over ranges are the number of the index's entries in them.
+	countOnly, ends, counted := p.whole, p.whole, !p.whole && len(p.aggs) > 0
 	for i, a := range p.aggs {
 		countOnly = countOnly && a.fn == "count" && a.col == ""
+		counted = counted && a.fn == "count" && (a.col == "" || proj[i] == pos)
 		if a.fn == "min" || a.fn == "max" {
 			_, leads := leadingIndex(def, proj[i])
 			ends = ends && leads
@@ -465,7 +468,7 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 		}
 	}
 	switch {
-	case countOnly || ends:
+	case countOnly || ends || counted:
 	case p.whole:
 		rows = make([]*storage.Row, 0, t.Len())
 		t.Scan(func(r *storage.Row) bool { rows = append(rows, r); return true })
@@ -483,6 +486,8 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 		switch {
 		case countOnly:
 			out, ok = countRow(fields, t.Len())
+		case counted:
+			out, ok = countRow(fields, countRanges(t, ix, pos, ranges))
 		case ends:
 			out, ok = indexEnds(ctx, t, sch, p.aggs, proj, fields)
 		default:
@@ -680,6 +685,31 @@ func overlaps(cmp func(a, b any) int, a, b valueRange) bool {
 	}
 	c := cmp(b.lo, a.hi)
 	return c < 0 || (c == 0 && (a.hiIncl || b.loIncl))
+}
+
+// countRanges returns how many rows of index ix (-1: primary) have their
+// column pos in one of the ranges, which do not overlap (scanRanges).
+func countRanges(t *storage.Table, ix, pos int, ranges []valueRange) int {
+	vals := make([]any, t.Def().NumCols)
+	n := 0
+	for _, r := range ranges {
+		vals[pos] = r.lo
+		bound := int8(-1)
+		if r.lo == nil || !r.loIncl {
+			bound = 1 // past the NULLs when there is no lower bound
+		}
+		lo := storage.Seek(slices.Clone(vals), 1, bound)
+		var hi *storage.Row
+		if r.hi != nil {
+			vals[pos], bound = r.hi, 1
+			if !r.hiIncl {
+				bound = -1
+			}
+			hi = storage.Seek(slices.Clone(vals), 1, bound)
+		}
+		n += t.CountRange(ix, lo, hi)
+	}
+	return n
 }
 
 // scanRanges calls fn for each row of index ix (-1: primary) whose column

@@ -22,14 +22,18 @@ import (
 //     memory.
 //
 // A reader of such an index finds each row by its primary key, in the same
-// version of the table. The index holds integers of one signedness, set by
-// the first row it takes. A row whose key is not an integer of that kind
-// (NULL, the other signedness, another type) turns the index into an index
-// of rows, as every other index is: it is rebuilt from the primary tree in
-// the writer's copy of the table, which already holds the row. A reader
-// that needs no other column than the index's and the primary key's reads
-// the entries alone (Table.AscendIndexOnly), as InnoDB reads a covering
-// index.
+// version of the table: a range read through it costs a primary key lookup
+// per row, which an index of rows does not. A reader that needs no other
+// column than the index's and the primary key's reads the entries alone
+// (Table.AscendIndexOnly), as InnoDB reads a covering index, and a count
+// of the rows in a range (Table.CountRange) reads no row at all.
+//
+// The index's key and primary key are each of one kind of integer (int32,
+// int64, uint64 …, as the rows hold them), set by the first row it takes.
+// A row whose key or primary key is not an integer of that kind (NULL,
+// another kind, another type) turns the index into an index of rows, as
+// every other index is: it is rebuilt from the primary tree in the
+// writer's copy of the table, which already holds the row.
 
 // intEntry is an index entry of a row: its key in the index and its primary
 // key (or row number), as intAt gives integers.
@@ -253,6 +257,49 @@ func (l *pkLookup) row(pk uint64) *Row {
 		panic(fmt.Sprintf("storage: table %s: an index holds primary key %d, which the table does not", l.table, pk))
 	}
 	return r
+}
+
+// count returns how many entries of the index lie from lo on (nil: from
+// the first) and not past hi (nil: to the last); lo and hi are seek rows
+// or nil. An index of integers counts its entries without reading a row.
+func (x *secondary) count(t *Table, lo, hi *Row) int {
+	n := 0
+	if x.rows != nil {
+		each := func(r *Row) bool {
+			if hi != nil && t.shape.compareIndex(x.cols, r, hi) > 0 {
+				return false
+			}
+			n++
+			return true
+		}
+		if lo == nil {
+			x.rows.Scan(each)
+		} else {
+			x.rows.Ascend(lo, each)
+		}
+		return n
+	}
+	if x.ints == nil {
+		return 0
+	}
+	from, to := x.lowest(t.shape, lo), x.highest(t.shape, hi)
+	if from.none || to.none {
+		return 0
+	}
+	less := intLess(x.keySigned, x.pkSigned)
+	each := func(e intEntry) bool {
+		if !to.all && less(to.from, e) {
+			return false
+		}
+		n++
+		return true
+	}
+	if from.all {
+		x.ints.Scan(each)
+	} else {
+		x.ints.Ascend(from.from, each)
+	}
+	return n
 }
 
 // reader returns how a walk of the index of integers x gets the row of an

@@ -174,6 +174,21 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 							t.Fatalf("%s: index %s from %v (bound %d):\n%s\nwant\n%s", when, tc.def.Indexes[ix].Name, pivot.Values(), pivot.ext().bound, got, want)
 						}
 					}
+					// Counts between two seek rows (or no bound).
+					for range 20 {
+						var bounds [2]*Row
+						for j := range bounds {
+							for bounds[j] = randomPivot(rng, tc.def.NumCols, col, pk); !isSeek(bounds[j]); {
+								bounds[j] = randomPivot(rng, tc.def.NumCols, col, pk)
+							}
+							if rng.IntN(8) == 0 {
+								bounds[j] = nil
+							}
+						}
+						if got, want := a.CountRange(ix, bounds[0], bounds[1]), b.CountRange(ix, bounds[0], bounds[1]); got != want {
+							t.Fatalf("%s: index %s counts %d rows between %v and %v, want %d", when, tc.def.Indexes[ix].Name, got, bounds[0], bounds[1], want)
+						}
+					}
 					if got, want := walks(a, ix, nil), walks(b, ix, nil); got != want {
 						t.Fatalf("%s: index %s whole:\n%s\nwant\n%s", when, tc.def.Indexes[ix].Name, got, want)
 					}

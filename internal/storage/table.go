@@ -357,6 +357,29 @@ func (t *Table) AscendIndexOnly(ix int, pivot *Row, fn func(r *Row) bool) {
 	t.AscendIndex(ix, pivot, fn)
 }
 
+// CountRange returns how many rows of index ix (-1: the primary key) lie
+// from lo on (nil: from the first) and not past hi (nil: to the last),
+// where lo and hi are seek rows (Seek) or nil.
+func (t *Table) CountRange(ix int, lo, hi *Row) int {
+	if ix >= 0 {
+		return t.indexes[ix].count(t, lo, hi)
+	}
+	n := 0
+	each := func(r *Row) bool {
+		if hi != nil && t.shape.comparePrimary(r, hi) > 0 {
+			return false
+		}
+		n++
+		return true
+	}
+	if lo == nil {
+		t.primary.Scan(each)
+	} else {
+		t.primary.Ascend(lo, each)
+	}
+	return n
+}
+
 // IndexCovers reports whether every column of cols (-1 stands for none) is
 // one of index ix's or of the primary key's: what AscendIndexOnly gives.
 func (t *Table) IndexCovers(ix int, cols []int) bool {
