@@ -333,20 +333,8 @@ func (r *Row) StringAt(i int) (string, bool) {
 
 // intAt returns value i when it is a Go integer: the bits, and whether the kind is signed.
 func (r *Row) intAt(i int) (x uint64, signed, ok bool) {
-	s, n, compact := r.compactVals()
-	if !compact {
-		return intOf(r.boxed()[i])
-	}
-	p := offset(s, n, i)
-	switch s[p] {
-	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
-		v, _ := varintAt(s, p+1)
-		return uint64(v), true, true
-	case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
-		v, _ := uvarintAt(s, p+1)
-		return v, false, true
-	}
-	return 0, false, false
+	x, tag, ok := r.intTagAt(i)
+	return x, signedTag(tag), ok
 }
 
 // intTagAt is intAt giving, instead of the sign, the tag of the integer's

@@ -263,26 +263,14 @@ func (l *pkLookup) row(pk uint64) *Row {
 // the first) and not past hi (nil: to the last); lo and hi are seek rows
 // or nil. An index of integers counts its entries without reading a row.
 func (x *secondary) count(t *Table, lo, hi *Row) int {
-	n := 0
 	if x.rows != nil {
-		each := func(r *Row) bool {
-			if hi != nil && t.shape.compareIndex(x.cols, r, hi) > 0 {
-				return false
-			}
-			n++
-			return true
-		}
-		if lo == nil {
-			x.rows.Scan(each)
-		} else {
-			x.rows.Ascend(lo, each)
-		}
-		return n
+		return countRows(x.rows, lo, hi, func(a, b *Row) int { return t.shape.compareIndex(x.cols, a, b) })
 	}
 	if x.ints == nil {
 		return 0
 	}
-	from, to := x.lowest(t.shape, lo), x.highest(t.shape, hi)
+	n := 0
+	from, to := x.startAt(t.shape, lo, false), x.startAt(t.shape, hi, true)
 	if from.none || to.none {
 		return 0
 	}
@@ -418,85 +406,62 @@ type start struct {
 	skip *Row
 }
 
-// lowest returns where the entries not below pivot begin.
-func (x *secondary) lowest(s *shape, pivot *Row) start {
+// startAt returns where a walk of the index of integers x from pivot
+// begins: at the first entry not below it or, walking down, at the last
+// entry not above it.
+func (x *secondary) startAt(s *shape, pivot *Row, down bool) start {
 	if pivot == nil {
 		return start{all: true}
 	}
 	bound, prefix := pivot.seekBound()
 	if bound != 0 && prefix == 0 {
-		return start{all: bound < 0, none: bound > 0}
+		// Before or after every row.
+		return start{all: (bound < 0) != down, none: (bound > 0) != down}
 	}
+	var skip *Row
 	if bound == 0 {
 		if e, _, _, ok := x.entryOf(pivot); ok {
 			return start{from: e}
 		}
+		skip = pivot
 	}
-	// From the first key not below the pivot's, or past it for a
-	// seek row after every row with its key.
-	k, ok := x.threshold(s, pivot.Value(x.cols[0]), bound > 0)
-	if !ok {
-		return start{none: true}
-	}
-	st := start{from: intEntry{key: k, pk: minOf(x.pkSigned)}}
-	if bound == 0 {
-		st.skip = pivot
-	}
-	return st
-}
-
-// highest returns where the entries not above pivot begin, walking down.
-func (x *secondary) highest(s *shape, pivot *Row) start {
-	if pivot == nil {
-		return start{all: true}
-	}
-	bound, prefix := pivot.seekBound()
-	if bound != 0 && prefix == 0 {
-		return start{all: bound > 0, none: bound < 0}
-	}
-	if bound == 0 {
-		if e, _, _, ok := x.entryOf(pivot); ok {
-			return start{from: e}
+	if !down {
+		// From the first key not below the pivot's, or past it for a
+		// seek row after every row with its key.
+		k, ok := x.threshold(s, pivot.Value(x.cols[0]), bound > 0)
+		if !ok {
+			return start{none: true}
 		}
+		return start{from: intEntry{key: k, pk: minOf(x.pkSigned)}, skip: skip}
 	}
 	// Below the first key above the pivot's (or, for a seek row before
 	// every row with its key, the first key not below it).
 	k, ok := x.threshold(s, pivot.Value(x.cols[0]), bound >= 0)
-	if !ok {
-		return start{all: true, skip: skipIf(bound == 0, pivot)}
-	}
-	if k == minOf(x.keySigned) {
+	switch {
+	case !ok:
+		return start{all: true, skip: skip}
+	case k == minOf(x.keySigned):
 		return start{none: true}
 	}
-	return start{from: intEntry{key: k - 1, pk: maxOf(x.pkSigned)}, skip: skipIf(bound == 0, pivot)}
+	return start{from: intEntry{key: k - 1, pk: maxOf(x.pkSigned)}, skip: skip}
 }
 
-func skipIf(b bool, r *Row) *Row {
-	if b {
-		return r
-	}
-	return nil
-}
-
-// ascend calls fn for the rows of the index from pivot on (nil: from the
-// first) until fn returns false, reading rows from primary.
+// walk calls fn for the rows of the index from pivot on (nil: from the
+// first), or from pivot down (nil: from the last), until fn returns false,
+// reading rows from primary.
 //
 // only: the caller reads no other column than the index's and the primary
 // key's, and an index of integers gives rows made of its entries (see
 // coverRow) instead of reading the rows.
-func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, only bool, fn func(r *Row) bool) {
+func (x *secondary) walk(t *Table, primary *btree.BTreeG[*Row], pivot *Row, down, only bool, fn func(r *Row) bool) {
 	if x.rows != nil {
-		if pivot == nil {
-			x.rows.Scan(fn)
-		} else {
-			x.rows.Ascend(pivot, fn)
-		}
+		walkRows(x.rows, pivot, down, fn)
 		return
 	}
 	if x.ints == nil {
 		return
 	}
-	st := x.lowest(t.shape, pivot)
+	st := x.startAt(t.shape, pivot, down)
 	if st.none {
 		return
 	}
@@ -505,54 +470,53 @@ func (x *secondary) ascend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, on
 	each := func(e intEntry) bool {
 		r := row(e)
 		if skipping {
-			if t.shape.compareIndex(x.cols, r, st.skip) < 0 {
+			// Past the rows on the near side of a pivot whose entry
+			// could not be made.
+			if c := t.shape.compareIndex(x.cols, r, st.skip); c < 0 && !down || c > 0 && down {
 				return true
 			}
 			skipping = false
 		}
 		return fn(r)
 	}
-	if st.all {
+	switch {
+	case st.all && down:
+		x.ints.Reverse(each)
+	case st.all:
 		x.ints.Scan(each)
-	} else {
+	case down:
+		x.ints.Descend(st.from, each)
+	default:
 		x.ints.Ascend(st.from, each)
 	}
 }
 
-// descend is ascend walking down from pivot (nil: from the last).
-func (x *secondary) descend(t *Table, primary *btree.BTreeG[*Row], pivot *Row, only bool, fn func(r *Row) bool) {
-	if x.rows != nil {
-		if pivot == nil {
-			x.rows.Reverse(fn)
-		} else {
-			x.rows.Descend(pivot, fn)
+// walkRows walks tree, of rows, as secondary.walk walks an index.
+func walkRows(tree *btree.BTreeG[*Row], pivot *Row, down bool, fn func(r *Row) bool) {
+	switch {
+	case pivot == nil && down:
+		tree.Reverse(fn)
+	case pivot == nil:
+		tree.Scan(fn)
+	case down:
+		tree.Descend(pivot, fn)
+	default:
+		tree.Ascend(pivot, fn)
+	}
+}
+
+// countRows returns how many rows of tree lie from lo on (nil: from the
+// first) and not past hi (nil: to the last), as order places them.
+func countRows(tree *btree.BTreeG[*Row], lo, hi *Row, order func(a, b *Row) int) int {
+	n := 0
+	walkRows(tree, lo, false, func(r *Row) bool {
+		if hi != nil && order(r, hi) > 0 {
+			return false
 		}
-		return
-	}
-	if x.ints == nil {
-		return
-	}
-	st := x.highest(t.shape, pivot)
-	if st.none {
-		return
-	}
-	row := x.reader(t, primary, only)
-	skipping := st.skip != nil
-	each := func(e intEntry) bool {
-		r := row(e)
-		if skipping {
-			if t.shape.compareIndex(x.cols, r, st.skip) > 0 {
-				return true
-			}
-			skipping = false
-		}
-		return fn(r)
-	}
-	if st.all {
-		x.ints.Reverse(each)
-	} else {
-		x.ints.Descend(st.from, each)
-	}
+		n++
+		return true
+	})
+	return n
 }
 
 // carve returns the first n bytes of *chunk, 8-byte aligned, and moves the

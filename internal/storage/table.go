@@ -333,15 +333,10 @@ func Seek(vals []any, n int, bound int8) *Row {
 // from the start) until fn returns false.
 func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 	if ix >= 0 {
-		t.indexes[ix].ascend(t, t.primary, pivot, false, fn)
+		t.indexes[ix].walk(t, t.primary, pivot, false, false, fn)
 		return
 	}
-	tree := t.primary
-	if pivot == nil {
-		tree.Scan(fn)
-		return
-	}
-	tree.Ascend(pivot, fn)
+	walkRows(t.primary, pivot, false, fn)
 }
 
 // AscendIndexOnly is AscendIndex for a caller that reads no other column of
@@ -351,7 +346,7 @@ func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 // does.
 func (t *Table) AscendIndexOnly(ix int, pivot *Row, fn func(r *Row) bool) {
 	if ix >= 0 {
-		t.indexes[ix].ascend(t, t.primary, pivot, true, fn)
+		t.indexes[ix].walk(t, t.primary, pivot, false, true, fn)
 		return
 	}
 	t.AscendIndex(ix, pivot, fn)
@@ -364,20 +359,7 @@ func (t *Table) CountRange(ix int, lo, hi *Row) int {
 	if ix >= 0 {
 		return t.indexes[ix].count(t, lo, hi)
 	}
-	n := 0
-	each := func(r *Row) bool {
-		if hi != nil && t.shape.comparePrimary(r, hi) > 0 {
-			return false
-		}
-		n++
-		return true
-	}
-	if lo == nil {
-		t.primary.Scan(each)
-	} else {
-		t.primary.Ascend(lo, each)
-	}
-	return n
+	return countRows(t.primary, lo, hi, t.shape.comparePrimary)
 }
 
 // IndexCovers reports whether every column of cols (-1 stands for none) is
@@ -398,15 +380,10 @@ func (t *Table) IndexCovers(ix int, cols []int) bool {
 // DescendIndex is AscendIndex in reverse order, from pivot down (nil: from the end).
 func (t *Table) DescendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 	if ix >= 0 {
-		t.indexes[ix].descend(t, t.primary, pivot, false, fn)
+		t.indexes[ix].walk(t, t.primary, pivot, true, false, fn)
 		return
 	}
-	tree := t.primary
-	if pivot == nil {
-		tree.Reverse(fn)
-		return
-	}
-	tree.Descend(pivot, fn)
+	walkRows(t.primary, pivot, true, fn)
 }
 
 // CompareCol compares two values of column col as the table's indexes do.
@@ -443,7 +420,7 @@ func (t *Table) FindRow(vals []any) (*Row, bool) {
 	if len(t.indexes) > 0 {
 		cols := t.shape.def.Indexes[0].Cols
 		pivot := Seek(vals, len(cols), -1)
-		t.indexes[0].ascend(t, t.primary, pivot, false, func(r *Row) bool {
+		t.indexes[0].walk(t, t.primary, pivot, false, false, func(r *Row) bool {
 			if t.shape.compareCols(cols, r, KeyRow(vals)) != 0 {
 				return false
 			}
@@ -516,7 +493,7 @@ func (t *Table) indexDup(i int, r *Row, except uint64) *Row {
 		}
 	}
 	var dup *Row
-	t.indexes[i].ascend(t, t.primary, seekFrom(r, len(cols), -1), false, func(o *Row) bool {
+	t.indexes[i].walk(t, t.primary, seekFrom(r, len(cols), -1), false, false, func(o *Row) bool {
 		if t.shape.compareCols(cols, o, r) != 0 {
 			return false
 		}
@@ -641,7 +618,7 @@ func (t *Table) Cursor(ix int, pivot *Row) *Cursor {
 		if x.ints != nil {
 			it := x.ints.Iter()
 			c.ints = &it
-			c.from = x.lowest(t.shape, pivot)
+			c.from = x.startAt(t.shape, pivot, false)
 			c.lookup = x.lookup(t, t.primary.Copy())
 		}
 		return c
