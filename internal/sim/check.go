@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -163,18 +162,20 @@ func (w *world) checkIndexes() {
 	})
 }
 
-// indexOrder compares two rows by columns cols, whose values are int64s or
-// strings.
+// indexOrder compares two rows by columns cols (NULL first, then as
+// valueOrder orders the values).
 func indexOrder(cols []int, a, b *storage.Row) int {
 	for _, c := range cols {
+		x, y := a.Value(c), b.Value(c)
 		var r int
-		switch x := a.Value(c).(type) {
-		case int64:
-			r = cmp.Compare(x, b.Value(c).(int64))
-		case string:
-			r = strings.Compare(x, b.Value(c).(string))
+		switch {
+		case x == nil && y == nil:
+		case x == nil:
+			r = -1
+		case y == nil:
+			r = 1
 		default:
-			panic(fmt.Sprintf("sim: index column %d holds a %T", c, x))
+			r = valueOrder(x, y)
 		}
 		if r != 0 {
 			return r

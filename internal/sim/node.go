@@ -508,13 +508,19 @@ func nthRow(t *storage.Table, k int) *storage.Row {
 }
 
 // reindexSets are the sets of secondary indexes a reindex gives the table
-// (Options.Reindex): none, one over either column, both. Going from one to
-// another keeps a tree only where the columns are the same.
+// (Options.Reindex): none, one over either column, both, and one over the
+// payload. Going from one to another keeps a tree only where the columns
+// are the same. by_id, over an integer column, is an index of integers
+// (storage/secondary.go) whose key moves with the row under
+// Options.KeyLast; by_payload starts as one when the first row's payload
+// is an integer and turns into an index of rows at the first payload of
+// another kind (the payloads vary with the id: payload).
 var reindexSets = [][]storage.IndexDef{
 	nil,
 	{{Name: "by_node", Cols: []int{1}}},
 	{{Name: "by_id", Cols: []int{0}}},
 	{{Name: "by_id", Cols: []int{0}}, {Name: "by_node", Cols: []int{1}}},
+	{{Name: "by_payload", Cols: []int{2}}, {Name: "by_id", Cols: []int{0}}},
 }
 
 // reindex commits a transaction that gives the table one of reindexSets.

@@ -225,17 +225,82 @@ func payload(id int64) any {
 func bind(def *storage.TableDef) ([]storage.Compare, error) {
 	out := make([]storage.Compare, def.NumCols)
 	for i := range out {
-		out[i] = func(a, b any) int {
-			switch x := a.(type) {
-			case int64:
-				return cmp.Compare(x, b.(int64))
-			case string:
-				return strings.Compare(x, b.(string))
-			}
-			panic(fmt.Sprintf("sim: value of type %T", a))
-		}
+		out[i] = valueOrder
 	}
 	return out, nil
+}
+
+// valueOrder orders two non-NULL values of the simulated table: by kind
+// (signed integers, unsigned integers, floats, strings, byte strings,
+// booleans, times), then by value. Integers of one sign compare by value
+// whatever their size, as the storage compares them without this
+// function; a kind's values rank the same against any value of another,
+// as a column's comparison of an integer with a constant does not fall as
+// the integer rises.
+func valueOrder(a, b any) int {
+	ka, kb := kindRank(a), kindRank(b)
+	if ka != kb {
+		return cmp.Compare(ka, kb)
+	}
+	switch x := a.(type) {
+	case int64, int32:
+		return cmp.Compare(signedOf(x), signedOf(b))
+	case uint16:
+		return cmp.Compare(x, b.(uint16))
+	case float32, float64:
+		return cmp.Compare(floatOf(x), floatOf(b))
+	case string:
+		return strings.Compare(x, b.(string))
+	case []byte:
+		return bytes.Compare(x, b.([]byte))
+	case bool:
+		return cmp.Compare(b2i(x), b2i(b.(bool)))
+	case time.Time:
+		return x.Compare(b.(time.Time))
+	}
+	panic(fmt.Sprintf("sim: value of type %T", a))
+}
+
+// kindRank is the rank of v's kind in valueOrder.
+func kindRank(v any) int {
+	switch v.(type) {
+	case int64, int32:
+		return 0
+	case uint16:
+		return 1
+	case float32, float64:
+		return 2
+	case string:
+		return 3
+	case []byte:
+		return 4
+	case bool:
+		return 5
+	case time.Time:
+		return 6
+	}
+	panic(fmt.Sprintf("sim: value of type %T", v))
+}
+
+func signedOf(v any) int64 {
+	if x, ok := v.(int32); ok {
+		return int64(x)
+	}
+	return v.(int64)
+}
+
+func floatOf(v any) float64 {
+	if x, ok := v.(float32); ok {
+		return float64(x)
+	}
+	return v.(float64)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // world is one run.
