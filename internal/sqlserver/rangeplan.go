@@ -738,7 +738,9 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, only bool, f
 		// memory.
 		past := false
 		work := func() {
-			storage.Warm(batch)
+			if !only { // rows made from an index's entries are fresh in memory
+				storage.Warm(batch)
+			}
 			for _, row := range batch {
 				if row.IsNull(pos) {
 					continue

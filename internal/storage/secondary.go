@@ -299,8 +299,13 @@ func (x *secondary) reader(t *Table, primary *btree.BTreeG[*Row], only bool) fun
 		var chunk []byte
 		return func(e intEntry) *Row { return x.coverRow(n, e, &chunk) }
 	}
-	l := x.lookup(t, primary)
-	return func(e intEntry) *Row { return l.row(e.pk) }
+	var l *pkLookup // made at the first entry: many walks find none
+	return func(e intEntry) *Row {
+		if l == nil {
+			l = x.lookup(t, primary)
+		}
+		return l.row(e.pk)
+	}
 }
 
 // coverRow returns a compact row of n columns made of e: the index's column
