@@ -406,33 +406,36 @@ func (a *applier) apply(op *Op) error {
 		// index builds that index only, dropping one builds nothing.
 		primary, kept := t.keepTrees(old)
 		var dupErr error
-		build := func(r *Row) bool {
-			if !primary {
-				if err := t.checkUnique(r, r.ID, true); err != nil {
-					dupErr = err
+		if !primary {
+			old.primary.Scan(func(r *Row) bool {
+				if dupErr = t.checkUnique(r, r.ID, true); dupErr != nil {
 					return false
 				}
 				t.insertRow(r)
 				return true
+			})
+			if dupErr != nil {
+				return dupErr
 			}
-			for i, ix := range t.indexes {
-				if kept[i] {
-					continue
-				}
-				if op.Def.Indexes[i].Unique {
+		}
+		for i, ix := range t.indexes {
+			switch {
+			case !primary || kept[i]:
+			case op.Def.Indexes[i].Unique:
+				// Row by row, each checked against those before it.
+				old.primary.Scan(func(r *Row) bool {
 					if dupErr = t.checkUniqueIndex(i, r, r.ID); dupErr != nil {
 						return false
 					}
-				}
-				ix.insert(t, r, nil)
+					ix.insert(t, r, nil)
+					return true
+				})
+			default:
+				ix.build(t)
 			}
-			return true
-		}
-		if !primary || slices.Contains(kept, false) {
-			old.primary.Scan(build)
-		}
-		if dupErr != nil {
-			return dupErr
+			if dupErr != nil {
+				return dupErr
+			}
 		}
 		t.ctr = old.ctr
 		t.schemaVer = schemaSeq.Add(1)

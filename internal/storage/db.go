@@ -127,7 +127,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 			return err
 		}
 		for _, op := range tx.ops {
-			if adopted != nil && op.Kind.writesRow() && adopted[lower(op.Table)] != nil {
+			if adopted != nil && op.Kind.adoptable() && adopted[lower(op.Table)] != nil {
 				continue
 			}
 			if err := a.apply(op); err != nil {

@@ -34,6 +34,11 @@ const (
 // writesRow says whether the kind inserts, updates or deletes one row.
 func (k OpKind) writesRow() bool { return k == OpInsert || k == OpUpdate || k == OpDelete }
 
+// adoptable says whether a commit may take the transaction's own version
+// of the table an op of the kind changed instead of applying the op again
+// (Tx.adoptable).
+func (k OpKind) adoptable() bool { return k.writesRow() || k == OpReindex }
+
 // Op is one change to a database: what a journal frame carries and what the
 // apply function executes.
 type Op struct {

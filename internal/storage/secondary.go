@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tidwall/btree"
 )
@@ -47,7 +48,7 @@ type secondary struct {
 	// ints holds the entries of an index of integers; nil when the
 	// index holds rows, or while an index of integers is still empty
 	// and its kinds unknown.
-	ints *btree.BTreeG[intEntry]
+	ints entryTree
 	// rows holds the rows of an index of rows.
 	rows *btree.BTreeG[*Row]
 	// The kinds of an index of integers (their tags in the journal's
@@ -90,7 +91,7 @@ func (x *secondary) holdsRows() bool { return x.rows != nil }
 func (x *secondary) copy() *secondary {
 	c := *x
 	if x.ints != nil {
-		c.ints = x.ints.Copy()
+		c.ints = x.ints.copy()
 	}
 	if x.rows != nil {
 		c.rows = x.rows.Copy()
@@ -151,12 +152,77 @@ func intLess(keySigned, pkSigned bool) func(a, b intEntry) bool {
 // toRows turns x into an index of rows: the rows of t's primary tree, which
 // already holds the row being written.
 func (x *secondary) toRows(t *Table) {
-	rows := t.shape.newRowsIndex(x.cols)
+	x.ints, x.rows = nil, t.shape.newRowsIndex(x.cols)
+	x.build(t)
+}
+
+// build fills x, an empty index of t, with the rows of t's primary tree:
+// their entries (or, in an index of rows, the rows) are sorted, then loaded
+// in order, then copied into nodes of their own (see unshared). Inserting
+// the rows one by one would leave nodes about two-thirds full and make
+// garbage of every node outgrown on the way.
+func (x *secondary) build(t *Table) {
+	if x.rows == nil && x.buildInts(t) {
+		return
+	}
+	if x.rows == nil {
+		x.ints, x.rows = nil, t.shape.newRowsIndex(x.cols)
+	}
+	rows := make([]*Row, 0, t.primary.Len())
 	t.primary.Scan(func(r *Row) bool {
-		rows.Set(r)
+		rows = append(rows, r)
 		return true
 	})
-	x.ints, x.rows = nil, rows
+	slices.SortFunc(rows, func(a, b *Row) int { return t.shape.compareIndex(x.cols, a, b) })
+	for _, r := range rows {
+		x.rows.Load(r)
+	}
+	x.rows = unshared(x.rows)
+}
+
+// buildInts is build for an index of integers; false when a row has no
+// entry of the first row's kinds (x is unchanged then, to become an index
+// of rows).
+func (x *secondary) buildInts(t *Table) bool {
+	first, ok := t.primary.Min()
+	if !ok {
+		return true
+	}
+	_, keyTag, pkTag, ok := x.entryOf(first)
+	if !ok {
+		return false
+	}
+	tree := newEntryTree(keyTag, pkTag)
+	entries := func(fn func(intEntry)) bool {
+		ok := true
+		t.primary.Scan(func(r *Row) bool {
+			e, kt, pt, good := x.entryOf(r)
+			if ok = good && kt == keyTag && pt == pkTag; ok {
+				fn(e)
+			}
+			return ok
+		})
+		return ok
+	}
+	if !tree.fill(t.primary.Len(), entries) {
+		return false
+	}
+	x.ints = tree.unshared()
+	x.keyTag, x.pkTag = keyTag, pkTag
+	x.keySigned, x.pkSigned = signedTag(keyTag), signedTag(pkTag)
+	return true
+}
+
+// unshared returns a copy of tree made of copies of its nodes, each in
+// memory of its own. A node split in two keeps sharing its memory with the
+// other half, and goes on pinning all of it once the other half has moved
+// (outgrown it, or been copied for a new version): a tree filled in key
+// order holds about half of its leaves' memory unused until they are
+// copied.
+func unshared[T any](tree *btree.BTreeG[T]) *btree.BTreeG[T] {
+	c := tree.Copy()
+	c.ScanMut(func(T) bool { return true })
+	return c
 }
 
 // insert adds r, whose row the primary tree of t already holds; hint, if
@@ -174,9 +240,9 @@ func (x *secondary) insert(t *Table, r *Row, hint *btree.PathHint) {
 	if x.ints == nil {
 		x.keyTag, x.pkTag = kt, pt
 		x.keySigned, x.pkSigned = signedTag(kt), signedTag(pt)
-		x.ints = btree.NewBTreeGOptions(intLess(x.keySigned, x.pkSigned), btreeOpts)
+		x.ints = newEntryTree(kt, pt)
 	}
-	if _, replaced := x.ints.SetHint(e, hint); replaced {
+	if x.ints.set(e, hint) {
 		panic(fmt.Sprintf("storage: table %s: index entry of row %d added twice", t.shape.def.Name, r.ID))
 	}
 }
@@ -187,7 +253,7 @@ func (x *secondary) remove(t *Table, r *Row, name string) {
 	if x.rows != nil {
 		_, ok = x.rows.Delete(r)
 	} else if x.ints != nil {
-		_, ok = x.ints.Delete(x.mustEntry(t, r))
+		ok = x.ints.remove(x.mustEntry(t, r))
 	}
 	if !ok {
 		panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, r.ID, name))
@@ -204,10 +270,10 @@ func (x *secondary) update(t *Table, old, r *Row, name string) {
 		case !ok:
 			x.toRows(t)
 		case en != eo:
-			if _, ok := x.ints.Delete(eo); !ok {
+			if !x.ints.remove(eo) {
 				panic(fmt.Sprintf("storage: table %s: row %d missing from index %s", t.shape.def.Name, old.ID, name))
 			}
-			x.ints.Set(en)
+			x.ints.set(en, nil)
 		}
 		return
 	}
@@ -282,11 +348,7 @@ func (x *secondary) count(t *Table, lo, hi *Row) int {
 		n++
 		return true
 	}
-	if from.all {
-		x.ints.Scan(each)
-	} else {
-		x.ints.Ascend(from.from, each)
-	}
+	x.ints.walk(from.at(), false, each)
 	return n
 }
 
@@ -411,6 +473,14 @@ type start struct {
 	skip *Row
 }
 
+// at returns the entry a walk begins at; nil for all of them.
+func (s *start) at() *intEntry {
+	if s.all {
+		return nil
+	}
+	return &s.from
+}
+
 // startAt returns where a walk of the index of integers x from pivot
 // begins: at the first entry not below it or, walking down, at the last
 // entry not above it.
@@ -484,16 +554,7 @@ func (x *secondary) walk(t *Table, primary *btree.BTreeG[*Row], pivot *Row, down
 		}
 		return fn(r)
 	}
-	switch {
-	case st.all && down:
-		x.ints.Reverse(each)
-	case st.all:
-		x.ints.Scan(each)
-	case down:
-		x.ints.Descend(st.from, each)
-	default:
-		x.ints.Ascend(st.from, each)
-	}
+	x.ints.walk(st.at(), down, each)
 }
 
 // walkRows walks tree, of rows, as secondary.walk walks an index.

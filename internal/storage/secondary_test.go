@@ -3,10 +3,13 @@ package storage
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/tidwall/btree"
 )
 
 // numBind compares every column's values as numbers, whatever their Go
@@ -53,15 +56,21 @@ func twinTables(t *testing.T, def *TableDef) (ints, rows *Table) {
 	return ints, rows
 }
 
+// far holds integers outside and at the ends of 32 bits, and of 64.
+var far = []any{int64(math.MinInt64), int64(math.MinInt32) - 1, int64(math.MinInt32), int64(math.MaxInt32),
+	int64(math.MaxInt32) + 1, int64(math.MaxInt64), uint64(math.MaxUint32), uint64(math.MaxUint32) + 1, uint64(math.MaxUint64)}
+
 // randomPivot returns a pivot for walks of the index over column col of a
 // table of n columns: a seek row over no column or over col, before or
-// after its key, whose value is an integer of either sign, a fraction, a
-// numeric string or NULL; or a whole row.
+// after its key, whose value is an integer of either sign (some outside
+// 32 bits), a fraction, a numeric string or NULL; or a whole row.
 func randomPivot(rng *rand.Rand, n, col, pk int) *Row {
 	vals := make([]any, n)
-	switch rng.IntN(7) {
+	switch rng.IntN(8) {
 	case 0:
 		vals[col] = uint64(rng.IntN(30))
+	case 7:
+		vals[col] = far[rng.IntN(len(far))]
 	case 1:
 		vals[col] = float64(rng.IntN(60)-30) + 0.5
 	case 2:
@@ -75,6 +84,9 @@ func randomPivot(rng *rand.Rand, n, col, pk int) *Row {
 		// A whole row: the primary key orders rows with equal keys.
 		if pk >= 0 {
 			vals[pk] = int64(rng.IntN(100))
+			if rng.IntN(4) == 0 {
+				vals[pk] = far[rng.IntN(len(far))]
+			}
 		}
 		return KeyRow(vals)
 	}
@@ -129,14 +141,19 @@ func walks(tb *Table, ix int, pivot *Row) string {
 // pivots of every kind; a NULL key or one of the other sign turns it into
 // an index of rows in the version written, not in the ones before.
 func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
+	pkDef := &TableDef{Name: "t", NumCols: 3, AutoCol: -1, PK: []int{0},
+		Indexes: []IndexDef{{Name: "k", Cols: []int{1}}, {Name: "u", Cols: []int{2}, Unique: true}, {Name: "pk", Cols: []int{0}}}}
 	for _, tc := range []struct {
 		name string
 		def  *TableDef
+		// num makes the primary key's and the unique column's values:
+		// BIGINT (entries of two integers) or INT (packed into one).
+		num func(int64) any
 	}{
-		{"primary key", &TableDef{Name: "t", NumCols: 3, AutoCol: -1, PK: []int{0},
-			Indexes: []IndexDef{{Name: "k", Cols: []int{1}}, {Name: "u", Cols: []int{2}, Unique: true}, {Name: "pk", Cols: []int{0}}}}},
+		{"BIGINT primary key", pkDef, func(v int64) any { return v }},
+		{"INT primary key", pkDef, func(v int64) any { return int32(v) }},
 		{"row number", &TableDef{Name: "t", NumCols: 3, AutoCol: -1,
-			Indexes: []IndexDef{{Name: "k", Cols: []int{1}}, {Name: "u", Cols: []int{2}, Unique: true}}}},
+			Indexes: []IndexDef{{Name: "k", Cols: []int{1}}, {Name: "u", Cols: []int{2}, Unique: true}}}, func(v int64) any { return v }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 8))
@@ -155,10 +172,10 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 				slices.Sort(ids)
 				return ids[rng.IntN(len(ids))]
 			}
-			used := map[int64]bool{} // the unique column's values
-			unique := func() int64 {
+			used := map[any]bool{} // the unique column's values
+			unique := func() any {
 				for {
-					if v := int64(rng.IntN(1000) - 500); !used[v] {
+					if v := tc.num(int64(rng.IntN(1000) - 500)); !used[v] {
 						used[v] = true
 						return v
 					}
@@ -199,7 +216,7 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 				case op < 4 || len(stored) == 0:
 					id := nextID
 					nextID++
-					vals := []any{int64(id), int32(rng.IntN(40) - 20), unique()}
+					vals := []any{tc.num(int64(id)), int32(rng.IntN(40) - 20), unique()}
 					ra, rb := newRow(id, vals), newRow(id, vals)
 					a.insertRow(ra)
 					b.insertRow(rb)
@@ -211,7 +228,7 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 					if rng.IntN(2) == 0 {
 						vals[1] = int32(rng.IntN(40) - 20) // moves in k, maybe to where it was
 					} else {
-						delete(used, vals[2].(int64))
+						delete(used, vals[2])
 						vals[2] = unique()
 					}
 					ra, rb := newRow(id, vals), newRow(id, vals)
@@ -221,7 +238,7 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 				default:
 					id := pick()
 					old := stored[id]
-					delete(used, old[0].Value(2).(int64))
+					delete(used, old[0].Value(2))
 					a.removeRow(old[0], nil)
 					b.removeRow(old[1], nil)
 					delete(stored, id)
@@ -235,7 +252,10 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 					t.Fatalf("index %s does not hold integers", tc.def.Indexes[ix].Name)
 				}
 			}
-			if dup := a.indexDup(1, newRow(0, []any{int64(0), int64(0), stored[pick()][0].Value(2)}), 0); dup == nil {
+			if _, packed := a.indexes[0].ints.(*narrowTree); packed != (tc.name == "INT primary key") {
+				t.Fatalf("index k packs its entries: %v", packed)
+			}
+			if dup := a.indexDup(1, newRow(0, []any{tc.num(0), int32(0), stored[pick()][0].Value(2)}), 0); dup == nil {
 				t.Fatal("a unique index of integers found no row with a stored key")
 			}
 
@@ -245,7 +265,7 @@ func TestIndexOfIntegersAnswersAsAnIndexOfRows(t *testing.T) {
 			before := walks(a, 0, nil)
 			a2, b2 := a.clone(), b.clone()
 			id := nextID
-			vals := []any{int64(id), nil, unique()}
+			vals := []any{tc.num(int64(id)), nil, unique()}
 			a2.insertRow(newRow(id, vals))
 			b2.insertRow(newRow(id, vals))
 			if !a2.indexes[0].holdsRows() || a2.indexes[1].holdsRows() {
@@ -289,8 +309,8 @@ func TestUpdateOfOtherColumnsLeavesIndexOfIntegers(t *testing.T) {
 	c := tb.clone()
 	c.updateRow(rows[500], newRow(rows[500].ID, []any{int64(500), int64(500 % 7), "y"}), nil)
 	var before, after []intEntry
-	tb.indexes[0].ints.Scan(func(e intEntry) bool { before = append(before, e); return true })
-	c.indexes[0].ints.Scan(func(e intEntry) bool { after = append(after, e); return true })
+	tb.indexes[0].ints.walk(nil, false, func(e intEntry) bool { before = append(before, e); return true })
+	c.indexes[0].ints.walk(nil, false, func(e intEntry) bool { after = append(after, e); return true })
 	if !slices.Equal(before, after) {
 		t.Fatal("the index's entries changed")
 	}
@@ -307,5 +327,129 @@ func TestUpdateOfOtherColumnsLeavesIndexOfIntegers(t *testing.T) {
 	})
 	if seen != "y" {
 		t.Fatalf("the index finds row 500 with %q", seen)
+	}
+}
+
+// An index built from a table's rows at once (sorted, then loaded) answers
+// every walk and count as one that took the rows one by one: of integers
+// (packed or not), of rows, and one whose keys are of several kinds, which
+// becomes an index of rows.
+func TestBuiltIndexAnswersAsIndexTakingRowsOneByOne(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pk   func(int64) any
+		key  func(rng *rand.Rand) any
+	}{
+		{"INT", func(v int64) any { return int32(v) }, func(rng *rand.Rand) any { return int32(rng.IntN(50) - 25) }},
+		{"BIGINT", func(v int64) any { return v }, func(rng *rand.Rand) any { return int64(rng.IntN(50) - 25) }},
+		{"mixed", func(v int64) any { return int32(v) }, func(rng *rand.Rand) any {
+			if rng.IntN(50) == 0 {
+				return nil
+			}
+			return int32(rng.IntN(50) - 25)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			def := &TableDef{Name: "t", NumCols: 3, AutoCol: -1, PK: []int{0}, Indexes: []IndexDef{{Name: "k", Cols: []int{1}}}}
+			defer func() { indexesOfIntegers = true }()
+			for _, ints := range []bool{true, false} {
+				indexesOfIntegers = ints
+				one, err := newTable(def, numBind)
+				if err != nil {
+					t.Fatal(err)
+				}
+				built, _ := newTable(def, numBind)
+				rng := rand.New(rand.NewPCG(3, 4))
+				for i := range 3000 {
+					vals := []any{tc.pk(int64(rng.IntN(1 << 20))), tc.key(rng), "x"}
+					if _, dup := one.Get(KeyRow(vals)); dup {
+						continue
+					}
+					one.insertRow(newRow(uint64(i+1), vals))
+					built.insertRow(newRow(uint64(i+1), vals))
+				}
+				built.indexes[0] = newSecondary(built.shape, def.Indexes[0].Cols)
+				built.indexes[0].build(built)
+				indexesOfIntegers = true
+				if got, want := built.indexes[0].holdsRows(), one.indexes[0].holdsRows(); got != want {
+					t.Fatalf("integers %v: the built index holds rows: %v, the other %v", ints, got, want)
+				}
+				if got, want := built.indexes[0].len(), one.indexes[0].len(); got != want {
+					t.Fatalf("integers %v: the built index holds %d entries, the other %d", ints, got, want)
+				}
+				for range 200 {
+					pivot := randomPivot(rng, 3, 1, 0)
+					if got, want := walks(built, 0, pivot), walks(one, 0, pivot); got != want {
+						t.Fatalf("integers %v: from %v:\n%s\nwant\n%s", ints, pivot.Values(), got, want)
+					}
+					if !isSeek(pivot) {
+						continue
+					}
+					if got, want := built.CountRange(0, pivot, nil), one.CountRange(0, pivot, nil); got != want {
+						t.Fatalf("integers %v: %d rows from %v, want %d", ints, got, pivot.Values(), want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A tree of packed entries walks and seeks from any entry, its integers
+// inside the index's kinds or outside (past either end of 32 bits, or of
+// 64), as a tree of entries of two integers does.
+func TestPackedEntriesWalkAsEntriesOfTwo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, kinds := range [][2]byte{{tagInt32, tagInt32}, {tagUint32, tagInt16}, {tagInt8, tagUint32}} {
+		packed := newEntryTree(kinds[0], kinds[1])
+		if _, ok := packed.(*narrowTree); !ok {
+			t.Fatalf("kinds %v: entries not packed", kinds)
+		}
+		two := &wideTree{t: btree.NewBTreeGOptions(intLess(signedTag(kinds[0]), signedTag(kinds[1])), btreeOpts)}
+		// The ends of each kind and a few between.
+		ends := func(tag byte) []uint64 {
+			if signedTag(tag) {
+				lo, hi := map[byte]int64{tagInt8: math.MinInt8, tagInt16: math.MinInt16, tagInt32: math.MinInt32}[tag], map[byte]int64{tagInt8: math.MaxInt8, tagInt16: math.MaxInt16, tagInt32: math.MaxInt32}[tag]
+				return []uint64{uint64(lo), uint64(lo + 1), math.MaxUint64, 0, 1, uint64(hi - 1), uint64(hi)}
+			}
+			hi := map[byte]uint64{tagUint8: math.MaxUint8, tagUint16: math.MaxUint16, tagUint32: math.MaxUint32}[tag]
+			return []uint64{0, 1, 2, hi / 2, hi - 1, hi}
+		}
+		for _, k := range ends(kinds[0]) {
+			for _, p := range ends(kinds[1]) {
+				packed.set(intEntry{k, p}, nil)
+				two.set(intEntry{k, p}, nil)
+			}
+		}
+		// Pivots: the entries' integers, their neighbours, and the ends
+		// of 32 and 64 bits of either sign.
+		var ints []uint64
+		for _, v := range far {
+			x, _, _ := intOf(v)
+			ints = append(ints, x)
+		}
+		for _, tag := range kinds {
+			for _, v := range ends(tag) {
+				ints = append(ints, v-1, v, v+1)
+			}
+		}
+		list := func(tr entryTree, from *intEntry, down bool) []intEntry {
+			var out []intEntry
+			tr.walk(from, down, func(e intEntry) bool { out = append(out, e); return len(out) < 5 })
+			return out
+		}
+		for range 3000 {
+			from := intEntry{ints[rng.IntN(len(ints))], ints[rng.IntN(len(ints))]}
+			for _, down := range []bool{false, true} {
+				if got, want := list(packed, &from, down), list(two, &from, down); !slices.Equal(got, want) {
+					t.Fatalf("kinds %v: from %v (down %v): %v, want %v", kinds, from, down, got, want)
+				}
+			}
+			pi, ti := packed.iter(), two.iter()
+			if got, want := pi.seek(from), ti.seek(from); got != want || got && pi.item() != ti.item() {
+				t.Fatalf("kinds %v: seek %v: %v, want %v", kinds, from, pi.item(), ti.item())
+			}
+			pi.release()
+			ti.release()
+		}
 	}
 }

@@ -560,3 +560,40 @@ func TestDatabaseLookupFollowsCreateAndDrop(t *testing.T) {
 		t.Fatal("the database is not found after a reopen")
 	}
 }
+
+// A reindex's commit takes the table the transaction built, unless another
+// commit wrote the table since the transaction's snapshot: then the reindex
+// fails with a conflict, as every DDL over a table written since does.
+func TestReindexCommitTakesTheTransactionsTable(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	added := *usersDef
+	added.Indexes = append(append([]IndexDef{}, usersDef.Indexes...), IndexDef{Name: "iname", Cols: []int{1}})
+
+	tx := db.Begin()
+	if err := tx.Reindex("users", &added); err != nil {
+		t.Fatal(err)
+	}
+	built := tx.work.cat.tables["users"]
+	mustCommit(t, tx)
+	if got, _ := db.Snapshot().Table("users"); got != built || got.IndexCount() != 3 {
+		t.Fatalf("the commit did not take the table the transaction built (%d indexes)", got.IndexCount())
+	}
+
+	tx = db.Begin()
+	if err := tx.Reindex("users", usersDef); err != nil {
+		t.Fatal(err)
+	}
+	w := db.Begin()
+	if _, err := w.Insert("users", []any{int64(9), "ivy", int64(30)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, w)
+	if err := tx.Commit(context.Background()); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a reindex over a table written since its snapshot: %v", err)
+	}
+	if got, _ := db.Snapshot().Table("users"); got.IndexCount() != 3 || got.Len() != 4 {
+		t.Fatalf("after the conflict: %d indexes, %d rows", got.IndexCount(), got.Len())
+	}
+}

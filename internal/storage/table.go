@@ -600,7 +600,7 @@ type Cursor struct {
 	valid   bool
 	// An index of integers: its entries, where the walk starts, and the
 	// frozen primary tree its rows are read from.
-	ints   *btree.IterG[intEntry]
+	ints   entryIter
 	from   start
 	lookup *pkLookup
 	x      *secondary
@@ -616,8 +616,7 @@ func (t *Table) Cursor(ix int, pivot *Row) *Cursor {
 		x := t.indexes[ix].copy()
 		c := &Cursor{pivot: pivot, x: x, shape: t.shape, from: start{none: true}}
 		if x.ints != nil {
-			it := x.ints.Iter()
-			c.ints = &it
+			c.ints = x.ints.iter()
 			c.from = x.startAt(t.shape, pivot, false)
 			c.lookup = x.lookup(t, t.primary.Copy())
 		}
@@ -660,17 +659,17 @@ func (c *Cursor) nextInt() (*Row, bool) {
 		if !c.started {
 			c.started = true
 			if c.from.all {
-				c.valid = c.ints.First()
+				c.valid = c.ints.first()
 			} else {
-				c.valid = c.ints.Seek(c.from.from)
+				c.valid = c.ints.seek(c.from.from)
 			}
 		} else if c.valid {
-			c.valid = c.ints.Next()
+			c.valid = c.ints.next()
 		}
 		if !c.valid {
 			return nil, false
 		}
-		r := c.lookup.row(c.ints.Item().pk)
+		r := c.lookup.row(c.ints.item().pk)
 		if c.from.skip != nil {
 			if c.shape.compareIndex(c.x.cols, r, c.from.skip) < 0 {
 				continue
@@ -684,7 +683,7 @@ func (c *Cursor) nextInt() (*Row, bool) {
 // Close releases the cursor.
 func (c *Cursor) Close() {
 	if c.ints != nil {
-		c.ints.Release()
+		c.ints.release()
 		return
 	}
 	if c.x == nil {

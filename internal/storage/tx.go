@@ -377,6 +377,20 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	return tx.db.commit(ctx, tx)
 }
 
+// onlyReindexed reports whether every DDL of the transaction on table name
+// (lower case) is a reindex.
+func (tx *Tx) onlyReindexed(name string) bool {
+	for _, op := range tx.ops {
+		if op.Kind.adoptable() {
+			continue
+		}
+		if lower(op.Table) == name || lower(op.NewName) == name || op.Def != nil && lower(op.Def.Name) == name {
+			return false
+		}
+	}
+	return true
+}
+
 // checkLocked compares what the transaction saw with the committed catalog.
 // Tables in adopted are left out: no commit changed them since the snapshot.
 func (tx *Tx) checkLocked(cur *Catalog, adopted map[string]*Table) error {
@@ -429,16 +443,17 @@ func (tx *Tx) checkLocked(cur *Catalog, adopted map[string]*Table) error {
 
 // adoptable returns the tables whose version in the transaction's view can
 // become the committed one as it is: tables the transaction wrote rows of
-// (no DDL) and that no commit has changed since its snapshot, so that its
-// writes need neither a conflict check nor a second apply. Called with the
-// commit lock held.
+// or reindexed (no other DDL) and that no commit has changed since its
+// snapshot, so that its writes need neither a conflict check nor a second
+// apply (a reindex builds its indexes once). Called with the commit lock
+// held.
 func (tx *Tx) adoptable(cur *Catalog) map[string]*Table {
 	if tx.work == nil {
 		return nil
 	}
 	var out map[string]*Table
 	for name, tt := range tx.touched {
-		if tt.ddl || !tt.present {
+		if !tt.present || tt.ddl && !tx.onlyReindexed(name) {
 			continue
 		}
 		bt, ok := tx.base.tables[name]
@@ -446,7 +461,7 @@ func (tx *Tx) adoptable(cur *Catalog) map[string]*Table {
 			continue // changed since the snapshot, or refreshed by a locking read
 		}
 		wt, ok := tx.work.cat.tables[name]
-		if !ok || wt == bt || wt.shape != bt.shape {
+		if !ok || wt == bt || wt.shape != bt.shape && !tt.ddl {
 			continue
 		}
 		if out == nil {
