@@ -19,8 +19,8 @@ import (
 //     -Xms): a few collections where there were dozens.
 //   - a large database would need twice its tables' memory at peak. Past
 //     the minimum, the collector runs once the heap has grown by a set
-//     share of the live heap (25 % by default): the tables' memory plus a
-//     quarter, for a few more collections. Compact rows (storage/row.go)
+//     share of the live heap (15 % by default): the tables' memory and a
+//     little more, for a few more collections. Compact rows (storage/row.go)
 //     hold no pointers, so a collection follows one pointer per row and
 //     its cost stays small.
 //

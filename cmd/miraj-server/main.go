@@ -41,7 +41,7 @@ func run() error {
 	clusterConfig := flag.String("cluster-config", "", "cluster configuration file (cluster.toml)")
 	rootPassword := flag.String("root-password", os.Getenv("MIRAJ_ROOT_PASSWORD"), "password of root@localhost and root@127.0.0.1 when they are created (first start)")
 	gcMinHeapMB := flag.Int("gc-min-heap-mb", 256, "minimum heap: the garbage collector lets the heap grow to this size (MiB) before it collects; 0: Go's default pacing (also when GOGC or GOMEMLIMIT is set)")
-	gcGrowth := flag.Int("gc-heap-growth-percent", 25, "past the minimum heap, the garbage collector runs once the heap has grown by this share of the live heap (Go's GOGC)")
+	gcGrowth := flag.Int("gc-heap-growth-percent", 15, "past the minimum heap, the garbage collector runs once the heap has grown by this share of the live heap (Go's GOGC)")
 	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	flag.Parse()
 
