@@ -22,16 +22,20 @@
 // commit that does the group's fsync writes them all in one write(2),
 // outside the lock. A table whose committed
 // version is still the one the transaction began from, and which it only
-// wrote rows of, needs neither the check nor the second apply: its version
-// in the transaction's view becomes the committed one, its new rows
-// stamped with the commit's sequence (Tx.adoptable). The journal frames are
-// the same either way.
+// wrote rows of or reindexed, needs neither the check nor the second
+// apply: its version in the transaction's view becomes the committed one,
+// its new rows stamped with the commit's sequence (Tx.adoptable), and an
+// index a reindex added is built once. The journal frames are the same
+// either way.
 //
 // Rows of a table keyed by one integer column compare by that integer,
 // read in place from the row's encoding without boxing it. An index over
 // one integer column of such a table (or of one keyed by row number) holds
 // each row's key and primary key as two integers, not the row
-// (secondary.go): an update of other columns does not touch it. A
+// (secondary.go), packed into one 64-bit integer when both are INT or
+// smaller (entries.go): an update of other columns does not touch it. An
+// index added to a table is built from its sorted entries, its nodes
+// holding no unused memory. A
 // row whose values are all numbers, strings, byte strings or NULLs keeps
 // them as one byte string in the journal's row encoding (row.go): no
 // boxed values, nothing for the garbage collector to follow, and the

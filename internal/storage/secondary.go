@@ -34,7 +34,13 @@ import (
 // A row whose key or primary key is not an integer of that kind (NULL,
 // another kind, another type) turns the index into an index of rows, as
 // every other index is: it is rebuilt from the primary tree in the
-// writer's copy of the table, which already holds the row.
+// writer's copy of the table, which already holds the row. Entries of
+// kinds of 32 bits or fewer are packed into one 64-bit integer (entries.go).
+//
+// An index added to a table that holds rows (a reindex) is built at once
+// (secondary.build): its entries sorted, loaded in order and copied into
+// nodes of their own: about 70 % of the memory of inserting the rows one
+// by one (which leaves nodes two-thirds full), and less garbage.
 
 // intEntry is an index entry of a row: its key in the index and its primary
 // key (or row number), as intAt gives integers.
