@@ -190,7 +190,16 @@ func (w *world) checkKeyOrder() {
 	w.eachTable(func(n *node, db *storage.DB, t *storage.Table) {
 		var prev *int64
 		t.Scan(func(r *storage.Row) bool {
-			k, ok := r.Value(pk).(int64)
+			var k int64
+			ok := true
+			switch v := r.Value(pk).(type) {
+			case int64:
+				k = v
+			case int32:
+				k = int64(v)
+			default:
+				ok = false
+			}
 			switch {
 			case !ok:
 				w.violate("key order", fmt.Sprintf("%s: database %s: row %d has key %T(%v)", n.id, db.Name(), r.ID, r.Value(pk), r.Value(pk)))

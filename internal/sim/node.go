@@ -515,18 +515,28 @@ func nthRow(t *storage.Table, k int) *storage.Row {
 // Options.KeyLast; by_payload starts as one when the first row's payload
 // is an integer and turns into an index of rows at the first payload of
 // another kind (the payloads vary with the id: payload).
+//
+// Under Options.KeyLast a sixth set indexes the key column: its entries are
+// the key twice, packed into one integer when the key is an int32
+// (Options.IntKey, storage/entries.go), an index that stays one of
+// integers through every write.
 var reindexSets = [][]storage.IndexDef{
 	nil,
 	{{Name: "by_node", Cols: []int{1}}},
 	{{Name: "by_id", Cols: []int{0}}},
 	{{Name: "by_id", Cols: []int{0}}, {Name: "by_node", Cols: []int{1}}},
 	{{Name: "by_payload", Cols: []int{2}}, {Name: "by_id", Cols: []int{0}}},
+	{{Name: "by_key", Cols: []int{3}}, {Name: "by_node", Cols: []int{1}}},
 }
 
 // reindex commits a transaction that gives the table one of reindexSets.
 func (n *node) reindex(db *storage.DB, name string, start journal.LSN) {
 	def := *n.w.table()
-	def.Indexes = reindexSets[n.w.rng.IntN(len(reindexSets))]
+	sets := reindexSets
+	if !n.w.opts.KeyLast {
+		sets = sets[:len(sets)-1] // no fourth column
+	}
+	def.Indexes = sets[n.w.rng.IntN(len(sets))]
 	tx := db.Begin()
 	if err := tx.Reindex(dbTable, &def); err != nil {
 		n.w.violate("write", fmt.Sprintf("%s: reindex: %v", n.id, err))

@@ -44,6 +44,11 @@ type Options struct {
 	// inserted in no key order; otherwise the key is the id, first and
 	// ascending. The checker "key order" holds either way.
 	KeyLast bool
+	// IntKey: under KeyLast, the scrambled key is an int32 (a BIGINT
+	// otherwise), so that an index over the payload, whose first values
+	// are int32 too, packs its entries into one integer
+	// (storage/entries.go) until a payload of another kind comes.
+	IntKey bool
 	// Reindex: some writes give the table another set of secondary
 	// indexes instead (storage.Tx.Reindex), which keeps the trees that
 	// already order the rows and builds the others; the checker "indexes"
@@ -91,7 +96,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v reindex=%v row_changes=%v block_writes=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.Reindex, o.RowChanges, o.BlockWrites)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -123,6 +128,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		Reindex:          r.IntN(2) == 0,
 		RowChanges:       r.IntN(2) == 0,
 		BlockWrites:      r.IntN(2) == 0,
+		IntKey:           r.IntN(2) == 0,
 		Dir:              dir,
 	}
 }
@@ -178,6 +184,10 @@ var (
 // order (multiplying by an odd number is a bijection modulo 2^64).
 func scrambledKey(id int64) int64 { return int64(uint64(id) * 0x9e3779b97f4a7c15) }
 
+// scrambledKey32 is scrambledKey onto int32s (a bijection modulo 2^32: the
+// ids stay far below it).
+func scrambledKey32(id int64) int32 { return int32(uint32(id) * 0x9e3779b9) }
+
 // table returns the simulated table's definition.
 func (w *world) table() *storage.TableDef {
 	if w.opts.KeyLast {
@@ -189,7 +199,10 @@ func (w *world) table() *storage.TableDef {
 // rowValues returns the values of row id written by node.
 func (w *world) rowValues(id int64, node string) []any {
 	vals := []any{id, node, payload(id)}
-	if w.opts.KeyLast {
+	switch {
+	case w.opts.KeyLast && w.opts.IntKey:
+		vals = append(vals, scrambledKey32(id))
+	case w.opts.KeyLast:
 		vals = append(vals, scrambledKey(id))
 	}
 	return vals

@@ -386,8 +386,13 @@ func TestRevocationWhileConnected(t *testing.T) {
 		return err == nil && roundTrip(t, c, "after") == nil
 	})
 
-	// An unreadable list is reported, and the old one stays in force.
-	if err := os.WriteFile(crlPath, []byte("not a CRL"), 0o644); err != nil {
+	// An unreadable list is reported, and the old one stays in force. It
+	// is put in place at once, as WriteCRL does: written where it is, the
+	// file could be read empty, then again once written, two reports.
+	if err := os.WriteFile(crlPath+".new", []byte("not a CRL"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(crlPath+".new", crlPath); err != nil {
 		t.Fatal(err)
 	}
 	waitLog(t, n1.log, "revocation list "+crlPath+" unreadable")
