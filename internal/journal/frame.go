@@ -62,6 +62,29 @@ func AppendFrame(buf []byte, typ FrameType, payload []byte) []byte {
 	return append(buf, payload...)
 }
 
+// BeginFrame appends room for a frame's header to buf and returns where the
+// frame starts: the caller appends the payload, then EndFrame completes the
+// frame. The payload is encoded where the frame goes, without a buffer of
+// its own.
+func BeginFrame(buf []byte) (out []byte, at int) {
+	return append(buf, make([]byte, HeaderBytes)...), len(buf)
+}
+
+// EndFrame fills in the header of the frame of type typ begun at at (see
+// BeginFrame), whose payload is the rest of buf.
+func EndFrame(buf []byte, at int, typ FrameType) []byte {
+	h, payload := buf[at:at+HeaderBytes], buf[at+HeaderBytes:]
+	if len(payload) > MaxPayloadBytes {
+		panic(fmt.Sprintf("journal: frame payload of %d bytes exceeds %d", len(payload), MaxPayloadBytes))
+	}
+	binary.LittleEndian.PutUint32(h[0:4], uint32(len(payload)))
+	h[4] = byte(typ)
+	crc := crc32.Update(0, castagnoli, h[0:5])
+	crc = crc32.Update(crc, castagnoli, payload)
+	binary.LittleEndian.PutUint32(h[5:9], crc)
+	return buf
+}
+
 // DecodeFrame reads the frame at the start of b. It returns the frame's type,
 // payload (aliasing b) and total size. ok is false when b does not start with
 // a complete, valid frame (too short, length out of range, or bad CRC).

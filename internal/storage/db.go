@@ -166,7 +166,11 @@ func (db *DB) commitWith(ops []*Op, body func(cur *Catalog, a *applier) error) (
 	var buf []byte
 	txn := db.newTxn()
 	if db.policy != SaveManual {
-		buf = make([]byte, 0, 256*len(ops))
+		size := 64 // the commit frame
+		for _, op := range ops {
+			size += op.sizeHint()
+		}
+		buf = make([]byte, 0, size)
 		for _, op := range ops {
 			op.Txn = txn
 			buf = AppendOp(buf, op)

@@ -151,8 +151,26 @@ func (d *decoder) def() *TableDef {
 
 // AppendOp encodes op as one journal frame appended to buf.
 func AppendOp(buf []byte, op *Op) []byte {
-	p := encodeOp(binary.AppendUvarint(make([]byte, 0, 64), op.Txn), op)
-	return journal.AppendFrame(buf, journal.FrameType(op.Kind), p)
+	buf, at := journal.BeginFrame(buf)
+	buf = encodeOp(binary.AppendUvarint(buf, op.Txn), op)
+	return journal.EndFrame(buf, at, journal.FrameType(op.Kind))
+}
+
+// sizeHint is about the bytes AppendOp appends for op: at least them for a
+// row change of compact rows.
+func (op *Op) sizeHint() int {
+	n := journal.HeaderBytes + 3*binary.MaxVarintLen64 + len(op.Table)
+	for _, r := range [2]*Row{op.Row, op.Old} {
+		if r == nil {
+			continue
+		}
+		if s, _, ok := r.compactVals(); ok {
+			n += len(s) + 2*binary.MaxVarintLen64
+		} else {
+			n += 256
+		}
+	}
+	return n
 }
 
 // AppendEnd appends the frame that ends transaction txn: journal.FrameCommit

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/miraj-db/miraj/internal/journal"
 )
 
 // rowOf makes a row as storage stores one: compact when its values allow.
@@ -155,6 +157,42 @@ func TestCompactRowsSurviveCollections(t *testing.T) {
 		i := 2 * j
 		if r.ID != uint64(i) || r.Value(0) != int64(i) || r.Value(1) != fmt.Sprintf("row %d", i) || string(r.Value(2).([]byte)) != "pad" {
 			t.Fatalf("row %d reads %d %v", i, r.ID, r.Values())
+		}
+	}
+}
+
+// AppendOp encodes a frame in place: the same bytes as a frame around the
+// op's payload, which reads back as the op, whether the buffer has room or
+// must grow, after other frames; sizeHint leaves no room short for a row
+// change of compact rows.
+func TestAppendOpFramesInPlace(t *testing.T) {
+	old, row := rowOf(3, []any{int32(7), "x", nil}), rowOf(3, []any{int32(7), strings.Repeat("y", 300), int64(-5)})
+	boxed := rowOf(4, []any{int32(8), time.Unix(0, 0).UTC()})
+	for _, op := range []*Op{
+		{Kind: OpInsert, Txn: 9, Table: "t", Row: row},
+		{Kind: OpUpdate, Txn: 9, Table: "t", Old: old, Row: row},
+		{Kind: OpDelete, Txn: 9, Table: "t", Old: old},
+		{Kind: OpInsert, Txn: 9, Table: "t", Row: boxed},
+		{Kind: OpDropTable, Txn: 9, Table: "t"},
+	} {
+		want := journal.AppendFrame([]byte("before"), journal.FrameType(op.Kind), encodeOp(appendUvarint(nil, op.Txn), op))
+		for _, room := range []int{0, 1 << 12} {
+			got := AppendOp(append(make([]byte, 0, room), "before"...), op)
+			if string(got) != string(want) {
+				t.Fatalf("%v (room %d): %x, want %x", op.Kind, room, got, want)
+			}
+		}
+		typ, payload, size, ok := journal.DecodeFrame(want[len("before"):])
+		if !ok || size != len(want)-len("before") || typ != journal.FrameType(op.Kind) {
+			t.Fatalf("%v: frame does not decode", op.Kind)
+		}
+		if _, err := DecodeOp(OpKind(typ), payload); err != nil {
+			t.Fatalf("%v: %v", op.Kind, err)
+		}
+		if op.Row != nil && op.Row.isCompact() || op.Old != nil && op.Old.isCompact() {
+			if n := len(AppendOp(nil, op)); n > op.sizeHint() {
+				t.Fatalf("%v: %d bytes, hint %d", op.Kind, n, op.sizeHint())
+			}
 		}
 	}
 }
