@@ -142,15 +142,39 @@ type applier struct {
 	// into last (Table.insertRowHint).
 	hints  []btree.PathHint
 	hinted *Table
+	// tail is the first of the rows inserted into hinted after every row
+	// it held (in key order) since its tail was last unshared, and
+	// appended how many there are (see Table.unshareTail).
+	tail     *Row
+	appended int
 }
+
+// tailRows is how many rows appended to a table in key order make the
+// applier unshare its primary tree's tail: a bulk load's leaves use the
+// memory they hold, at the price of copying them once more (tests lower
+// it).
+var tailRows = 256
 
 // hintsFor returns the search hints for inserts into t.
 func (a *applier) hintsFor(t *Table) []btree.PathHint {
 	if a.hinted != t {
 		a.hinted = t
 		a.hints = make([]btree.PathHint, 1+len(t.indexes))
+		a.tail, a.appended = nil, 0
 	}
 	return a.hints
+}
+
+// noteAppend counts r, just inserted into t after every row t held, and
+// unshares t's tail once tailRows rows were.
+func (a *applier) noteAppend(t *Table, r *Row) {
+	if a.tail == nil {
+		a.tail = r
+	}
+	if a.appended++; a.appended >= tailRows {
+		t.unshareTail(a.tail)
+		a.tail, a.appended = nil, 0
+	}
 }
 
 func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
@@ -272,7 +296,13 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 			return fmt.Errorf("storage: table %s: row number %d already used", op.Table, r.ID)
 		}
 	}
-	t.insertRowHint(r, a.hintsFor(t))
+	hints := a.hintsFor(t)
+	last, full := t.primary.Max()
+	appended := !full || t.shape.comparePrimary(r, last) > 0
+	t.insertRowHint(r, hints)
+	if appended {
+		a.noteAppend(t, r)
+	}
 	a.stamp(t, r)
 	a.keep(r)
 	return nil

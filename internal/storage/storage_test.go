@@ -597,3 +597,75 @@ func TestReindexCommitTakesTheTransactionsTable(t *testing.T) {
 		t.Fatalf("after the conflict: %d indexes, %d rows", got.IndexCount(), got.Len())
 	}
 }
+
+// Rows appended in key order, many to a transaction, make the writer copy
+// its primary tree's tail (Table.unshareTail) every few rows: the table
+// holds every row in key order through it, with inserts before its first
+// row and updates in between, and a snapshot taken before the writes does
+// not change; recovery finds the same rows.
+func TestAppendsInKeyOrderKeepRowsAndSnapshots(t *testing.T) {
+	defer func(n int) { tailRows = n }(tailRows)
+	tailRows = 3
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	before := committed(t, db)
+	snap := db.Snapshot()
+	want := map[int64]string{1: "ann", 2: "bob", 3: "cid"}
+	tx := db.Begin()
+	for i := int64(10); i < 400; i++ {
+		name := fmt.Sprintf("u%d", i)
+		if _, err := tx.Insert("users", []any{i, name, i % 9}); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = name
+		switch {
+		case i%50 == 0: // before every row: not an append
+			if _, err := tx.Insert("users", []any{-i, "neg" + name, int64(0)}); err != nil {
+				t.Fatal(err)
+			}
+			want[-i] = "neg" + name
+		case i%37 == 0:
+			if err := tx.Update("users", []any{i - 5, fmt.Sprintf("u%d", i-5), (i - 5) % 9}, []any{i - 5, "moved" + name, int64(1)}); err != nil {
+				t.Fatal(err)
+			}
+			want[i-5] = "moved" + name
+		}
+	}
+	mustCommit(t, tx)
+	check := func(tb *Table, when string) {
+		t.Helper()
+		var prev *int64
+		n := 0
+		tb.Scan(func(r *Row) bool {
+			id := r.Value(0).(int64)
+			if prev != nil && id <= *prev {
+				t.Fatalf("%s: row %d after row %d", when, id, *prev)
+			}
+			if r.Value(1) != want[id] {
+				t.Fatalf("%s: row %d holds %v, want %s", when, id, r.Value(1), want[id])
+			}
+			if got, ok := tb.Get(KeyRow([]any{id, nil, nil})); !ok || got != r {
+				t.Fatalf("%s: row %d not found by its key", when, id)
+			}
+			prev, n = &id, n+1
+			return true
+		})
+		if n != len(want) || tb.Len() != len(want) {
+			t.Fatalf("%s: %d rows (Len %d), want %d", when, n, tb.Len(), len(want))
+		}
+	}
+	tb, _ := db.Snapshot().Table("users")
+	check(tb, "committed")
+	if old, _ := snap.Table("users"); names(t, old) != before {
+		t.Fatal("the snapshot taken before the appends changed")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := openEngine(t, dir, SaveCommit)
+	defer e2.Close()
+	db2, _ := e2.Database("app")
+	tb2, _ := db2.Snapshot().Table("users")
+	check(tb2, "after recovery")
+}

@@ -536,6 +536,19 @@ func (t *Table) keepTrees(old *Table) (primary bool, kept []bool) {
 
 func (t *Table) insertRow(r *Row) { t.insertRowHint(r, nil) }
 
+// unshareTail makes the primary tree's nodes from the one holding from to
+// the last copies of their own (see unshared), in t, a version its writer
+// owns. Rows appended in key order fill the last leaf, which the B-tree
+// splits in two halves that share its memory; the left half keeps all of
+// it once the right one has moved on: copied, it holds only its rows.
+func (t *Table) unshareTail(from *Row) {
+	t.cloneMu.Lock()
+	defer t.cloneMu.Unlock()
+	c := t.primary.Copy()
+	c.AscendMut(from, func(*Row) bool { return true })
+	t.primary = c
+}
+
 // insertRowHint is insertRow with search hints for the trees (hints[0]:
 // the primary key, then the indexes; nil: none), which make inserts in
 // key order cheap. Hints only speed a search up, whatever they hold.
