@@ -297,8 +297,8 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 		}
 	}
 	hints := a.hintsFor(t)
-	last, full := t.primary.Max()
-	appended := !full || t.shape.comparePrimary(r, last) > 0
+	last, held := t.primary.Max()
+	appended := !held || t.shape.comparePrimary(r, last) > 0
 	t.insertRowHint(r, hints)
 	if appended {
 		a.noteAppend(t, r)
