@@ -104,16 +104,11 @@ func (w *wideTree) remove(e intEntry) bool {
 }
 
 func (w *wideTree) walk(from *intEntry, down bool, fn func(intEntry) bool) {
-	switch {
-	case from == nil && down:
-		w.t.Reverse(fn)
-	case from == nil:
-		w.t.Scan(fn)
-	case down:
-		w.t.Descend(*from, fn)
-	default:
-		w.t.Ascend(*from, fn)
+	var at intEntry
+	if from != nil {
+		at = *from
 	}
+	walkTree(w.t, at, from == nil, down, fn)
 }
 
 func (w *wideTree) iter() entryIter     { return &wideIter{it: w.t.Iter()} }
@@ -242,20 +237,19 @@ func (n *narrowTree) remove(e intEntry) bool {
 
 func (n *narrowTree) walk(from *intEntry, down bool, fn func(intEntry) bool) {
 	each := func(u uint64) bool { return fn(n.unpack(u)) }
-	switch {
-	case from == nil && down:
-		n.t.Reverse(each)
-	case from == nil:
-		n.t.Scan(each)
-	case down:
-		if u, ok := n.floor(*from); ok {
-			n.t.Descend(u, each)
+	var at uint64
+	if from != nil {
+		ok := false
+		if down {
+			at, ok = n.floor(*from)
+		} else {
+			at, ok = n.ceil(*from)
 		}
-	default:
-		if u, ok := n.ceil(*from); ok {
-			n.t.Ascend(u, each)
+		if !ok {
+			return
 		}
 	}
+	walkTree(n.t, at, from == nil, down, each)
 }
 
 func (n *narrowTree) iter() entryIter { return &narrowIter{n: n, it: n.t.Iter()} }

@@ -565,15 +565,22 @@ func (x *secondary) walk(t *Table, primary *btree.BTreeG[*Row], pivot *Row, down
 
 // walkRows walks tree, of rows, as secondary.walk walks an index.
 func walkRows(tree *btree.BTreeG[*Row], pivot *Row, down bool, fn func(r *Row) bool) {
+	walkTree(tree, pivot, pivot == nil, down, fn)
+}
+
+// walkTree calls fn for the items of tree from the first not below from
+// on, or (down) from the last not above it down, or from the first (the
+// last) with all, until fn returns false.
+func walkTree[T any](tree *btree.BTreeG[T], from T, all, down bool, fn func(T) bool) {
 	switch {
-	case pivot == nil && down:
+	case all && down:
 		tree.Reverse(fn)
-	case pivot == nil:
+	case all:
 		tree.Scan(fn)
 	case down:
-		tree.Descend(pivot, fn)
+		tree.Descend(from, fn)
 	default:
-		tree.Ascend(pivot, fn)
+		tree.Ascend(from, fn)
 	}
 }
 
