@@ -22,8 +22,8 @@ type entryTree interface {
 	// set adds e; whether it replaced an entry equal to it.
 	set(e intEntry, hint *btree.PathHint) (replaced bool)
 	// fill fills the empty tree with the n entries entries gives, sorted
-	// first and then loaded in order; false, and the tree left empty,
-	// when entries does.
+	// first, then loaded in order, then copied into nodes of their own
+	// (see unshared); false, and the tree left empty, when entries does.
 	fill(n int, entries func(fn func(intEntry)) bool) bool
 	// remove takes e out; whether the tree held it.
 	remove(e intEntry) bool
@@ -34,7 +34,6 @@ type entryTree interface {
 	walk(from *intEntry, down bool, fn func(intEntry) bool)
 	iter() entryIter
 	copy() entryTree
-	unshared() entryTree
 }
 
 // entryIter steps through an entryTree.
@@ -95,6 +94,7 @@ func (w *wideTree) fill(n int, entries func(fn func(intEntry)) bool) bool {
 	for _, e := range es {
 		w.t.Load(e)
 	}
+	w.t = unshared(w.t)
 	return true
 }
 
@@ -111,9 +111,8 @@ func (w *wideTree) walk(from *intEntry, down bool, fn func(intEntry) bool) {
 	walkTree(w.t, at, from == nil, down, fn)
 }
 
-func (w *wideTree) iter() entryIter     { return &wideIter{it: w.t.Iter()} }
-func (w *wideTree) copy() entryTree     { return &wideTree{t: w.t.Copy()} }
-func (w *wideTree) unshared() entryTree { return &wideTree{t: unshared(w.t)} }
+func (w *wideTree) iter() entryIter { return &wideIter{it: w.t.Iter()} }
+func (w *wideTree) copy() entryTree { return &wideTree{t: w.t.Copy()} }
 
 type wideIter struct{ it btree.IterG[intEntry] }
 
@@ -227,6 +226,7 @@ func (n *narrowTree) fill(size int, entries func(fn func(intEntry)) bool) bool {
 	for _, u := range us {
 		n.t.Load(u)
 	}
+	n.t = unshared(n.t)
 	return true
 }
 
@@ -257,12 +257,6 @@ func (n *narrowTree) iter() entryIter { return &narrowIter{n: n, it: n.t.Iter()}
 func (n *narrowTree) copy() entryTree {
 	c := *n
 	c.t = n.t.Copy()
-	return &c
-}
-
-func (n *narrowTree) unshared() entryTree {
-	c := *n
-	c.t = unshared(n.t)
 	return &c
 }
 

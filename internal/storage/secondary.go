@@ -213,7 +213,7 @@ func (x *secondary) buildInts(t *Table) bool {
 	if !tree.fill(t.primary.Len(), entries) {
 		return false
 	}
-	x.ints = tree.unshared()
+	x.ints = tree
 	x.keyTag, x.pkTag = keyTag, pkTag
 	x.keySigned, x.pkSigned = signedTag(keyTag), signedTag(pkTag)
 	return true
