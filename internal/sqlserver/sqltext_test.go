@@ -25,10 +25,19 @@ func TestIndexFold(t *testing.T) {
 			t.Errorf("indexFold(%q, %q) = %d, want %d", c.s, c.word, got, c.want)
 		}
 	}
-	// A bulk INSERT's text is searched without a copy of it.
+	// A bulk INSERT's text is searched without a copy of it. AllocsPerRun
+	// counts the whole process's allocations, so a goroutine of another
+	// test that allocates meanwhile counts too: the least of a few runs
+	// is indexFold's own (it allocates in every run if it allocates).
 	q := "INSERT INTO t VALUES " + strings.Repeat("(1, 'abc'),", 10000) + "(2, 'x')"
-	if n := testing.AllocsPerRun(10, func() { indexFold(q, "for") }); n != 0 {
-		t.Errorf("indexFold allocates %v times", n)
+	least := -1.0
+	for range 5 {
+		if n := testing.AllocsPerRun(10, func() { indexFold(q, "for") }); least < 0 || n < least {
+			least = n
+		}
+	}
+	if least != 0 {
+		t.Errorf("indexFold allocates %v times", least)
 	}
 	if got := selectList("SELECT 'İ', b FROM t"); got != "SELECT 'İ', b " {
 		t.Errorf("selectList = %q", got)
