@@ -91,10 +91,7 @@ func (w *wideTree) fill(n int, entries func(fn func(intEntry)) bool) bool {
 		}
 		return 0
 	})
-	for _, e := range es {
-		w.t.Load(e)
-	}
-	w.t = unshared(w.t)
+	w.t = loadInOrder(w.t, es)
 	return true
 }
 
@@ -223,10 +220,7 @@ func (n *narrowTree) fill(size int, entries func(fn func(intEntry)) bool) bool {
 		return false
 	}
 	slices.Sort(us)
-	for _, u := range us {
-		n.t.Load(u)
-	}
-	n.t = unshared(n.t)
+	n.t = loadInOrder(n.t, us)
 	return true
 }
 

@@ -180,10 +180,7 @@ func (x *secondary) build(t *Table) {
 		return true
 	})
 	slices.SortFunc(rows, func(a, b *Row) int { return t.shape.compareIndex(x.cols, a, b) })
-	for _, r := range rows {
-		x.rows.Load(r)
-	}
-	x.rows = unshared(x.rows)
+	x.rows = loadInOrder(x.rows, rows)
 }
 
 // buildInts is build for an index of integers; false when a row has no
@@ -217,6 +214,15 @@ func (x *secondary) buildInts(t *Table) bool {
 	x.keyTag, x.pkTag = keyTag, pkTag
 	x.keySigned, x.pkSigned = signedTag(keyTag), signedTag(pkTag)
 	return true
+}
+
+// loadInOrder loads items, sorted in tree's order, into tree, empty, and
+// returns the tree copied into nodes of their own (see unshared).
+func loadInOrder[T any](tree *btree.BTreeG[T], items []T) *btree.BTreeG[T] {
+	for _, it := range items {
+		tree.Load(it)
+	}
+	return unshared(tree)
 }
 
 // unshared returns a copy of tree made of copies of its nodes, each in
