@@ -59,19 +59,19 @@ func alignedBuf(n int) []byte {
 
 func alignUp(n int64) int64 { return (n + blockBytes - 1) &^ (blockBytes - 1) }
 
-// writeDirectLocked writes b at offset off of the current segment in whole
+// writeDirect writes b at offset off of the current segment in whole
 // blocks (direct I/O or WriteBlocks): the tail block's bytes, b, zeros to
-// the next block boundary.
-func (l *Log) writeDirectLocked(off int64, b []byte) error {
+// the next block boundary. Called with wr held.
+func (l *Log) writeDirect(off int64, b []byte) error {
 	tail := int(off % blockBytes)
 	n := tail + len(b)
 	size := int(alignUp(int64(n)))
-	if cap(l.mu.block) < size {
-		grown := alignedBuf(max(size, 2*cap(l.mu.block)))
-		copy(grown, l.mu.block[:tail])
-		l.mu.block = grown
+	if cap(l.wr.block) < size {
+		grown := alignedBuf(max(size, 2*cap(l.wr.block)))
+		copy(grown, l.wr.block[:tail])
+		l.wr.block = grown
 	}
-	buf := l.mu.block[:size]
+	buf := l.wr.block[:size]
 	copy(buf[tail:], b)
 	clear(buf[n:])
 	if _, err := l.mu.cur.WriteAt(buf, off-int64(tail)); err != nil {
@@ -79,12 +79,12 @@ func (l *Log) writeDirectLocked(off int64, b []byte) error {
 	}
 	// The new tail moves to the front; a large write's buffer is not kept.
 	keep := n % blockBytes
-	if cap(l.mu.block) > 4*maxDeferredBytes {
+	if cap(l.wr.block) > 4*maxDeferredBytes {
 		small := alignedBuf(blockBytes)
 		copy(small, buf[n-keep:n])
-		l.mu.block = small
+		l.wr.block = small
 	} else {
-		copy(l.mu.block[:keep], buf[n-keep:n])
+		copy(l.wr.block[:keep], buf[n-keep:n])
 	}
 	return nil
 }
@@ -93,14 +93,14 @@ func (l *Log) writeDirectLocked(off int64, b []byte) error {
 // block into the tail buffer, end being the log's end in the segment (after
 // an open or a truncation).
 func (l *Log) loadTailLocked(end int64) error {
-	if cap(l.mu.block) < blockBytes {
-		l.mu.block = alignedBuf(blockBytes)
+	if cap(l.wr.block) < blockBytes {
+		l.wr.block = alignedBuf(blockBytes)
 	}
 	tail := int(end % blockBytes)
 	if tail == 0 {
 		return nil
 	}
-	n, err := l.mu.cur.ReadAt(l.mu.block[:blockBytes], end-int64(tail))
+	n, err := l.mu.cur.ReadAt(l.wr.block[:blockBytes], end-int64(tail))
 	if n < tail {
 		if err == nil || err == io.EOF {
 			err = fmt.Errorf("%d bytes where the log's last block holds %d", n, tail)

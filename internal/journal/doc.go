@@ -13,7 +13,10 @@
 // loop owned by the caller. AppendDeferred, for a caller that calls SyncTo
 // next, leaves the write(2) to whoever next needs the bytes in the file (the
 // group's fsync, a reader, a roll): commits that share an fsync share one
-// write too, made outside the caller's commit lock.
+// write too, made outside the caller's commit lock. That write holds the
+// log's writer lock, not the lock appends take: commits go on appending
+// (under their database's commit lock) while the group's bytes go to the
+// disk, and the next group's fsync takes theirs.
 //
 // Recovery: Open reads the log from the checkpoint's LSN, cuts a torn tail
 // (a damaged frame with no valid frame after it) and the frames of a

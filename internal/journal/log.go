@@ -112,27 +112,48 @@ type Log struct {
 	opts Options
 	log  *slog.Logger
 
+	// wr is held by whoever writes to the segment files or changes which
+	// one is current: a write, a roll, a truncation, a close. Lock order:
+	// wr, mu, sy. The group commit's write (flush) holds wr and not mu
+	// while its bytes go to the file, so that commits append meanwhile:
+	// a commit appends under its database's commit lock, which would
+	// otherwise wait for the write (about 50 µs of direct I/O). Methods
+	// named …Locked are called with mu held; those that write to or
+	// switch the segment (flushLocked, writeLocked, rollLocked,
+	// useSegmentLocked, loadTailLocked) with wr too.
+	wr struct {
+		sync.Mutex
+		// zeroed is the offset in the current segment up to which the
+		// file holds bytes: the log's, then zeros written ahead of them
+		// (see zeroAhead).
+		zeroed int64
+		// block's first (written-curStart)%blockBytes bytes are the
+		// file's bytes of the segment's last, partial block, when it is
+		// written in whole blocks (mu.direct, direct.go).
+		block []byte
+	}
+	// mu guards the log's state. cur, curStart, direct and written change
+	// only with wr held too, so wr's holder reads them without mu.
 	mu struct {
 		sync.Mutex
 		cur      *os.File
 		curStart LSN
-		// zeroed is the offset in cur up to which the file holds bytes:
-		// the log's, then zeros written ahead of them (see zeroAheadLocked).
-		zeroed  int64
-		written LSN // end of the bytes handed to write(2)
+		written  LSN // end of the bytes handed to write(2)
+		// inflight is how many bytes after written the group commit is
+		// writing (flush), taken from pending.
+		inflight int
 		// pending holds the frames of deferred appends (AppendDeferred)
-		// not yet handed to write(2); they follow written. Whatever needs
-		// the bytes in the file (an fsync, a read, a roll, a truncation)
-		// writes them first (flushLocked).
-		pending  []byte
-		failed   error
-		segments []LSN // start LSN of each segment, ascending
-		// direct: cur is written in whole blocks (direct.go) from block,
-		// whose first (written-curStart)%blockBytes bytes are the file's
-		// bytes of the segment's last, partial block: with direct I/O
-		// (WriteAuto) or through the page cache (WriteBlocks).
+		// not yet handed to write(2); they follow written and the bytes
+		// in flight. Whatever needs the bytes in the file (an fsync, a
+		// read, a roll, a truncation) writes them first.
+		pending []byte
+		spare   []byte // pending's next buffer, while one is in flight
+		failed  error
+		// segments: the start LSN of each segment, ascending.
+		segments []LSN
+		// direct: cur is written in whole blocks (direct.go): with
+		// direct I/O (WriteAuto) or through the page cache (WriteBlocks).
 		direct bool
-		block  []byte
 		// recent holds the log's latest bytes, [recentStart, written),
 		// for readers of its fresh end (see readRecent).
 		recent      []byte
@@ -140,7 +161,7 @@ type Log struct {
 	}
 	// sy holds what the group commit needs, apart from mu so that
 	// committers waiting for an fsync never hold up Append. Lock order: mu
-	// before sy; SyncTo lets go of sy before it takes mu.
+	// before sy; SyncTo lets go of sy before it takes wr or mu.
 	sy struct {
 		sync.Mutex
 		synced  LSN // end of the bytes known to be on disk; Invariant: synced <= mu.written
@@ -265,7 +286,7 @@ func (l *Log) recover(segs []LSN) (LSN, error) {
 			if !ok {
 				if lastSeg && isZero(data[pos:]) {
 					// The zeros written ahead of the log
-					// (zeroAheadLocked): its end.
+					// (zeroAhead): its end.
 					data = data[:pos]
 					break
 				}
@@ -344,7 +365,7 @@ func (l *Log) createSegment(start LSN) error {
 // log's end, the one appends go to, written as opts.Writes says; written in
 // blocks, its last block's bytes are read back.
 func (l *Log) useSegmentLocked(f *os.File, start LSN) error {
-	l.mu.cur, l.mu.curStart, l.mu.zeroed = f, start, int64(l.mu.written-start)
+	l.mu.cur, l.mu.curStart, l.wr.zeroed = f, start, int64(l.mu.written-start)
 	l.mu.direct = l.inBlocks(f)
 	if l.mu.direct {
 		return l.loadTailLocked(int64(l.mu.written - start))
@@ -376,6 +397,18 @@ const maxDeferredBytes = 64 << 10
 
 func (l *Log) append(frames []byte, deferred bool) (start, end LSN, err error) {
 	l.mu.Lock()
+	if deferred && l.mu.failed == nil && int64(l.endLocked()-l.mu.curStart) < l.opts.SegmentBytes {
+		// The usual case, without wr: a write in flight goes on.
+		start = l.endLocked()
+		l.mu.pending = append(l.mu.pending, frames...)
+		end = l.endLocked()
+		l.mu.Unlock()
+		return start, end, nil
+	}
+	l.mu.Unlock()
+	l.wr.Lock()
+	defer l.wr.Unlock()
+	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.failed != nil {
 		return 0, 0, l.mu.failed
@@ -402,11 +435,14 @@ func (l *Log) append(frames []byte, deferred bool) (start, end LSN, err error) {
 	return start, l.mu.written, nil
 }
 
-// endLocked returns the end of the log: the bytes written, then the
-// pending ones.
-func (l *Log) endLocked() LSN { return l.mu.written + LSN(len(l.mu.pending)) }
+// endLocked returns the end of the log: the bytes written, those in
+// flight, then the pending ones.
+func (l *Log) endLocked() LSN {
+	return l.mu.written + LSN(l.mu.inflight) + LSN(len(l.mu.pending))
+}
 
-// flushLocked hands the pending frames to write(2).
+// flushLocked hands the pending frames to write(2). Called with wr and mu
+// held (no write is in flight).
 func (l *Log) flushLocked() error {
 	if len(l.mu.pending) == 0 {
 		return nil
@@ -420,27 +456,68 @@ func (l *Log) flushLocked() error {
 	return err
 }
 
-// writeLocked writes b at the end of the current segment; an error fails
-// the log.
-func (l *Log) writeLocked(b []byte) error {
-	if err := l.fault(FaultWrite); err != nil {
-		return l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+// flush hands the pending frames to write(2) as the group commit does:
+// it holds mu only to take them and then to count them written, so that
+// appends go on during the write. Called with wr held, not mu.
+func (l *Log) flush() error {
+	l.mu.Lock()
+	b := l.mu.pending
+	if l.mu.failed != nil || len(b) == 0 {
+		err := l.mu.failed
+		l.mu.Unlock()
+		return err
 	}
+	l.mu.pending, l.mu.spare = l.mu.spare[:0], nil
+	l.mu.inflight = len(b)
 	off := int64(l.mu.written - l.mu.curStart)
-	if err := l.zeroAheadLocked(off + int64(len(b))); err != nil {
-		return l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+	l.mu.Unlock()
+
+	err := l.writeOut(off, b)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.inflight = 0
+	if err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.written += LSN(len(b))
+	l.keepRecentLocked(b)
+	if cap(b) <= 4*maxDeferredBytes { // a rare large group's buffer is not kept
+		l.mu.spare = b[:0]
+	}
+	return nil
+}
+
+// writeLocked writes b at the end of the current segment; an error fails
+// the log. Called with wr and mu held.
+func (l *Log) writeLocked(b []byte) error {
+	if err := l.writeOut(int64(l.mu.written-l.mu.curStart), b); err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.written += LSN(len(b))
+	l.keepRecentLocked(b)
+	return nil
+}
+
+// writeOut writes b at offset off of the current segment, the log's end.
+// Called with wr held: the file's zeros ahead and tail block are the
+// writer's.
+func (l *Log) writeOut(off int64, b []byte) error {
+	if err := l.fault(FaultWrite); err != nil {
+		return fmt.Errorf("journal %s: write: %w", l.opts.Dir, err)
+	}
+	if err := l.zeroAhead(off + int64(len(b))); err != nil {
+		return fmt.Errorf("journal %s: write: %w", l.opts.Dir, err)
 	}
 	var err error
 	if l.mu.direct {
-		err = l.writeDirectLocked(off, b)
+		err = l.writeDirect(off, b)
 	} else {
 		_, err = l.mu.cur.WriteAt(b, off)
 	}
 	if err != nil {
-		return l.failLocked(fmt.Errorf("journal %s: write: %w", l.opts.Dir, err))
+		return fmt.Errorf("journal %s: write: %w", l.opts.Dir, err)
 	}
-	l.mu.written += LSN(len(b))
-	l.keepRecentLocked(b)
 	return nil
 }
 
@@ -452,7 +529,7 @@ const (
 	zeroMaxStep = 4 << 20
 )
 
-// zeroAheadLocked makes the current segment hold zeros up to at least end
+// zeroAhead makes the current segment hold zeros up to at least end
 // (an offset in the file). The frames are then written
 // over zeros, inside the file: the fsync that makes them durable writes
 // the data alone (fdatasync, no block allocation, no new size), which on
@@ -461,12 +538,12 @@ const (
 // and a truncation cut them off. Written in blocks, the zeros are whole
 // blocks: they start at the block after the log's last (which the log's
 // own write fills) and end on a block boundary.
-func (l *Log) zeroAheadLocked(end int64) error {
-	if end <= l.mu.zeroed {
+func (l *Log) zeroAhead(end int64) error {
+	if end <= l.wr.zeroed {
 		return nil
 	}
-	step := min(zeroMaxStep, max(zeroMinStep, l.mu.zeroed))
-	from, to := l.mu.zeroed, max(end, min(l.mu.zeroed+step, l.opts.SegmentBytes))
+	step := min(zeroMaxStep, max(zeroMinStep, l.wr.zeroed))
+	from, to := l.wr.zeroed, max(end, min(l.wr.zeroed+step, l.opts.SegmentBytes))
 	if l.mu.direct {
 		from, to = alignUp(from), alignUp(to)
 	}
@@ -477,11 +554,11 @@ func (l *Log) zeroAheadLocked(end int64) error {
 		}
 		from += n
 	}
-	l.mu.zeroed = to
+	l.wr.zeroed = to
 	return nil
 }
 
-// zeroBlocks is what zeroAheadLocked writes from: zeros, aligned for direct
+// zeroBlocks is what zeroAhead writes from: zeros, aligned for direct
 // I/O, allocated once and shared by every log (never written to).
 var zeroBlocks = alignedBuf(zeroMaxStep)
 
@@ -582,13 +659,12 @@ func (l *Log) syncWritten(shared bool) error {
 	if shared {
 		runtime.Gosched()
 	}
+	l.wr.Lock()
+	failed := l.flush()
 	l.mu.Lock()
-	failed := l.mu.failed
-	if failed == nil {
-		failed = l.flushLocked()
-	}
 	target, f, start := l.mu.written, l.mu.cur, l.mu.curStart
 	l.mu.Unlock()
+	l.wr.Unlock()
 	if failed != nil {
 		return failed
 	}
@@ -639,9 +715,7 @@ func (l *Log) Start() LSN {
 // up to the end of the log as it is when Read is called. payload is only
 // valid during the call.
 func (l *Log) Read(from LSN, fn func(lsn LSN, typ FrameType, payload []byte) error) error {
-	l.mu.Lock()
-	if err := l.flushLocked(); err != nil {
-		l.mu.Unlock()
+	if err := l.lockWritten(); err != nil {
 		return err
 	}
 	segs := append([]LSN(nil), l.mu.segments...)
@@ -687,6 +761,25 @@ func (l *Log) Read(from LSN, fn func(lsn LSN, typ FrameType, payload []byte) err
 	return nil
 }
 
+// lockWritten locks mu with every byte appended so far handed to write(2)
+// (written): pending ones, or ones in flight, are written first, under wr.
+// On error mu is not held.
+func (l *Log) lockWritten() error {
+	l.mu.Lock()
+	if len(l.mu.pending) == 0 && l.mu.inflight == 0 {
+		return nil
+	}
+	l.mu.Unlock()
+	l.wr.Lock()
+	defer l.wr.Unlock()
+	l.mu.Lock()
+	if err := l.flushLocked(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
 // RemoveBefore deletes the segment files that hold only bytes before lsn.
 // The current segment is never removed.
 func (l *Log) RemoveBefore(lsn LSN) error {
@@ -707,11 +800,13 @@ func (l *Log) Close() error {
 	if err := l.SyncTo(context.Background(), l.End()); err != nil && !errors.Is(err, ErrFailed) {
 		return err
 	}
+	l.wr.Lock()
+	defer l.wr.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.cur != nil {
 		var err error
-		if l.mu.failed == nil && l.mu.zeroed > int64(l.mu.written-l.mu.curStart) {
+		if l.mu.failed == nil && l.wr.zeroed > int64(l.mu.written-l.mu.curStart) {
 			// A closed log ends where its file does: the zeros ahead go.
 			if err = l.mu.cur.Truncate(int64(l.mu.written - l.mu.curStart)); err == nil {
 				err = syncData(l.mu.cur)
@@ -735,9 +830,7 @@ func (l *Log) ReadRange(from, upto LSN, max int) ([]byte, error) {
 	if from >= upto {
 		return nil, nil
 	}
-	l.mu.Lock()
-	if err := l.flushLocked(); err != nil {
-		l.mu.Unlock()
+	if err := l.lockWritten(); err != nil {
 		return nil, err
 	}
 	segs := l.mu.segments
@@ -831,6 +924,8 @@ func (l *Log) ReadRange(from, upto LSN, max int) ([]byte, error) {
 // Only a replica's unterminated tail is ever cut (at promotion, after it
 // was saved to quarantine); committed frames never are.
 func (l *Log) Truncate(to LSN) error {
+	l.wr.Lock()
+	defer l.wr.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.failed != nil {
@@ -874,7 +969,7 @@ func (l *Log) Truncate(to LSN) error {
 	if err := l.mu.cur.Truncate(int64(to - seg)); err != nil {
 		return l.failLocked(fmt.Errorf("journal %s: truncate: %w", l.opts.Dir, err))
 	}
-	l.mu.zeroed = int64(to - seg)
+	l.wr.zeroed = int64(to - seg)
 	if l.mu.direct {
 		if err := l.loadTailLocked(int64(to - seg)); err != nil {
 			return l.failLocked(err)
@@ -917,13 +1012,15 @@ func (l *Log) ReadBytes(from, upto LSN) ([]byte, error) {
 // rolls fsync, so only the last segment holds any). For crash tests and
 // the simulator; a server closes with Close.
 func (l *Log) Crash() error {
+	l.wr.Lock()
+	defer l.wr.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.cur != nil {
 		l.mu.cur.Close()
 		l.mu.cur = nil
 	}
-	l.mu.pending = nil
+	l.mu.pending, l.mu.spare = nil, nil
 	l.mu.failed = fmt.Errorf("%w: crashed", ErrFailed)
 	l.setSynced(0, l.mu.failed)
 	synced := l.Durable()
