@@ -1,6 +1,9 @@
 // Command miraj-sim runs the deterministic cluster simulator (internal/sim)
 // over a range of seeds and prints one line per violation, with the command
-// that replays it, then "seeds=N violations=V". It exits 1 when V > 0.
+// that replays it, then "seeds=N violations=V". It exits 1 when V > 0,
+// and when a seed does not finish in --seed-timeout (a hang: a wait that
+// nothing will end, such as a commit waiting for an fsync of bytes that
+// are never written): it names the seed, prints the goroutines, and exits.
 //
 //	go run ./cmd/miraj-sim --seeds 500
 //	go run ./cmd/miraj-sim --seed 1234 --trace   # replay one seed, every event
@@ -12,7 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/sim"
 )
@@ -23,6 +29,7 @@ func main() {
 	one := flag.Uint64("seed", 0, "run this one seed only (replay)")
 	trace := flag.Bool("trace", false, "print every event (with --seed)")
 	jobs := flag.Int("jobs", runtime.NumCPU(), "seeds run in parallel")
+	timeout := flag.Duration("seed-timeout", time.Minute, "a seed still running after this long is a hang: reported, and the run stops")
 	flag.Parse()
 
 	base := "/dev/shm" // journals fsync a lot: memory-backed when there is one
@@ -44,6 +51,8 @@ func main() {
 		res  sim.Result
 	}
 	out := make([]outcome, *seeds)
+	started := make([]atomic.Int64, *seeds) // UnixNano while running, else 0
+	go watch(started, *start, *timeout)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for j := 0; j < max(1, *jobs); j++ {
@@ -56,7 +65,9 @@ func main() {
 				if *one != 0 && *trace {
 					o.Trace = os.Stdout
 				}
+				started[i].Store(time.Now().UnixNano())
 				out[i] = outcome{seed, sim.Run(o)}
+				started[i].Store(0)
 			}
 		}()
 	}
@@ -84,5 +95,22 @@ func main() {
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)
+	}
+}
+
+// watch stops the run when a seed has been running for longer than timeout:
+// a seed takes milliseconds, so it is stuck.
+func watch(started []atomic.Int64, first uint64, timeout time.Duration) {
+	for range time.Tick(timeout / 10) {
+		for i := range started {
+			t := started[i].Load()
+			if t == 0 || time.Since(time.Unix(0, t)) < timeout {
+				continue
+			}
+			seed := first + uint64(i)
+			fmt.Printf("seed %d did not finish in %v: a hang\n  replay: go run ./cmd/miraj-sim --seed %d --trace\n", seed, timeout, seed)
+			pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			os.Exit(1)
+		}
 	}
 }
