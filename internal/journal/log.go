@@ -72,6 +72,11 @@ type Options struct {
 	Faults func(op FaultOp) error
 	// Writes chooses how the current segment is written (direct.go).
 	Writes WriteMode
+	// DuringGroupWrite, when set, is called while the group commit's
+	// write is under way, without the lock appends take: the simulator
+	// commits from it, deterministically, what a concurrent commit would
+	// append at that moment.
+	DuringGroupWrite func()
 }
 
 // WriteMode is how a log writes its current segment.
@@ -472,6 +477,9 @@ func (l *Log) flush() error {
 	off := int64(l.mu.written - l.mu.curStart)
 	l.mu.Unlock()
 
+	if l.opts.DuringGroupWrite != nil {
+		l.opts.DuringGroupWrite()
+	}
 	err := l.writeOut(off, b)
 
 	l.mu.Lock()

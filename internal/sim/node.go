@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -48,6 +49,11 @@ type node struct {
 	backlog   []message
 	// waits: client writes waiting for semi-synchronous acks.
 	waits []*syncWait
+	// writing: the database a client write of this node is committing to
+	// (Options.GroupWriteOverlap); overlap: the commit started during its
+	// group write, joined before the client write returns.
+	writing *storage.DB
+	overlap *overlapCommit
 	// synced: SYNCED_LSN per database (memory only): on a primary the
 	// highest confirmed commit, on a secondary what its primary announced.
 	synced map[string]syncedPos
@@ -165,7 +171,8 @@ func (n *node) start() error {
 	// KeepBytes keeps the whole journal behind checkpoints: followers
 	// catch up from it (the simulator does not seed them from a copy).
 	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log,
-		JournalFaults: n.w.diskFault, Now: n.w.clock, KeepBytes: 1 << 40, JournalWrites: n.journalWrites()})
+		JournalFaults: n.w.diskFault, JournalDuringGroupWrite: n.duringGroupWrite,
+		Now: n.w.clock, KeepBytes: 1 << 40, JournalWrites: n.journalWrites()})
 	if err != nil {
 		return err
 	}
@@ -321,6 +328,9 @@ func (n *node) clientWrite() {
 		return
 	}
 	name := []string{"a", "b"}[n.w.rng.IntN(2)]
+	if n.w.opts.GroupWriteOverlap {
+		defer n.joinOverlap(name)
+	}
 	db, ok := n.eng.Database(name)
 	if !ok {
 		var err error
@@ -335,6 +345,7 @@ func (n *node) clientWrite() {
 		n.tracef("create database %s", name)
 	}
 	start := db.LSN()
+	n.writing = db
 	if _, ok := db.Snapshot().Table(dbTable); ok && n.w.opts.Reindex && n.open[name] == nil && n.w.rng.IntN(6) == 0 {
 		n.reindex(db, name, start)
 		return
@@ -1094,4 +1105,71 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 		n.w.violate("quarantine", err.Error())
 	}
 	n.tracef("quarantine %s (%s)", db.Name(), strings.SplitN(reason, ":", 2)[0])
+}
+
+// overlapCommit is a one-row commit started while a group write was under
+// way (Options.GroupWriteOverlap).
+type overlapCommit struct {
+	db     *storage.DB
+	id     int64
+	before journal.LSN
+	done   chan overlapResult
+}
+
+type overlapResult struct {
+	lsn journal.LSN
+	err error
+}
+
+// duringGroupWrite is the journals' DuringGroupWrite: while the group
+// commit of this node's client write writes its bytes (its journal's
+// append lock free), a third of the time another one-row commit appends to
+// the same database, from a goroutine of its own, as a concurrent client's
+// would. The write goes on once that commit has appended (or failed); the
+// commit then waits for its fsync, and the client write joins it.
+func (n *node) duringGroupWrite() {
+	if n.w.overlapping.Load() || n.writing == nil || n.overlap != nil {
+		return // the overlapping commit's own group write, or not a client write
+	}
+	db := n.writing
+	t, ok := db.Snapshot().Table(dbTable)
+	if !ok || n.w.rng.IntN(3) != 0 {
+		return
+	}
+	n.w.nextID++
+	o := &overlapCommit{db: db, id: n.w.nextID, before: db.LSN(), done: make(chan overlapResult, 1)}
+	vals := n.w.rowValues(o.id, n.id)
+	n.w.overlapping.Store(true)
+	n.overlap = o
+	go func() {
+		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: vals})
+		o.done <- overlapResult{lsn, err}
+	}()
+	for db.LSN() == o.before && len(o.done) == 0 {
+		runtime.Gosched()
+	}
+}
+
+// joinOverlap waits for the commit started during the client write's group
+// write, and records it as the client write's own commits are.
+func (n *node) joinOverlap(name string) {
+	n.writing = nil
+	o := n.overlap
+	if o == nil {
+		return
+	}
+	r := <-o.done
+	n.overlap = nil
+	n.w.overlapping.Store(false)
+	switch {
+	case n.eng == nil:
+		// The client write's disk failure crashed the node meanwhile.
+	case r.err != nil:
+		if !n.diskFailed(r.err) {
+			n.w.violate("write", fmt.Sprintf("%s: commit during a group write: %v", n.id, r.err))
+		}
+	default:
+		n.tracef("write %s id=%d during a group write", name, o.id)
+		n.committedWrite(o.db, name, o.id, o.before, r.lsn)
+	}
 }

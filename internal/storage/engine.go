@@ -57,6 +57,10 @@ type Options struct {
 	// JournalFaults is passed to every journal (journal.Options.Faults):
 	// disk errors injected by crash tests and the simulator.
 	JournalFaults func(op journal.FaultOp) error
+	// JournalDuringGroupWrite is passed to every journal
+	// (journal.Options.DuringGroupWrite): the simulator's commits made
+	// while a group's write is under way.
+	JournalDuringGroupWrite func()
 	// JournalWrites is how every journal writes its segments
 	// (journal.Options.Writes; zero: direct I/O where available).
 	JournalWrites journal.WriteMode
@@ -224,7 +228,7 @@ func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN j
 			return nil, fmt.Errorf("database %s: no readable checkpoint in %s and the journal does not start at LSN 0", name, dir)
 		}
 	}
-	j, err := journal.Open(journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: lsn, Logger: e.log, Faults: e.opts.JournalFaults, Writes: e.opts.JournalWrites})
+	j, err := journal.Open(journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: lsn, Logger: e.log, Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
@@ -305,7 +309,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	final := filepath.Join(e.opts.Root, DirName(name))
 	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
 	os.RemoveAll(tmp)
-	j, err := journal.Open(journal.Options{Dir: tmp, SegmentBytes: e.opts.SegmentBytes, Logger: e.log, Faults: e.opts.JournalFaults, Writes: e.opts.JournalWrites})
+	j, err := journal.Open(journal.Options{Dir: tmp, SegmentBytes: e.opts.SegmentBytes, Logger: e.log, Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites})
 	if err != nil {
 		return nil, err
 	}
