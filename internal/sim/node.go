@@ -345,7 +345,9 @@ func (n *node) clientWrite() {
 		n.tracef("create database %s", name)
 	}
 	start := db.LSN()
-	n.writing = db
+	if n.w.opts.GroupWriteOverlap {
+		n.writing = db // until joinOverlap
+	}
 	if _, ok := db.Snapshot().Table(dbTable); ok && n.w.opts.Reindex && n.open[name] == nil && n.w.rng.IntN(6) == 0 {
 		n.reindex(db, name, start)
 		return
@@ -1128,7 +1130,7 @@ type overlapResult struct {
 // would. The write goes on once that commit has appended (or failed); the
 // commit then waits for its fsync, and the client write joins it.
 func (n *node) duringGroupWrite() {
-	if n.w.overlapping.Load() || n.writing == nil || n.overlap != nil {
+	if !n.w.opts.GroupWriteOverlap || n.w.overlapping.Load() || n.writing == nil || n.overlap != nil {
 		return // the overlapping commit's own group write, or not a client write
 	}
 	db := n.writing
