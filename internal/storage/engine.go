@@ -66,6 +66,14 @@ type Options struct {
 	JournalWrites journal.WriteMode
 }
 
+// journalOptions are the options of a database's journal in dir whose
+// recovery starts at start: the engine's segment size, logger, and the
+// simulator's and crash tests' hooks.
+func (e *Engine) journalOptions(dir string, start journal.LSN) journal.Options {
+	return journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: start, Logger: e.log,
+		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites}
+}
+
 // Engine is the set of databases under a data directory.
 type Engine struct {
 	opts Options
@@ -228,7 +236,7 @@ func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN j
 			return nil, fmt.Errorf("database %s: no readable checkpoint in %s and the journal does not start at LSN 0", name, dir)
 		}
 	}
-	j, err := journal.Open(journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: lsn, Logger: e.log, Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites})
+	j, err := journal.Open(e.journalOptions(dir, lsn))
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
@@ -309,7 +317,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	final := filepath.Join(e.opts.Root, DirName(name))
 	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
 	os.RemoveAll(tmp)
-	j, err := journal.Open(journal.Options{Dir: tmp, SegmentBytes: e.opts.SegmentBytes, Logger: e.log, Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites})
+	j, err := journal.Open(e.journalOptions(tmp, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -276,7 +276,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	if err := os.Rename(ck, filepath.Join(tmp, fmt.Sprintf("checkpoint-%020d-%020d%s", uint64(lsn), cat.seq, ckptSuffix))); err != nil {
 		return nil, err
 	}
-	j, err := journal.Open(journal.Options{Dir: tmp, SegmentBytes: e.opts.SegmentBytes, StartLSN: lsn, Logger: e.log, Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites})
+	j, err := journal.Open(e.journalOptions(tmp, lsn))
 	if err != nil {
 		return nil, err
 	}
