@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -41,6 +40,8 @@ type pointPlan struct {
 	cols      []string // projected column names, when not star
 	keyCols   []string
 	keyArgs   []string // bind variable names (":v1" → "v1")
+
+	enc atomic.Pointer[encoding] // the result columns, as last made
 }
 
 // parsePointPlan returns the plan of a point lookup, or nil.
@@ -332,43 +333,23 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	if !ok {
 		return false, nil
 	}
-	var proj []int
-	if p.star {
-		for i, col := range sch {
-			if col.Virtual {
-				return false, nil
-			}
-			proj = append(proj, i)
+	cs := ctx.GetCharacterSetResults()
+	enc := p.enc.Load()
+	if !enc.fits(def, dbName, cs) {
+		var ok bool
+		if enc, ok = p.encoding(ctx, sch, def, dbName, cs); !ok {
+			return false, nil
 		}
-	} else {
-		for _, name := range p.cols {
-			pos := sch.IndexOfColName(name)
-			if pos < 0 || sch[pos].Virtual {
-				return false, nil
-			}
-			proj = append(proj, pos)
-		}
+		p.enc.Store(enc)
 	}
 	if !g.srv.engine.Analyzer.Catalog.MySQLDb.UserHasPrivileges(ctx,
 		sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: dbName, Table: def.Name}, sql.PrivilegeType_Select)) {
 		return false, nil
 	}
 
-	outSch := make(sql.Schema, len(proj))
-	for i, pos := range proj {
-		col := *sch[pos]
-		if !p.star {
-			col.Name = p.cols[i] // as the client wrote it
-		}
-		outSch[i] = &col
-	}
 	sess.ClearWarnings()
-	res := &sqltypes.Result{Fields: resultFields(ctx, outSch)}
+	res := &sqltypes.Result{Fields: enc.fields}
 	if row, found := t.Get(storage.KeyRow(key)); found {
-		vals := make(sql.Row, len(proj))
-		for i, pos := range proj {
-			vals[i] = row.Value(pos)
-		}
 		// The callback writes the values out; the buffer then goes back
 		// to the pool (as the planner's results do).
 		buf := sql.ByteBufPool.Get().(*sql.ByteBuffer)
@@ -376,8 +357,9 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 			buf.Reset()
 			sql.ByteBufPool.Put(buf)
 		}()
-		out, err := server.RowToSQL(ctx, outSch, vals, nil, buf)
-		if err != nil {
+		out := make([]sqltypes.Value, len(enc.proj))
+		e := enc.encoder(ctx, buf)
+		if err := e.encode(row, out); err != nil {
 			return false, nil
 		}
 		res.Rows = [][]sqltypes.Value{out}
@@ -422,6 +404,38 @@ func keyValue(ctx *sql.Context, typ sql.Type, bv *querypb.BindVariable) (any, bo
 		return nil, false
 	}
 	return out, true
+}
+
+// encoding makes the result columns of the lookup for the table
+// definition def in database db, its rows' schema sch, and the results'
+// character set cs; false if a column cannot be read here.
+func (p *pointPlan) encoding(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, db string, cs sql.CharacterSetID) (*encoding, bool) {
+	var proj []int
+	if p.star {
+		for i, col := range sch {
+			if col.Virtual {
+				return nil, false
+			}
+			proj = append(proj, i)
+		}
+	} else {
+		for _, name := range p.cols {
+			pos := sch.IndexOfColName(name)
+			if pos < 0 || sch[pos].Virtual {
+				return nil, false
+			}
+			proj = append(proj, pos)
+		}
+	}
+	outSch := make(sql.Schema, len(proj))
+	for i, pos := range proj {
+		col := *sch[pos]
+		if !p.star {
+			col.Name = p.cols[i] // as the client wrote it
+		}
+		outSch[i] = &col
+	}
+	return &encoding{def: def, db: db, cs: cs, proj: proj, cols: encodeCols(sch, proj, cs), fields: resultFields(ctx, outSch)}, true
 }
 
 // resultFields describes result columns as go-mysql-server's handler does.

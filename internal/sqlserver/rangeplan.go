@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
@@ -67,6 +68,8 @@ type selectPlan struct {
 	forDef *storage.TableDef
 	forDB  string
 	forCS  sql.CharacterSetID
+
+	enc atomic.Pointer[encoding] // how the result columns are written, as last made
 }
 
 type aggSpec struct {
@@ -450,7 +453,9 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 		return false, nil
 	}
 
-	var rows []*storage.Row
+	sc := getScratch()
+	defer putScratch(sc)
+	rows := sc.rows[:0]
 	// Aggregates of the whole table that need no scan: COUNT(*) is the
 	// number of rows the transaction sees, MIN and MAX of a column that
 	// leads an index are at the ends of that index.
@@ -470,7 +475,7 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 	switch {
 	case countOnly || ends || counted:
 	case p.whole:
-		rows = make([]*storage.Row, 0, t.Len())
+		rows = slices.Grow(rows, t.Len())
 		t.Scan(func(r *storage.Row) bool { rows = append(rows, r); return true })
 	default:
 		// Rows are read through the index alone when it holds every
@@ -478,6 +483,7 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 		only := t.IndexCovers(ix, append(append([]int{pos}, proj...), order...))
 		scanRanges(t, ix, pos, ranges, only, func(r *storage.Row) { rows = append(rows, r) })
 	}
+	sc.rows = rows
 
 	sess.ClearWarnings()
 	res := &sqltypes.Result{Fields: fields}
@@ -502,7 +508,7 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 	} else {
 		sorted := false
 		if p.distinct && len(order) > 0 {
-			if r, ok := sortedDistinct(t, sch, proj, order, p.order, rows); ok {
+			if r, ok := sortedDistinct(t, sch, proj, order, p.order, rows, sc); ok {
 				rows, sorted = r, true
 			}
 		}
@@ -513,16 +519,11 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 			}
 		}
 		if len(order) > 0 && !sorted {
-			rows = sortRows(t, sch, order, p.order, rows)
+			rows = sortRows(t, sch, order, p.order, rows, sc)
 		}
 		if limit >= 0 && int64(len(rows)) > limit {
 			rows = rows[:limit]
 		}
-		outSch := make(sql.Schema, len(proj))
-		for i, pos := range proj {
-			outSch[i] = sch[pos]
-		}
-		vals := make(sql.Row, len(proj))
 		// The values are written out by the callback, after which the
 		// buffer goes back to the pool (as the planner's results do).
 		buf := sql.ByteBufPool.Get().(*sql.ByteBuffer)
@@ -530,16 +531,14 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 			buf.Reset()
 			sql.ByteBufPool.Put(buf)
 		}()
-		res.Rows = make([][]sqltypes.Value, 0, len(rows))
-		for _, r := range rows {
-			for i, pos := range proj {
-				vals[i] = r.Value(pos)
-			}
-			out, err := server.RowToSQL(ctx, outSch, vals, nil, buf)
-			if err != nil {
-				return false, nil
-			}
-			res.Rows = append(res.Rows, out)
+		cs := ctx.GetCharacterSetResults()
+		enc := p.enc.Load()
+		if !enc.fits(def, dbName, cs) || !slices.Equal(enc.proj, proj) {
+			enc = &encoding{def: def, db: dbName, cs: cs, proj: proj, cols: encodeCols(sch, proj, cs)}
+			p.enc.Store(enc)
+		}
+		if res.Rows, err = encodeRows(enc.encoder(ctx, buf), rows, sc); err != nil {
+			return false, nil
 		}
 	}
 	sess.SetLastQueryInfoInt(sql.RowCount, -1)
@@ -818,6 +817,16 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 			if f.Type != sqltypes.Decimal {
 				return nil, false
 			}
+			if types.IsInteger(sch[pos].Type) {
+				if sum, some, ok := sumInts(rows, pos); ok {
+					if !some {
+						out[i] = sqltypes.NULL
+					} else {
+						out[i] = sqltypes.MakeTrusted(sqltypes.Decimal, []byte(sum.StringFixed(int32(f.Decimals))))
+					}
+					continue
+				}
+			}
 			sum, some := decimal.Zero, false
 			for _, r := range rows {
 				v := r.Value(pos)
@@ -870,7 +879,7 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 // ORDER BY does. A string column is compared rune weight by rune weight
 // with the ASCII weights from a table (compareCollated), stopping at the
 // first difference, as types.StringType.Compare does.
-func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, rows []*storage.Row) []*storage.Row {
+func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, rows []*storage.Row, sc *selectScratch) []*storage.Row {
 	colls := make([]sql.CollationID, len(order))
 	fast := make([]bool, len(order))
 	for k, col := range order {
@@ -881,9 +890,17 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 	if len(order) > 0 && fast[0] && len(rows) > 8 {
 		// The first column's prefixes first (collatedPrefix): most pairs
 		// differ there.
-		keyed := make([]prefixedRow, len(rows))
+		var keyed []prefixedRow
+		if sc != nil && cap(sc.keyed) >= len(rows) {
+			keyed = sc.keyed[:len(rows)]
+		} else {
+			keyed = make([]prefixedRow, len(rows))
+			if sc != nil {
+				sc.keyed = keyed
+			}
+		}
 		for i, r := range rows {
-			keyed[i].row, keyed[i].pos = r, i
+			keyed[i] = prefixedRow{row: r, pos: i}
 			if s, ok := r.StringAt(order[0]); ok {
 				keyed[i].prefix, keyed[i].ok = collatedPrefix(colls[0], s), true
 			}
@@ -949,7 +966,7 @@ func compareBy(t *storage.Table, order []int, spec []orderSpec, colls []sql.Coll
 // or integers: rows the planner's DISTINCT takes for one are then
 // neighbours, the first of them in index order (the sort is stable), and
 // comparing neighbours replaces the weight string of every row.
-func sortedDistinct(t *storage.Table, sch sql.Schema, proj, order []int, spec []orderSpec, rows []*storage.Row) ([]*storage.Row, bool) {
+func sortedDistinct(t *storage.Table, sch sql.Schema, proj, order []int, spec []orderSpec, rows []*storage.Row, sc *selectScratch) ([]*storage.Row, bool) {
 	if len(proj) != len(order) {
 		return nil, false
 	}
@@ -962,7 +979,7 @@ func sortedDistinct(t *storage.Table, sch sql.Schema, proj, order []int, spec []
 			return nil, false
 		}
 	}
-	rows = sortRows(t, sch, order, spec, rows)
+	rows = sortRows(t, sch, order, spec, rows, sc)
 	colls := make([]sql.CollationID, len(order))
 	fast := make([]bool, len(order))
 	for k, col := range order {

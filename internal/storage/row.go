@@ -331,6 +331,11 @@ func (r *Row) StringAt(i int) (string, bool) {
 	return s[q : q+int(size)], true
 }
 
+// IntAt returns value i when it is an integer, without boxing it: its
+// bits, and whether its kind is signed (then the bits are an int64's).
+// ok is false for NULL and for values of any other kind.
+func (r *Row) IntAt(i int) (x uint64, signed, ok bool) { return r.intAt(i) }
+
 // intAt returns value i when it is a Go integer: the bits, and whether the kind is signed.
 func (r *Row) intAt(i int) (x uint64, signed, ok bool) {
 	x, tag, ok := r.intTagAt(i)
