@@ -81,7 +81,6 @@ func (e *encoding) encoder(ctx *sql.Context, buf *sql.ByteBuffer) rowEncoder {
 // encodeCols returns how the columns proj of rows whose schema is sch are
 // written for the results' character set cs (ctx.GetCharacterSetResults).
 func encodeCols(sch sql.Schema, proj []int, cs sql.CharacterSetID) []encCol {
-	results := cs
 	cols := make([]encCol, len(proj))
 	for i, pos := range proj {
 		typ := sch[pos].Type
@@ -90,13 +89,13 @@ func encodeCols(sch sql.Schema, proj []int, cs sql.CharacterSetID) []encCol {
 		case types.NumberTypeImpl_:
 			c.kind, c.lo, c.hi, c.max = intRange(c.base)
 		case types.StringType:
-			cs := results
-			if cs == sql.CharacterSet_Unspecified || cs == sql.CharacterSet_binary {
-				cs = t.Collation().CharacterSet()
+			sent := cs
+			if sent == sql.CharacterSet_Unspecified || sent == sql.CharacterSet_binary {
+				sent = t.Collation().CharacterSet()
 			}
 			// StringType.SQL checks the bytes are UTF-8 and encodes them
 			// for the results' character set: nothing to do for utf8mb4.
-			if !types.IsBinaryType(typ) && t.CharacterSet() == sql.CharacterSet_utf8mb4 && cs == sql.CharacterSet_utf8mb4 {
+			if !types.IsBinaryType(typ) && t.CharacterSet() == sql.CharacterSet_utf8mb4 && sent == sql.CharacterSet_utf8mb4 {
 				c.kind = encUTF8
 			}
 		}
@@ -196,24 +195,24 @@ var scratchPool = sync.Pool{New: func() any { return new(selectScratch) }}
 func getScratch() *selectScratch { return scratchPool.Get().(*selectScratch) }
 
 // putScratch returns sc to the pool, holding no row or value any more.
+// Each slice's length is what the statement used of it: only that is
+// cleared.
 func putScratch(sc *selectScratch) {
-	if cap(sc.rows) > maxScratchRows {
-		sc.rows = nil
-	}
-	if cap(sc.keyed) > maxScratchRows {
-		sc.keyed = nil
-	}
-	if cap(sc.out) > maxScratchRows {
-		sc.out = nil
-	}
-	if cap(sc.vals) > 4*maxScratchRows {
-		sc.vals = nil
-	}
-	clear(sc.rows[:cap(sc.rows)])
-	clear(sc.keyed[:cap(sc.keyed)])
-	clear(sc.out[:cap(sc.out)])
-	clear(sc.vals[:cap(sc.vals)])
+	sc.rows = reuse(sc.rows, maxScratchRows)
+	sc.keyed = reuse(sc.keyed, maxScratchRows)
+	sc.out = reuse(sc.out, maxScratchRows)
+	sc.vals = reuse(sc.vals, 4*maxScratchRows)
 	scratchPool.Put(sc)
+}
+
+// reuse returns s emptied for the next statement, or nil if its capacity
+// is over limit.
+func reuse[T any](s []T, limit int) []T {
+	if cap(s) > limit {
+		return nil
+	}
+	clear(s)
+	return s[:0]
 }
 
 // values returns n values from the scratch's slice.
@@ -221,7 +220,8 @@ func (sc *selectScratch) values(n int) []sqltypes.Value {
 	if cap(sc.vals) < n {
 		sc.vals = make([]sqltypes.Value, n)
 	}
-	return sc.vals[:n]
+	sc.vals = sc.vals[:n]
+	return sc.vals
 }
 
 // encodeRows writes the columns proj of rows as the result's rows, their

@@ -895,9 +895,9 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 			keyed = sc.keyed[:len(rows)]
 		} else {
 			keyed = make([]prefixedRow, len(rows))
-			if sc != nil {
-				sc.keyed = keyed
-			}
+		}
+		if sc != nil {
+			sc.keyed = keyed
 		}
 		for i, r := range rows {
 			keyed[i] = prefixedRow{row: r, pos: i}
