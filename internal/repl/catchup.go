@@ -144,7 +144,7 @@ func (n *Node) localDatabases() []LocalDB {
 	var out []LocalDB
 	for _, db := range n.st.Databases() {
 		h, end := db.ReceivedHistory()
-		out = append(out, LocalDB{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, End: end})
+		out = append(out, LocalDB{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: h, End: end})
 	}
 	return out
 }
@@ -206,7 +206,7 @@ func (n *Node) answerPositions(ctx context.Context, c *transport.Conn) {
 	e.u(uint64(len(dbs)))
 	for _, db := range dbs {
 		h, end := db.ReceivedHistory()
-		e.pos(Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
+		e.pos(Position{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: h, LSN: uint64(end)})
 		e.u(uint64(db.Journal().Start()))
 	}
 	send(ctx, c, msgPositionsAre, e.b)
@@ -225,7 +225,7 @@ func (n *Node) serveCatchUp(ctx context.Context, c *transport.Conn, payload []by
 	}
 	n.log.Info(fmt.Sprintf("Cluster: catch-up requested by %s (database %s, LSN %d to %d)", c.Peer().ID, name, from, to))
 	db, ok := n.st.Database(name)
-	if !ok || !bytes.Equal(db.Snapshot().BaseID(), base) || db.Journal().End() < to {
+	if !ok || !bytes.Equal(db.Latest().BaseID(), base) || db.Journal().End() < to {
 		n.log.Warn(fmt.Sprintf("Cluster: catch-up of %s: database %s is not here as asked", c.Peer().ID, name))
 		return
 	}

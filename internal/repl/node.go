@@ -654,7 +654,7 @@ func (n *Node) pinMembersLocked() {
 		f := &follower{id: p.id, positions: map[string]*followerPos{}}
 		for _, db := range n.st.Databases() {
 			start := db.Journal().Start()
-			f.positions[strings.ToLower(db.Name())] = &followerPos{name: db.Name(), baseID: db.Snapshot().BaseID(),
+			f.positions[strings.ToLower(db.Name())] = &followerPos{name: db.Name(), baseID: db.Latest().BaseID(),
 				sent: start, written: start, applied: start, pinned: true}
 		}
 		n.mu.followers[key] = f
@@ -813,7 +813,7 @@ func (n *Node) Replication() []ReplRow {
 	dbs := n.st.Databases()
 	for _, db := range dbs {
 		key := strings.ToLower(db.Name())
-		r := ReplRow{NodeID: n.cfg.Node.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", db.Snapshot().BaseID()),
+		r := ReplRow{NodeID: n.cfg.Node.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", db.Latest().BaseID()),
 			WrittenLSN: u64(db.Journal().End()), AppliedLSN: u64(db.LSN())}
 		if n.mu.role == RolePrimary {
 			r.PrimaryLSN = u64(db.LSN())

@@ -178,7 +178,7 @@ func (n *Node) isPrimaryOf(epoch Epoch) bool {
 
 // view is what DecideStart needs of one of this primary's databases.
 func view(db *storage.DB) DBView {
-	return DBView{BaseID: db.Snapshot().BaseID(), Hist: db.History(), End: db.LSN(), Retained: db.Journal().Start()}
+	return DBView{BaseID: db.Latest().BaseID(), Hist: db.History(), End: db.LSN(), Retained: db.Journal().Start()}
 }
 
 // syncFollower sends what the follower lacks, one bounded round: copies of
@@ -343,7 +343,7 @@ func (w *chunkWriter) flush(n int) error {
 // the follower acknowledges it.
 func (n *Node) seed(ctx context.Context, c *transport.Conn, f *follower, db *storage.DB, d Start) error {
 	key := strings.ToLower(db.Name())
-	base := db.Snapshot().BaseID()
+	base := db.Latest().BaseID()
 	p := &followerPos{name: db.Name(), baseID: base, decided: true, seeding: true}
 	n.mu.Lock()
 	f.positions[key] = p
@@ -397,7 +397,7 @@ func (n *Node) sendHeartbeat(ctx context.Context, c *transport.Conn) error {
 	confirmed := n.syncedLocked()
 	n.mu.Unlock()
 	for _, db := range n.st.Databases() {
-		base := db.Snapshot().BaseID()
+		base := db.Latest().BaseID()
 		ps = append(ps, Position{Name: db.Name(), BaseID: base, LSN: uint64(db.LSN())})
 		if s, ok := confirmed[strings.ToLower(db.Name())]; ok {
 			synced = append(synced, Position{Name: db.Name(), BaseID: base, LSN: uint64(s)})

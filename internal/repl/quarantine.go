@@ -40,7 +40,7 @@ func (n *Node) report(db *storage.DB, h history.History, what, reason string, fi
 	fmt.Fprintf(&b, "node:      %s (cluster %s)\n", n.cfg.Node.ID, n.cfg.Name)
 	fmt.Fprintf(&b, "time:      %s\n", time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "database:  %s\n", db.Name())
-	fmt.Fprintf(&b, "base id:   %x\n", db.Snapshot().BaseID())
+	fmt.Fprintf(&b, "base id:   %x\n", db.Latest().BaseID())
 	fmt.Fprintf(&b, "epoch:     %d (this node's, primary %s)\n", n.Epoch(), n.PrimaryID())
 	fmt.Fprintf(&b, "LSN range: %d to %d (%d bytes)\n", first, end, end-first)
 	fmt.Fprintf(&b, "epoch marks of its journal:")

@@ -52,7 +52,7 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 	var ps []Position
 	for _, db := range n.st.Databases() {
 		h, end := db.ReceivedHistory()
-		ps = append(ps, Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
+		ps = append(ps, Position{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: h, LSN: uint64(end)})
 	}
 	e := &enc{}
 	e.u(uint64(n.Epoch()))
@@ -355,7 +355,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 func (n *Node) ack(ctx context.Context, c *transport.Conn, db *storage.DB, written journal.LSN, epoch Epoch) error {
 	e := &enc{}
 	e.s(db.Name())
-	e.by(db.Snapshot().BaseID())
+	e.by(db.Latest().BaseID())
 	e.u(uint64(epoch))
 	e.u(uint64(written))
 	e.u(uint64(db.LSN()))

@@ -147,7 +147,7 @@ func (n *Node) WaitSync(ctx context.Context, db string, lsn journal.LSN, req Syn
 		return SyncResult{}
 	}
 	key := strings.ToLower(db)
-	base := d.Snapshot().BaseID()
+	base := d.Latest().BaseID()
 	start := time.Now()
 	n.stats.waits.Add(1)
 	defer func() {
@@ -266,7 +266,7 @@ func (n *Node) syncProgressLocked(key string) {
 	if !ok {
 		return
 	}
-	secs := n.streamingLocked(key, d.Snapshot().BaseID())
+	secs := n.streamingLocked(key, d.Latest().BaseID())
 	kept := ws[:0]
 	for _, w := range ws {
 		if SyncAcks(w.level, w.lsn, secs) >= w.need {

@@ -83,7 +83,7 @@ func (w *world) check(full bool) {
 		}
 		now := map[txKey]bool{}
 		for _, db := range n.eng.Databases() {
-			base, hist := fmt.Sprintf("%x", db.Snapshot().BaseID()), db.History()
+			base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 			durable := min(db.LSN(), db.Journal().Durable())
 			err := eachTx(db, db.Journal().Start(), db.LSN(), func(lsn journal.LSN, sum string) {
 				e := epochAt(hist, lsn)
@@ -230,7 +230,7 @@ func (w *world) checkSameRows() {
 			continue
 		}
 		for _, db := range n.eng.Databases() {
-			key := fmt.Sprintf("%x@%d/%v", db.Snapshot().BaseID(), db.LSN(), db.History().Last())
+			key := fmt.Sprintf("%x@%d/%v", db.Latest().BaseID(), db.LSN(), db.History().Last())
 			rows := tableRows(db)
 			if first, ok := seen[key]; !ok {
 				seen[key] = state{n.id, rows}
@@ -270,7 +270,7 @@ func (n *node) onHistory(k txKey) bool {
 	for _, db := range n.eng.Databases() {
 		// Still in the journal, it would have been found; below the
 		// journal's start it is in the copy the database was rebuilt from.
-		if fmt.Sprintf("%x", db.Snapshot().BaseID()) == k.base && k.lsn < db.Journal().Start() &&
+		if fmt.Sprintf("%x", db.Latest().BaseID()) == k.base && k.lsn < db.Journal().Start() &&
 			epochAt(db.History(), k.lsn) == k.epoch {
 			return true
 		}

@@ -348,21 +348,29 @@ func (n *node) clientWrite() {
 	if n.w.opts.GroupWriteOverlap {
 		n.writing = db // until joinOverlap
 	}
-	if _, ok := db.Snapshot().Table(dbTable); ok && n.w.opts.Reindex && n.open[name] == nil && n.w.rng.IntN(6) == 0 {
+	if _, ok := db.Latest().Table(dbTable); ok && n.w.opts.Reindex && n.open[name] == nil && n.w.rng.IntN(6) == 0 {
 		n.reindex(db, name, start)
 		return
 	}
-	if t, ok := db.Snapshot().Table(dbTable); ok && n.w.opts.RowChanges && n.open[name] == nil && t.Len() > 0 && n.w.rng.IntN(3) == 0 {
-		n.changeRow(db, name, start, t)
-		return
+	if n.w.opts.RowChanges && n.open[name] == nil {
+		if t, ok := db.Snapshot().Table(dbTable); ok && t.Len() > 0 && n.w.rng.IntN(3) == 0 {
+			n.changeRow(db, name, start, t)
+			return
+		}
 	}
-	if t, ok := db.Snapshot().Table(dbTable); ok && n.open[name] == nil && n.w.rng.IntN(4) == 0 {
+	if t, ok := db.Latest().Table(dbTable); ok && n.open[name] == nil && n.w.rng.IntN(4) == 0 {
 		// A one-row transaction committed on the committed table without
 		// a working copy, as an autocommit statement by key is
-		// (storage.DB.CommitRow).
+		// (storage.DB.CommitRow); the table is read for its definition
+		// only (storage.DB.Latest), as the server's compiled insert does,
+		// so that the commit may change the trees in place.
 		n.w.nextID++
 		id := n.w.nextID
+		inPlace := db.InPlaceCommits()
 		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: n.w.rowValues(id, n.id)})
+		if db.InPlaceCommits() > inPlace {
+			n.w.res.InPlace++
+		}
 		if err != nil {
 			if !n.diskFailed(err) {
 				n.w.violate("write", fmt.Sprintf("%s: row commit: %v", n.id, err))
@@ -576,14 +584,14 @@ func (n *node) committedWrite(db *storage.DB, name string, id int64, start, lsn 
 		return
 	}
 	if req := n.w.syncRequest(); req.Level != repl.SyncOff {
-		n.waits = append(n.waits, &syncWait{row: fmt.Sprintf("%s/%v", name, id), db: name, base: db.Snapshot().BaseID(),
+		n.waits = append(n.waits, &syncWait{row: fmt.Sprintf("%s/%v", name, id), db: name, base: db.Latest().BaseID(),
 			lsn: lsn, req: req, deadline: n.w.now + int(req.Timeout.Milliseconds())})
 	}
 }
 
 // recordLedger notes the transactions a primary appended in [from, to).
 func (n *node) recordLedger(db *storage.DB, from, to journal.LSN) {
-	base := fmt.Sprintf("%x", db.Snapshot().BaseID())
+	base := fmt.Sprintf("%x", db.Latest().BaseID())
 	hist := db.History()
 	eachTx(db, from, to, func(lsn journal.LSN, sum string) {
 		n.w.ledger[ledgerKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn)}] = sum
@@ -667,14 +675,14 @@ func (n *node) promote(force bool) {
 	var local []repl.LocalDB
 	for _, db := range n.eng.Databases() {
 		h, end := db.ReceivedHistory()
-		local = append(local, repl.LocalDB{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, End: end})
+		local = append(local, repl.LocalDB{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: h, End: end})
 	}
 	var peerDBs []repl.PeerDatabases
 	for _, a := range answers {
 		pd := repl.PeerDatabases{ID: a.ID}
 		for _, db := range n.w.byID[a.ID].eng.Databases() {
 			h, end := db.ReceivedHistory()
-			pd.DBs = append(pd.DBs, repl.PeerDB{Position: repl.Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)},
+			pd.DBs = append(pd.DBs, repl.PeerDB{Position: repl.Position{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: h, LSN: uint64(end)},
 				Retained: db.Journal().Start()})
 		}
 		peerDBs = append(peerDBs, pd)
@@ -786,7 +794,7 @@ func (n *node) rowsOnHistoryOf(answers []repl.PeerState) map[string]bool {
 		all := []cand{{db, mh, mend, mh.Last()}}
 		for _, a := range answers {
 			pdb, ok := n.w.byID[a.ID].eng.Database(db.Name())
-			if !ok || !bytes.Equal(db.Snapshot().BaseID(), pdb.Snapshot().BaseID()) {
+			if !ok || !bytes.Equal(db.Latest().BaseID(), pdb.Latest().BaseID()) {
 				continue
 			}
 			ph, pend := pdb.ReceivedHistory()
@@ -874,7 +882,7 @@ func (n *node) duties() {
 				var ps []repl.Position
 				for _, db := range n.eng.Databases() {
 					h, end := db.ReceivedHistory()
-					ps = append(ps, repl.Position{Name: db.Name(), BaseID: db.Snapshot().BaseID(), Hist: h, LSN: uint64(end)})
+					ps = append(ps, repl.Position{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: h, LSN: uint64(end)})
 				}
 				w.net.send(w, n.id, to, id, subscribeMsg{epoch: n.st.Epoch, positions: ps})
 			}
@@ -905,7 +913,7 @@ func (n *node) serve(fid string, f *follower) {
 			if ok {
 				start = p.start
 			}
-			v := repl.DBView{BaseID: db.Snapshot().BaseID(), Hist: db.History(), End: db.LSN(), Retained: db.Journal().Start()}
+			v := repl.DBView{BaseID: db.Latest().BaseID(), Hist: db.History(), End: db.LSN(), Retained: db.Journal().Start()}
 			d := repl.DecideStart(v, start)
 			if d.Kind == repl.StartSeed {
 				var buf bytes.Buffer
@@ -914,12 +922,12 @@ func (n *node) serve(fid string, f *follower) {
 					w.violate("seed", err.Error())
 					return
 				}
-				f.pos[db.Name()] = &fpos{base: db.Snapshot().BaseID(), decided: true, seeding: true, sent: lsn}
+				f.pos[db.Name()] = &fpos{base: db.Latest().BaseID(), decided: true, seeding: true, sent: lsn}
 				w.net.send(w, n.id, fid, f.link, seedMsg{db: db.Name(), quarantine: d.Quarantine, reason: d.Reason, copy: buf.Bytes(), lsn: lsn})
 				n.tracef("seed %s to %s at %d (%s)", db.Name(), fid, lsn, d.Reason)
 				continue
 			}
-			p.decided, p.base = true, db.Snapshot().BaseID()
+			p.decided, p.base = true, db.Latest().BaseID()
 			p.sent, p.written, p.applied = journal.LSN(p.start.LSN), journal.LSN(p.start.LSN), journal.LSN(p.start.LSN)
 		}
 		if p.seeding {
@@ -1086,7 +1094,7 @@ func (n *node) receive(m message) {
 }
 
 func (n *node) ack(m message, db *storage.DB) {
-	a := ackMsg{db: db.Name(), base: db.Snapshot().BaseID(), epoch: n.st.Epoch, written: db.Journal().End(), applied: db.LSN()}
+	a := ackMsg{db: db.Name(), base: db.Latest().BaseID(), epoch: n.st.Epoch, written: db.Journal().End(), applied: db.LSN()}
 	n.w.recordAck(n.id, a)
 	n.w.net.send(n.w, n.id, m.from, m.link, a)
 }
@@ -1097,7 +1105,7 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 	if n.quarantined == nil {
 		n.quarantined = map[txKey]bool{}
 	}
-	base, hist := fmt.Sprintf("%x", db.Snapshot().BaseID()), db.History()
+	base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 	eachTx(db, 0, db.LSN(), func(lsn journal.LSN, sum string) {
 		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
 	})

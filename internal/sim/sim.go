@@ -170,6 +170,9 @@ type Result struct {
 	// StaleRefused the changes by key refused because their row had
 	// changed since it was read.
 	RowChanges, StaleRefused int
+	// InPlace counts the one-row commits that changed the committed
+	// trees in place (storage.DB.InPlaceCommits).
+	InPlace int
 }
 
 const (
@@ -683,7 +686,7 @@ func (w *world) converged(p *node) bool {
 		}
 		for i, pdb := range pdbs {
 			ndb := ndbs[i]
-			if pdb.Name() != ndb.Name() || !bytes.Equal(pdb.Snapshot().BaseID(), ndb.Snapshot().BaseID()) || pdb.LSN() != ndb.LSN() {
+			if pdb.Name() != ndb.Name() || !bytes.Equal(pdb.Latest().BaseID(), ndb.Latest().BaseID()) || pdb.LSN() != ndb.LSN() {
 				return false
 			}
 		}

@@ -114,7 +114,8 @@ func setStatusFlags(c *mysql.Conn, flags uint16) {
 }
 
 // mirajStatus adds Miraj's own counters to SHOW [GLOBAL] STATUS, read each
-// time: the storage engine's (Miraj_commits, Miraj_journal_fsyncs) always,
+// time: the storage engine's (Miraj_commits, Miraj_journal_fsyncs,
+// Miraj_commits_in_place) always,
 // the Miraj_cluster_sync_* ones (§17.8.5) under active replication only.
 type mirajStatus struct{ sql.StatusVariableRegistry }
 
@@ -136,7 +137,8 @@ func mirajStatusValues() []repl.SyncStatusVar {
 	if e := statusEngine.Load(); e != nil {
 		c := e.Counts()
 		out = append(out, repl.SyncStatusVar{Name: "Miraj_commits", Value: c.Commits},
-			repl.SyncStatusVar{Name: "Miraj_journal_fsyncs", Value: c.Fsyncs})
+			repl.SyncStatusVar{Name: "Miraj_journal_fsyncs", Value: c.Fsyncs},
+			repl.SyncStatusVar{Name: "Miraj_commits_in_place", Value: c.InPlace})
 	}
 	if n := clusterNode.Load(); n != nil {
 		out = append(out, n.SyncStatus()...)

@@ -312,13 +312,13 @@ func (g *pointGets) writeTarget(ctx *sql.Context, sess *Session, p *writePlan, p
 	if !found {
 		return w, false
 	}
-	// The checks read the committed catalog or the transaction's,
-	// without starting the transaction when they fail.
+	// The checks read the definitions of the committed catalog or the
+	// transaction's, without starting the transaction when they fail.
 	var cat *storage.Catalog
 	if tx, ok := sess.openTx(db); ok {
 		cat = tx.Catalog()
 	} else {
-		cat = db.Snapshot()
+		cat = db.Latest()
 	}
 	t, found := cat.Table(p.table)
 	if !found {
@@ -435,11 +435,20 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 		if attempt == maxRowAttempts {
 			return false, nil // the row keeps changing: the planner's way
 		}
-		t, ok := w.db.Snapshot().Table(p.table)
+		// The row is read from the committed catalog without freezing
+		// it, so that the commit can change it in place (DB.Read); t is
+		// kept for its definition only.
+		var t *storage.Table
+		var old *storage.Row
+		ok, found := false, false
+		w.db.Read(func(cat *storage.Catalog) {
+			if t, ok = cat.Table(p.table); ok && t.Def() == w.def {
+				old, found = t.Get(storage.KeyRow(key))
+			}
+		})
 		if !ok || t.Def() != w.def {
 			return false, nil
 		}
-		old, found := t.Get(storage.KeyRow(key))
 		kind := storage.OpDelete
 		var oldVals, newVals []any
 		if found {
@@ -760,7 +769,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	var st *storage.Table
 	found := false
 	if w.implicit {
-		st, found = w.db.Snapshot().Table(p.table)
+		st, found = w.db.Latest().Table(p.table) // its definition and counters
 	} else {
 		tx = sess.storageTx(w.db)
 		st, found = tx.Table(p.table)

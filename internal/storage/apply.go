@@ -33,7 +33,9 @@ type Object struct {
 func objectKey(kind, name string) string { return kind + "\x00" + lower(name) }
 
 // Catalog is one consistent version of a database: its tables and objects.
-// A published Catalog is never modified.
+// A published Catalog is never modified once frozen (DB.Snapshot); one
+// that no one froze may be taken over by a commit, which changes its
+// trees in place and publishes the next one (see DB.Read).
 type Catalog struct {
 	tables  map[string]*Table
 	objects map[string]*Object
@@ -41,17 +43,27 @@ type Catalog struct {
 	baseID  []byte
 	// seq counts the transactions applied; rows carry the seq that wrote them.
 	seq uint64
+	// refs: who may read a committed catalog's trees (see DB.Read).
+	refs atomic.Int64
+	// id tells catalogs apart (catalogIDs): the tables made for this one
+	// carry it (Table.made). A catalog taken over by a commit gives its id
+	// to the catalog that commit publishes (DB.commitWith), which holds the
+	// tables made for it alone, as it is never read again.
+	id uint64
 	// history: the epoch marks of the journal that produced this catalog
 	// (OpEpoch frames), shared between versions: History.Append copies.
 	history history.History
 }
 
+// catalogIDs numbers the catalogs of the process.
+var catalogIDs atomic.Uint64
+
 func newCatalog() *Catalog {
-	return &Catalog{tables: map[string]*Table{}, objects: map[string]*Object{}}
+	return &Catalog{tables: map[string]*Table{}, objects: map[string]*Object{}, id: catalogIDs.Add(1)}
 }
 
 func (c *Catalog) shallowClone() *Catalog {
-	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, baseID: c.baseID, seq: c.seq, history: c.history}
+	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, baseID: c.baseID, seq: c.seq, history: c.history, id: catalogIDs.Add(1)}
 	for k, v := range c.tables {
 		n.tables[k] = v
 	}
@@ -147,6 +159,47 @@ type applier struct {
 	// appended how many there are (see Table.unshareTail).
 	tail     *Row
 	appended int
+	// from is the id of the catalog the applier started from.
+	from uint64
+	// inPlace: the applier took over the committed catalog (a commit no
+	// one's read holds, DB.commitWith): the tables it writes that were
+	// made for that catalog (no older one holds them) share their trees
+	// with it and change them in place; undo records how to put the rows
+	// back should the commit fail.
+	inPlace bool
+	undo    []undoRow
+}
+
+// undoRow puts a table's row back as it was before an in-place change:
+// row (nil: none) where now is (nil: none).
+type undoRow struct {
+	t        *Table
+	row, now *Row
+}
+
+// changedInPlace records that t's row old (nil: none) became now (nil:
+// none), for undoInPlace.
+func (a *applier) changedInPlace(t *Table, old, now *Row) {
+	if a.inPlace {
+		a.undo = append(a.undo, undoRow{t: t, row: old, now: now})
+	}
+}
+
+// undoInPlace reverses the in-place changes, last first: the trees are
+// again those of the catalog taken over.
+func (a *applier) undoInPlace() {
+	for i := len(a.undo) - 1; i >= 0; i-- {
+		u := a.undo[i]
+		switch {
+		case u.row == nil:
+			u.t.removeRow(u.now, nil)
+		case u.now == nil:
+			u.t.insertRow(u.row)
+		default:
+			u.t.updateRow(u.now, u.row, nil)
+		}
+	}
+	a.undo = nil
 }
 
 // tailRows is how many rows appended to a table in key order make the
@@ -178,7 +231,7 @@ func (a *applier) noteAppend(t *Table, r *Row) {
 }
 
 func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
-	return &applier{cat: base.shallowClone(), owned: map[*Table]bool{}, ver: ver, bind: bind}
+	return &applier{cat: base.shallowClone(), from: base.id, owned: map[*Table]bool{}, ver: ver, bind: bind}
 }
 
 // release forgets which tables are private, so that what was built so far
@@ -192,7 +245,14 @@ func (a *applier) writable(name string) (*Table, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, name)
 	}
 	if !a.owned[t] {
-		t = t.clone()
+		if a.inPlace && t.made == a.from {
+			// Made for the catalog taken over: only it holds the trees.
+			// A table it shares with an older catalog is copied.
+			t = t.shareTrees()
+		} else {
+			t = t.clone()
+		}
+		t.made = a.cat.id
 		a.cat.tables[key] = t
 		a.owned[t] = true
 	}
@@ -207,6 +267,7 @@ func (a *applier) keep(r *Row) {
 }
 
 func (a *applier) put(t *Table) {
+	t.made = a.cat.id
 	a.cat.tables[lower(t.Name())] = t
 	a.owned[t] = true
 }
@@ -300,7 +361,8 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	last, held := t.primary.Max()
 	appended := !held || t.shape.comparePrimary(r, last) > 0
 	t.insertRowHint(r, hints)
-	if appended {
+	a.changedInPlace(t, nil, r)
+	if appended && !a.inPlace {
 		a.noteAppend(t, r)
 	}
 	a.stamp(t, r)
@@ -332,6 +394,7 @@ func (a *applier) apply(op *Op) error {
 			return err
 		}
 		t.updateRow(old, r, &hint)
+		a.changedInPlace(t, old, r)
 		a.stamp(t, r)
 		a.keep(r)
 	case OpDelete:
@@ -345,6 +408,7 @@ func (a *applier) apply(op *Op) error {
 			return fmt.Errorf("%w: delete in %s", ErrRowMissing, op.Table)
 		}
 		t.removeRow(old, &hint)
+		a.changedInPlace(t, old, nil)
 		t.lastWrite = a.ver
 	case OpCreateTable:
 		if _, exists := a.cat.tables[lower(op.Def.Name)]; exists {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,7 @@ type DB struct {
 	ckptBytes atomic.Int64
 	commits   atomic.Uint64 // commits since the newest checkpoint (manual policy)
 	committed atomic.Uint64 // commits since the database was opened
+	inPlace   atomic.Uint64 // commits that took the committed catalog over
 	// rx: a replica's transactions in reception, by id (guarded by
 	// commitMu).
 	rx map[uint64]*rxState
@@ -101,17 +103,140 @@ func (db *DB) Name() string { return db.name }
 // Journal returns the database's journal.
 func (db *DB) Journal() *journal.Log { return db.jrnl }
 
-// Snapshot returns the committed catalog.
-func (db *DB) Snapshot() *Catalog { return db.cur.Load().cat }
+// Snapshot returns the committed catalog, frozen: it and its tables stay
+// as they are for as long as anyone holds them.
+func (db *DB) Snapshot() *Catalog { return db.frozen().cat }
 
 // Begin starts a transaction on the committed catalog as it is now.
 func (db *DB) Begin() *Tx {
-	tx := &Tx{db: db, base: db.cur.Load().cat, touched: map[string]*tableTouch{}}
+	tx := &Tx{db: db, base: db.frozen().cat, touched: map[string]*tableTouch{}}
 	if db.eng != nil {
 		tx.lockSeq = db.eng.locks.ownerSeq.Add(1)
 	}
 	return tx
 }
+
+// Reading the committed catalog. A committed catalog is frozen once
+// someone may hold it (Snapshot, Begin, a checkpoint): from then on it never
+// changes, and the next commit copies the B-tree nodes it writes
+// (copy-on-write). A catalog that no one froze can be taken over by the next
+// one-row commit (CommitRow), which then changes its trees in place rather
+// than copying their paths: the common case of a stream of autocommit
+// writes, whose copies were most of their garbage. Catalog.refs says which
+// it is, changed with compare-and-swap so that a catalog is never both held
+// and taken:
+//
+//   - refsFrozen and over: frozen, for good;
+//   - 0 to refsFrozen-1: that many readers inside Read (none may keep the
+//     catalog's tables past it);
+//   - below 0: a commit takes it over. It added refsTaken, so that no one
+//     enters it, then waits for the readers inside to leave (refs back to
+//     refsTaken exactly) before it changes the trees. Whoever finds a
+//     catalog so waits for that commit (the commit lock) and reads the
+//     catalog it publishes.
+//
+// Taking over one catalog after readers left it, rather than copying what
+// it writes, matters beyond that commit: a copy gives the written trees a
+// new identity, and every node of them is then copied at its next write.
+//
+// Latest gives the committed catalog for its definitions only (tables'
+// names, definitions, counters), which a takeover leaves as they are.
+const (
+	refsFrozen = 1 << 40
+	refsTaken  = -1 << 41
+)
+
+// frozen returns the committed state, its catalog frozen.
+func (db *DB) frozen() *state {
+	for {
+		st := db.cur.Load()
+		refs := &st.cat.refs
+		n := refs.Load()
+		switch {
+		case n >= refsFrozen:
+			return st
+		case n >= 0:
+			if refs.CompareAndSwap(n, n+refsFrozen) {
+				return st
+			}
+		default:
+			db.waitTakeover()
+		}
+	}
+}
+
+// waitTakeover waits for the commit that took over the committed catalog:
+// it holds the commit lock until it has published the next one.
+func (db *DB) waitTakeover() {
+	db.commitMu.Lock()
+	db.commitMu.Unlock()
+}
+
+// Read calls fn with the committed catalog, which no commit changes while
+// fn runs. Rows read from it may be kept (a row never changes); its tables
+// may be kept for their definitions only (Table.Def, Name, the counters),
+// not read from after fn returns. Cheaper than Snapshot for a short read
+// followed by a one-row commit: it leaves the catalog to be taken over.
+// fn must be short (a commit may wait for it) and must not call Read,
+// Snapshot, Begin or a commit of db.
+func (db *DB) Read(fn func(cat *Catalog)) {
+	for {
+		st := db.cur.Load()
+		refs := &st.cat.refs
+		n := refs.Load()
+		switch {
+		case n >= refsFrozen:
+			fn(st.cat)
+			return
+		case n >= 0:
+			if refs.CompareAndSwap(n, n+1) {
+				defer refs.Add(-1)
+				fn(st.cat)
+				return
+			}
+		default:
+			db.waitTakeover()
+		}
+	}
+}
+
+// Latest returns the committed catalog for its definitions only: its
+// tables' names and definitions (Table.Def, Name), their counters
+// (TakeAuto, BumpAuto) and the catalog's objects, which no commit changes
+// in place. Its rows must be read through Read or Snapshot: a one-row
+// commit may be changing its trees.
+func (db *DB) Latest() *Catalog { return db.cur.Load().cat }
+
+// takeOver takes the committed catalog over for a commit that changes its
+// trees in place, unless it is frozen; it waits for the readers inside
+// Read to leave, up to maxTakeoverYields yields of its processor (a
+// reader may be descheduled: the commit then copies what it writes).
+// Called with the commit lock held.
+func (c *Catalog) takeOver() bool {
+	for {
+		n := c.refs.Load()
+		if n < 0 || n >= refsFrozen {
+			return false
+		}
+		if c.refs.CompareAndSwap(n, n+refsTaken) {
+			break
+		}
+	}
+	for i := 0; c.refs.Load() != refsTaken; i++ {
+		if i == maxTakeoverYields {
+			c.refs.Add(-refsTaken) // the readers inside stay; others may enter
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
+}
+
+const maxTakeoverYields = 64
+
+// InPlaceCommits returns how many commits of this database since it was
+// opened took the committed catalog over (changed its trees in place).
+func (db *DB) InPlaceCommits() uint64 { return db.inPlace.Load() }
 
 // Committed returns how many transactions this database committed since it
 // was opened.
@@ -121,7 +246,7 @@ func (db *DB) Committed() uint64 { return db.committed.Load() }
 func (db *DB) LSN() journal.LSN { return db.cur.Load().lsn }
 
 func (db *DB) commit(ctx context.Context, tx *Tx) error {
-	logged, err := db.commitWith(tx.ops, func(cur *Catalog, a *applier) error {
+	logged, err := db.commitWith(tx.ops, false, func(cur *Catalog, a *applier) error {
 		adopted := tx.adoptable(cur)
 		if err := tx.checkLocked(cur, adopted); err != nil {
 			return err
@@ -162,7 +287,11 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 // journaled and published as the new committed catalog. It returns the
 // journal position after the commit frame, 0 when nothing was journaled
 // (manual save policy). The caller makes it durable (syncCommit).
-func (db *DB) commitWith(ops []*Op, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
+//
+// With takeover, and when no one holds the committed catalog (see Read),
+// the applier changes its trees in place (applier.inPlace); should the
+// commit fail after that, the changes are undone.
+func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
 	var buf []byte
 	txn := db.newTxn()
 	if db.policy != SaveManual {
@@ -188,20 +317,34 @@ func (db *DB) commitWith(ops []*Op, body func(cur *Catalog, a *applier) error) (
 	}
 	st := db.cur.Load()
 	a := newApplier(st.cat, st.cat.seq+1, db.bind)
+	a.inPlace = takeover && st.cat.takeOver()
+	if a.inPlace {
+		// The next catalog continues this one, which no one will read
+		// again: the tables made for it are made for the next one too.
+		a.cat.id = st.cat.id
+	}
+	// fail undoes what the commit changed in place, gives the catalog
+	// back and unlocks.
+	fail := func(err error) (journal.LSN, error) {
+		if a.inPlace {
+			a.undoInPlace()
+			st.cat.refs.Store(0)
+		}
+		db.commitMu.Unlock()
+		return 0, err
+	}
 	if buf != nil {
 		if mark, ok := db.pendingMarkLocked(st, txn); ok {
 			// First write of this primary's epoch in this database: the
 			// epoch mark goes first, in the same transaction.
 			if err := a.apply(mark); err != nil {
-				db.commitMu.Unlock()
-				return 0, err
+				return fail(err)
 			}
 			buf = append(AppendOp(make([]byte, 0, 64+len(buf)), mark), buf...)
 		}
 	}
 	if err := body(st.cat, a); err != nil {
-		db.commitMu.Unlock()
-		return 0, err
+		return fail(err)
 	}
 	a.cat.seq = st.cat.seq + 1
 	end, logged := st.lsn, journal.LSN(0)
@@ -214,13 +357,15 @@ func (db *DB) commitWith(ops []*Op, body func(cur *Catalog, a *applier) error) (
 		}
 		var err error
 		if _, end, err = appendFrames(buf); err != nil {
-			db.commitMu.Unlock()
-			return 0, err
+			return fail(err)
 		}
 		logged = end
 	}
 	db.cur.Store(&state{cat: a.cat, lsn: end})
 	db.commitMu.Unlock()
+	if a.inPlace {
+		db.inPlace.Add(1)
+	}
 	db.commits.Add(1)
 	db.committed.Add(1)
 	if db.eng != nil {

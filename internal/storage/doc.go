@@ -3,8 +3,14 @@
 //
 // A database's state is a Catalog: its tables (a copy-on-write B-tree for
 // the primary key or row number, one per secondary index), views, triggers,
-// procedures and options. A committed Catalog is immutable: readers load it
-// with one atomic pointer read, and a transaction's snapshot is that pointer.
+// procedures and options. A committed Catalog that anyone may hold is
+// immutable: readers load it with one atomic pointer read and freeze it
+// (Snapshot, Begin), and a transaction's snapshot is that pointer. A
+// committed Catalog that no one froze can be taken over by the next
+// one-row commit (CommitRow, an autocommit write by key): it waits for the
+// short readers inside DB.Read to leave, changes the trees in place instead
+// of copying the paths it writes, and publishes the next Catalog; no one
+// reads the one taken over again (db.go, "Reading the committed catalog").
 //
 // Every change is an Op, and one function, applier.apply, turns ops into
 // table state: a transaction's own view of its writes, a commit, a

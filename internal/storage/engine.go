@@ -288,6 +288,9 @@ func (e *Engine) Databases() []*DB {
 type Counts struct {
 	Commits uint64 // transactions committed since each database was opened
 	Fsyncs  uint64 // fsyncs of journal files (one covers every commit it finds written)
+	// InPlace counts the commits that changed the committed trees in
+	// place, no one holding the catalog they wrote (see DB.Read).
+	InPlace uint64
 }
 
 // Counts sums the counters of the open databases.
@@ -295,6 +298,7 @@ func (e *Engine) Counts() Counts {
 	var c Counts
 	for _, db := range e.Databases() {
 		c.Commits += db.Committed()
+		c.InPlace += db.InPlaceCommits()
 		if db.jrnl != nil {
 			c.Fsyncs += db.jrnl.Fsyncs()
 		}
@@ -400,7 +404,7 @@ func (e *Engine) DropDatabase(name string) error {
 func (e *Engine) Checkpoint(db *DB) error {
 	db.ckptMu.Lock()
 	defer db.ckptMu.Unlock()
-	st := db.cur.Load()
+	st := db.frozen()
 	if db.commits.Load() == 0 && uint64(st.lsn) == db.ckptLSN.Load() {
 		if cks, _ := listCheckpoints(db.dir); len(cks) > 0 {
 			return nil

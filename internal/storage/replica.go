@@ -236,7 +236,7 @@ func (e *Engine) MoveAside(name, dest string) error {
 // WriteSnapshot writes a consistent copy of db (a checkpoint stream) to w
 // and returns the LSN it is taken at. Writers are not stopped.
 func (db *DB) WriteSnapshot(w io.Writer) (journal.LSN, error) {
-	st := db.cur.Load()
+	st := db.frozen()
 	bw := bufio.NewWriterSize(w, 1<<20)
 	if err := writeCatalog(bw, st.cat, st.lsn); err != nil {
 		return 0, err

@@ -64,7 +64,7 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 	if key == nil {
 		key = op.Row
 	}
-	logged, err := db.commitWith([]*Op{op}, func(cur *Catalog, a *applier) error {
+	logged, err := db.commitWith([]*Op{op}, true, func(cur *Catalog, a *applier) error {
 		t, ok := cur.tables[lower(name)]
 		if !ok || t.shape != c.Table.shape || t.schemaVer != c.Table.schemaVer {
 			return ErrStale

@@ -205,7 +205,9 @@ func (s *shape) compareIndex(cols []int, a, b *Row) int {
 }
 
 // Table is one version of a table. A published Table (in a committed Catalog
-// or a snapshot) is never modified; writers modify a clone.
+// or a snapshot) is never modified; writers modify a clone, or, taking
+// over a committed catalog no one froze, a version sharing its trees
+// (shareTrees).
 type Table struct {
 	shape   *shape
 	primary *btree.BTreeG[*Row]
@@ -218,6 +220,10 @@ type Table struct {
 	lastWrite uint64
 	// cloneMu serialises Copy of the trees: btree.Copy writes to the source.
 	cloneMu *sync.Mutex
+	// made is the id of the catalog this version was made for by an
+	// applier (Catalog.id; 0: none): a commit that takes that catalog over
+	// may change the table's trees in place (applier.writable).
+	made uint64
 }
 
 // counters are not transactional (like MySQL's): a number handed out is
@@ -262,10 +268,27 @@ func (t *Table) clone() *Table {
 	t.cloneMu.Lock()
 	defer t.cloneMu.Unlock()
 	c := *t
+	c.made = 0
 	c.primary = t.primary.Copy()
 	c.indexes = make([]*secondary, len(t.indexes))
 	for i, ix := range t.indexes {
 		c.indexes[i] = ix.copy()
+	}
+	return &c
+}
+
+// shareTrees returns a writable version of t that shares its trees, for an
+// applier that took over the committed catalog (applier.inPlace): its
+// writes change the trees in place, but for the nodes that a copy made
+// earlier (a frozen version's) still shares, which the trees copy on
+// write as ever. t itself must not be read after.
+func (t *Table) shareTrees() *Table {
+	c := *t
+	c.made = 0
+	c.indexes = make([]*secondary, len(t.indexes))
+	for i, ix := range t.indexes {
+		x := *ix
+		c.indexes[i] = &x
 	}
 	return &c
 }
