@@ -148,16 +148,43 @@ const (
 
 // frozen returns the committed state, its catalog frozen.
 func (db *DB) frozen() *state {
+	st, _ := db.enter(true)
+	return st
+}
+
+// Read calls fn with the committed catalog, which no commit changes while
+// fn runs. Rows read from it may be kept (a row never changes); its tables
+// may be kept for their definitions only (Table.Def, Name, the counters),
+// not read from after fn returns. Cheaper than Snapshot for a short read
+// followed by a one-row commit: it leaves the catalog to be taken over.
+// fn must be short (a commit may wait for it) and must not call Read,
+// Snapshot, Begin or a commit of db.
+func (db *DB) Read(fn func(cat *Catalog)) {
+	st, counted := db.enter(false)
+	if counted {
+		defer st.cat.refs.Add(-1)
+	}
+	fn(st.cat)
+}
+
+// enter admits a reader of the committed catalog: for good (freeze), or
+// counted until it leaves (counted: it must subtract one from refs then).
+// A frozen catalog needs neither. It waits out a takeover.
+func (db *DB) enter(freeze bool) (st *state, counted bool) {
+	add := int64(1)
+	if freeze {
+		add = refsFrozen
+	}
 	for {
 		st := db.cur.Load()
 		refs := &st.cat.refs
 		n := refs.Load()
 		switch {
 		case n >= refsFrozen:
-			return st
+			return st, false
 		case n >= 0:
-			if refs.CompareAndSwap(n, n+refsFrozen) {
-				return st
+			if refs.CompareAndSwap(n, n+add) {
+				return st, !freeze
 			}
 		default:
 			db.waitTakeover()
@@ -170,34 +197,6 @@ func (db *DB) frozen() *state {
 func (db *DB) waitTakeover() {
 	db.commitMu.Lock()
 	db.commitMu.Unlock()
-}
-
-// Read calls fn with the committed catalog, which no commit changes while
-// fn runs. Rows read from it may be kept (a row never changes); its tables
-// may be kept for their definitions only (Table.Def, Name, the counters),
-// not read from after fn returns. Cheaper than Snapshot for a short read
-// followed by a one-row commit: it leaves the catalog to be taken over.
-// fn must be short (a commit may wait for it) and must not call Read,
-// Snapshot, Begin or a commit of db.
-func (db *DB) Read(fn func(cat *Catalog)) {
-	for {
-		st := db.cur.Load()
-		refs := &st.cat.refs
-		n := refs.Load()
-		switch {
-		case n >= refsFrozen:
-			fn(st.cat)
-			return
-		case n >= 0:
-			if refs.CompareAndSwap(n, n+1) {
-				defer refs.Add(-1)
-				fn(st.cat)
-				return
-			}
-		default:
-			db.waitTakeover()
-		}
-	}
 }
 
 // Latest returns the committed catalog for its definitions only: its

@@ -79,6 +79,29 @@ func dumpModel(m map[int64]inPlaceRow) string {
 	return b.String()
 }
 
+// newInPlaceTable creates database app in e with table t (inPlaceDef) of
+// rows rows, row id holding row(id), and returns the rows as a model.
+func newInPlaceTable(t *testing.T, e *Engine, rows int64, row func(id int64) inPlaceRow) (*DB, map[int64]inPlaceRow) {
+	t.Helper()
+	db, err := e.CreateDatabase("app", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := db.Begin()
+	if err := tx.CreateTable(inPlaceDef); err != nil {
+		t.Fatal(err)
+	}
+	m := map[int64]inPlaceRow{}
+	for id := int64(0); id < rows; id++ {
+		m[id] = row(id)
+		if _, err := tx.Insert("t", []any{id, m[id].v, m[id].s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCommit(t, tx)
+	return db, m
+}
+
 // commitRandomRow commits one random row change alone (CommitRow), reading
 // the row as a compiled statement does (DB.Read, without freezing the
 // catalog), and applies it to m.
@@ -222,22 +245,7 @@ func TestFailedInPlaceCommitIsUndone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	db, err := e.CreateDatabase("app", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx := db.Begin()
-	if err := tx.CreateTable(inPlaceDef); err != nil {
-		t.Fatal(err)
-	}
-	m := map[int64]inPlaceRow{}
-	for id := int64(0); id < 100; id++ {
-		m[id] = inPlaceRow{v: id % 7, s: fmt.Sprintf("s%03d", id)}
-		if _, err := tx.Insert("t", []any{id, m[id].v, m[id].s}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustCommit(t, tx)
+	db, m := newInPlaceTable(t, e, 100, func(id int64) inPlaceRow { return inPlaceRow{v: id % 7, s: fmt.Sprintf("s%03d", id)} })
 	rng := rand.New(rand.NewSource(2))
 	nextID := int64(100)
 	for i := 0; i < 20; i++ {
@@ -290,105 +298,85 @@ func TestFailedInPlaceCommitIsUndone(t *testing.T) {
 func TestInPlaceCommitsBesideReaders(t *testing.T) {
 	e, _ := openEngine(t, t.TempDir(), SaveCommit)
 	defer e.Close()
-	db, err := e.CreateDatabase("app", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx := db.Begin()
-	if err := tx.CreateTable(inPlaceDef); err != nil {
-		t.Fatal(err)
-	}
-	for id := int64(0); id < 200; id++ {
-		if _, err := tx.Insert("t", []any{id, id % 9, fmt.Sprintf("s%03d", id)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustCommit(t, tx)
+	db, _ := newInPlaceTable(t, e, 200, func(id int64) inPlaceRow { return inPlaceRow{v: id % 9, s: fmt.Sprintf("s%03d", id)} })
 
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
+	// loop runs step in a goroutine until stop is closed or step fails.
+	loop := func(step func() bool) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !step() {
+					return
+				}
+			}
+		}()
+	}
 	var writes atomic.Int64
 	for w := 0; w < 3; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(int64(w)))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := rng.Int63n(200)
-				var tb *Table
-				var seen *Row
-				found := false
-				db.Read(func(cat *Catalog) { tb, _ = cat.Table("t"); seen, found = tb.Get(KeyRow([]any{id, nil, nil})) })
-				if !found {
-					t.Errorf("row %d missing", id)
-					return
-				}
-				v := seen.Value(1).(int64)
-				_, err := db.CommitRow(RowChange{Table: tb, Seen: seen, Kind: OpUpdate, Vals: []any{id, v + 1, seen.Value(2)}})
-				if err != nil && !errors.Is(err, ErrStale) {
-					t.Error(err)
-					return
-				}
-				writes.Add(1)
+		rng := rand.New(rand.NewSource(int64(w)))
+		loop(func() bool {
+			id := rng.Int63n(200)
+			var tb *Table
+			var seen *Row
+			found := false
+			db.Read(func(cat *Catalog) { tb, _ = cat.Table("t"); seen, found = tb.Get(KeyRow([]any{id, nil, nil})) })
+			if !found {
+				t.Errorf("row %d missing", id)
+				return false
 			}
-		}()
+			v := seen.Value(1).(int64)
+			_, err := db.CommitRow(RowChange{Table: tb, Seen: seen, Kind: OpUpdate, Vals: []any{id, v + 1, seen.Value(2)}})
+			if err != nil && !errors.Is(err, ErrStale) {
+				t.Error(err)
+				return false
+			}
+			writes.Add(1)
+			return true
+		})
 	}
 	for r := 0; r < 2; r++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				n := 0
-				db.Read(func(cat *Catalog) {
-					tb, _ := cat.Table("t")
-					tb.AscendIndex(0, nil, func(*Row) bool { n++; return true })
-				})
-				if n != 200 {
-					t.Errorf("index read %d rows, want 200", n)
-					return
-				}
-				tb, _ := db.Snapshot().Table("t")
-				first := dumpTable(tb)
-				time.Sleep(time.Millisecond)
-				if again := dumpTable(tb); again != first {
-					t.Error("a snapshot changed under its reader")
-					return
-				}
+		loop(func() bool {
+			n := 0
+			db.Read(func(cat *Catalog) {
+				tb, _ := cat.Table("t")
+				tb.AscendIndex(0, nil, func(*Row) bool { n++; return true })
+			})
+			if n != 200 {
+				t.Errorf("index read %d rows, want 200", n)
+				return false
 			}
-		}()
+			tb, _ := db.Snapshot().Table("t")
+			first := dumpTable(tb)
+			time.Sleep(time.Millisecond)
+			if again := dumpTable(tb); again != first {
+				t.Error("a snapshot changed under its reader")
+				return false
+			}
+			return true
+		})
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			tx := db.Begin()
-			tb, _ := tx.Table("t")
-			r, _ := tb.Get(KeyRow([]any{int64(0), nil, nil}))
-			if err := tx.UpdateRow(tb, r, []any{int64(0), r.Value(1).(int64) + 1, "tx"}); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := tx.Commit(context.Background()); err != nil && !errors.Is(err, ErrConflict) {
-				t.Error(err)
-				return
-			}
+	loop(func() bool {
+		tx := db.Begin()
+		tb, _ := tx.Table("t")
+		r, _ := tb.Get(KeyRow([]any{int64(0), nil, nil}))
+		if err := tx.UpdateRow(tb, r, []any{int64(0), r.Value(1).(int64) + 1, "tx"}); err != nil {
+			t.Error(err)
+			return false
 		}
-	}()
+		if err := tx.Commit(context.Background()); err != nil && !errors.Is(err, ErrConflict) {
+			t.Error(err)
+			return false
+		}
+		return true
+	})
 	time.Sleep(700 * time.Millisecond)
 	close(stop)
 	wg.Wait()
