@@ -41,7 +41,10 @@ import (
 //     sets too;
 //   - row commit (at each row change, Options.RowChanges): a change by
 //     key worked out on a row that another commit replaced since it was
-//     read is refused as stale, never committed (node.changeRow).
+//     read is refused as stale, never committed (node.changeRow);
+//   - frozen (full, Options.HeldSnapshots): a snapshot a writer holds
+//     reads as it did when it was taken, while one-row commits change
+//     the committed trees in place.
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}
@@ -118,6 +121,26 @@ func (w *world) check(full bool) {
 	w.checkSameRows()
 	w.checkKeyOrder()
 	w.checkIndexes()
+	w.checkFrozen()
+}
+
+// checkFrozen is the checker "frozen" (Options.HeldSnapshots): each
+// snapshot a writer holds reads as it did when it was taken. Snapshots of
+// an engine that has since gone down, or held long enough, are let go.
+func (w *world) checkFrozen() {
+	for _, n := range w.nodes {
+		kept := n.snaps[:0]
+		for _, s := range n.snaps {
+			if s.eng != n.eng || w.now-s.tick > holdSnapshotTicks {
+				continue
+			}
+			if got := rowsOf(s.t); got != s.rows {
+				w.violate("frozen", fmt.Sprintf("%s: a snapshot of the table taken at tick %d reads otherwise now:\n was %.300s\n now %.300s", n.id, s.tick, s.rows, got))
+			}
+			kept = append(kept, s)
+		}
+		n.snaps = kept
+	}
 }
 
 // eachTable calls fn with every node's simulated table, in each database
@@ -248,6 +271,11 @@ func tableRows(db *storage.DB) string {
 	if !ok {
 		return "no table"
 	}
+	return rowsOf(t)
+}
+
+// rowsOf is tableRows of one version of the table.
+func rowsOf(t *storage.Table) string {
 	var b strings.Builder
 	for _, ix := range t.Def().Indexes {
 		fmt.Fprintf(&b, "index %s%v ", ix.Name, ix.Cols)

@@ -27,6 +27,10 @@ type node struct {
 	dir string
 	eng *storage.Engine // nil while down
 
+	// snaps: snapshots of the simulated table this node's writers hold
+	// (Options.HeldSnapshots), with what they read when taken.
+	snaps []heldSnapshot
+
 	// st is what the server persists (cluster-state.json survives a crash:
 	// it is written atomically and fsync'd); role is the live role.
 	st   repl.State
@@ -357,6 +361,9 @@ func (n *node) clientWrite() {
 			n.changeRow(db, name, start, t)
 			return
 		}
+	}
+	if n.w.opts.HeldSnapshots && n.w.rng.IntN(5) == 0 {
+		n.holdSnapshot(db)
 	}
 	if t, ok := db.Latest().Table(dbTable); ok && n.open[name] == nil && n.w.rng.IntN(4) == 0 {
 		// A one-row transaction committed on the committed table without
@@ -1182,4 +1189,28 @@ func (n *node) joinOverlap(name string) {
 		n.tracef("write %s id=%d during a group write", name, o.id)
 		n.committedWrite(o.db, name, o.id, o.before, r.lsn)
 	}
+}
+
+// heldSnapshot is a snapshot of the simulated table a writer keeps
+// (Options.HeldSnapshots): the engine it came from, the table as the
+// snapshot has it, what it read then, and when it was taken.
+type heldSnapshot struct {
+	eng  *storage.Engine
+	t    *storage.Table
+	rows string
+	tick int
+}
+
+// holdSnapshotTicks is how long a writer keeps a snapshot.
+const holdSnapshotTicks = 40
+
+// holdSnapshot takes a snapshot of db's simulated table and keeps it.
+func (n *node) holdSnapshot(db *storage.DB) {
+	t, ok := db.Snapshot().Table(dbTable)
+	if !ok {
+		return
+	}
+	n.snaps = append(n.snaps, heldSnapshot{eng: n.eng, t: t, rows: rowsOf(t), tick: n.w.now})
+	n.w.res.SnapshotsHeld++
+	n.tracef("hold a snapshot of %s at lsn=%d", db.Name(), db.LSN())
 }

@@ -78,6 +78,13 @@ type Options struct {
 	// left out the bytes in flight would give the second commit the first
 	// one's LSNs.
 	GroupWriteOverlap bool
+	// HeldSnapshots: writers sometimes take a snapshot of the simulated
+	// table (storage.DB.Snapshot, which freezes that version) and keep it
+	// for a while, among one-row commits that change the committed trees
+	// in place whenever no one holds them (storage.DB.CommitRow). The
+	// checker "frozen" holds: a snapshot reads as it did when it was
+	// taken, whatever was committed since.
+	HeldSnapshots bool
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -105,7 +112,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v held_snapshots=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.HeldSnapshots)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -140,7 +147,9 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		IntKey:           r.IntN(2) == 0,
 		// GroupWriteOverlap after the others, for the same reason.
 		GroupWriteOverlap: r.IntN(2) == 0,
-		Dir:               dir,
+		// HeldSnapshots after the others, for the same reason.
+		HeldSnapshots: r.IntN(2) == 0,
+		Dir:           dir,
 	}
 }
 
@@ -171,8 +180,9 @@ type Result struct {
 	// changed since it was read.
 	RowChanges, StaleRefused int
 	// InPlace counts the one-row commits that changed the committed
-	// trees in place (storage.DB.InPlaceCommits).
-	InPlace int
+	// trees in place (storage.DB.InPlaceCommits); SnapshotsHeld the
+	// snapshots writers held (Options.HeldSnapshots).
+	InPlace, SnapshotsHeld int
 }
 
 const (
