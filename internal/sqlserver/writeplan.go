@@ -62,6 +62,9 @@ type writePlan struct {
 	sets      []setSpec
 	cols      []string // INSERT: the columns given
 	args      []string // INSERT: their parameters
+	// checked: the checks of the table written, kept while the
+	// definitions stay (a plan belongs to one connection).
+	checked targetCache
 }
 
 // setSpec is one assignment of an UPDATE: col = arg | literal | src ± n.
@@ -320,24 +323,15 @@ func (g *pointGets) writeTarget(ctx *sql.Context, sess *Session, p *writePlan, p
 	} else {
 		cat = db.Latest()
 	}
-	t, found := cat.Table(p.table)
-	if !found {
+	tc := &p.checked
+	if tc.db != db || tc.defs != cat.Defs() {
+		*tc = targetCache{db: db, defs: cat.Defs()}
+		tc.def, tc.ti, tc.sch, tc.ok = plainTarget(cat, db, p)
+	}
+	if !tc.ok {
 		return w, false
 	}
-	def := t.Def()
-	ti, err := info(def)
-	if err != nil || len(def.PK) == 0 || len(ti.meta.Checks) > 0 || len(ti.meta.ForeignKeys) > 0 {
-		return w, false
-	}
-	if cat.HasObjects(objTrigger) || referenced(cat, def.Name) {
-		return w, false
-	}
-	sch := ti.schemaIn(db.Name()).Schema
-	for _, col := range sch {
-		if col.Virtual || col.Generated != nil || (p.kind == writeUpdate && col.OnUpdate != nil) {
-			return w, false
-		}
-	}
+	def, ti, sch := tc.def, tc.ti, tc.sch
 	mdb := g.srv.engine.Analyzer.Catalog.MySQLDb
 	subject := sql.PrivilegeCheckSubject{Database: db.Name(), Table: def.Name}
 	if !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, priv)) {
@@ -348,6 +342,45 @@ func (g *pointGets) writeTarget(ctx *sql.Context, sess *Session, p *writePlan, p
 	}
 	w.db, w.def, w.ti, w.sch = db, def, ti, sch
 	return w, true
+}
+
+// targetCache keeps what writeTarget works out from the definitions
+// alone (plainTarget) for the database and the definitions of the catalog
+// (storage.Catalog.Defs) it was worked out on: any DDL, or another
+// database, works it out again. Privileges are checked every time.
+type targetCache struct {
+	db   *storage.DB
+	defs uint64
+	ok   bool
+	def  *storage.TableDef
+	ti   *tableInfo
+	sch  sql.Schema
+}
+
+// plainTarget returns the table p writes in cat, and whether it has
+// nothing that only the planner handles: no CHECK constraint, foreign key
+// (of its own or another table's on it), trigger, generated column or ON
+// UPDATE column an UPDATE would set; a primary key.
+func plainTarget(cat *storage.Catalog, db *storage.DB, p *writePlan) (*storage.TableDef, *tableInfo, sql.Schema, bool) {
+	t, found := cat.Table(p.table)
+	if !found {
+		return nil, nil, nil, false
+	}
+	def := t.Def()
+	ti, err := info(def)
+	if err != nil || len(def.PK) == 0 || len(ti.meta.Checks) > 0 || len(ti.meta.ForeignKeys) > 0 {
+		return nil, nil, nil, false
+	}
+	if cat.HasObjects(objTrigger) || referenced(cat, def.Name) {
+		return nil, nil, nil, false
+	}
+	sch := ti.schemaIn(db.Name()).Schema
+	for _, col := range sch {
+		if col.Virtual || col.Generated != nil || (p.kind == writeUpdate && col.OnUpdate != nil) {
+			return nil, nil, nil, false
+		}
+	}
+	return def, ti, sch, true
 }
 
 func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {

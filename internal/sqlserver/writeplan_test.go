@@ -474,6 +474,74 @@ func TestKeyWriteCommitsInAutocommit(t *testing.T) {
 	}
 }
 
+// TestKeyWritesFollowDDL: a prepared write that ran compiled runs through
+// the planner once a trigger or a foreign key needs it (the trigger fires,
+// the delete cascades), and compiled again once they are gone, whichever
+// connection changed the definitions.
+func TestKeyWritesFollowDDL(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	exec := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	exec("CREATE DATABASE dd", "CREATE TABLE dd.t (id INT PRIMARY KEY, v INT)", "CREATE TABLE dd.audit (n INT)",
+		"INSERT INTO dd.t VALUES (1, 0), (2, 0), (3, 0)")
+	ctx := context.Background()
+	a, _ := db.Conn(ctx)
+	defer a.Close()
+	upd, err := a.PrepareContext(ctx, "UPDATE dd.t SET v = ? WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := a.PrepareContext(ctx, "DELETE FROM dd.t WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	compiled := func(what string, want int64, fn func()) {
+		t.Helper()
+		before := s.points.written.Load()
+		fn()
+		if got := s.points.written.Load() - before; got != want {
+			t.Fatalf("%s: %d statements answered without the planner, want %d", what, got, want)
+		}
+	}
+	run := func(st *sql.Stmt, args ...any) {
+		t.Helper()
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compiled("before any trigger", 1, func() { run(upd, 5, 1) })
+	exec("CREATE TRIGGER dd.tr AFTER UPDATE ON dd.t FOR EACH ROW INSERT INTO dd.audit VALUES (NEW.v)")
+	compiled("with a trigger", 0, func() { run(upd, 6, 1) })
+	if n := count("SELECT COUNT(*) FROM dd.audit WHERE n = 6"); n != 1 {
+		t.Fatalf("the trigger wrote %d rows, want 1", n)
+	}
+	exec("DROP TRIGGER dd.tr")
+	compiled("after the trigger is dropped", 1, func() { run(upd, 7, 1) })
+	exec("CREATE TABLE dd.child (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES dd.t (id) ON DELETE CASCADE)",
+		"INSERT INTO dd.child VALUES (10, 2), (11, 3)")
+	compiled("with a foreign key on the table", 0, func() { run(del, 2) })
+	if n := count("SELECT COUNT(*) FROM dd.child"); n != 1 {
+		t.Fatalf("after the delete of a parent row, %d child rows, want 1 (cascade)", n)
+	}
+	exec("DROP TABLE dd.child")
+	compiled("after the child table is dropped", 1, func() { run(del, 3) })
+}
+
 // TestInPlaceWritesLeaveOpenSnapshotsAlone: compiled autocommit writes
 // (updates, inserts, deletes by key) from several connections change the
 // committed trees in place (Miraj_commits_in_place) while transactions

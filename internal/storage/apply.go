@@ -7,6 +7,7 @@ import (
 
 	"fmt"
 	"github.com/miraj-db/miraj/internal/history"
+	"maps"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -37,7 +38,9 @@ func objectKey(kind, name string) string { return kind + "\x00" + lower(name) }
 // that no one froze may be taken over by a commit, which changes its
 // trees in place and publishes the next one (see DB.Read).
 type Catalog struct {
-	tables  map[string]*Table
+	tables tableSet
+	// objects is shared with the catalog this one was copied from until
+	// an applier changes it (applier.ownObjects): objects change seldom.
 	objects map[string]*Object
 	options []byte
 	baseID  []byte
@@ -53,37 +56,41 @@ type Catalog struct {
 	// history: the epoch marks of the journal that produced this catalog
 	// (OpEpoch frames), shared between versions: History.Append copies.
 	history history.History
+	// defs: see Defs.
+	defs uint64
 }
 
-// catalogIDs numbers the catalogs of the process.
-var catalogIDs atomic.Uint64
+// catalogIDs numbers the catalogs of the process; defsSeq their
+// definitions (Defs).
+var catalogIDs, defsSeq atomic.Uint64
+
+// Defs identifies the catalog's definitions: its tables' names and
+// definitions, its objects and options. A catalog whose definitions differ
+// from another's has other Defs; versions that only changed rows (or
+// counters) keep them. What is worked out from the definitions alone may
+// be kept under it.
+func (c *Catalog) Defs() uint64 { return c.defs }
 
 func newCatalog() *Catalog {
-	return &Catalog{tables: map[string]*Table{}, objects: map[string]*Object{}, id: catalogIDs.Add(1)}
+	return &Catalog{objects: map[string]*Object{}, id: catalogIDs.Add(1), defs: defsSeq.Add(1)}
 }
 
+// shallowClone returns a catalog with the same tables, whose set of tables
+// may be changed; its objects are shared (see objects).
 func (c *Catalog) shallowClone() *Catalog {
-	n := &Catalog{tables: make(map[string]*Table, len(c.tables)), objects: make(map[string]*Object, len(c.objects)), options: c.options, baseID: c.baseID, seq: c.seq, history: c.history, id: catalogIDs.Add(1)}
-	for k, v := range c.tables {
-		n.tables[k] = v
-	}
-	for k, v := range c.objects {
-		n.objects[k] = v
-	}
-	return n
+	return &Catalog{tables: c.tables.clone(), objects: c.objects, options: c.options, baseID: c.baseID, seq: c.seq, history: c.history, id: catalogIDs.Add(1), defs: c.defs}
 }
 
 // Table returns the table called name (case-insensitive).
 func (c *Catalog) Table(name string) (*Table, bool) {
-	t, ok := c.tables[lower(name)]
-	return t, ok
+	return c.tables.get(lower(name))
 }
 
 // TableNames returns the tables' names, sorted.
 func (c *Catalog) TableNames() []string {
-	out := make([]string, 0, len(c.tables))
-	for _, t := range c.tables {
-		out = append(out, t.Name())
+	out := make([]string, 0, c.tables.len())
+	for _, e := range c.tables.e {
+		out = append(out, e.t.Name())
 	}
 	sort.Strings(out)
 	return out
@@ -107,8 +114,8 @@ func (c *Catalog) HasObjects(kind string) bool {
 
 // EachTable calls fn for every table, in no order, until fn returns false.
 func (c *Catalog) EachTable(fn func(t *Table) bool) {
-	for _, t := range c.tables {
-		if !fn(t) {
+	for _, e := range c.tables.e {
+		if !fn(e.t) {
 			return
 		}
 	}
@@ -144,8 +151,8 @@ var schemaSeq atomic.Uint64
 // replay (recovery, and replicas) all go through apply.
 type applier struct {
 	cat   *Catalog
-	owned map[*Table]bool // tables cloned by this applier, safe to modify
-	ver   uint64          // stamped on the rows written
+	owned ownedTables // tables cloned by this applier, safe to modify
+	ver   uint64      // stamped on the rows written
 	bind  Binder
 	// made lists the rows a transaction's view stored (ver pendingVer), so
 	// that a commit adopting the view's tables can stamp them (Tx.adoptable).
@@ -168,6 +175,21 @@ type applier struct {
 	// back should the commit fail.
 	inPlace bool
 	undo    []undoRow
+	// objectsOwned: cat.objects is the applier's own copy (ownObjects).
+	objectsOwned bool
+}
+
+// ownObjects gives the applier's catalog its own copy of the objects
+// before it changes them.
+func (a *applier) ownObjects() {
+	if a.objectsOwned {
+		return
+	}
+	a.cat.objects = maps.Clone(a.cat.objects)
+	if a.cat.objects == nil {
+		a.cat.objects = map[string]*Object{}
+	}
+	a.objectsOwned = true
 }
 
 // undoRow puts a table's row back as it was before an in-place change:
@@ -231,20 +253,58 @@ func (a *applier) noteAppend(t *Table, r *Row) {
 }
 
 func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
-	return &applier{cat: base.shallowClone(), from: base.id, owned: map[*Table]bool{}, ver: ver, bind: bind}
+	return &applier{cat: base.shallowClone(), from: base.id, ver: ver, bind: bind}
 }
 
-// release forgets which tables are private, so that what was built so far
-// stays frozen (a savepoint keeps it) and later writes clone again.
-func (a *applier) release() { a.owned = map[*Table]bool{} }
+// ownedTables is a set of tables: a short list for the one or few tables
+// a commit writes, a map once there are many.
+type ownedTables struct {
+	few  []*Table
+	many map[*Table]bool
+}
+
+const fewOwned = 8
+
+func (o *ownedTables) has(t *Table) bool {
+	if o.many != nil {
+		return o.many[t]
+	}
+	for _, x := range o.few {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *ownedTables) add(t *Table) {
+	switch {
+	case o.many != nil:
+		o.many[t] = true
+	case len(o.few) < fewOwned:
+		o.few = append(o.few, t)
+	default:
+		o.many = make(map[*Table]bool, 2*fewOwned)
+		for _, x := range o.few {
+			o.many[x] = true
+		}
+		o.many[t] = true
+		o.few = nil
+	}
+}
+
+// release forgets which tables (and objects) are private, so that what was
+// built so far stays frozen (a savepoint keeps it) and later writes clone
+// again.
+func (a *applier) release() { a.owned, a.objectsOwned = ownedTables{}, false }
 
 func (a *applier) writable(name string) (*Table, error) {
 	key := lower(name)
-	t, ok := a.cat.tables[key]
+	t, ok := a.cat.tables.get(key)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoTable, name)
 	}
-	if !a.owned[t] {
+	if !a.owned.has(t) {
 		if a.inPlace && t.made == a.from {
 			// Made for the catalog taken over: only it holds the trees.
 			// A table it shares with an older catalog is copied.
@@ -253,8 +313,8 @@ func (a *applier) writable(name string) (*Table, error) {
 			t = t.clone()
 		}
 		t.made = a.cat.id
-		a.cat.tables[key] = t
-		a.owned[t] = true
+		a.cat.tables.set(key, t)
+		a.owned.add(t)
 	}
 	return t, nil
 }
@@ -268,8 +328,14 @@ func (a *applier) keep(r *Row) {
 
 func (a *applier) put(t *Table) {
 	t.made = a.cat.id
-	a.cat.tables[lower(t.Name())] = t
-	a.owned[t] = true
+	key := lower(t.Name())
+	if old, ok := a.cat.tables.get(key); !ok || old.shape != t.shape {
+		// A table of another definition (a transaction's reindexed
+		// table adopted by its commit, which applies no op for it).
+		a.cat.defs = defsSeq.Add(1)
+	}
+	a.cat.tables.set(key, t)
+	a.owned.add(t)
 }
 
 func toUint64(v any) (uint64, bool) {
@@ -371,6 +437,9 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 }
 
 func (a *applier) apply(op *Op) error {
+	if op.Kind.changesDefs() {
+		a.cat.defs = defsSeq.Add(1)
+	}
 	switch op.Kind {
 	case OpInsert:
 		return a.insert(op, true)
@@ -411,7 +480,7 @@ func (a *applier) apply(op *Op) error {
 		a.changedInPlace(t, old, nil)
 		t.lastWrite = a.ver
 	case OpCreateTable:
-		if _, exists := a.cat.tables[lower(op.Def.Name)]; exists {
+		if _, exists := a.cat.tables.get(lower(op.Def.Name)); exists {
 			return fmt.Errorf("%w: %s", ErrTableExists, op.Def.Name)
 		}
 		t, err := newTable(op.Def, a.bind)
@@ -424,16 +493,16 @@ func (a *applier) apply(op *Op) error {
 		t.lastWrite = a.ver
 		a.put(t)
 	case OpDropTable:
-		if _, ok := a.cat.tables[lower(op.Table)]; !ok {
+		if _, ok := a.cat.tables.get(lower(op.Table)); !ok {
 			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
 		}
-		delete(a.cat.tables, lower(op.Table))
+		a.cat.tables.del(lower(op.Table))
 	case OpRenameTable:
-		t, ok := a.cat.tables[lower(op.Table)]
+		t, ok := a.cat.tables.get(lower(op.Table))
 		if !ok {
 			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
 		}
-		if _, exists := a.cat.tables[lower(op.NewName)]; exists && lower(op.NewName) != lower(op.Table) {
+		if _, exists := a.cat.tables.get(lower(op.NewName)); exists && lower(op.NewName) != lower(op.Table) {
 			return fmt.Errorf("%w: %s", ErrTableExists, op.NewName)
 		}
 		def := *t.shape.def
@@ -442,10 +511,10 @@ func (a *applier) apply(op *Op) error {
 		n.shape = newShape(&def, t.shape.cmp)
 		n.schemaVer = schemaSeq.Add(1)
 		n.lastWrite = a.ver
-		delete(a.cat.tables, lower(op.Table))
+		a.cat.tables.del(lower(op.Table))
 		a.put(n)
 	case OpAlterTable, OpTruncate:
-		old, ok := a.cat.tables[lower(op.Table)]
+		old, ok := a.cat.tables.get(lower(op.Table))
 		if !ok {
 			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
 		}
@@ -463,7 +532,7 @@ func (a *applier) apply(op *Op) error {
 		}
 		t.schemaVer = schemaSeq.Add(1)
 		t.lastWrite = a.ver
-		delete(a.cat.tables, lower(op.Table))
+		a.cat.tables.del(lower(op.Table))
 		a.put(t)
 	case OpSetMeta:
 		t, err := a.writable(op.Table)
@@ -483,7 +552,7 @@ func (a *applier) apply(op *Op) error {
 		t.schemaVer = schemaSeq.Add(1)
 		t.lastWrite = a.ver
 	case OpReindex:
-		old, ok := a.cat.tables[lower(op.Table)]
+		old, ok := a.cat.tables.get(lower(op.Table))
 		if !ok {
 			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
 		}
@@ -534,10 +603,10 @@ func (a *applier) apply(op *Op) error {
 		t.ctr = old.ctr
 		t.schemaVer = schemaSeq.Add(1)
 		t.lastWrite = a.ver
-		delete(a.cat.tables, lower(op.Table))
+		a.cat.tables.del(lower(op.Table))
 		a.put(t)
 	case OpSetCounters:
-		t, ok := a.cat.tables[lower(op.Table)]
+		t, ok := a.cat.tables.get(lower(op.Table))
 		if !ok {
 			return fmt.Errorf("%w: %s", ErrNoTable, op.Table)
 		}
@@ -546,8 +615,10 @@ func (a *applier) apply(op *Op) error {
 			t.ctr.nextAuto.Store(op.NextAuto)
 		}
 	case OpPutObject:
+		a.ownObjects()
 		a.cat.objects[objectKey(op.ObjKind, op.ObjName)] = &Object{Kind: op.ObjKind, Name: op.ObjName, Data: op.Data}
 	case OpDeleteObject:
+		a.ownObjects()
 		delete(a.cat.objects, objectKey(op.ObjKind, op.ObjName))
 	case OpDatabase:
 		a.cat.options = op.Data

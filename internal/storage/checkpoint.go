@@ -122,8 +122,8 @@ func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
 	for _, m := range cat.history {
 		buf = AppendOp(buf, &Op{Kind: OpEpoch, Mark: m})
 	}
-	for _, name := range sortedKeys(cat.tables) {
-		t := cat.tables[name]
+	for _, e := range cat.tables.e {
+		t := e.t
 		buf = AppendOp(buf, &Op{Kind: OpCreateTable, Def: t.shape.def, NextID: t.ctr.nextID.Load(), NextAuto: t.ctr.nextAuto.Load()})
 		var werr error
 		t.primary.Scan(func(r *Row) bool {
@@ -143,7 +143,7 @@ func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
 	return flush(true)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+func sortedKeys(m map[string]*Object) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -246,7 +246,7 @@ func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN j
 		j.Close()
 		return nil, err
 	}
-	e.log.Info("database opened", "database", name, "checkpoint_lsn", lsn, "lsn", db.LSN(), "tables", len(db.Snapshot().tables))
+	e.log.Info("database opened", "database", name, "checkpoint_lsn", lsn, "lsn", db.LSN(), "tables", db.Latest().tables.len())
 	return db, nil
 }
 

@@ -215,7 +215,7 @@ func (db *DB) lockRowForWrite(ctx context.Context, o *LockOwner, t *Table, r *Ro
 // write of its own at that key.
 func (tx *Tx) refresh(now *Table, row *Row) error {
 	key := lower(now.Name())
-	bt, ok := tx.base.tables[key]
+	bt, ok := tx.base.tables.get(key)
 	if !ok || bt.schemaVer != now.schemaVer {
 		return fmt.Errorf("%w: table %s was created or altered since the snapshot", ErrConflict, now.Name())
 	}
@@ -226,7 +226,7 @@ func (tx *Tx) refresh(now *Table, row *Row) error {
 	var wt *Table
 	own := false
 	if tx.work != nil {
-		if wt, ok = tx.work.cat.tables[key]; ok {
+		if wt, ok = tx.work.cat.tables.get(key); ok {
 			cur, _ := wt.locate(row)
 			own = cur != prev
 		}
@@ -237,7 +237,7 @@ func (tx *Tx) refresh(now *Table, row *Row) error {
 	}
 	if !tx.baseTables[bt] {
 		bt = bt.clone()
-		tx.base.tables[key] = bt
+		tx.base.tables.set(key, bt)
 		tx.baseTables[bt] = true
 	}
 	replaceRow(bt, prev, row)
@@ -255,7 +255,7 @@ func (tx *Tx) refresh(now *Table, row *Row) error {
 
 // refreshWork puts row into the transaction's view in place of prev.
 func (tx *Tx) refreshWork(key string, prev, row *Row) {
-	wt, ok := tx.work.cat.tables[key]
+	wt, ok := tx.work.cat.tables.get(key)
 	if !ok {
 		return
 	}

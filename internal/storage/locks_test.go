@@ -111,7 +111,7 @@ func TestLockWaitReadsLatestAndUpdateCommits(t *testing.T) {
 		t.Fatalf("the locking read saw age %v, want the committed 21", age)
 	}
 	// b's view now holds the locked version: a plain read of it agrees.
-	if r, _ := b.Catalog().tables["users"].Get(KeyRow([]any{int64(1), nil, nil})); r.Value(2) != int64(21) {
+	if r, _ := b.Catalog().tables.must("users").Get(KeyRow([]any{int64(1), nil, nil})); r.Value(2) != int64(21) {
 		t.Fatalf("b's view of the locked row: age %v", r.Value(2))
 	}
 	if err := b.Update("users", res.row.Values(), []any{int64(1), "ann", int64(22)}); err != nil {
@@ -120,7 +120,7 @@ func TestLockWaitReadsLatestAndUpdateCommits(t *testing.T) {
 	if err := b.Commit(context.Background()); err != nil {
 		t.Fatalf("update of a row read under lock: %v", err)
 	}
-	r, _ := db.Snapshot().tables["users"].Get(KeyRow([]any{int64(1), nil, nil}))
+	r, _ := db.Snapshot().tables.must("users").Get(KeyRow([]any{int64(1), nil, nil}))
 	if r.Value(2) != int64(22) {
 		t.Fatalf("committed age %v, want 22", r.Value(2))
 	}
@@ -368,11 +368,11 @@ func TestLockingReadOwnWritesAndSavepoint(t *testing.T) {
 	}
 	mustLock(t, a, 9, forUpdate)
 	mustLock(t, a, 7, forUpdate)
-	if got := names(t, a.Catalog().tables["users"]); got != "1 ann 20;2 bob 21;3 cid 22;7 eve 40;9 zed 50" {
+	if got := names(t, a.Catalog().tables.must("users")); got != "1 ann 20;2 bob 21;3 cid 22;7 eve 40;9 zed 50" {
 		t.Fatalf("view after the locking read: %s", got)
 	}
 	a.RollbackTo(sp)
-	if got := names(t, a.Catalog().tables["users"]); got != "1 ann 20;2 bob 21;3 cid 22;7 eve 40;9 zed 50" {
+	if got := names(t, a.Catalog().tables.must("users")); got != "1 ann 20;2 bob 21;3 cid 22;7 eve 40;9 zed 50" {
 		t.Fatalf("view after rollback to a savepoint before the locking read: %s", got)
 	}
 	if err := a.Update("users", []any{int64(9), "zed", int64(50)}, []any{int64(9), "zed", int64(51)}); err != nil {
@@ -381,7 +381,7 @@ func TestLockingReadOwnWritesAndSavepoint(t *testing.T) {
 	if err := a.Commit(context.Background()); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
-	if got := names(t, db.Snapshot().tables["users"]); got != "1 ann 20;2 bob 21;3 cid 22;7 eve 40;9 zed 51" {
+	if got := names(t, db.Snapshot().tables.must("users")); got != "1 ann 20;2 bob 21;3 cid 22;7 eve 40;9 zed 51" {
 		t.Fatalf("committed: %s", got)
 	}
 }

@@ -31,6 +31,16 @@ const (
 	OpEpoch        OpKind = 41 // Mark: a primary's epoch mark, written before its first write of the epoch
 )
 
+// changesDefs says whether an operation of the kind may change a catalog's
+// definitions (Catalog.Defs): all but row changes, counters and epoch marks.
+func (k OpKind) changesDefs() bool {
+	switch k {
+	case OpInsert, OpUpdate, OpDelete, OpSetCounters, OpEpoch:
+		return false
+	}
+	return true
+}
+
 // writesRow says whether the kind inserts, updates or deletes one row.
 func (k OpKind) writesRow() bool { return k == OpInsert || k == OpUpdate || k == OpDelete }
 

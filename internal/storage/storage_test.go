@@ -575,7 +575,7 @@ func TestReindexCommitTakesTheTransactionsTable(t *testing.T) {
 	if err := tx.Reindex("users", &added); err != nil {
 		t.Fatal(err)
 	}
-	built := tx.work.cat.tables["users"]
+	built := tx.work.cat.tables.must("users")
 	mustCommit(t, tx)
 	if got, _ := db.Snapshot().Table("users"); got != built || got.IndexCount() != 3 {
 		t.Fatalf("the commit did not take the table the transaction built (%d indexes)", got.IndexCount())
@@ -668,4 +668,10 @@ func TestAppendsInKeyOrderKeepRowsAndSnapshots(t *testing.T) {
 	db2, _ := e2.Database("app")
 	tb2, _ := db2.Snapshot().Table("users")
 	check(tb2, "after recovery")
+}
+
+// must returns the table under key; nil when there is none.
+func (s *tableSet) must(key string) *Table {
+	t, _ := s.get(key)
+	return t
 }

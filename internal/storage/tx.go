@@ -398,7 +398,7 @@ func (tx *Tx) checkLocked(cur *Catalog, adopted map[string]*Table) error {
 		if adopted[name] != nil {
 			continue
 		}
-		t, present := cur.tables[name]
+		t, present := cur.tables.get(name)
 		if present != tt.present {
 			return fmt.Errorf("%w: table %s was created or dropped", ErrConflict, name)
 		}
@@ -456,11 +456,11 @@ func (tx *Tx) adoptable(cur *Catalog) map[string]*Table {
 		if !tt.present || tt.ddl && !tx.onlyReindexed(name) {
 			continue
 		}
-		bt, ok := tx.base.tables[name]
-		if !ok || cur.tables[name] != bt {
+		bt, ok := tx.base.tables.get(name)
+		if cur, _ := cur.tables.get(name); !ok || cur != bt {
 			continue // changed since the snapshot, or refreshed by a locking read
 		}
-		wt, ok := tx.work.cat.tables[name]
+		wt, ok := tx.work.cat.tables.get(name)
 		if !ok || wt == bt || wt.shape != bt.shape && !tt.ddl {
 			continue
 		}
