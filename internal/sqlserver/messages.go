@@ -454,7 +454,7 @@ func (s *Server) fkClause(db, table, name string) string {
 	if !ok {
 		return ""
 	}
-	st, ok := d.Snapshot().Table(table)
+	st, ok := d.Latest().Table(table) // the definition only
 	if !ok {
 		return ""
 	}

@@ -133,7 +133,7 @@ func (s *Session) duplicateIndex(msg string) bool {
 	if tx, ok := s.openTx(db); ok {
 		t, ok = tx.Table(m[3])
 	} else {
-		t, ok = db.Snapshot().Table(m[3])
+		t, ok = db.Latest().Table(m[3]) // the definition only
 	}
 	if !ok {
 		return true

@@ -384,3 +384,50 @@ func TestInPlaceCommitsBesideReaders(t *testing.T) {
 		t.Fatalf("%d one-row commits, %d in place", writes.Load(), db.InPlaceCommits())
 	}
 }
+
+// A transaction's row lock looks at the latest definitions without
+// freezing the committed catalog: the one-row commits after it still
+// change the trees in place, and its own commit conflicts with them as
+// ever.
+func TestRowLocksLeaveCommitsInPlace(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db, m := newInPlaceTable(t, e, 20, func(id int64) inPlaceRow { return inPlaceRow{v: id, s: "s"} })
+	rng := rand.New(rand.NewSource(5))
+	next := int64(20)
+	tx := db.Begin()
+	tb, _ := tx.Table("t")
+	for range 10 {
+		commitRandomRow(t, db, rng, "t", m, &next)
+	}
+	before := db.InPlaceCommits()
+	for id := int64(0); id < 5; id++ {
+		r, ok := tb.Get(KeyRow([]any{id, nil, nil}))
+		if !ok {
+			t.Fatalf("row %d missing from the snapshot", id)
+		}
+		if err := tx.LockRowForWrite(context.Background(), tb, r, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := tx.LockRow(context.Background(), "t", r, LockRequest{Mode: LockShared, Wait: WaitNoWait}); err != nil && !errors.Is(err, ErrConflict) {
+			t.Fatal(err)
+		}
+		commitRandomRow(t, db, rng, "t", m, &next)
+	}
+	if got := db.InPlaceCommits() - before; got < 4 {
+		t.Fatalf("%d of the 5 commits between row locks were in place, want at least 4", got)
+	}
+	tx.Rollback()
+	if got, want := dumpTable(mustLatest(t, db)), dumpModel(m); got != want {
+		t.Fatalf("rows:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func mustLatest(t *testing.T, db *DB) *Table {
+	t.Helper()
+	tb, ok := db.Snapshot().Table("t")
+	if !ok {
+		t.Fatal("no table t")
+	}
+	return tb
+}

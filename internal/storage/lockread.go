@@ -129,7 +129,8 @@ func (tx *Tx) LockRow(ctx context.Context, name string, r *Row, req LockRequest)
 	if r.version() == pendingVer || tx.db.eng == nil {
 		return r, true, nil // the transaction's own write, locked already; or a scratch table
 	}
-	lt, ok := tx.db.Snapshot().Table(name)
+	// The definition only: Latest does not freeze the catalog.
+	lt, ok := tx.db.Latest().Table(name)
 	if !ok {
 		return nil, false, nil
 	}
@@ -138,15 +139,23 @@ func (tx *Tx) LockRow(ctx context.Context, name string, r *Row, req LockRequest)
 	if err != nil || !granted {
 		return nil, false, err
 	}
-	now, ok := tx.db.Snapshot().Table(name)
+	// The row is read from the newest committed catalog without freezing
+	// it (Read); now is kept for its definition only (refresh).
+	var now *Table
+	var row *Row
+	found := false
+	tx.db.Read(func(cat *Catalog) {
+		if now, ok = cat.Table(name); ok && now.shape == lt.shape {
+			row, found = now.locate(r)
+		}
+	})
 	if !ok {
 		return nil, false, nil
 	}
 	if now.shape != lt.shape {
 		return nil, false, fmt.Errorf("%w: table %s was altered", ErrConflict, name)
 	}
-	row, ok := now.locate(r)
-	if !ok {
+	if !found {
 		return nil, false, nil
 	}
 	if err := tx.refresh(now, row); err != nil {
@@ -187,7 +196,7 @@ func (tx *Tx) LockRowForWrite(ctx context.Context, t *Table, r *Row, timeout tim
 	if tx.db.eng == nil || r.version() == pendingVer {
 		return nil // no engine (tests), or written and locked already
 	}
-	if lt, ok := tx.db.Snapshot().Table(t.Name()); ok && lt.shape != t.shape {
+	if lt, ok := tx.db.Latest().Table(t.Name()); ok && lt.shape != t.shape {
 		return nil // redefined since the snapshot: the commit will conflict
 	}
 	return tx.db.lockRowForWrite(ctx, tx.lockOwner(), t, r, timeout)
