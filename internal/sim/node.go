@@ -426,8 +426,12 @@ func (n *node) clientWrite() {
 	n.committedWrite(db, name, id, start, lsn)
 	if held != nil {
 		delete(n.open, name)
-		before := db.LSN()
-		switch err := held.tx.Commit(bg); {
+		before, inPlace := db.LSN(), db.InPlaceCommits()
+		err := held.tx.Commit(bg)
+		if db.InPlaceCommits() > inPlace {
+			n.w.res.TxInPlace++
+		}
+		switch {
 		case errors.Is(err, storage.ErrConflict):
 			// Both created the table: the later one conflicts.
 			n.tracef("write %s id=%d (left open) conflicts: %v", name, held.id, err)

@@ -180,9 +180,11 @@ type Result struct {
 	// changed since it was read.
 	RowChanges, StaleRefused int
 	// InPlace counts the one-row commits that changed the committed
-	// trees in place (storage.DB.InPlaceCommits); SnapshotsHeld the
-	// snapshots writers held (Options.HeldSnapshots).
-	InPlace, SnapshotsHeld int
+	// trees in place (storage.DB.InPlaceCommits), TxInPlace the
+	// transactions left open that did (their commit follows another
+	// commit, whose catalog no one froze); SnapshotsHeld the snapshots
+	// writers held (Options.HeldSnapshots).
+	InPlace, TxInPlace, SnapshotsHeld int
 }
 
 const (

@@ -245,7 +245,17 @@ func (db *DB) Committed() uint64 { return db.committed.Load() }
 func (db *DB) LSN() journal.LSN { return db.cur.Load().lsn }
 
 func (db *DB) commit(ctx context.Context, tx *Tx) error {
-	logged, err := db.commitWith(tx.ops, false, func(cur *Catalog, a *applier) error {
+	// A transaction that only wrote rows may take the committed catalog
+	// over as a one-row commit does: its ops are applied in place, or
+	// undone should the commit fail.
+	takeover := true
+	for _, op := range tx.ops {
+		if !op.Kind.writesRow() && op.Kind != OpSetCounters {
+			takeover = false
+			break
+		}
+	}
+	logged, err := db.commitWith(tx.ops, takeover, func(cur *Catalog, a *applier) error {
 		adopted := tx.adoptable(cur)
 		if err := tx.checkLocked(cur, adopted); err != nil {
 			return err

@@ -431,3 +431,83 @@ func mustLatest(t *testing.T, db *DB) *Table {
 	}
 	return tb
 }
+
+// A transaction that only wrote rows commits in place when no one froze the
+// committed catalog since the last commit. One whose commit fails while it
+// applies its writes (here: its insert takes a unique name that a commit
+// after its snapshot took) is undone: the changes it applied before in
+// place are put back, and the next transaction commits in place on the
+// rows as they were. The journal replays the rows committed.
+func TestTransactionCommitsInPlaceAndFailedOneIsUndone(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openEngine(t, dir, SaveCommit)
+	db := setup(t, e)
+	read := func() string {
+		var s string
+		db.Read(func(cat *Catalog) { tb, _ := cat.Table("users"); s = names(t, tb) })
+		return s
+	}
+	commitRow := func(kind OpKind, id int64, vals []any) {
+		t.Helper()
+		var c RowChange
+		db.Read(func(cat *Catalog) {
+			tb, _ := cat.Table("users")
+			seen, _ := tb.Get(KeyRow([]any{id, nil, nil}))
+			c = RowChange{Table: tb, Seen: seen, Kind: kind, Vals: vals}
+		})
+		if _, err := db.CommitRow(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	tx := db.Begin()
+	if err := tx.Update("users", []any{int64(1), "ann", int64(20)}, []any{int64(1), "ann", int64(99)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Delete("users", []any{int64(2), "bob", int64(21)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Insert("users", []any{int64(10), "dan", int64(40)}); err != nil {
+		t.Fatal(err)
+	}
+	// After the snapshot, a one-row commit takes the name (and leaves a
+	// catalog no one froze).
+	commitRow(OpInsert, 11, []any{int64(11), "dan", int64(41)})
+	const want = "1 ann 20;2 bob 21;3 cid 22;11 dan 41"
+	if got := read(); got != want {
+		t.Fatalf("rows %s, want %s", got, want)
+	}
+	before := db.InPlaceCommits()
+	var dup *DuplicateError
+	if err := tx.Commit(context.Background()); !errors.As(err, &dup) {
+		t.Fatalf("commit of a transaction inserting a name taken since: %v, want a duplicate", err)
+	}
+	if got := read(); got != want {
+		t.Fatalf("after the failed commit: rows %s, want %s", got, want)
+	}
+	if n := db.InPlaceCommits(); n != before {
+		t.Fatalf("the failed commit counted in place (%d, was %d)", n, before)
+	}
+
+	commitRow(OpUpdate, 3, []any{int64(3), "cid", int64(23)})
+	ok := db.Begin()
+	if err := ok.Update("users", []any{int64(1), "ann", int64(20)}, []any{int64(1), "ann", int64(50)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.Delete("users", []any{int64(2), "bob", int64(21)}); err != nil {
+		t.Fatal(err)
+	}
+	commitRow(OpUpdate, 11, []any{int64(11), "dan", int64(42)})
+	before = db.InPlaceCommits()
+	mustCommit(t, ok)
+	if n := db.InPlaceCommits(); n != before+1 {
+		t.Fatalf("a transaction of row writes on a catalog no one froze: %d commits in place, want 1", n-before)
+	}
+	const after = "1 ann 50;3 cid 23;11 dan 42"
+	if got := read(); got != after {
+		t.Fatalf("rows %s, want %s", got, after)
+	}
+	if got := committedAfterReopen(t, e, dir); got != after {
+		t.Fatalf("after reopening: %s, want %s", got, after)
+	}
+}
