@@ -161,13 +161,29 @@ type pointGets struct {
 	// from go-mysql-server's own numbers.
 	pids atomic.Uint64
 	// off sends every statement to the planner (tests compare the two).
-	off   atomic.Bool
-	mu    sync.Mutex
-	plans map[uint32]map[uint32]*compiled // connection → statement → plan
-	texts map[uint32]map[string]*compiled // connection → normalized text → plan (textplan.go)
-	// shapes: connection → a statement's text without its literals → what
-	// parsing it gave (textshape.go)
-	shapes map[uint32]map[string]*textShape
+	off atomic.Bool
+	// conns: connection id → its plans (*connPlans). A connection runs one
+	// command at a time, so its plans need no lock; the map of
+	// connections is read without one.
+	conns sync.Map
+}
+
+// connPlans is what one connection compiled.
+type connPlans struct {
+	plans map[uint32]*compiled // statement → plan
+	texts map[string]*compiled // normalized text → plan (textplan.go)
+	// shapes: a statement's text without its literals → what parsing it
+	// gave (textshape.go)
+	shapes map[string]*textShape
+}
+
+// conn returns the plans of connection id.
+func (g *pointGets) conn(id uint32) *connPlans {
+	if v, ok := g.conns.Load(id); ok {
+		return v.(*connPlans)
+	}
+	v, _ := g.conns.LoadOrStore(id, &connPlans{plans: map[uint32]*compiled{}, texts: map[string]*compiled{}, shapes: map[string]*textShape{}})
+	return v.(*connPlans)
 }
 
 // compiled is what a prepared statement compiles to: at most one of the
@@ -180,20 +196,13 @@ type compiled struct {
 }
 
 func newPointGets(s *Server) *pointGets {
-	g := &pointGets{srv: s, plans: map[uint32]map[uint32]*compiled{}, texts: map[uint32]map[string]*compiled{},
-		shapes: map[uint32]map[string]*textShape{}}
+	g := &pointGets{srv: s}
 	g.pids.Store(1 << 62)
 	return g
 }
 
 func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	byStmt, ok := g.plans[c.ConnectionID]
-	if !ok {
-		byStmt = map[uint32]*compiled{}
-		g.plans[c.ConnectionID] = byStmt
-	}
+	byStmt := g.conn(c.ConnectionID).plans
 	p, seen := byStmt[prep.StatementID]
 	if !seen || p.text != prep.PrepareStmt {
 		p = compile(prep.PrepareStmt)
@@ -216,11 +225,7 @@ func compile(text string) *compiled {
 }
 
 func (g *pointGets) forget(connID uint32) {
-	g.mu.Lock()
-	delete(g.plans, connID)
-	delete(g.texts, connID)
-	delete(g.shapes, connID)
-	g.mu.Unlock()
+	g.conns.Delete(connID)
 }
 
 // try answers the statement if it can; ok false sends it the usual way.

@@ -145,15 +145,13 @@ func parameterize(stmt ast.Statement) map[string]*querypb.BindVariable {
 // textPlan is the compiled form of the normalized text norm on c, kept
 // under key.
 func (g *pointGets) textPlan(c *mysql.Conn, key, norm string) *compiled {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	byText := connCache(g.texts, c.ConnectionID, maxTextPlans)
-	cp, ok := byText[key]
+	cp := g.conn(c.ConnectionID)
+	p, ok := cp.texts[key]
 	if !ok {
-		cp = compile(norm)
-		byText[key] = cp
+		p = compile(norm)
+		bounded(&cp.texts, maxTextPlans)[key] = p
 	}
-	return cp
+	return p
 }
 
 // selectList is the text of q before its first FROM (case-insensitive).

@@ -169,9 +169,7 @@ const maxTextShapes = 256
 // textShape returns the shape kept on c, if any, for a statement of shape
 // shape whose literals are lits.
 func (g *pointGets) textShape(c *mysql.Conn, shape []byte, lits []shapeLiteral) *textShape {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	ts := g.shapes[c.ConnectionID][string(shape)]
+	ts := g.conn(c.ConnectionID).shapes[string(shape)]
 	if ts == nil || len(ts.ints) != len(lits) {
 		return nil
 	}
@@ -185,18 +183,13 @@ func (g *pointGets) textShape(c *mysql.Conn, shape []byte, lits []shapeLiteral) 
 
 // keepTextShape keeps ts on c under shape.
 func (g *pointGets) keepTextShape(c *mysql.Conn, shape []byte, ts *textShape) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	connCache(g.shapes, c.ConnectionID, maxTextShapes)[string(shape)] = ts
+	bounded(&g.conn(c.ConnectionID).shapes, maxTextShapes)[string(shape)] = ts
 }
 
-// connCache returns a connection's cache in caches, emptied when it holds
-// limit entries.
-func connCache[T any](caches map[uint32]map[string]T, conn uint32, limit int) map[string]T {
-	m, ok := caches[conn]
-	if !ok || len(m) >= limit {
-		m = map[string]T{}
-		caches[conn] = m
+// bounded returns the cache *m, emptied first when it holds limit entries.
+func bounded[T any](m *map[string]T, limit int) map[string]T {
+	if *m == nil || len(*m) >= limit {
+		*m = map[string]T{}
 	}
-	return m
+	return *m
 }
