@@ -120,9 +120,10 @@ func (db *DB) Begin() *Tx {
 // someone may hold it (Snapshot, Begin, a checkpoint): from then on it never
 // changes, and the next commit copies the B-tree nodes it writes
 // (copy-on-write). A catalog that no one froze can be taken over by the next
-// one-row commit (CommitRow), which then changes its trees in place rather
-// than copying their paths: the common case of a stream of autocommit
-// writes, whose copies were most of their garbage. Catalog.refs says which
+// commit that only writes rows (CommitRow; a transaction of row writes,
+// DB.commit), which then changes its trees in place rather than copying
+// their paths: the common case of a stream of autocommit writes, whose
+// copies were most of their garbage. Catalog.refs says which
 // it is, changed with compare-and-swap so that a catalog is never both held
 // and taken:
 //
@@ -202,8 +203,8 @@ func (db *DB) waitTakeover() {
 // Latest returns the committed catalog for its definitions only: its
 // tables' names and definitions (Table.Def, Name), their counters
 // (TakeAuto, BumpAuto) and the catalog's objects, which no commit changes
-// in place. Its rows must be read through Read or Snapshot: a one-row
-// commit may be changing its trees.
+// in place. Its rows must be read through Read or Snapshot: a commit may
+// be changing its trees.
 func (db *DB) Latest() *Catalog { return db.cur.Load().cat }
 
 // takeOver takes the committed catalog over for a commit that changes its

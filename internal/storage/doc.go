@@ -6,8 +6,9 @@
 // procedures and options. A committed Catalog that anyone may hold is
 // immutable: readers load it with one atomic pointer read and freeze it
 // (Snapshot, Begin), and a transaction's snapshot is that pointer. A
-// committed Catalog that no one froze can be taken over by the next
-// one-row commit (CommitRow, an autocommit write by key): it waits for the
+// committed Catalog that no one froze can be taken over by the next commit
+// that only writes rows (CommitRow, an autocommit write by key, or a
+// transaction of row writes): it waits for the
 // short readers inside DB.Read to leave, changes the trees in place instead
 // of copying the paths it writes, and publishes the next Catalog; no one
 // reads the one taken over again (db.go, "Reading the committed catalog").
