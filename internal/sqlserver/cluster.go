@@ -102,6 +102,18 @@ func (r liveRegistry) GetGlobal(name string) (sql.SystemVariable, interface{}, b
 	return v, val, ok
 }
 
+// SetGlobal and AssignValues count the change, so that the values kept
+// from the registry are read again (longQueryTime).
+func (r liveRegistry) SetGlobal(ctx *sql.Context, name string, val interface{}) error {
+	defer globalsChanged.Add(1)
+	return r.SystemVariableRegistry.SetGlobal(ctx, name, val)
+}
+
+func (r liveRegistry) AssignValues(vals map[string]interface{}) error {
+	defer globalsChanged.Add(1)
+	return r.SystemVariableRegistry.AssignValues(vals)
+}
+
 func (r liveRegistry) GetAllGlobalVariables() map[string]interface{} {
 	m := r.SystemVariableRegistry.GetAllGlobalVariables()
 	for name, fn := range liveVariables {

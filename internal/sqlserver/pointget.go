@@ -264,14 +264,18 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 	if cp.point != nil {
 		return g.runPoint(goctx, c, prep, cp.point, sess, callback)
 	}
-	pl := g.srv.engine.ProcessList
-	qctx, err := pl.BeginQuery(sql.NewContext(goctx, sql.WithSession(sess), sql.WithPid(g.pids.Add(1)),
-		sql.WithQuery(query), sql.WithProcessList(pl)), query)
-	if err != nil {
+	pl := g.srv.procs
+	e := pl.entry(c.ConnectionID)
+	if e == nil {
 		return false, nil
 	}
-	defer pl.EndQuery(qctx)
+	cctx, kill := context.WithCancel(goctx)
+	pid := g.pids.Add(1)
+	qctx := sql.NewContext(cctx, sql.WithSession(sess), sql.WithPid(pid), sql.WithQuery(query), sql.WithProcessList(pl))
+	pl.begin(e, pid, query, kill)
+	defer pl.end(qctx, e, pid)
 	var ok bool
+	var err error
 	switch {
 	case cp.sel != nil:
 		ok, err = g.trySelect(qctx, usual, c, prep, cp.sel, callback)
@@ -285,17 +289,11 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 	return ok, err
 }
 
-// slowCheckAfter is how long a point lookup runs before it is checked
-// against long_query_time (reading the variable costs more than the
-// lookup): a lookup shorter than this is not counted in Slow_queries, even
-// with long_query_time below it.
-const slowCheckAfter = 100 * time.Microsecond
-
 // runPoint answers a primary-key lookup of the plain kind (no locking
 // read). It takes no row lock and reads one row from a snapshot, so it
 // ends in microseconds whatever other sessions do: it is not entered in
-// the process list (whose upkeep, a server-wide lock, a cancellable
-// context and a progress map per statement, costs more than the lookup),
+// the process list (whose upkeep, a cancellable context and the
+// connection's entry updated twice, costs more than the lookup),
 // so SHOW PROCESSLIST shows its connection as idle and KILL QUERY finds
 // nothing to interrupt. Threads_running and Slow_queries count it as they
 // count every statement.
@@ -304,12 +302,8 @@ func (g *pointGets) runPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	defer sql.StatusVariables.IncrementGlobal("Threads_running", -1)
 	start := time.Now()
 	ok, err := g.tryPoint(goctx, c, prep, p, callback)
-	if took := time.Since(start); ok && took >= slowCheckAfter {
-		if _, v, found := sql.SystemVariables.GetGlobal("long_query_time"); found {
-			if limit, isFloat := v.(float64); isFloat && limit > 0 && took.Seconds() > limit {
-				sql.IncrementStatusVariable(sql.NewContext(goctx, sql.WithSession(sess)), "Slow_queries", 1)
-			}
-		}
+	if ok && time.Since(start).Seconds() > longQueryTime() {
+		sql.IncrementStatusVariable(sql.NewContext(goctx, sql.WithSession(sess)), "Slow_queries", 1)
 	}
 	return ok, err
 }

@@ -45,6 +45,7 @@ type Server struct {
 	log      *slog.Logger
 	storage  *storage.Engine
 	engine   *sqle.Engine
+	procs    *processList // the engine's process list
 	listener net.Listener
 	accounts string // file the accounts are persisted in
 	acct     *accounts
@@ -93,6 +94,8 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
 	s.engine = sqle.New(a, nil)
+	s.procs = newProcessList()
+	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
 	registerClusterVariables()

@@ -1,0 +1,71 @@
+package sqlserver
+
+import "testing"
+
+// Slow_queries counts the statements that ran longer than long_query_time,
+// compiled ones (a prepared point lookup, a prepared write) and the
+// planner's alike, and follows SET GLOBAL long_query_time at once: 0
+// counts every statement, as in MySQL, and 10 none of these.
+func TestSlowQueriesFollowLongQueryTime(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO d.t VALUES (1, 0), (2, 0)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("SET GLOBAL long_query_time = 10") })
+	get, err := db.Prepare("SELECT v FROM d.t WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := db.Prepare("UPDATE d.t SET v = v + 1 WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := func() int {
+		var name string
+		var n int
+		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Slow_queries'").Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	run := func() {
+		for i := 0; i < 5; i++ {
+			var v int
+			if err := get.QueryRow(1).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := set.Exec(2); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("UPDATE d.t SET v = v + 1 WHERE id > 1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	if _, err := db.Exec("SET GLOBAL long_query_time = 0"); err != nil {
+		t.Fatal(err)
+	}
+	before := slow()
+	run()
+	// The 15 statements, and the first status query (counted as it ends).
+	if got := slow() - before; got != 16 {
+		t.Errorf("long_query_time = 0: Slow_queries grew by %d over 15 statements, want 16", got)
+	}
+
+	if _, err := db.Exec("SET GLOBAL long_query_time = 10"); err != nil {
+		t.Fatal(err)
+	}
+	before = slow()
+	run()
+	if got := slow() - before; got != 0 {
+		t.Errorf("long_query_time = 10: Slow_queries grew by %d", got)
+	}
+}
