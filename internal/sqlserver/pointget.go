@@ -269,13 +269,13 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 	if e == nil {
 		return false, nil
 	}
-	cctx, kill := context.WithCancel(goctx)
 	pid := g.pids.Add(1)
+	cctx, kill := context.WithCancel(goctx)
 	qctx := sql.NewContext(cctx, sql.WithSession(sess), sql.WithPid(pid), sql.WithQuery(query), sql.WithProcessList(pl))
-	pl.begin(e, pid, query, kill)
-	defer pl.end(qctx, e, pid)
+	st := pl.begin(e, sess, pid, query, kill)
 	var ok bool
 	var err error
+	defer func() { pl.end(st, ok) }()
 	switch {
 	case cp.sel != nil:
 		ok, err = g.trySelect(qctx, usual, c, prep, cp.sel, callback)
@@ -292,11 +292,11 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 // runPoint answers a primary-key lookup of the plain kind (no locking
 // read). It takes no row lock and reads one row from a snapshot, so it
 // ends in microseconds whatever other sessions do: it is not entered in
-// the process list (whose upkeep, a cancellable context and the
-// connection's entry updated twice, costs more than the lookup),
-// so SHOW PROCESSLIST shows its connection as idle and KILL QUERY finds
-// nothing to interrupt. Threads_running and Slow_queries count it as they
-// count every statement.
+// the process list (whose upkeep, the connection's entry found and
+// updated twice, costs about 1 µs, 4 % of a lookup's CPU), so SHOW
+// PROCESSLIST shows its connection as idle and KILL QUERY finds nothing to
+// interrupt. Threads_running and Slow_queries count it as they count every
+// statement.
 func (g *pointGets) runPoint(goctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, p *pointPlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
 	sql.StatusVariables.IncrementGlobal("Threads_running", 1)
 	defer sql.StatusVariables.IncrementGlobal("Threads_running", -1)

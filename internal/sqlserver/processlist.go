@@ -23,7 +23,7 @@ import (
 type processList struct {
 	mu    sync.RWMutex
 	procs map[uint32]*process
-	byPid map[uint64]*process // planner statements running
+	byPid map[uint64]statement // planner statements running
 }
 
 // process is one connection's entry.
@@ -35,7 +35,7 @@ type process struct {
 var _ sql.ProcessList = (*processList)(nil)
 
 func newProcessList() *processList {
-	return &processList{procs: make(map[uint32]*process), byPid: make(map[uint64]*process)}
+	return &processList{procs: make(map[uint32]*process), byPid: make(map[uint64]statement)}
 }
 
 func (pl *processList) entry(connID uint32) *process {
@@ -110,7 +110,7 @@ func (pl *processList) RemoveConnection(connID uint32) {
 	}
 	delete(pl.procs, connID)
 	e.mu.Lock()
-	if e.p.QueryPid != 0 && pl.byPid[e.p.QueryPid] == e {
+	if st, ok := pl.byPid[e.p.QueryPid]; ok && st.e == e {
 		delete(pl.byPid, e.p.QueryPid)
 	}
 	if e.p.Kill != nil {
@@ -132,17 +132,17 @@ func (pl *processList) BeginQuery(ctx *sql.Context, query string) (*sql.Context,
 		return nil, errors.New("internal error: connection not registered with process list")
 	}
 	pid := ctx.Pid()
+	cctx, cancel := context.WithCancel(ctx)
 	pl.mu.Lock()
 	if _, used := pl.byPid[pid]; used {
 		pl.mu.Unlock()
+		cancel()
 		return nil, sql.ErrPidAlreadyUsed.New(pid)
 	}
-	pl.byPid[pid] = e
+	st := pl.begin(e, ctx.Session, pid, query, cancel)
+	pl.byPid[pid] = st
 	pl.mu.Unlock()
-	cctx, cancel := context.WithCancel(ctx)
-	ctx = ctx.WithContext(cctx)
-	pl.begin(e, pid, query, cancel)
-	return ctx, nil
+	return ctx.WithContext(cctx), nil
 }
 
 // EndQuery ends what BeginQuery began.
@@ -152,54 +152,82 @@ func (pl *processList) EndQuery(ctx *sql.Context) {
 	}
 	pid := ctx.Pid()
 	pl.mu.Lock()
-	e := pl.byPid[pid]
+	st, ok := pl.byPid[pid]
 	delete(pl.byPid, pid)
 	pl.mu.Unlock()
-	if e != nil {
-		pl.end(ctx, e, pid)
+	if ok {
+		pl.end(st, true)
 	}
 }
 
-// begin marks e's connection running query as statement pid; kill
-// cancels the statement's context.
-func (pl *processList) begin(e *process, pid uint64, query string, kill context.CancelFunc) {
-	sql.StatusVariables.IncrementGlobal("Threads_running", 1)
+// statement is a statement entered in the list, what its end needs.
+type statement struct {
+	e     *process
+	sess  sql.Session
+	pid   uint64
+	kill  context.CancelFunc // nil: the statement cannot be interrupted
+	start time.Time
+	// outer is the connection's entry as it was when the statement began
+	// inside another (a compiled statement that runs the planner once to
+	// learn its result columns), restored at its end; nil otherwise.
+	outer *sql.Process
+}
+
+// begin marks e's connection running query as statement pid; kill, if
+// not nil, cancels the statement's context. A statement that begins
+// inside another of its connection is not counted again in
+// Threads_running or Slow_queries.
+func (pl *processList) begin(e *process, sess sql.Session, pid uint64, query string, kill context.CancelFunc) statement {
+	st := statement{e: e, sess: sess, pid: pid, kill: kill, start: time.Now()}
 	e.mu.Lock()
+	if e.p.QueryPid != 0 {
+		outer := e.p
+		st.outer = &outer
+	}
 	e.p.Command = sql.ProcessCommandQuery
 	e.p.Query = query
 	e.p.QueryPid = pid
-	e.p.StartedAt = time.Now()
+	e.p.StartedAt = st.start
 	e.p.Kill = kill
 	e.p.Progress = nil
 	e.mu.Unlock()
+	if st.outer == nil {
+		sql.StatusVariables.IncrementGlobal("Threads_running", 1)
+	}
+	return st
 }
 
-// end marks e's connection idle again if statement pid is still what it
-// runs, cancels the statement's context and counts it in Slow_queries if it
-// ran longer than long_query_time (every statement when that is 0, as in
-// MySQL).
-func (pl *processList) end(ctx *sql.Context, e *process, pid uint64) {
+// end marks the statement's connection idle again (or back to the
+// statement it ran inside) and cancels its context. A statement that ran
+// is counted in Slow_queries if it took longer than long_query_time
+// (every statement when that is 0, as in MySQL); one that did not (a
+// compiled statement handed to the planner, which counts its own) is not.
+func (pl *processList) end(st statement, ran bool) {
+	now := time.Now()
+	e := st.e
 	e.mu.Lock()
-	if e.p.QueryPid != pid {
-		e.mu.Unlock()
+	if e.p.QueryPid == st.pid {
+		if st.outer != nil {
+			e.p = *st.outer
+		} else {
+			e.p.Command = sql.ProcessCommandSleep
+			e.p.Query = ""
+			e.p.StartedAt = now
+			e.p.Kill = nil
+			e.p.QueryPid = 0
+			e.p.Progress = nil
+		}
+	}
+	e.mu.Unlock()
+	if st.kill != nil {
+		st.kill()
+	}
+	if st.outer != nil {
 		return
 	}
-	now := time.Now()
-	took := now.Sub(e.p.StartedAt)
-	kill := e.p.Kill
-	e.p.Command = sql.ProcessCommandSleep
-	e.p.Query = ""
-	e.p.StartedAt = now
-	e.p.Kill = nil
-	e.p.QueryPid = 0
-	e.p.Progress = nil
-	e.mu.Unlock()
-	if kill != nil {
-		kill()
-	}
 	sql.StatusVariables.IncrementGlobal("Threads_running", -1)
-	if took.Seconds() > longQueryTime() {
-		sql.IncrementStatusVariable(ctx, "Slow_queries", 1)
+	if ran && now.Sub(st.start).Seconds() > longQueryTime() {
+		sql.IncrementStatusVariable(sql.NewContext(context.Background(), sql.WithSession(st.sess)), "Slow_queries", 1)
 	}
 }
 
@@ -263,11 +291,12 @@ func (pl *processList) Kill(connID uint32) {
 // progress runs fn on the progress map of planner statement pid.
 func (pl *processList) progress(pid uint64, fn func(m map[string]sql.TableProgress)) {
 	pl.mu.RLock()
-	e := pl.byPid[pid]
+	st, ok := pl.byPid[pid]
 	pl.mu.RUnlock()
-	if e == nil {
+	if !ok {
 		return
 	}
+	e := st.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.p.QueryPid != pid {

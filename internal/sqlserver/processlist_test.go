@@ -69,3 +69,55 @@ func TestSlowQueriesFollowLongQueryTime(t *testing.T) {
 		t.Errorf("long_query_time = 10: Slow_queries grew by %d", got)
 	}
 }
+
+// Threads_running counts the statements running, and comes back to the
+// one reading it after compiled statements of every kind, including the
+// first execution of a range read, which runs the planner inside the
+// compiled statement to learn its result columns.
+func TestThreadsRunningComesBack(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO d.t VALUES (1, 0), (2, 0), (3, 0)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	running := func() int {
+		var name string
+		var n int
+		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Threads_running'").Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := running()
+	for _, q := range []string{
+		"SELECT v FROM d.t WHERE id = ? AND ? > 0",
+		"SELECT v FROM d.t WHERE id BETWEEN ? AND ? ORDER BY id",
+		"SELECT SUM(v) FROM d.t WHERE id BETWEEN ? AND ?",
+		"SELECT DISTINCT v FROM d.t WHERE id BETWEEN ? AND ? ORDER BY v",
+		"UPDATE d.t SET v = v + 1 WHERE id = ? AND ? > 0",
+	} {
+		st, err := db.Prepare(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			rows, err := st.Query(1, 3)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			for rows.Next() {
+			}
+			rows.Close()
+		}
+		st.Close()
+		if got := running(); got != before {
+			t.Errorf("after %q: Threads_running %d, want %d", q, got, before)
+		}
+	}
+}
