@@ -381,7 +381,9 @@ func (l *Log) useSegmentLocked(f *os.File, start LSN) error {
 // Append writes already encoded frames (see AppendFrame) at the end of the
 // log and returns the LSN range they occupy. The bytes reach the operating
 // system before Append returns; SyncTo makes them durable. One call's bytes
-// never span two segment files.
+// never span two segment files. The log keeps no reference to frames once
+// the call returns (it copies what it holds back or keeps for readers), so
+// the caller may reuse the buffer.
 func (l *Log) Append(frames []byte) (start, end LSN, err error) {
 	return l.append(frames, false)
 }

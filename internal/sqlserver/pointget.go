@@ -271,7 +271,8 @@ func (g *pointGets) run(goctx context.Context, c *mysql.Conn, cp *compiled, prep
 	}
 	pid := g.pids.Add(1)
 	cctx, kill := context.WithCancel(goctx)
-	qctx := sql.NewContext(cctx, sql.WithSession(sess), sql.WithPid(pid), sql.WithQuery(query), sql.WithProcessList(pl))
+	qctx := sql.NewContext(cctx, sql.WithSession(sess), sql.WithPid(pid), sql.WithQuery(query), sql.WithProcessList(pl),
+		sql.WithMemoryManager(g.srv.engine.MemoryManager))
 	st := pl.begin(e, sess, pid, query, kill)
 	var ok bool
 	var err error
@@ -317,7 +318,7 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	if len(sess.temp) > 0 {
 		return false, nil // a temporary table could hide the table
 	}
-	ctx := sql.NewContext(goctx, sql.WithSession(sess))
+	ctx := sql.NewContext(goctx, sql.WithSession(sess), sql.WithMemoryManager(g.srv.engine.MemoryManager))
 	t, dbName, ok := g.readTable(ctx, sess, p.db, p.table)
 	if !ok {
 		return false, nil

@@ -309,7 +309,7 @@ func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *ap
 		for _, op := range ops {
 			size += op.sizeHint()
 		}
-		buf = make([]byte, 0, size)
+		buf = frameBuf(size)
 		for _, op := range ops {
 			op.Txn = txn
 			buf = AppendOp(buf, op)
@@ -366,7 +366,9 @@ func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *ap
 			appendFrames = db.jrnl.AppendDeferred
 		}
 		var err error
-		if _, end, err = appendFrames(buf); err != nil {
+		_, end, err = appendFrames(buf)
+		putFrameBuf(buf)
+		if err != nil {
 			return fail(err)
 		}
 		logged = end
@@ -382,6 +384,29 @@ func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *ap
 		db.eng.notify()
 	}
 	return logged, nil
+}
+
+// frameBufs holds the buffers commits encode their frames into: the journal
+// copies what it is given (journal.Log.Append), so a buffer serves again
+// once its append returns.
+var frameBufs sync.Pool
+
+// maxPooledFrames bounds the buffers kept in frameBufs: a large
+// transaction's is left to the collector.
+const maxPooledFrames = 64 << 10
+
+func frameBuf(size int) []byte {
+	if p, ok := frameBufs.Get().(*[]byte); ok && cap(*p) >= size {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, max(size, 1024))
+}
+
+func putFrameBuf(b []byte) {
+	if cap(b) <= maxPooledFrames {
+		b = b[:0]
+		frameBufs.Put(&b)
+	}
 }
 
 // syncCommit makes a commit that ended the journal at logged durable, as

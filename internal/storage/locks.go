@@ -99,6 +99,9 @@ type lockManager struct {
 	mu struct {
 		sync.Mutex
 		tables map[lockTableKey]*lockTable
+		// probe is the search key of entryLocked, kept here so that a
+		// lookup allocates nothing.
+		probe lockEntry
 	}
 	// ownerSeq numbers owners in the order they are made: the larger, the
 	// younger.
@@ -256,11 +259,13 @@ func (m *lockManager) entryLocked(tk lockTableKey, key *Row) *lockEntry {
 		lt = &lockTable{rows: btree.NewBTreeGOptions(func(a, b *lockEntry) bool { return s.comparePrimary(a.key, b.key) < 0 }, btreeOpts)}
 		m.mu.tables[tk] = lt
 	}
-	probe := &lockEntry{key: key}
-	if e, ok := lt.rows.Get(probe); ok {
+	m.mu.probe.key = key
+	e, ok := lt.rows.Get(&m.mu.probe)
+	m.mu.probe.key = nil
+	if ok {
 		return e
 	}
-	e := &lockEntry{tk: tk, key: key}
+	e = &lockEntry{tk: tk, key: key}
 	e.holders = e.one[:0]
 	lt.rows.Set(e)
 	return e
