@@ -368,7 +368,7 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	sess.SetLastQueryInfoInt(sql.RowCount, -1)
 	sess.SetLastQueryInfoInt(sql.FoundRows, int64(len(res.Rows)))
 	g.answered.Add(1)
-	countStatement(ctx, true)
+	countStatement(ctx, "Com_select")
 	return true, callback(res)
 }
 
@@ -478,11 +478,17 @@ func resultFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 }
 
 // countStatement counts a compiled statement in the status variables the
-// planner's path counts (Questions; Com_select for a read), which
-// monitoring reads for the server's query rate.
-func countStatement(ctx *sql.Context, read bool) {
+// planner's path counts (Questions; Com_select for a read; Com_insert,
+// Com_update or Com_delete for a write), which monitoring reads for the
+// server's query rate. com is the Com_ variable, "" for none.
+func countStatement(ctx *sql.Context, com string) {
 	sql.IncrementStatusVariable(ctx, "Questions", 1)
-	if read {
-		sql.IncrementStatusVariable(ctx, "Com_select", 1)
+	if com != "" {
+		sql.IncrementStatusVariable(ctx, com, 1)
 	}
 }
+
+// bindCounted are the statement counters go-mysql-server counts when it
+// binds a statement (planbuilder), so at PREPARE as well as at each
+// execution; MySQL counts executions only (see ComPrepare).
+var bindCounted = []string{"Com_insert", "Com_update", "Com_delete"}

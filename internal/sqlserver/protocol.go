@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -192,10 +193,39 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 		q = rq
 		p.PrepareStmt = rq
 	}
+	sess := h.srv.session(c.ConnectionID)
+	var before [3]uint64
+	if sess != nil {
+		for i, name := range bindCounted {
+			before[i] = sessionCounter(sess, name)
+		}
+	}
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
+	if sess != nil {
+		// A prepare is not an execution: what the planner counted in
+		// Com_insert, Com_update or Com_delete while it bound the
+		// statement is taken back, so that they count executions, as
+		// MySQL's do.
+		sctx := sql.NewContext(ctx, sql.WithSession(sess))
+		for i, name := range bindCounted {
+			if n := sessionCounter(sess, name) - before[i]; n > 0 {
+				sql.IncrementStatusVariable(sctx, name, -int(n))
+			}
+		}
+	}
 	h.endImplicitTransaction(c)
 	h.afterCommand(c)
 	return f, h.fixError(c, written, err)
+}
+
+// sessionCounter is the session's value of a counting status variable.
+func sessionCounter(sess *Session, name string) uint64 {
+	v, err := sess.GetStatusVariable(nil, name)
+	if err != nil {
+		return 0
+	}
+	n, _ := v.(uint64)
+	return n
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {

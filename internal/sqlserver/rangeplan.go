@@ -544,7 +544,7 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 	sess.SetLastQueryInfoInt(sql.RowCount, -1)
 	sess.SetLastQueryInfoInt(sql.FoundRows, int64(len(res.Rows)))
 	g.ranged.Add(1)
-	countStatement(ctx, true)
+	countStatement(ctx, "Com_select")
 	return true, callback(res)
 }
 

@@ -212,6 +212,20 @@ func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
 	return setSpec{}, false
 }
 
+// counter is the Com_ status variable the planner counts a statement of
+// kind k in ("" for BEGIN and COMMIT, which it does not count).
+func (k writeKind) counter() string {
+	switch k {
+	case writeInsert:
+		return "Com_insert"
+	case writeUpdate:
+		return "Com_update"
+	case writeDelete:
+		return "Com_delete"
+	}
+	return ""
+}
+
 // tryWrite answers a compiled write; ok false sends it the usual way. ctx
 // is the statement's, in the process list (run).
 func (g *pointGets) tryWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, callback func(*sqltypes.Result) error) (bool, error) {
@@ -222,7 +236,7 @@ func (g *pointGets) tryWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepar
 	ok, err := g.write(ctx, c, prep, p, sess, callback)
 	if ok {
 		g.written.Add(1)
-		countStatement(ctx, false)
+		countStatement(ctx, p.kind.counter())
 	}
 	return ok, err
 }
