@@ -303,8 +303,8 @@ func (g *pointGets) runPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	defer sql.StatusVariables.IncrementGlobal("Threads_running", -1)
 	start := time.Now()
 	ok, err := g.tryPoint(goctx, c, prep, p, callback)
-	if ok && time.Since(start).Seconds() > longQueryTime() {
-		sql.IncrementStatusVariable(sql.NewContext(goctx, sql.WithSession(sess)), "Slow_queries", 1)
+	if ok {
+		countSlow(sess, time.Since(start))
 	}
 	return ok, err
 }

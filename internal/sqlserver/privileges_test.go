@@ -221,6 +221,17 @@ func TestKillAndProcessList(t *testing.T) {
 	}
 }
 
+// globalStatus is the value of a counting global status variable.
+func globalStatus(t *testing.T, db *sql.DB, name string) int {
+	t.Helper()
+	var n string
+	var v int
+	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func queryOne(t *testing.T, db *sql.DB, q string) string {
 	t.Helper()
 	r, err := query(t, db, q)

@@ -226,8 +226,16 @@ func (pl *processList) end(st statement, ran bool) {
 		return
 	}
 	sql.StatusVariables.IncrementGlobal("Threads_running", -1)
-	if ran && now.Sub(st.start).Seconds() > longQueryTime() {
-		sql.IncrementStatusVariable(sql.NewContext(context.Background(), sql.WithSession(st.sess)), "Slow_queries", 1)
+	if ran {
+		countSlow(st.sess, now.Sub(st.start))
+	}
+}
+
+// countSlow counts a statement of sess that ran for took in Slow_queries
+// if that is longer than long_query_time.
+func countSlow(sess sql.Session, took time.Duration) {
+	if took.Seconds() > longQueryTime() {
+		sql.IncrementStatusVariable(sql.NewContext(context.Background(), sql.WithSession(sess)), "Slow_queries", 1)
 	}
 }
 

@@ -33,14 +33,7 @@ func TestSlowQueriesFollowLongQueryTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := func() int {
-		var name string
-		var n int
-		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Slow_queries'").Scan(&name, &n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	slow := func() int { return globalStatus(t, db, "Slow_queries") }
 	run := func() {
 		for i := 0; i < 5; i++ {
 			var v int
@@ -99,14 +92,7 @@ func TestThreadsRunningComesBack(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	running := func() int {
-		var name string
-		var n int
-		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Threads_running'").Scan(&name, &n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	running := func() int { return globalStatus(t, db, "Threads_running") }
 	before := running()
 	for _, q := range []string{
 		"SELECT v FROM d.t WHERE id = ? AND ? > 0",

@@ -366,14 +366,7 @@ func TestAutocommitKeyWritesNeverConflict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	status := func(name string) int {
-		var n string
-		var v int
-		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	status := func(name string) int { return globalStatus(t, db, name) }
 	const workers, each = 6, 300
 	commits, fsyncs := status("Miraj_commits"), status("Miraj_journal_fsyncs")
 	before := s.points.written.Load()
@@ -565,14 +558,7 @@ func TestInPlaceWritesLeaveOpenSnapshotsAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	status := func() int {
-		var n string
-		var v int
-		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Miraj_commits_in_place'").Scan(&n, &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	status := func() int { return globalStatus(t, db, "Miraj_commits_in_place") }
 	inPlace := status()
 	ctx := context.Background()
 	reads := []string{
