@@ -140,6 +140,9 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
 	query := func(q string) error {
+		// Counted once run: the connection's first statement makes its
+		// session.
+		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
 			return cb(r, more)
@@ -160,6 +163,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	query := func(q string) (err error) {
+		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
 			return cb(r, more)
@@ -183,6 +187,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 
 func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 	err := h.Handler.ComInitDB(c, db)
+	h.count(c, "Com_change_db")
 	h.afterCommand(c)
 	return h.fixError(c, "", err)
 }
@@ -213,6 +218,7 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 			}
 		}
 	}
+	h.count(c, "Com_stmt_prepare")
 	h.endImplicitTransaction(c)
 	h.afterCommand(c)
 	return f, h.fixError(c, written, err)
@@ -234,6 +240,8 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		return cb(r)
 	}
 	err := h.execute(ctx, c, p, withFlags)
+	h.count(c, "Com_stmt_execute")
+	h.countCommand(c, p.PrepareStmt)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return h.fixError(c, p.PrepareStmt, err)

@@ -1,0 +1,417 @@
+package sqlserver
+
+import (
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// Statement counters. MySQL counts each statement it runs in the status
+// counter of its kind (Com_begin, Com_commit, Com_create_table,
+// Com_set_option, Com_show_tables, …), and each prepared-statement command
+// in Com_stmt_prepare and Com_stmt_execute; monitoring reads them
+// (transactions a second are Com_commit + Com_rollback). go-mysql-server
+// declares them all but counts only Com_select, Com_insert, Com_update and
+// Com_delete. The protocol handler counts the others here, from the first
+// words of the statement's text, once per text statement and once per
+// execution of a prepared one, whichever path runs it (planner or
+// compiled).
+
+// countCommand counts the statement that text q begins with in its Com_
+// counter, for connection c's session and the server.
+func (h protocolHandler) countCommand(c *mysql.Conn, q string) {
+	if name := comCounter(q); name != "" {
+		h.count(c, name)
+	}
+}
+
+// count adds one to status counter name, for c's session and the server.
+func (h protocolHandler) count(c *mysql.Conn, name string) {
+	sql.StatusVariables.IncrementGlobal(name, 1)
+	if s := h.srv.session(c.ConnectionID); s != nil {
+		s.IncrementStatusVariable(nil, name, 1)
+	}
+}
+
+// comCounter returns the Com_ counter of the statement that text q begins
+// with, as MySQL names its kind; "" for SELECT, INSERT, UPDATE, DELETE and
+// REPLACE (counted where they run: go-mysql-server counts INSERT … SELECT
+// and REPLACE in Com_insert, multi-table writes in Com_update and
+// Com_delete) and for a statement it does not know.
+func comCounter(q string) string {
+	w := words{s: q}
+	switch first := w.next(); {
+	case isKeyword(first, "BEGIN"):
+		return "Com_begin"
+	case isKeyword(first, "START"):
+		switch next := w.next(); {
+		case isKeyword(next, "TRANSACTION"):
+			return "Com_begin"
+		case isKeyword(next, "SLAVE"):
+			return "Com_slave_start"
+		case isKeyword(next, "REPLICA"):
+			return "Com_replica_start"
+		}
+	case isKeyword(first, "COMMIT"):
+		return "Com_commit"
+	case isKeyword(first, "ROLLBACK"):
+		next := w.next()
+		if isKeyword(next, "WORK") {
+			next = w.next()
+		}
+		if isKeyword(next, "TO") {
+			return "Com_rollback_to_savepoint"
+		}
+		return "Com_rollback"
+	case isKeyword(first, "SAVEPOINT"):
+		return "Com_savepoint"
+	case isKeyword(first, "RELEASE"):
+		return "Com_release_savepoint"
+	case isKeyword(first, "SET"):
+		switch next := w.next(); {
+		case isKeyword(next, "ROLE"):
+			return "Com_set_role"
+		case isKeyword(next, "PASSWORD"):
+			return "" // Com_set_password: not a counter here
+		}
+		return "Com_set_option"
+	case isKeyword(first, "USE"):
+		return "Com_change_db"
+	case isKeyword(first, "SHOW"):
+		return showCounter(&w)
+	case isKeyword(first, "CREATE"):
+		return objectCounter(&w, "Com_create_")
+	case isKeyword(first, "DROP"):
+		return objectCounter(&w, "Com_drop_")
+	case isKeyword(first, "ALTER"):
+		switch next := w.next(); {
+		case isKeyword(next, "TABLE"), isKeyword(next, "ONLINE"), isKeyword(next, "IGNORE"):
+			return "Com_alter_table"
+		case isKeyword(next, "DATABASE"), isKeyword(next, "SCHEMA"):
+			return "Com_alter_db"
+		case isKeyword(next, "USER"):
+			return "Com_alter_user"
+		case isKeyword(next, "EVENT"):
+			return "Com_alter_event"
+		case isKeyword(next, "PROCEDURE"):
+			return "Com_alter_procedure"
+		case isKeyword(next, "FUNCTION"):
+			return "Com_alter_function"
+		case isKeyword(next, "VIEW"), isKeyword(next, "ALGORITHM"), isKeyword(next, "DEFINER"), isKeyword(next, "SQL"):
+			return "Com_create_view" // MySQL counts ALTER VIEW as a CREATE VIEW
+		}
+	case isKeyword(first, "RENAME"):
+		switch next := w.next(); {
+		case isKeyword(next, "TABLE"):
+			return "Com_rename_table"
+		case isKeyword(next, "USER"):
+			return "Com_rename_user"
+		}
+	case isKeyword(first, "TRUNCATE"):
+		return "Com_truncate"
+	case isKeyword(first, "GRANT"):
+		return "Com_grant"
+	case isKeyword(first, "REVOKE"):
+		return "Com_revoke"
+	case isKeyword(first, "KILL"):
+		return "Com_kill"
+	case isKeyword(first, "FLUSH"):
+		return "Com_flush"
+	case isKeyword(first, "ANALYZE"):
+		return "Com_analyze"
+	case isKeyword(first, "OPTIMIZE"):
+		return "Com_optimize"
+	case isKeyword(first, "CHECK"):
+		return "Com_check"
+	case isKeyword(first, "CHECKSUM"):
+		return "Com_checksum"
+	case isKeyword(first, "REPAIR"):
+		return "Com_repair"
+	case isKeyword(first, "LOCK"):
+		return "Com_lock_tables"
+	case isKeyword(first, "UNLOCK"):
+		return "Com_unlock_tables"
+	case isKeyword(first, "CALL"):
+		return "Com_call_procedure"
+	case isKeyword(first, "DO"):
+		return "Com_do"
+	case isKeyword(first, "PREPARE"):
+		return "Com_prepare_sql"
+	case isKeyword(first, "EXECUTE"):
+		return "Com_execute_sql"
+	case isKeyword(first, "DEALLOCATE"):
+		return "Com_dealloc_sql"
+	case isKeyword(first, "HELP"):
+		return "Com_help"
+	case isKeyword(first, "LOAD"):
+		return "Com_load"
+	case isKeyword(first, "PURGE"):
+		return "Com_purge"
+	case isKeyword(first, "RESET"):
+		return "Com_reset"
+	case isKeyword(first, "SHUTDOWN"):
+		return "Com_shutdown"
+	case isKeyword(first, "SIGNAL"):
+		return "Com_signal"
+	case isKeyword(first, "RESIGNAL"):
+		return "Com_resignal"
+	case isKeyword(first, "GET"):
+		return "Com_get_diagnostics"
+	case isKeyword(first, "INSTALL"):
+		return "Com_install_plugin"
+	case isKeyword(first, "UNINSTALL"):
+		return "Com_uninstall_plugin"
+	case isKeyword(first, "STOP"):
+		switch next := w.next(); {
+		case isKeyword(next, "SLAVE"):
+			return "Com_slave_stop"
+		case isKeyword(next, "REPLICA"):
+			return "Com_replica_stop"
+		}
+	case isKeyword(first, "CHANGE"):
+		switch next := w.next(); {
+		case isKeyword(next, "MASTER"):
+			return "Com_change_master"
+		case isKeyword(next, "REPLICATION"):
+			if isKeyword(w.next(), "FILTER") {
+				return "Com_change_repl_filter"
+			}
+			return "Com_change_replication_source"
+		}
+	case isKeyword(first, "XA"):
+		switch next := w.next(); {
+		case isKeyword(next, "START"), isKeyword(next, "BEGIN"):
+			return "Com_xa_start"
+		case isKeyword(next, "END"):
+			return "Com_xa_end"
+		case isKeyword(next, "PREPARE"):
+			return "Com_xa_prepare"
+		case isKeyword(next, "COMMIT"):
+			return "Com_xa_commit"
+		case isKeyword(next, "ROLLBACK"):
+			return "Com_xa_rollback"
+		case isKeyword(next, "RECOVER"):
+			return "Com_xa_recover"
+		}
+	}
+	return ""
+}
+
+// objectCounter returns the counter of a CREATE or DROP (prefix
+// Com_create_ or Com_drop_) by the kind of object, past the modifiers
+// before it.
+func objectCounter(w *words, prefix string) string {
+	for {
+		switch next := w.next(); {
+		case isKeyword(next, "OR"), isKeyword(next, "REPLACE"), isKeyword(next, "TEMPORARY"), isKeyword(next, "UNIQUE"),
+			isKeyword(next, "FULLTEXT"), isKeyword(next, "SPATIAL"), isKeyword(next, "AGGREGATE"), isKeyword(next, "ONLINE"):
+			continue
+		case isKeyword(next, "DEFINER"), isKeyword(next, "ALGORITHM"):
+			w.skipAssignment()
+			continue
+		case isKeyword(next, "SQL"):
+			w.next() // SECURITY
+			w.next() // DEFINER or INVOKER
+			continue
+		case isKeyword(next, "TABLE"), isKeyword(next, "TABLES"):
+			return prefix + "table"
+		case isKeyword(next, "DATABASE"), isKeyword(next, "SCHEMA"):
+			return prefix + "db"
+		case isKeyword(next, "INDEX"):
+			return prefix + "index"
+		case isKeyword(next, "VIEW"):
+			return prefix + "view"
+		case isKeyword(next, "TRIGGER"):
+			return prefix + "trigger"
+		case isKeyword(next, "PROCEDURE"):
+			return prefix + "procedure"
+		case isKeyword(next, "FUNCTION"):
+			return prefix + "function"
+		case isKeyword(next, "EVENT"):
+			return prefix + "event"
+		case isKeyword(next, "USER"):
+			return prefix + "user"
+		case isKeyword(next, "ROLE"):
+			return prefix + "role"
+		case isKeyword(next, "SERVER"):
+			return prefix + "server"
+		}
+		return ""
+	}
+}
+
+// showCounter returns the counter of a SHOW statement.
+func showCounter(w *words) string {
+	next := w.next()
+	for isKeyword(next, "FULL") || isKeyword(next, "GLOBAL") || isKeyword(next, "SESSION") || isKeyword(next, "LOCAL") || isKeyword(next, "EXTENDED") {
+		next = w.next()
+	}
+	switch {
+	case isKeyword(next, "TABLES"):
+		return "Com_show_tables"
+	case isKeyword(next, "DATABASES"), isKeyword(next, "SCHEMAS"):
+		return "Com_show_databases"
+	case isKeyword(next, "STATUS"):
+		return "Com_show_status"
+	case isKeyword(next, "VARIABLES"):
+		return "Com_show_variables"
+	case isKeyword(next, "PROCESSLIST"):
+		return "Com_show_processlist"
+	case isKeyword(next, "WARNINGS"):
+		return "Com_show_warnings"
+	case isKeyword(next, "ERRORS"):
+		return "Com_show_errors"
+	case isKeyword(next, "GRANTS"):
+		return "Com_show_grants"
+	case isKeyword(next, "COLUMNS"), isKeyword(next, "FIELDS"):
+		return "Com_show_fields"
+	case isKeyword(next, "INDEX"), isKeyword(next, "INDEXES"), isKeyword(next, "KEYS"):
+		return "Com_show_keys"
+	case isKeyword(next, "TABLE"):
+		return "Com_show_table_status"
+	case isKeyword(next, "TRIGGERS"):
+		return "Com_show_triggers"
+	case isKeyword(next, "EVENTS"):
+		return "Com_show_events"
+	case isKeyword(next, "CHARACTER"), isKeyword(next, "CHARSET"):
+		return "Com_show_charsets"
+	case isKeyword(next, "COLLATION"):
+		return "Com_show_collations"
+	case isKeyword(next, "ENGINES"), isKeyword(next, "STORAGE"):
+		return "Com_show_storage_engines"
+	case isKeyword(next, "PLUGINS"):
+		return "Com_show_plugins"
+	case isKeyword(next, "PRIVILEGES"):
+		return "Com_show_privileges"
+	case isKeyword(next, "OPEN"):
+		return "Com_show_open_tables"
+	case isKeyword(next, "PROFILES"):
+		return "Com_show_profiles"
+	case isKeyword(next, "PROFILE"):
+		return "Com_show_profile"
+	case isKeyword(next, "REPLICAS"):
+		return "Com_show_replicas"
+	case isKeyword(next, "BINLOG"):
+		return "Com_show_binlog_events"
+	case isKeyword(next, "RELAYLOG"):
+		return "Com_show_relaylog_events"
+	case isKeyword(next, "ENGINE"):
+		w.next() // the engine's name
+		switch what := w.next(); {
+		case isKeyword(what, "MUTEX"):
+			return "Com_show_engine_mutex"
+		case isKeyword(what, "LOGS"):
+			return "Com_show_engine_logs"
+		}
+		return "Com_show_engine_status"
+	case isKeyword(next, "PROCEDURE"), isKeyword(next, "FUNCTION"):
+		kind := "procedure"
+		if isKeyword(next, "FUNCTION") {
+			kind = "function"
+		}
+		if isKeyword(w.next(), "CODE") {
+			return "Com_show_" + kind + "_code"
+		}
+		return "Com_show_" + kind + "_status"
+	case isKeyword(next, "MASTER"), isKeyword(next, "BINARY"):
+		if what := w.next(); isKeyword(what, "LOGS") {
+			return "Com_show_binlogs"
+		}
+		return "Com_show_master_status"
+	case isKeyword(next, "SLAVE"):
+		if isKeyword(w.next(), "HOSTS") {
+			return "Com_show_slave_hosts"
+		}
+		return "Com_show_slave_status"
+	case isKeyword(next, "REPLICA"):
+		return "Com_show_replica_status"
+	case isKeyword(next, "CREATE"):
+		switch what := w.next(); {
+		case isKeyword(what, "TABLE"), isKeyword(what, "VIEW"):
+			return "Com_show_create_table"
+		case isKeyword(what, "DATABASE"), isKeyword(what, "SCHEMA"):
+			return "Com_show_create_db"
+		case isKeyword(what, "PROCEDURE"):
+			return "Com_show_create_proc"
+		case isKeyword(what, "FUNCTION"):
+			return "Com_show_create_func"
+		case isKeyword(what, "TRIGGER"):
+			return "Com_show_create_trigger"
+		case isKeyword(what, "EVENT"):
+			return "Com_show_create_event"
+		case isKeyword(what, "USER"):
+			return "Com_show_create_user"
+		}
+	}
+	return ""
+}
+
+// isKeyword reports whether word is kw, ignoring case (kw is upper case).
+func isKeyword(word, kw string) bool { return len(word) == len(kw) && strings.EqualFold(word, kw) }
+
+// words reads the leading words of a statement's text (isWordByte), past
+// white space and comments.
+type words struct{ s string }
+
+// next returns the next word, or "" when something else comes first (a
+// quote, an operator, the end).
+func (w *words) next() string {
+	w.skipSpace()
+	i := 0
+	for i < len(w.s) && isWordByte(w.s[i]) {
+		i++
+	}
+	word := w.s[:i]
+	w.s = w.s[i:]
+	return word
+}
+
+// skipAssignment skips "= value" (DEFINER = 'u'@'h', ALGORITHM = MERGE):
+// the '=' and the text up to the next white space.
+func (w *words) skipAssignment() {
+	w.skipSpace()
+	if len(w.s) > 0 && w.s[0] == '=' {
+		w.s = w.s[1:]
+	}
+	w.skipSpace()
+	i := 0
+	for i < len(w.s) && !isSpace(w.s[i]) {
+		i++
+	}
+	w.s = w.s[i:]
+}
+
+// skipSpace skips white space, /* … */ comments (not /*! … */, whose text
+// MySQL runs), -- and # comments, and an opening parenthesis.
+func (w *words) skipSpace() {
+	for len(w.s) > 0 {
+		switch c := w.s[0]; {
+		case isSpace(c), c == '(':
+			w.s = w.s[1:]
+		case strings.HasPrefix(w.s, "/*!"):
+			w.s = w.s[3:]
+			for len(w.s) > 0 && w.s[0] >= '0' && w.s[0] <= '9' {
+				w.s = w.s[1:] // the version
+			}
+		case strings.HasPrefix(w.s, "/*"):
+			end := strings.Index(w.s[2:], "*/")
+			if end < 0 {
+				w.s = ""
+				return
+			}
+			w.s = w.s[2+end+2:]
+		case c == '#', strings.HasPrefix(w.s, "-- "):
+			end := strings.IndexByte(w.s, '\n')
+			if end < 0 {
+				w.s = ""
+				return
+			}
+			w.s = w.s[end+1:]
+		default:
+			return
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
