@@ -51,7 +51,9 @@ func (l *clientListener) Accept() (net.Conn, error) {
 		return c, nil
 	}
 	l.open.Add(1)
-	return &clientConn{ln: l, local: tc.LocalAddr(), peer: tc.RemoteAddr(), sock: tc}, nil
+	cc := &clientConn{ln: l, local: tc.LocalAddr(), peer: tc.RemoteAddr(), sock: tc}
+	trackClient(cc)
+	return cc, nil
 }
 
 // blocking reports whether connections should read in blocking mode now.
@@ -79,16 +81,24 @@ type clientConn struct {
 	sock     socket
 	blocking bool
 	closed   bool
+
+	countingBytes // Bytes_received, Bytes_sent (statusvars.go)
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
 	if want := c.ln.blocking(); want != c.blocking {
 		c.setMode(want)
 	}
-	return c.sock.Read(p)
+	n, err := c.sock.Read(p)
+	c.received.Add(uint64(n))
+	return n, err
 }
 
-func (c *clientConn) Write(p []byte) (int, error) { return c.sock.Write(p) }
+func (c *clientConn) Write(p []byte) (int, error) {
+	n, err := c.sock.Write(p)
+	c.sent.Add(uint64(n))
+	return n, err
+}
 
 // setMode moves the socket into blocking mode or back into the poller. It
 // duplicates the descriptor, sets the mode on it (the mode belongs to the
@@ -137,6 +147,7 @@ func (c *clientConn) Close() error {
 	}
 	c.closed = true
 	c.ln.open.Add(-1)
+	untrackClient(c)
 	if c.blocking {
 		if rc, err := c.sock.SyscallConn(); err == nil {
 			rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })

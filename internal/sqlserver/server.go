@@ -94,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
 	s.engine = sqle.New(a, nil)
+	installLiveStatus()
 	s.procs = newProcessList()
 	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
@@ -132,6 +133,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
 	sess.mysql = true
+	sess.client = clientOf(conn.Conn)
 	s.sessions.Store(conn.ConnectionID, sess)
 	// go-mysql-server names the connection's user in the process list
 	// only when a default database is chosen; KILL's and SHOW

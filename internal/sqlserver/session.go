@@ -17,6 +17,9 @@ import (
 // the storage transactions of its current transaction, one per database.
 type Session struct {
 	*sql.BaseSession
+	// client is the connection's socket (nil for an internal session):
+	// its bytes are the session's Bytes_received and Bytes_sent.
+	client *clientConn
 	engine *storage.Engine
 	txn    *txn
 	// temp holds the session's temporary tables, per database (lower-case

@@ -1,0 +1,148 @@
+package sqlserver
+
+import (
+	"crypto/tls"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+)
+
+// Status counters that go-mysql-server declares but nothing feeds, worked
+// out when they are read (SHOW [GLOBAL] STATUS):
+//
+//   - Uptime and Uptime_since_flush_status: seconds since the server
+//     started (the first server of the process);
+//   - Queries: Questions (MySQL's also counts the statements that stored
+//     programs run, which are not counted here);
+//   - Bytes_received and Bytes_sent: what the client connections read and
+//     wrote, MySQL's packets with their headers (TLS records when the
+//     connection is encrypted), per session and for the server.
+
+// derivedStatus are the counters worked out when read.
+var derivedStatus = map[string]bool{
+	"Uptime": true, "Uptime_since_flush_status": true, "Queries": true,
+	"Bytes_received": true, "Bytes_sent": true,
+}
+
+var (
+	startOnce sync.Once
+	startedAt time.Time
+)
+
+// liveStatus wraps go-mysql-server's registry of status variables
+// (sql.StatusVariables) so that reads of the global values see the derived
+// counters as they are.
+type liveStatus struct{ sql.StatusVariableRegistry }
+
+// installLiveStatus records the server's start and wraps the registry, once
+// per process.
+func installLiveStatus() {
+	startOnce.Do(func() {
+		startedAt = time.Now()
+		sql.StatusVariables = liveStatus{sql.StatusVariables}
+	})
+}
+
+func (r liveStatus) refresh() {
+	up := uint64(time.Since(startedAt) / time.Second)
+	r.StatusVariableRegistry.SetGlobal("Uptime", up)
+	r.StatusVariableRegistry.SetGlobal("Uptime_since_flush_status", up)
+	if _, q, ok := r.StatusVariableRegistry.GetGlobal("Questions"); ok {
+		r.StatusVariableRegistry.SetGlobal("Queries", q)
+	}
+	received, sent := clientBytes()
+	r.StatusVariableRegistry.SetGlobal("Bytes_received", received)
+	r.StatusVariableRegistry.SetGlobal("Bytes_sent", sent)
+}
+
+func (r liveStatus) NewGlobalMap() map[string]sql.StatusVarValue {
+	r.refresh()
+	return r.StatusVariableRegistry.NewGlobalMap()
+}
+
+func (r liveStatus) GetGlobal(name string) (sql.StatusVariable, interface{}, bool) {
+	if derivedStatus[name] {
+		r.refresh()
+	}
+	return r.StatusVariableRegistry.GetGlobal(name)
+}
+
+// GetAllStatusVariables is the session's status (SHOW SESSION STATUS), with
+// its derived counters as they are.
+func (s *Session) GetAllStatusVariables(ctx *sql.Context) map[string]sql.StatusVarValue {
+	s.refreshStatus(ctx)
+	return s.BaseSession.GetAllStatusVariables(ctx)
+}
+
+// GetStatusVariable is one counter of the session's status.
+func (s *Session) GetStatusVariable(ctx *sql.Context, name string) (interface{}, error) {
+	if derivedStatus[name] {
+		s.refreshStatus(ctx)
+	}
+	return s.BaseSession.GetStatusVariable(ctx, name)
+}
+
+func (s *Session) refreshStatus(ctx *sql.Context) {
+	if q, err := s.BaseSession.GetStatusVariable(ctx, "Questions"); err == nil {
+		s.BaseSession.SetStatusVariable(ctx, "Queries", q)
+	}
+	if c := s.client; c != nil {
+		s.BaseSession.SetStatusVariable(ctx, "Bytes_received", c.received.Load())
+		s.BaseSession.SetStatusVariable(ctx, "Bytes_sent", c.sent.Load())
+	}
+}
+
+// clientOf returns the clientConn under a connection (TLS or not), nil for
+// another kind.
+func clientOf(c net.Conn) *clientConn {
+	if t, ok := c.(*tls.Conn); ok {
+		c = t.NetConn()
+	}
+	cc, _ := c.(*clientConn)
+	return cc
+}
+
+// clients holds the open client connections of the process and the bytes
+// of those closed, for the global Bytes_received and Bytes_sent.
+var clients struct {
+	sync.Mutex
+	open                       map[*clientConn]struct{}
+	closedReceived, closedSent uint64
+}
+
+func trackClient(c *clientConn) {
+	clients.Lock()
+	defer clients.Unlock()
+	if clients.open == nil {
+		clients.open = map[*clientConn]struct{}{}
+	}
+	clients.open[c] = struct{}{}
+}
+
+func untrackClient(c *clientConn) {
+	clients.Lock()
+	defer clients.Unlock()
+	delete(clients.open, c)
+	clients.closedReceived += c.received.Load()
+	clients.closedSent += c.sent.Load()
+}
+
+// clientBytes returns the bytes read from and written to clients since the
+// process started.
+func clientBytes() (received, sent uint64) {
+	clients.Lock()
+	defer clients.Unlock()
+	received, sent = clients.closedReceived, clients.closedSent
+	for c := range clients.open {
+		received += c.received.Load()
+		sent += c.sent.Load()
+	}
+	return received, sent
+}
+
+// countingBytes is what a clientConn counts: written by the connection's
+// goroutine, read by SHOW STATUS from any.
+type countingBytes struct{ received, sent atomic.Uint64 }
