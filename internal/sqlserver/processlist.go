@@ -24,6 +24,9 @@ type processList struct {
 	mu    sync.RWMutex
 	procs map[uint32]*process
 	byPid map[uint64]statement // planner statements running
+	// onKill is told of each KILL QUERY first: a statement waiting for
+	// the global read lock is not in the list yet (readlock.go).
+	onKill func(connID uint32)
 }
 
 // process is one connection's entry.
@@ -278,6 +281,9 @@ func (pl *processList) EndOperation(ctx *sql.Context) {
 
 // Kill cancels what the connection runs.
 func (pl *processList) Kill(connID uint32) {
+	if pl.onKill != nil {
+		pl.onKill(connID)
+	}
 	e := pl.entry(connID)
 	if e == nil {
 		return

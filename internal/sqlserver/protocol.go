@@ -147,6 +147,19 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			h.okFlags(c, r)
 			return cb(r, more)
 		}
+		if _, done, err := h.readLockStatement(ctx, c, q, true); done {
+			if err != nil {
+				return err
+			}
+			return withFlags(&sqltypes.Result{}, false)
+		}
+		ctx, entered, err := h.admit(ctx, c, q)
+		if err != nil {
+			return err
+		}
+		if entered {
+			defer h.srv.readLock.exit()
+		}
 		if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
 			return err
 		}
@@ -167,6 +180,20 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
 			return cb(r, more)
+		}
+		if end, done, err := h.readLockStatement(ctx, c, q, false); done {
+			rest = strings.TrimSpace(q[end:])
+			if err != nil {
+				return err
+			}
+			return withFlags(&sqltypes.Result{}, rest != "")
+		}
+		ctx, entered, err := h.admit(ctx, c, q)
+		if err != nil {
+			return err
+		}
+		if entered {
+			defer h.srv.readLock.exit()
 		}
 		// One statement (no ';' but a last one): compiled if it can be.
 		if i := strings.IndexByte(q, ';'); i < 0 || strings.TrimSpace(q[i+1:]) == "" {
@@ -193,6 +220,10 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	if flush, unlock, _ := readLockCommand(q); flush || unlock {
+		h.afterCommand(c)
+		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
+	}
 	written := q
 	if rq, ok := rewriteQuantified(q); ok {
 		q = rq
@@ -224,6 +255,40 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 	return f, h.fixError(c, written, err)
 }
 
+// admit waits, for a statement that writes or commits writes, until no
+// other session holds the global read lock (readlock.go), and returns the
+// context to run it with, and whether to call exit once it has run.
+func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q string) (context.Context, bool, error) {
+	if !gatedStatement(q, h.srv.session(c.ConnectionID)) {
+		return ctx, false, nil
+	}
+	entered, err := h.srv.readLock.enter(ctx, c.ConnectionID)
+	if err != nil || !entered {
+		return ctx, false, err
+	}
+	return admitted(ctx), true, nil
+}
+
+// readLockStatement runs FLUSH TABLES WITH READ LOCK (readlock.go), and
+// gives the lock back at UNLOCK TABLES before the planner runs it (for the
+// table locks it keeps). It reports where the statement ends in q and
+// whether it was the former, answered here. With whole, q must hold it
+// alone (a text of several statements from a client that did not ask for
+// them is the planner's to refuse).
+func (h protocolHandler) readLockStatement(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
+	flush, unlock, end := readLockCommand(q)
+	if whole && strings.TrimSpace(q[end:]) != "" {
+		return 0, false, nil
+	}
+	switch {
+	case flush:
+		return end, true, h.srv.readLock.lock(ctx, c.ConnectionID)
+	case unlock:
+		h.srv.readLock.unlock(c.ConnectionID)
+	}
+	return 0, false, nil
+}
+
 // sessionCounter is the session's value of a counting status variable.
 func sessionCounter(sess *Session, name string) uint64 {
 	v, err := sess.GetStatusVariable(nil, name)
@@ -239,7 +304,13 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		h.okFlags(c, r)
 		return cb(r)
 	}
-	err := h.execute(ctx, c, p, withFlags)
+	ctx, entered, err := h.admit(ctx, c, p.PrepareStmt)
+	if err == nil {
+		err = h.execute(ctx, c, p, withFlags)
+	}
+	if entered {
+		h.srv.readLock.exit()
+	}
 	h.count(c, "Com_stmt_execute")
 	h.countCommand(c, p.PrepareStmt)
 	h.endFailedStatement(c, err)
@@ -255,6 +326,7 @@ func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 }
 
 func (h protocolHandler) ConnectionClosed(c *mysql.Conn) {
+	h.srv.readLock.unlock(c.ConnectionID)
 	h.srv.points.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 	h.srv.sessions.Delete(c.ConnectionID)

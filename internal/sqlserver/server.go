@@ -46,6 +46,7 @@ type Server struct {
 	storage  *storage.Engine
 	engine   *sqle.Engine
 	procs    *processList // the engine's process list
+	readLock *readLockGate // FLUSH TABLES WITH READ LOCK (readlock.go)
 	listener net.Listener
 	accounts string // file the accounts are persisted in
 	acct     *accounts
@@ -96,6 +97,8 @@ func New(cfg Config) (*Server, error) {
 	s.engine = sqle.New(a, nil)
 	installLiveStatus()
 	s.procs = newProcessList()
+	s.readLock = newReadLockGate()
+	s.procs.onKill = s.readLock.interrupt
 	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
@@ -134,6 +137,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
 	sess.mysql = true
 	sess.client = clientOf(conn.Conn)
+	sess.readLock = s.readLock
 	s.sessions.Store(conn.ConnectionID, sess)
 	// go-mysql-server names the connection's user in the process list
 	// only when a default database is chosen; KILL's and SHOW
@@ -242,6 +246,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// Events run as root, in a session of their own each time.
 	if err := s.engine.InitializeEventScheduler(func() (*sql.Context, error) {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), s.storage)
+		sess.readLock = s.readLock
 		return sql.NewContext(context.Background(), sql.WithSession(sess)), nil
 	}, eventscheduler.SchedulerOn, 1); err != nil {
 		return fmt.Errorf("event scheduler: %w", err)

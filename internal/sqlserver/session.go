@@ -20,6 +20,9 @@ type Session struct {
 	// client is the connection's socket (nil for an internal session):
 	// its bytes are the session's Bytes_received and Bytes_sent.
 	client *clientConn
+	// readLock is the server's global read lock, which gates the
+	// session's commits of writes (nil: not gated).
+	readLock *readLockGate
 	engine *storage.Engine
 	txn    *txn
 	// temp holds the session's temporary tables, per database (lower-case
@@ -336,11 +339,28 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		return nil
 	}
 	t := s.txn
-	s.txn = nil
-	s.frozen = nil
 	if t == nil {
+		s.frozen = nil
 		return nil
 	}
+	if t.wrote() {
+		entered, err := s.readLock.enter(ctx, s.ID())
+		if err != nil {
+			if s.GetIgnoreAutoCommit() || !s.autocommit() {
+				// An explicit transaction stays open: it may be
+				// committed once the lock is gone, or rolled back.
+				return err
+			}
+			// An autocommit statement's writes are undone.
+			s.Rollback(ctx, tx)
+			return err
+		}
+		if entered {
+			defer s.readLock.exit()
+		}
+	}
+	s.txn = nil
+	s.frozen = nil
 	var first error
 	var commits []committed
 	for key, dtx := range t.dbs {

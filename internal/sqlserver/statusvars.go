@@ -29,7 +29,12 @@ var derivedStatus = map[string]bool{
 
 var (
 	startOnce sync.Once
-	startedAt time.Time
+	// startedAt (Unix nanoseconds) and the byte counts at that time are
+	// where the derived counters start from: the server's start, or the
+	// latest reset of the status variables (go-mysql-server resets them
+	// when it makes an engine).
+	startedAt              atomic.Int64
+	baseReceived, baseSent atomic.Uint64
 )
 
 // liveStatus wraps go-mysql-server's registry of status variables
@@ -41,21 +46,39 @@ type liveStatus struct{ sql.StatusVariableRegistry }
 // per process.
 func installLiveStatus() {
 	startOnce.Do(func() {
-		startedAt = time.Now()
+		startedAt.Store(time.Now().UnixNano())
 		sql.StatusVariables = liveStatus{sql.StatusVariables}
 	})
 }
 
+// SetGlobal sets a global status value; setting Uptime or a byte count to
+// 0 (go-mysql-server's reset) starts it again from now.
+func (r liveStatus) SetGlobal(name string, val interface{}) error {
+	if n, ok := val.(int); ok && n == 0 || val == uint64(0) {
+		switch name {
+		case "Uptime":
+			startedAt.Store(time.Now().UnixNano())
+		case "Bytes_received":
+			received, _ := clientBytes()
+			baseReceived.Store(received)
+		case "Bytes_sent":
+			_, sent := clientBytes()
+			baseSent.Store(sent)
+		}
+	}
+	return r.StatusVariableRegistry.SetGlobal(name, val)
+}
+
 func (r liveStatus) refresh() {
-	up := uint64(time.Since(startedAt) / time.Second)
+	up := uint64(time.Since(time.Unix(0, startedAt.Load())) / time.Second)
 	r.StatusVariableRegistry.SetGlobal("Uptime", up)
 	r.StatusVariableRegistry.SetGlobal("Uptime_since_flush_status", up)
 	if _, q, ok := r.StatusVariableRegistry.GetGlobal("Questions"); ok {
 		r.StatusVariableRegistry.SetGlobal("Queries", q)
 	}
 	received, sent := clientBytes()
-	r.StatusVariableRegistry.SetGlobal("Bytes_received", received)
-	r.StatusVariableRegistry.SetGlobal("Bytes_sent", sent)
+	r.StatusVariableRegistry.SetGlobal("Bytes_received", received-min(received, baseReceived.Load()))
+	r.StatusVariableRegistry.SetGlobal("Bytes_sent", sent-min(sent, baseSent.Load()))
 }
 
 func (r liveStatus) NewGlobalMap() map[string]sql.StatusVarValue {

@@ -1,0 +1,218 @@
+package sqlserver
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// The global read lock: FLUSH TABLES WITH READ LOCK, as backup tools take
+// it (mysqldump --lock-all-tables or --master-data, mydumper) to read every
+// table at one point while nothing commits. From the statement's OK until
+// the session's UNLOCK TABLES (or its end), no other session commits a
+// write: its COMMIT, or its autocommit statement, waits (KILL QUERY ends
+// the wait); the holding session's own commits of writes fail with 1223.
+// Several sessions may hold it at once, as in MySQL. It is taken once every
+// commit in progress has ended.
+//
+// Reads never wait. The lock covers what commits through SQL sessions
+// (statements, events); a secondary's replication applies what its primary
+// sends, and account statements (CREATE USER, GRANT) do not wait.
+
+// readLockGate is a server's global read lock and the commits it gates.
+type readLockGate struct {
+	// active counts the commits between enter and exit; holders the
+	// sessions holding the lock. A commit adds itself to active, then
+	// looks at holders; the lock adds a holder, then waits for active to
+	// reach 0: one of the two always sees the other.
+	active  atomic.Int64
+	holders atomic.Int64
+
+	mu      sync.Mutex
+	held    map[uint32]bool
+	changed chan struct{} // closed and replaced when a holder goes
+	// killed has a channel per waiting connection, closed by KILL QUERY
+	// (a statement waits here before it enters the process list).
+	killed map[uint32]chan struct{}
+}
+
+func newReadLockGate() *readLockGate {
+	return &readLockGate{held: map[uint32]bool{}, changed: make(chan struct{}), killed: map[uint32]chan struct{}{}}
+}
+
+// interrupt ends connection id's wait, if it waits (KILL QUERY).
+func (g *readLockGate) interrupt(id uint32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if k, ok := g.killed[id]; ok {
+		close(k)
+		delete(g.killed, id)
+	}
+}
+
+// errReadLocked is MySQL's answer to a write by the session that holds the
+// global read lock.
+func errReadLocked() error {
+	return mysql.NewSQLError(mysql.ERCantUpdateWithReadLock, "HY000", "Can't execute the query because you have a conflicting read lock")
+}
+
+// admittedKey marks the context of a statement the gate admitted as it
+// began: its commits are part of it and need no admission of their own
+// (asking for one while a holder waits for the statement to end would
+// never end).
+type admittedKey struct{}
+
+// admitted returns ctx marked as a statement's the gate admitted.
+func admitted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, admittedKey{}, true)
+}
+
+// enter admits a write or a commit by session id: at once when no session
+// holds the lock, once the holders are gone otherwise. It fails with 1223
+// when id holds the lock itself, and with 1317 when ctx ends (KILL QUERY).
+// It reports whether it admitted anything: not for a nil gate, nor within
+// a statement admitted already (admittedKey); exit ends what it admitted.
+func (g *readLockGate) enter(ctx context.Context, id uint32) (bool, error) {
+	if g == nil || ctx.Value(admittedKey{}) != nil {
+		return false, nil
+	}
+	for {
+		g.active.Add(1)
+		if g.holders.Load() == 0 {
+			return true, nil
+		}
+		g.active.Add(-1)
+		g.mu.Lock()
+		if g.held[id] {
+			g.mu.Unlock()
+			return false, errReadLocked()
+		}
+		if len(g.held) == 0 {
+			g.mu.Unlock()
+			continue
+		}
+		ch := g.changed
+		kill := make(chan struct{})
+		g.killed[id] = kill
+		g.mu.Unlock()
+		var err error
+		select {
+		case <-ch:
+		case <-kill:
+			err = errInterrupted()
+		case <-ctx.Done():
+			err = errInterrupted()
+		}
+		g.mu.Lock()
+		if g.killed[id] == kill {
+			delete(g.killed, id)
+		}
+		g.mu.Unlock()
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// errInterrupted is MySQL's answer to a statement whose wait KILL QUERY
+// ended.
+func errInterrupted() error {
+	return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+}
+
+// exit ends what enter admitted.
+func (g *readLockGate) exit() { g.active.Add(-1) }
+
+// gatedStatement reports whether text statement q of session s (nil before
+// its first statement) waits for the global read lock as it begins: a
+// statement that writes (DML, DDL, CALL, EXECUTE), and one that commits
+// the session's transaction of writes (COMMIT, BEGIN, SET autocommit, LOCK
+// TABLES), as MySQL's wait before they start. Reads never wait.
+func gatedStatement(q string, s *Session) bool {
+	w := words{s: q}
+	switch first := w.next(); {
+	case isKeyword(first, "INSERT"), isKeyword(first, "UPDATE"), isKeyword(first, "DELETE"),
+		isKeyword(first, "REPLACE"), isKeyword(first, "LOAD"), isKeyword(first, "CREATE"),
+		isKeyword(first, "DROP"), isKeyword(first, "ALTER"), isKeyword(first, "RENAME"),
+		isKeyword(first, "TRUNCATE"), isKeyword(first, "CALL"), isKeyword(first, "EXECUTE"):
+		return true
+	case isKeyword(first, "COMMIT"), isKeyword(first, "BEGIN"), isKeyword(first, "START"),
+		isKeyword(first, "LOCK"), isKeyword(first, "SET") && strings.Contains(strings.ToLower(q), "autocommit"):
+		return s != nil && s.txn != nil && s.txn.wrote()
+	}
+	return false
+}
+
+// lock takes the global read lock for session id, once the commits in
+// progress have ended (new ones wait from the start of the call).
+func (g *readLockGate) lock(ctx context.Context, id uint32) error {
+	g.mu.Lock()
+	if g.held[id] {
+		g.mu.Unlock()
+		return nil
+	}
+	g.held[id] = true
+	g.holders.Add(1)
+	g.mu.Unlock()
+	for g.active.Load() > 0 {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			g.unlock(id)
+			return errInterrupted()
+		}
+	}
+	return nil
+}
+
+// unlock gives session id's lock back, if it holds it.
+func (g *readLockGate) unlock(id uint32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.held[id] {
+		return
+	}
+	delete(g.held, id)
+	g.holders.Add(-1)
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+var (
+	// flushReadLockRE matches FLUSH TABLES WITH READ LOCK at the start of a
+	// text, with or without a list of tables (the lock is taken for all of
+	// them) and the binary log options, up to its ';' or the end.
+	flushReadLockRE = regexp.MustCompile(`(?is)^flush\s+(?:(?:local|no_write_to_binlog)\s+)?tables?\b[^;]*?\bwith\s+read\s+lock\s*(?:;|$)`)
+	// unlockTablesRE matches UNLOCK TABLES at the start of a text.
+	unlockTablesRE = regexp.MustCompile(`(?is)^unlock\s+tables?\s*(?:;|$)`)
+)
+
+// readLockCommand finds FLUSH TABLES WITH READ LOCK or UNLOCK TABLES at the
+// start of text q (after white space and comments). It returns which
+// (flush or unlock) and the length of q up to the statement's end (its ';'
+// included).
+func readLockCommand(q string) (flush, unlock bool, end int) {
+	w := words{s: q}
+	w.skipSpace()
+	body := w.s
+	first := w.next()
+	var re *regexp.Regexp
+	switch {
+	case isKeyword(first, "FLUSH"):
+		re = flushReadLockRE
+	case isKeyword(first, "UNLOCK"):
+		re = unlockTablesRE
+	default:
+		return false, false, 0
+	}
+	m := re.FindStringIndex(body)
+	if m == nil {
+		return false, false, 0
+	}
+	return re == flushReadLockRE, re == unlockTablesRE, len(q) - len(body) + m[1]
+}
