@@ -45,7 +45,7 @@ type Server struct {
 	log      *slog.Logger
 	storage  *storage.Engine
 	engine   *sqle.Engine
-	procs    *processList // the engine's process list
+	procs    *processList  // the engine's process list
 	readLock *readLockGate // FLUSH TABLES WITH READ LOCK (readlock.go)
 	listener net.Listener
 	accounts string // file the accounts are persisted in

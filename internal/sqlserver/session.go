@@ -23,8 +23,8 @@ type Session struct {
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate
-	engine *storage.Engine
-	txn    *txn
+	engine   *storage.Engine
+	txn      *txn
 	// temp holds the session's temporary tables, per database (lower-case
 	// name): in memory only, gone with the session.
 	temp map[string]*storage.DB
