@@ -220,7 +220,7 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
-	if flush, unlock, _ := readLockCommand(q); flush || unlock {
+	if lock, unlock, _ := readLockCommand(q); lock || unlock {
 		h.afterCommand(c)
 		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
 	}
@@ -269,19 +269,20 @@ func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q string) (co
 	return admitted(ctx), true, nil
 }
 
-// readLockStatement runs FLUSH TABLES WITH READ LOCK (readlock.go), and
+// readLockStatement runs FLUSH TABLES WITH READ LOCK and LOCK TABLES … READ
+// (readlock.go), and
 // gives the lock back at UNLOCK TABLES before the planner runs it (for the
 // table locks it keeps). It reports where the statement ends in q and
 // whether it was the former, answered here. With whole, q must hold it
 // alone (a text of several statements from a client that did not ask for
 // them is the planner's to refuse).
 func (h protocolHandler) readLockStatement(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
-	flush, unlock, end := readLockCommand(q)
+	lock, unlock, end := readLockCommand(q)
 	if whole && strings.TrimSpace(q[end:]) != "" {
 		return 0, false, nil
 	}
 	switch {
-	case flush:
+	case lock:
 		return end, true, h.srv.readLock.lock(ctx, c.ConnectionID)
 	case unlock:
 		h.srv.readLock.unlock(c.ConnectionID)

@@ -190,13 +190,24 @@ var (
 	flushReadLockRE = regexp.MustCompile(`(?is)^flush\s+(?:(?:local|no_write_to_binlog)\s+)?tables?\b[^;]*?\bwith\s+read\s+lock\s*(?:;|$)`)
 	// unlockTablesRE matches UNLOCK TABLES at the start of a text.
 	unlockTablesRE = regexp.MustCompile(`(?is)^unlock\s+tables?\s*(?:;|$)`)
+	// lockTablesRE matches LOCK TABLES and its list at the start of a
+	// text; writeLockRE finds a WRITE lock in the list.
+	lockTablesRE = regexp.MustCompile(`(?is)^lock\s+tables?\s+[^;]*?(?:;|$)`)
+	writeLockRE  = regexp.MustCompile(`(?i)\bwrite\b`)
 )
 
-// readLockCommand finds FLUSH TABLES WITH READ LOCK or UNLOCK TABLES at the
-// start of text q (after white space and comments). It returns which
-// (flush or unlock) and the length of q up to the statement's end (its ';'
+// readLockCommand finds FLUSH TABLES WITH READ LOCK, LOCK TABLES with READ
+// locks only, or UNLOCK TABLES at the start of text q (after white space
+// and comments). It returns which (lock for either of the first two,
+// unlock) and the length of q up to the statement's end (its ';'
 // included).
-func readLockCommand(q string) (flush, unlock bool, end int) {
+//
+// LOCK TABLES … READ (mysqldump's --lock-tables, its default) takes the
+// global read lock: the tables it names, and every other, get no write
+// from other sessions until UNLOCK TABLES. That is more than MySQL locks,
+// never less. LOCK TABLES … WRITE is left to the planner, which locks
+// nothing and warns (docs/locking.md).
+func readLockCommand(q string) (lock, unlock bool, end int) {
 	w := words{s: q}
 	w.skipSpace()
 	body := w.s
@@ -207,12 +218,14 @@ func readLockCommand(q string) (flush, unlock bool, end int) {
 		re = flushReadLockRE
 	case isKeyword(first, "UNLOCK"):
 		re = unlockTablesRE
+	case isKeyword(first, "LOCK"):
+		re = lockTablesRE
 	default:
 		return false, false, 0
 	}
 	m := re.FindStringIndex(body)
-	if m == nil {
+	if m == nil || re == lockTablesRE && writeLockRE.MatchString(body[:m[1]]) {
 		return false, false, 0
 	}
-	return re == flushReadLockRE, re == unlockTablesRE, len(q) - len(body) + m[1]
+	return re != unlockTablesRE, re == unlockTablesRE, len(q) - len(body) + m[1]
 }
