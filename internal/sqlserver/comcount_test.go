@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -112,23 +113,7 @@ func TestStatementKindsCounted(t *testing.T) {
 		"Com_show_status", "Com_create_table", "Com_alter_table", "Com_create_index", "Com_drop_index",
 		"Com_truncate", "Com_rename_table", "Com_drop_table", "Com_create_db", "Com_drop_db",
 		"Com_stmt_prepare", "Com_stmt_execute", "Com_update", "Questions"}
-	counters := func() map[string]int {
-		rows, err := c.QueryContext(ctx, "SHOW SESSION STATUS WHERE Variable_name IN ('"+strings.Join(names, "','")+"')")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := map[string]int{}
-		for rows.Next() {
-			var n string
-			var v int
-			if err := rows.Scan(&n, &v); err != nil {
-				t.Fatal(err)
-			}
-			out[n] = v
-		}
-		return out
-	}
+	counters := func() map[string]int { return sessionStatus(t, c, names...) }
 	text := []string{
 		"BEGIN", "UPDATE cc.t SET v = v + 1 WHERE id = 1", "COMMIT",
 		"START TRANSACTION", "ROLLBACK",
@@ -212,4 +197,30 @@ func TestStatementKindsCounted(t *testing.T) {
 	if got := globalStatus(t, db, "Com_commit") - commits; got != 2*want["Com_commit"] {
 		t.Errorf("global Com_commit +%d, want +%d", got, 2*want["Com_commit"])
 	}
+}
+
+// sessionStatusQuery is the statement that reads the named status counters
+// of the session.
+func sessionStatusQuery(names ...string) string {
+	return "SHOW SESSION STATUS WHERE Variable_name IN ('" + strings.Join(names, "', '") + "')"
+}
+
+// sessionStatus reads the named status counters of c's session.
+func sessionStatus(t *testing.T, c *sql.Conn, names ...string) map[string]int {
+	t.Helper()
+	rows, err := c.QueryContext(t.Context(), sessionStatusQuery(names...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var n string
+		var v int
+		if err := rows.Scan(&n, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = v
+	}
+	return out
 }

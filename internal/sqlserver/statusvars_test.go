@@ -17,24 +17,9 @@ func TestDerivedStatusCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	const read = "SHOW SESSION STATUS WHERE Variable_name IN ('Bytes_received', 'Bytes_sent', 'Queries', 'Questions')"
-	status := func() map[string]int {
-		rows, err := c.QueryContext(ctx, read)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := map[string]int{}
-		for rows.Next() {
-			var n string
-			var v int
-			if err := rows.Scan(&n, &v); err != nil {
-				t.Fatal(err)
-			}
-			out[n] = v
-		}
-		return out
-	}
+	names := []string{"Bytes_received", "Bytes_sent", "Queries", "Questions"}
+	read := sessionStatusQuery(names...)
+	status := func() map[string]int { return sessionStatus(t, c, names...) }
 	before := status()
 	const q = "SELECT 'a somewhat long literal to make the packet longer'"
 	if _, err := c.ExecContext(ctx, q); err != nil {

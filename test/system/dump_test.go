@@ -65,11 +65,18 @@ var dumpSchema = []string{
 	"CREATE TABLE big.n (id INT PRIMARY KEY, sq BIGINT, label VARCHAR(20), KEY ksq (sq))",
 }
 
-func TestDumpAllDatabasesRestores(t *testing.T) {
+// dumpClients returns the paths of mariadb-dump and mariadb.
+func dumpClients(t *testing.T) (dump, client string) {
+	t.Helper()
 	dump, err := exec.LookPath("mariadb-dump")
 	requireClient(t, "mariadb-dump", "apt-get install -y mariadb-client", err == nil)
-	client, err := exec.LookPath("mariadb")
+	client, err = exec.LookPath("mariadb")
 	requireClient(t, "mariadb", "apt-get install -y mariadb-client", err == nil)
+	return dump, client
+}
+
+func TestDumpAllDatabasesRestores(t *testing.T) {
+	dump, client := dumpClients(t)
 
 	src := newServer(t, t.TempDir())
 	sdb := src.open("")
@@ -287,10 +294,7 @@ func TestViewReadKeepsTransaction(t *testing.T) {
 // keys in both: nothing commits between the reads of the two tables. The
 // writes wait during the dump and go on after it.
 func TestDumpUnderGlobalReadLockIsConsistent(t *testing.T) {
-	dump, err := exec.LookPath("mariadb-dump")
-	requireClient(t, "mariadb-dump", "apt-get install -y mariadb-client", err == nil)
-	client, err := exec.LookPath("mariadb")
-	requireClient(t, "mariadb", "apt-get install -y mariadb-client", err == nil)
+	dump, client := dumpClients(t)
 
 	src := newServer(t, t.TempDir())
 	sdb := src.open("")
