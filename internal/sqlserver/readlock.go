@@ -12,22 +12,25 @@ import (
 )
 
 // The global read lock: FLUSH TABLES WITH READ LOCK, as backup tools take
-// it (mysqldump --lock-all-tables or --master-data, mydumper) to read every
-// table at one point while nothing commits. From the statement's OK until
-// the session's UNLOCK TABLES (or its end), no other session commits a
-// write: its COMMIT, or its autocommit statement, waits (KILL QUERY ends
-// the wait); the holding session's own commits of writes fail with 1223.
-// Several sessions may hold it at once, as in MySQL. It is taken once every
-// commit in progress has ended.
+// it (mysqldump --lock-all-tables, mydumper) to read every table at one
+// point while nothing commits, and LOCK TABLES … READ (mysqldump's default
+// --lock-tables), which takes the same lock. From the statement's OK until
+// the session's UNLOCK TABLES (or its end), no other session writes: a
+// statement that writes, or that commits a transaction's writes, waits
+// before it starts (gatedStatement, protocol.go's admit), and a commit that
+// got past that (an event's) waits at the commit (KILL QUERY ends either
+// wait); the holding session's own writes fail with 1223. Several sessions
+// may hold it at once, as in MySQL. It is granted once every admitted
+// statement has ended.
 //
-// Reads never wait. The lock covers what commits through SQL sessions
+// Reads never wait. The lock covers what writes through SQL sessions
 // (statements, events); a secondary's replication applies what its primary
 // sends, and account statements (CREATE USER, GRANT) do not wait.
 
-// readLockGate is a server's global read lock and the commits it gates.
+// readLockGate is a server's global read lock and the writes it gates.
 type readLockGate struct {
-	// active counts the commits between enter and exit; holders the
-	// sessions holding the lock. A commit adds itself to active, then
+	// active counts the writes between enter and exit; holders the
+	// sessions holding the lock. A write adds itself to active, then
 	// looks at holders; the lock adds a holder, then waits for active to
 	// reach 0: one of the two always sees the other.
 	active  atomic.Int64
