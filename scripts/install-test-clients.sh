@@ -29,7 +29,8 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } && command -v mariadb-install-db >/dev/null 2>&1 ||
 	missing+=(mariadb-server)
-# mariadb-dump and mariadb for the dump and restore test (TestDumpAllDatabasesRestores).
+# mariadb-dump and mariadb for the dump tests (TestDumpAllDatabasesRestores,
+# TestDumpUnderGlobalReadLockIsConsistent).
 command -v mariadb-dump >/dev/null 2>&1 || missing+=(mariadb-client)
 
 if [ ${#missing[@]} -gt 0 ]; then

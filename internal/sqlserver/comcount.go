@@ -26,11 +26,18 @@ func (h protocolHandler) countCommand(c *mysql.Conn, q string) {
 	}
 }
 
-// count adds one to status counter name, for c's session and the server.
-func (h protocolHandler) count(c *mysql.Conn, name string) {
-	sql.StatusVariables.IncrementGlobal(name, 1)
-	if s := h.srv.session(c.ConnectionID); s != nil {
-		s.IncrementStatusVariable(nil, name, 1)
+// count adds one to each status counter named (an empty name is none),
+// for c's session and the server.
+func (h protocolHandler) count(c *mysql.Conn, names ...string) {
+	s := h.srv.session(c.ConnectionID)
+	for _, name := range names {
+		if name == "" {
+			continue
+		}
+		sql.StatusVariables.IncrementGlobal(name, 1)
+		if s != nil {
+			s.IncrementStatusVariable(nil, name, 1)
+		}
 	}
 }
 

@@ -312,8 +312,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 	if entered {
 		h.srv.readLock.exit()
 	}
-	h.count(c, "Com_stmt_execute")
-	h.countCommand(c, p.PrepareStmt)
+	h.count(c, "Com_stmt_execute", comCounter(p.PrepareStmt))
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return h.fixError(c, p.PrepareStmt, err)

@@ -525,14 +525,7 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 				return true, sess.lockError(ctx, err)
 			}
 		}
-		entered, err := sess.readLock.enter(ctx, sess.ID())
-		if err != nil {
-			return true, err
-		}
-		_, err = w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals})
-		if entered {
-			sess.readLock.exit()
-		}
+		_, err := w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals})
 		if errors.Is(err, storage.ErrStale) {
 			continue
 		}
@@ -849,14 +842,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	sess.ClearWarnings()
 	var err error
 	if w.implicit {
-		entered, gerr := sess.readLock.enter(ctx, sess.ID())
-		if gerr != nil {
-			return true, gerr
-		}
 		_, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: vals})
-		if entered {
-			sess.readLock.exit()
-		}
 		if errors.Is(err, storage.ErrStale) {
 			// A row with this key was committed since the snapshot (the
 			// planner reports the duplicate), or the table was redefined.
