@@ -235,7 +235,7 @@ func Open(opts Options) (*Log, error) {
 		l.forgetRecentLocked()
 		return l, nil
 	}
-	end, err := l.recover(segs)
+	end, segs, err := l.recover(segs)
 	if err != nil {
 		return nil, err
 	}
@@ -255,29 +255,33 @@ func Open(opts Options) (*Log, error) {
 }
 
 // recover scans the segments from StartLSN and returns the end of the last
-// committed transaction, having truncated the last segment there.
-func (l *Log) recover(segs []LSN) (LSN, error) {
+// committed transaction, having cut the log there, and the segments that
+// remain. The frames after it belong to no committed transaction: a torn
+// write, or a replica's transaction whose commit frame never came, which
+// may span segments (a replica appends frames as they arrive, and a
+// segment rolls between them).
+func (l *Log) recover(segs []LSN) (LSN, []LSN, error) {
 	start := l.opts.StartLSN
 	if start < segs[0] {
-		return 0, &CorruptError{File: filepath.Join(l.opts.Dir, segmentName(segs[0])), Offset: 0,
+		return 0, nil, &CorruptError{File: filepath.Join(l.opts.Dir, segmentName(segs[0])), Offset: 0,
 			Reason: fmt.Sprintf("journal starts at LSN %d, after the checkpoint's LSN %d", segs[0], start)}
 	}
-	committed := start
+	committed, framesEnd := start, start
 	for i, seg := range segs {
 		path := filepath.Join(l.opts.Dir, segmentName(seg))
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return 0, fmt.Errorf("journal %s: %w", path, err)
+			return 0, nil, fmt.Errorf("journal %s: %w", path, err)
 		}
 		lastSeg := i == len(segs)-1
 		segEnd := seg + LSN(len(data))
 		if !lastSeg && segEnd != segs[i+1] {
-			return 0, &CorruptError{File: path, Offset: int64(len(data)),
+			return 0, nil, &CorruptError{File: path, Offset: int64(len(data)),
 				Reason: fmt.Sprintf("segment ends at LSN %d but the next segment starts at %d", segEnd, segs[i+1])}
 		}
 		if segEnd <= start {
 			if lastSeg && segEnd < start {
-				return 0, &CorruptError{File: path, Offset: int64(len(data)),
+				return 0, nil, &CorruptError{File: path, Offset: int64(len(data)),
 					Reason: fmt.Sprintf("journal ends at LSN %d, before the checkpoint's LSN %d", segEnd, start)}
 			}
 			continue
@@ -296,43 +300,76 @@ func (l *Log) recover(segs []LSN) (LSN, error) {
 					break
 				}
 				if !lastSeg || validFrameAfter(data[pos+1:]) {
-					return 0, &CorruptError{File: path, Offset: int64(pos), Reason: "checksum or length mismatch before the end of the log"}
+					return 0, nil, &CorruptError{File: path, Offset: int64(pos), Reason: "checksum or length mismatch before the end of the log"}
 				}
 				l.log.Warn("journal: torn frame at the end of the log cut off",
 					"file", path, "offset", pos, "bytes", len(data)-pos)
 				break
 			}
 			pos += size
+			framesEnd = seg + LSN(pos)
 			if typ.Ends() {
-				committed = seg + LSN(pos)
-			}
-		}
-		if lastSeg {
-			validEnd := seg + LSN(len(data))
-			if committed < validEnd {
-				if committed < seg {
-					// The whole last segment holds no committed frame.
-					committed = seg
-				}
-				if pos < len(data) || committed < seg+LSN(pos) {
-					l.log.Warn("journal: cutting frames after the last commit marker",
-						"file", path, "offset", committed-seg, "bytes", validEnd-committed)
-				}
-			}
-			// The file is cut at the last commit: frames of no
-			// transaction and zeros ahead of the log go.
-			if err := os.Truncate(path, int64(committed-seg)); err != nil {
-				return 0, fmt.Errorf("journal %s: truncate: %w", path, err)
+				committed = framesEnd
 			}
 		}
 	}
-	if committed < segs[len(segs)-1] {
-		// Frames before the last segment were uncommitted; that cannot
-		// happen with whole-transaction appends.
-		return 0, &CorruptError{File: filepath.Join(l.opts.Dir, segmentName(segs[len(segs)-1])), Offset: 0,
-			Reason: "previous segment ends inside a transaction"}
+	k := segmentHolding(segs, committed)
+	if framesEnd > committed {
+		l.log.Warn("journal: cutting frames after the last commit marker",
+			"file", filepath.Join(l.opts.Dir, segmentName(segs[k])), "offset", committed-segs[k],
+			"bytes", framesEnd-committed, "segments_removed", len(segs)-1-k)
 	}
-	return committed, nil
+	if err := l.cutAfter(segs, k, committed); err != nil {
+		return 0, nil, err
+	}
+	return committed, segs[:k+1], nil
+}
+
+// segmentHolding returns the index of the segment that lsn falls in (the
+// last one starting at or before it).
+func segmentHolding(segs []LSN, lsn LSN) int {
+	k := 0
+	for i, s := range segs {
+		if s <= lsn {
+			k = i
+		}
+	}
+	return k
+}
+
+// cutAfter removes what the segments hold after committed (frames of no
+// committed transaction, a torn write, zeros written ahead): the segments
+// that start after it and the rest of segs[k], the one holding it,
+// durably, so that a removed segment cannot come back beside the frames
+// written next.
+func (l *Log) cutAfter(segs []LSN, k int, committed LSN) error {
+	path := filepath.Join(l.opts.Dir, segmentName(segs[k]))
+	if k == len(segs)-1 {
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("journal %s: %w", path, err)
+		}
+		if st.Size() == int64(committed-segs[k]) {
+			return nil
+		}
+	}
+	for i := len(segs) - 1; i > k; i-- {
+		if err := os.Remove(filepath.Join(l.opts.Dir, segmentName(segs[i]))); err != nil {
+			return fmt.Errorf("journal %s: %w", l.opts.Dir, err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(committed - segs[k])); err != nil {
+		return fmt.Errorf("journal %s: truncate: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("journal %s: fsync: %w", path, err)
+	}
+	return atomicfile.SyncDir(l.opts.Dir)
 }
 
 // validFrameAfter reports whether any valid frame starts somewhere in b,

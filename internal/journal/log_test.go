@@ -142,6 +142,48 @@ func TestUncommittedFramesAreCut(t *testing.T) {
 	}
 }
 
+// A replica appends a transaction's frames as they arrive, and a segment
+// rolls between them: the frames of a transaction whose commit frame never
+// came can span segments. Recovery cuts all of them, whole segments
+// included, so that the log ends at its last commit, as it does when the
+// tail fits in one segment.
+func TestUnterminatedTailAcrossSegmentsIsCut(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	_, committed, _ := l.Append(tx("a"))
+	for _, p := range []string{strings.Repeat("x", 300), "y", strings.Repeat("z", 300), "w"} {
+		if _, _, err := l.Append(AppendFrame(nil, frameData, []byte(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	if segs, _ := listSegments(dir); len(segs) < 3 {
+		t.Fatalf("the tail is in %d segments, want it across three", len(segs))
+	}
+	l = openLog(t, dir, &lb)
+	if l.End() != committed {
+		t.Fatalf("end = %d, want the last commit's end %d", l.End(), committed)
+	}
+	if got := readAll(t, l); strings.Join(got, ",") != "a,commit" {
+		t.Fatalf("log holds %q after recovery", got)
+	}
+	if !strings.Contains(lb.String(), "after the last commit marker") || !strings.Contains(lb.String(), "segments_removed=2") {
+		t.Fatalf("cut not logged: %s", lb.String())
+	}
+	// What is written next follows the last commit, and a reopening finds
+	// it there, with nothing of the cut tail.
+	if _, _, err := l.Append(tx("b")); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = openLog(t, dir, &lb)
+	defer l.Close()
+	if got := readAll(t, l); strings.Join(got, ",") != "a,commit,b,commit" {
+		t.Fatalf("log holds %q after a second reopening", got)
+	}
+}
+
 func TestCorruptFrameBeforeLastCommitIsAnError(t *testing.T) {
 	dir := t.TempDir()
 	var lb bytes.Buffer

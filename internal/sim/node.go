@@ -604,7 +604,7 @@ func (n *node) committedWrite(db *storage.DB, name string, id int64, start, lsn 
 func (n *node) recordLedger(db *storage.DB, from, to journal.LSN) {
 	base := fmt.Sprintf("%x", db.Latest().BaseID())
 	hist := db.History()
-	eachTx(db, from, to, func(lsn journal.LSN, sum string) {
+	eachTx(db, from, to, func(lsn, _ journal.LSN, sum string) {
 		n.w.ledger[ledgerKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn)}] = sum
 	})
 }
@@ -629,9 +629,9 @@ func epochAt(h history.History, lsn journal.LSN) ballot {
 	return b
 }
 
-// eachTx calls fn with the LSN and checksum of each committed transaction
-// of db's journal in [from, to).
-func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn journal.LSN, sum string)) error {
+// eachTx calls fn with the LSN, end and checksum of each committed
+// transaction of db's journal in [from, to).
+func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn, end journal.LSN, sum string)) error {
 	if from < db.Journal().Start() {
 		from = db.Journal().Start()
 	}
@@ -651,7 +651,7 @@ func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn journal.LSN, sum s
 		pos += size
 		if typ.Ends() {
 			h := sha256.Sum256(data[txStart:pos])
-			fn(from+journal.LSN(txStart), fmt.Sprintf("%x", h[:8]))
+			fn(from+journal.LSN(txStart), from+journal.LSN(pos), fmt.Sprintf("%x", h[:8]))
 			txStart = pos
 		}
 	}
@@ -1117,7 +1117,7 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 		n.quarantined = map[txKey]bool{}
 	}
 	base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
-	eachTx(db, 0, db.LSN(), func(lsn journal.LSN, sum string) {
+	eachTx(db, 0, db.LSN(), func(lsn, _ journal.LSN, sum string) {
 		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
 	})
 	dest := filepath.Join(n.dir+"-quarantine", fmt.Sprintf("%d-%s", n.w.now, db.Name()))

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -405,6 +406,15 @@ func Run(opts Options) (res Result) {
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
 	defer func() {
+		if p := recover(); p != nil {
+			// A panic is a broken invariant: reported with its stack.
+			// The engines are left as they are: the panicking commit
+			// may hold a lock their crash would wait on.
+			w.violate("panic", fmt.Sprintf("%v\n%s", p, debug.Stack()))
+			os.RemoveAll(opts.Dir)
+			res = w.res
+			return
+		}
 		for _, n := range w.nodes {
 			if n.eng != nil {
 				n.eng.Crash()

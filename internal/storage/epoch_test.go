@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,76 @@ func TestReplicaPiecesAndTailCut(t *testing.T) {
 	}
 	if a, b := committed(t, sdb), committed(t, ddb); a != b || ddb.LSN() != sdb.LSN() {
 		t.Fatalf("replica %q at %d, primary %q at %d", b, ddb.LSN(), a, sdb.LSN())
+	}
+}
+
+// A replica that received a transaction across segments, but not its
+// commit frame, and lost power comes back with a journal that ends at its
+// last commit, so that it can be the writer (a primary restarting after a
+// promotion): its first write follows that commit. Before, recovery kept
+// the frames of the segments before the last one, and the first write
+// found the journal ending inside another primary's transaction.
+func TestReplicaTailAcrossSegmentsIsCutAtRestart(t *testing.T) {
+	src, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer src.Close()
+	sdb := setup(t, src)
+	var copyBuf bytes.Buffer
+	if _, err := sdb.WriteSnapshot(&copyBuf); err != nil {
+		t.Fatal(err)
+	}
+	from := sdb.LSN()
+	tx := sdb.Begin()
+	for i := 10; i < 60; i++ {
+		if _, err := tx.Insert("users", []any{int64(i), fmt.Sprintf("u%d %s", i, strings.Repeat("x", 300)), int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCommit(t, tx)
+	all, err := sdb.Journal().ReadBytes(from, sdb.LSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	dst, _ := openEngine(t, dir, SaveCommit)
+	ddb, err := dst.InstallSeed("app", bytes.NewReader(copyBuf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsn := from
+	for pos := 0; pos < len(all); { // every frame but the commit, one at a time, durably
+		_, _, size, _ := journal.DecodeFrame(all[pos:])
+		if pos+size == len(all) {
+			break
+		}
+		if lsn, err = ddb.AppendReplicated(context.Background(), lsn, all[pos:pos+size], true); err != nil {
+			t.Fatal(err)
+		}
+		pos += size
+	}
+	if segs, _ := listSegmentStarts(filepath.Join(dir, "app")); len(segs) < 3 || segs[len(segs)-2] <= uint64(from) {
+		t.Fatalf("the received frames are in segments %v: want them across several after LSN %d", segs, from)
+	}
+	dst.Crash()
+
+	dst, lb := openEngine(t, dir, SaveCommit)
+	defer dst.Close()
+	ddb, _ = dst.Database("app")
+	if ddb.LSN() != from || ddb.Journal().End() != from {
+		t.Fatalf("after the restart: applied to %d, journal ends at %d; want both at the last commit %d", ddb.LSN(), ddb.Journal().End(), from)
+	}
+	if !strings.Contains(lb.String(), "after the last commit marker") {
+		t.Fatalf("the cut is not logged: %s", lb.String())
+	}
+	dst.OpenWrites(&Writer{Epoch: 2, Node: "n2"})
+	tx = ddb.Begin()
+	tx.Insert("users", []any{int64(70), "after", int64(1)})
+	mustCommit(t, tx)
+	if got := committed(t, ddb); got != "1 ann 20;2 bob 21;3 cid 22;70 after 1" {
+		t.Fatalf("after the first write as writer: %q", got)
+	}
+	if h := ddb.History(); h[len(h)-1].Epoch != 2 || h[len(h)-1].LSN != from {
+		t.Fatalf("history %v: want epoch 2 marked at %d", h, from)
 	}
 }
 
