@@ -744,6 +744,14 @@ func (l *Log) End() LSN {
 	return l.endLocked()
 }
 
+// SegmentFull reports whether the next append rolls to a new segment: it
+// then waits for a group commit's write in flight, which the others do not.
+func (l *Log) SegmentFull() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.endLocked()-l.mu.curStart) >= l.opts.SegmentBytes
+}
+
 // Durable returns the LSN up to which the log is on disk.
 func (l *Log) Durable() LSN {
 	l.sy.Lock()

@@ -174,7 +174,7 @@ func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, 
 func (n *node) start() error {
 	// KeepBytes keeps the whole journal behind checkpoints: followers
 	// catch up from it (the simulator does not seed them from a copy).
-	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 16 << 10, Logger: n.w.log,
+	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: n.w.opts.SegmentBytes, Logger: n.w.log,
 		JournalFaults: n.w.diskFault, JournalDuringGroupWrite: n.duringGroupWrite,
 		Now: n.w.clock, KeepBytes: 1 << 40, JournalWrites: n.journalWrites()})
 	if err != nil {
@@ -1152,14 +1152,15 @@ func (n *node) duringGroupWrite() {
 	if !n.w.opts.GroupWriteOverlap || n.w.overlapping.Load() || n.writing == nil || n.overlap != nil {
 		return // the overlapping commit's own group write, or not a client write
 	}
-	if n.w.opts.WideRows {
-		// A wide row fills the 16 KiB segment: the next append rolls it,
-		// which takes the append lock the group write holds, so the
-		// overlapping commit could only append after the write that
+	db := n.writing
+	if db.Journal().SegmentFull() || n.w.wideRow(n.w.nextID+1) {
+		// The next append rolls the segment, or this row's frame is
+		// too large to be held back for the group's write: either
+		// takes the append lock the group write holds, so a concurrent
+		// commit would append after this write, not while the write
 		// waits for it here.
 		return
 	}
-	db := n.writing
 	t, ok := db.Snapshot().Table(dbTable)
 	if !ok || n.w.rng.IntN(3) != 0 {
 		return

@@ -86,15 +86,18 @@ type Options struct {
 	// checker "frozen" holds: a snapshot reads as it did when it was
 	// taken, whatever was committed since.
 	HeldSnapshots bool
-	// WideRows: one string payload in four is 70 KiB, so that its commit
+	// WideRows: one row in 36 has a 70 KiB string payload, so that its commit
 	// frame is larger than the buffers commits reuse (storage/db.go,
 	// frameBuf) and follows or precedes commits that reuse one; the journal
 	// copies every frame it is given, and "ledger" and "same rows" hold
 	// through the buffers' reuse, direct-I/O blocks, the bytes kept for
-	// readers and replication windows smaller than a frame. (Not with
-	// GroupWriteOverlap's commit inside a group write: see
-	// node.duringGroupWrite.)
+	// readers and replication windows smaller than a frame.
 	WideRows bool
+	// SegmentBytes is the journals' segment size: 16 KiB, or so small
+	// (down to 256 bytes) that segments roll every few transactions,
+	// inside them on a follower, which appends frames as they arrive.
+	// Recovery, truncation, retention and reads cross segment ends.
+	SegmentBytes int64
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -122,7 +125,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v held_snapshots=%v wide_rows=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.HeldSnapshots, o.WideRows)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v held_snapshots=%v wide_rows=%v segment_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.HeldSnapshots, o.WideRows, o.SegmentBytes)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -161,7 +164,9 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		HeldSnapshots: r.IntN(2) == 0,
 		// WideRows after the others, for the same reason.
 		WideRows: r.IntN(2) == 0,
-		Dir:      dir,
+		// SegmentBytes after the others, for the same reason.
+		SegmentBytes: []int64{16 << 10, 16 << 10, 4 << 10, 1 << 10, 256}[r.IntN(5)],
+		Dir:          dir,
 	}
 }
 
@@ -234,10 +239,13 @@ func (w *world) table() *storage.TableDef {
 	return tableDef
 }
 
+// wideRow reports whether row id has a 70 KiB payload (Options.WideRows).
+func (w *world) wideRow(id int64) bool { return w.opts.WideRows && id%36 == 5 }
+
 // rowValues returns the values of row id written by node.
 func (w *world) rowValues(id int64, node string) []any {
 	vals := []any{id, node, payload(id)}
-	if w.opts.WideRows && id%36 == 5 {
+	if w.wideRow(id) {
 		vals[2] = fmt.Sprintf("row %d %s", id, strings.Repeat("w", 70<<10))
 	}
 	switch {
