@@ -31,6 +31,10 @@ var ErrCorrupt = errors.New("journal: corrupt")
 // of the file is then unknown, and the only safe course is to stop and recover.
 var ErrFailed = errors.New("journal: failed after an I/O error")
 
+// ErrNotRetained is returned for a read from before the log's start: the
+// segments were removed (a follower that far behind is sent a copy).
+var ErrNotRetained = errors.New("is not retained")
+
 // CorruptError says where a journal is damaged.
 type CorruptError struct {
 	File   string
@@ -904,7 +908,7 @@ func (l *Log) ReadRange(from, upto LSN, max int) ([]byte, error) {
 	}
 	l.mu.Unlock()
 	if !found {
-		return nil, fmt.Errorf("journal %s: LSN %d is not retained (log holds %d to %d)", l.opts.Dir, from, segs[0], written)
+		return nil, fmt.Errorf("journal %s: LSN %d %w (log holds %d to %d)", l.opts.Dir, from, ErrNotRetained, segs[0], written)
 	}
 	if upto > segEnd {
 		upto = segEnd

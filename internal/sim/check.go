@@ -88,7 +88,7 @@ func (w *world) check(full bool) {
 		for _, db := range n.eng.Databases() {
 			base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 			durable := min(db.LSN(), db.Journal().Durable())
-			err := eachTx(db, db.Journal().Start(), db.LSN(), func(lsn, end journal.LSN, sum string) {
+			err := eachTx(db, 0, db.LSN(), func(lsn, end journal.LSN, sum string) {
 				e := epochAt(hist, lsn)
 				want, ok := w.ledger[ledgerKey{base: base, lsn: lsn, epoch: e}]
 				switch {
@@ -295,12 +295,14 @@ func rowsOf(t *storage.Table) string {
 
 // onHistory reports whether the node's database of k's identity contains
 // k: its state goes past k's LSN and its history says the same epoch wrote
-// that position (by log matching, the same transaction).
+// that position (by log matching, the same transaction). The journal's
+// first transaction counts too: eachTx leaves it out, since the journal
+// may start inside it.
 func (n *node) onHistory(k txKey) bool {
 	for _, db := range n.eng.Databases() {
 		// Still in the journal, it would have been found; below the
 		// journal's start it is in the copy the database was rebuilt from.
-		if fmt.Sprintf("%x", db.Latest().BaseID()) == k.base && k.lsn < db.Journal().Start() &&
+		if fmt.Sprintf("%x", db.Latest().BaseID()) == k.base && k.lsn <= db.Journal().Start() && k.lsn < db.LSN() &&
 			epochAt(db.History(), k.lsn) == k.epoch {
 			return true
 		}

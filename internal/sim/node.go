@@ -172,11 +172,9 @@ func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, 
 
 // start opens the node's engine (a first start or a restart after a crash).
 func (n *node) start() error {
-	// KeepBytes keeps the whole journal behind checkpoints: followers
-	// catch up from it (the simulator does not seed them from a copy).
 	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: n.w.opts.SegmentBytes, Logger: n.w.log,
 		JournalFaults: n.w.diskFault, JournalDuringGroupWrite: n.duringGroupWrite,
-		Now: n.w.clock, KeepBytes: 1 << 40, JournalWrites: n.journalWrites()})
+		Now: n.w.clock, KeepBytes: n.w.opts.KeepBytes, JournalWrites: n.journalWrites()})
 	if err != nil {
 		return err
 	}
@@ -630,10 +628,14 @@ func epochAt(h history.History, lsn journal.LSN) ballot {
 }
 
 // eachTx calls fn with the LSN, end and checksum of each committed
-// transaction of db's journal in [from, to).
+// transaction of db's journal in [from, to). From before the journal's
+// start, it begins there and leaves out the first transaction: a
+// follower's segment can start inside one (segments roll as frames
+// arrive), whose frames before it are gone.
 func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn, end journal.LSN, sum string)) error {
-	if from < db.Journal().Start() {
-		from = db.Journal().Start()
+	partial := false
+	if start := db.Journal().Start(); from < start {
+		from, partial = start, true
 	}
 	if from >= to {
 		return nil
@@ -650,9 +652,11 @@ func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn, end journal.LSN, 
 		}
 		pos += size
 		if typ.Ends() {
-			h := sha256.Sum256(data[txStart:pos])
-			fn(from+journal.LSN(txStart), from+journal.LSN(pos), fmt.Sprintf("%x", h[:8]))
-			txStart = pos
+			if !partial {
+				h := sha256.Sum256(data[txStart:pos])
+				fn(from+journal.LSN(txStart), from+journal.LSN(pos), fmt.Sprintf("%x", h[:8]))
+			}
+			txStart, partial = pos, false
 		}
 	}
 	return nil
@@ -946,6 +950,14 @@ func (n *node) serve(fid string, f *follower) {
 		}
 		for p.sent < db.LSN() && !(p.sent > p.written && p.sent-p.written >= journal.LSN(w.opts.Window)) {
 			frames, err := db.ReadCommitted(p.sent, batch)
+			if errors.Is(err, journal.ErrNotRetained) {
+				// As the server: the session ends (no floor kept the
+				// journal for this follower), and its next subscription
+				// is answered with a copy.
+				n.tracef("stream %s to %s at %d: not retained, link %d dropped", db.Name(), fid, p.sent, f.link)
+				w.net.breakLink(w, f.link)
+				return
+			}
 			if err != nil {
 				w.violate("stream", fmt.Sprintf("%s: read %s at %d: %v", n.id, db.Name(), p.sent, err))
 				return
@@ -1117,7 +1129,9 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 		n.quarantined = map[txKey]bool{}
 	}
 	base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
-	eachTx(db, 0, db.LSN(), func(lsn, _ journal.LSN, sum string) {
+	// From the journal's start, its first transaction included: if the
+	// journal starts inside one, what is listed for it matches nothing.
+	eachTx(db, db.Journal().Start(), db.LSN(), func(lsn, _ journal.LSN, sum string) {
 		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
 	})
 	dest := filepath.Join(n.dir+"-quarantine", fmt.Sprintf("%d-%s", n.w.now, db.Name()))

@@ -98,6 +98,12 @@ type Options struct {
 	// inside them on a follower, which appends frames as they arrive.
 	// Recovery, truncation, retention and reads cross segment ends.
 	SegmentBytes int64
+	// KeepBytes is the journal each node keeps behind its checkpoints:
+	// all of it, 4 KiB, or none (a checkpoint then removes the segments
+	// before the older of the two checkpoints kept). A follower behind a
+	// journal's start is sent a copy (repl.DecideStart); "vanished"
+	// finds a removed transaction in the copy the database came from.
+	KeepBytes int64
 	// SlowWeight: a secondary becomes slow to apply for a while (its
 	// frames queue up, unacknowledged, while the messages handled outside
 	// the apply queue, such as SYNCED_LSN, still arrive).
@@ -125,7 +131,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v held_snapshots=%v wide_rows=%v segment_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.HeldSnapshots, o.WideRows, o.SegmentBytes)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -166,7 +172,9 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		WideRows: r.IntN(2) == 0,
 		// SegmentBytes after the others, for the same reason.
 		SegmentBytes: []int64{16 << 10, 16 << 10, 4 << 10, 1 << 10, 256}[r.IntN(5)],
-		Dir:          dir,
+		// KeepBytes after the others, for the same reason.
+		KeepBytes: []int64{1 << 40, 1 << 40, 4 << 10, 0}[r.IntN(4)],
+		Dir:       dir,
 	}
 }
 
