@@ -283,6 +283,17 @@ func (h protocolHandler) readLockStatement(ctx context.Context, c *mysql.Conn, q
 	}
 	switch {
 	case lock:
+		// The planner runs the statement first, for its checks: the
+		// RELOAD privilege for FLUSH TABLES WITH READ LOCK, LOCK TABLES
+		// and SELECT on each table (which must exist) for LOCK TABLES.
+		// It locks nothing itself; its warnings that the tables cannot
+		// be locked do not hold here.
+		if err := h.Handler.ComQuery(ctx, c, q[:end], func(*sqltypes.Result, bool) error { return nil }); err != nil {
+			return end, true, err
+		}
+		if sess := h.srv.session(c.ConnectionID); sess != nil {
+			sess.ClearWarnings()
+		}
 		return end, true, h.srv.readLock.lock(ctx, c.ConnectionID)
 	case unlock:
 		h.srv.readLock.unlock(c.ConnectionID)

@@ -179,6 +179,91 @@ func TestGlobalReadLock(t *testing.T) {
 	}
 }
 
+// Taking the global read lock needs what MySQL asks: RELOAD for FLUSH
+// TABLES WITH READ LOCK, LOCK TABLES and SELECT for LOCK TABLES … READ,
+// whose tables must exist. A refused statement takes no lock: the others'
+// writes go on.
+func TestReadLockNeedsPrivileges(t *testing.T) {
+	_, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE rl", "CREATE TABLE rl.t (id INT PRIMARY KEY)",
+		"CREATE USER 'sel'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON rl.* TO 'sel'@'%'",
+		"CREATE USER 'locker'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT, LOCK TABLES ON rl.* TO 'locker'@'%'",
+		"CREATE USER 'reloader'@'%' IDENTIFIED BY 'pw'", "GRANT RELOAD ON *.* TO 'reloader'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	const need = "Access denied; you need (at least one of) the %s privilege(s) for this operation"
+	id := 0
+	writeGoesOn := func(after string) {
+		t.Helper()
+		id++
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := root.ExecContext(ctx, "INSERT INTO rl.t VALUES (?)", id); err != nil {
+			t.Fatalf("a write after %s: %v", after, err)
+		}
+	}
+	sel, locker, reloader := open("sel", "pw", ""), open("locker", "pw", ""), open("reloader", "pw", "")
+	for _, c := range []struct {
+		db   *sql.DB
+		q    string
+		want string
+	}{
+		{sel, "FLUSH TABLES WITH READ LOCK", "1227 42000 " + fmt.Sprintf(need, "RELOAD")},
+		{sel, "LOCK TABLES rl.t READ", "1044 42000 Access denied for user 'sel'@'%' to database 'rl'"},
+		{locker, "FLUSH TABLES WITH READ LOCK", "1227 42000 " + fmt.Sprintf(need, "RELOAD")},
+		{locker, "LOCK TABLES rl.nosuch READ", "1146 42S02 Table 'nosuch' doesn't exist"},
+	} {
+		_, err := c.db.Exec(c.q)
+		if got := mysqlErr(err); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
+		}
+		writeGoesOn(c.q + " was refused")
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		db *sql.DB
+		q  string
+	}{{locker, "LOCK TABLES rl.t READ"}, {reloader, "FLUSH TABLES WITH READ LOCK"}} {
+		conn, err := c.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx, c.q); err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		rows, err := conn.QueryContext(ctx, "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows.Next() {
+			t.Fatalf("%s left warnings", c.q)
+		}
+		rows.Close()
+		done := make(chan error, 1)
+		go func() { _, err := root.Exec("INSERT INTO rl.t VALUES (100)"); done <- err }()
+		select {
+		case err := <-done:
+			t.Fatalf("a write completed under %s (%v)", c.q, err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		if _, err := conn.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("the write after UNLOCK TABLES: %v", err)
+		}
+		if _, err := root.Exec("DELETE FROM rl.t WHERE id = 100"); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+	}
+}
+
 func TestReadLockCommand(t *testing.T) {
 	for _, c := range []struct {
 		q             string
