@@ -14,6 +14,12 @@ import (
 // startServer runs a Server on a free port of 127.0.0.1 in this process.
 func startServer(t *testing.T) (*Server, func(user, pass, db string) *sql.DB) {
 	t.Helper()
+	return startServerWith(t, Config{})
+}
+
+// startServerWith is startServer with cfg (its Root is a temporary folder).
+func startServerWith(t *testing.T, cfg Config) (*Server, func(user, pass, db string) *sql.DB) {
+	t.Helper()
 	// New sets the server's collation defaults in go-mysql-server's
 	// process-wide variables; put them back for the other tests.
 	saved := map[string]any{}
@@ -26,7 +32,8 @@ func startServer(t *testing.T) (*Server, func(user, pass, db string) *sql.DB) {
 			gsql.SystemVariables.SetGlobal(gsql.NewEmptyContext(), name, v)
 		}
 	})
-	s, err := New(Config{Root: t.TempDir(), Port: 0})
+	cfg.Root = t.TempDir()
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

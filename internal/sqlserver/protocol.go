@@ -153,6 +153,12 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			}
 			return withFlags(&sqltypes.Result{}, false)
 		}
+		if _, done, err := h.flushStatement(ctx, c, q, true); done {
+			if err != nil {
+				return err
+			}
+			return withFlags(&sqltypes.Result{}, false)
+		}
 		ctx, entered, err := h.admit(ctx, c, q)
 		if err != nil {
 			return err
@@ -182,6 +188,13 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return cb(r, more)
 		}
 		if end, done, err := h.readLockStatement(ctx, c, q, false); done {
+			rest = strings.TrimSpace(q[end:])
+			if err != nil {
+				return err
+			}
+			return withFlags(&sqltypes.Result{}, rest != "")
+		}
+		if end, done, err := h.flushStatement(ctx, c, q, false); done {
 			rest = strings.TrimSpace(q[end:])
 			if err != nil {
 				return err

@@ -47,6 +47,10 @@ type Server struct {
 	engine   *sqle.Engine
 	procs    *processList  // the engine's process list
 	readLock *readLockGate // FLUSH TABLES WITH READ LOCK (readlock.go)
+	// sm is go-mysql-server's session manager, once Run has made the
+	// protocol server: the statements answered before the planner get
+	// their session's context from it.
+	sm       *server.SessionManager
 	listener net.Listener
 	accounts string // file the accounts are persisted in
 	acct     *accounts
@@ -243,6 +247,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.sm = srv.SessionManager()
 	// Events run as root, in a session of their own each time.
 	if err := s.engine.InitializeEventScheduler(func() (*sql.Context, error) {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), s.storage)

@@ -20,6 +20,9 @@ type Session struct {
 	// client is the connection's socket (nil for an internal session):
 	// its bytes are the session's Bytes_received and Bytes_sent.
 	client *clientConn
+	// flushedReceived and flushedSent are the client's byte counts at the
+	// session's last FLUSH STATUS.
+	flushedReceived, flushedSent uint64
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate

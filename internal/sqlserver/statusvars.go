@@ -14,7 +14,8 @@ import (
 // out when they are read (SHOW [GLOBAL] STATUS):
 //
 //   - Uptime and Uptime_since_flush_status: seconds since the server
-//     started (the first server of the process);
+//     started (the first server of the process), and since the last FLUSH
+//     STATUS (flush.go);
 //   - Queries: Questions (MySQL's also counts the statements that stored
 //     programs run, which are not counted here);
 //   - Bytes_received and Bytes_sent: what the client connections read and
@@ -70,9 +71,9 @@ func (r liveStatus) SetGlobal(name string, val interface{}) error {
 }
 
 func (r liveStatus) refresh() {
-	up := uint64(time.Since(time.Unix(0, startedAt.Load())) / time.Second)
-	r.StatusVariableRegistry.SetGlobal("Uptime", up)
-	r.StatusVariableRegistry.SetGlobal("Uptime_since_flush_status", up)
+	started := startedAt.Load()
+	r.StatusVariableRegistry.SetGlobal("Uptime", uint64(time.Since(time.Unix(0, started))/time.Second))
+	r.StatusVariableRegistry.SetGlobal("Uptime_since_flush_status", uint64(time.Since(time.Unix(0, max(started, flushedAt.Load())))/time.Second))
 	if _, q, ok := r.StatusVariableRegistry.GetGlobal("Questions"); ok {
 		r.StatusVariableRegistry.SetGlobal("Queries", q)
 	}
@@ -113,8 +114,8 @@ func (s *Session) refreshStatus(ctx *sql.Context) {
 		s.BaseSession.SetStatusVariable(ctx, "Queries", q)
 	}
 	if c := s.client; c != nil {
-		s.BaseSession.SetStatusVariable(ctx, "Bytes_received", c.received.Load())
-		s.BaseSession.SetStatusVariable(ctx, "Bytes_sent", c.sent.Load())
+		s.BaseSession.SetStatusVariable(ctx, "Bytes_received", c.received.Load()-s.flushedReceived)
+		s.BaseSession.SetStatusVariable(ctx, "Bytes_sent", c.sent.Load()-s.flushedSent)
 	}
 }
 
