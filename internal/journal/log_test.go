@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -778,4 +779,40 @@ func TestConcurrentCommitsKeepTheirOrder(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkGroupCommit is committers appending a 200-byte transaction and
+// waiting for its fsync, on the test's temporary folder's file system.
+func BenchmarkGroupCommit(b *testing.B) {
+	for _, committers := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("committers=%d", committers), func(b *testing.B) {
+			l, err := Open(Options{Dir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			frames := tx(strings.Repeat("x", 200))
+			var next atomic.Int64
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range committers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						_, end, err := l.AppendDeferred(frames)
+						if err == nil {
+							err = l.SyncTo(context.Background(), end)
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/float64(l.Fsyncs()), "commits/fsync")
+		})
+	}
 }
