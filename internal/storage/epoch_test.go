@@ -81,12 +81,13 @@ func TestEpochMarks(t *testing.T) {
 	e.Close()
 }
 
-// A replica applies a transaction received in many pieces once, when its
-// commit frame arrives; a promotion cuts a piece-wise received transaction
-// whose commit never came, after handing it to quarantine.
-func TestReplicaPiecesAndTailCut(t *testing.T) {
+// primaryTransaction makes a primary's database (setup), a copy of it, and
+// then one transaction of 50 rows named by name, and returns the database,
+// the copy, and the journal's bytes of the transaction from its LSN.
+func primaryTransaction(t *testing.T, name func(i int) string) (*DB, []byte, journal.LSN, []byte) {
+	t.Helper()
 	src, _ := openEngine(t, t.TempDir(), SaveCommit)
-	defer src.Close()
+	t.Cleanup(func() { src.Close() })
 	sdb := setup(t, src)
 	var copyBuf bytes.Buffer
 	if _, err := sdb.WriteSnapshot(&copyBuf); err != nil {
@@ -95,7 +96,7 @@ func TestReplicaPiecesAndTailCut(t *testing.T) {
 	from := sdb.LSN()
 	tx := sdb.Begin()
 	for i := 10; i < 60; i++ {
-		if _, err := tx.Insert("users", []any{int64(i), "u" + strings.Repeat("x", i), int64(i)}); err != nil {
+		if _, err := tx.Insert("users", []any{int64(i), name(i), int64(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,6 +105,14 @@ func TestReplicaPiecesAndTailCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sdb, copyBuf.Bytes(), from, all
+}
+
+// A replica applies a transaction received in many pieces once, when its
+// commit frame arrives; a promotion cuts a piece-wise received transaction
+// whose commit never came, after handing it to quarantine.
+func TestReplicaPiecesAndTailCut(t *testing.T) {
+	sdb, seedCopy, from, all := primaryTransaction(t, func(i int) string { return "u" + strings.Repeat("x", i) })
 	var frames [][]byte
 	for pos := 0; pos < len(all); {
 		_, _, size, _ := journal.DecodeFrame(all[pos:])
@@ -113,7 +122,7 @@ func TestReplicaPiecesAndTailCut(t *testing.T) {
 
 	dst, _ := openEngine(t, t.TempDir(), SaveCommit)
 	defer dst.Close()
-	ddb, err := dst.InstallSeed("app", bytes.NewReader(copyBuf.Bytes()))
+	ddb, err := dst.InstallSeed("app", bytes.NewReader(seedCopy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,29 +179,10 @@ func TestReplicaPiecesAndTailCut(t *testing.T) {
 // the frames of the segments before the last one, and the first write
 // found the journal ending inside another primary's transaction.
 func TestReplicaTailAcrossSegmentsIsCutAtRestart(t *testing.T) {
-	src, _ := openEngine(t, t.TempDir(), SaveCommit)
-	defer src.Close()
-	sdb := setup(t, src)
-	var copyBuf bytes.Buffer
-	if _, err := sdb.WriteSnapshot(&copyBuf); err != nil {
-		t.Fatal(err)
-	}
-	from := sdb.LSN()
-	tx := sdb.Begin()
-	for i := 10; i < 60; i++ {
-		if _, err := tx.Insert("users", []any{int64(i), fmt.Sprintf("u%d %s", i, strings.Repeat("x", 300)), int64(i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustCommit(t, tx)
-	all, err := sdb.Journal().ReadBytes(from, sdb.LSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	_, seedCopy, from, all := primaryTransaction(t, func(i int) string { return fmt.Sprintf("u%d %s", i, strings.Repeat("x", 300)) })
 	dir := t.TempDir()
 	dst, _ := openEngine(t, dir, SaveCommit)
-	ddb, err := dst.InstallSeed("app", bytes.NewReader(copyBuf.Bytes()))
+	ddb, err := dst.InstallSeed("app", bytes.NewReader(seedCopy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +212,7 @@ func TestReplicaTailAcrossSegmentsIsCutAtRestart(t *testing.T) {
 		t.Fatalf("the cut is not logged: %s", lb.String())
 	}
 	dst.OpenWrites(&Writer{Epoch: 2, Node: "n2"})
-	tx = ddb.Begin()
+	tx := ddb.Begin()
 	tx.Insert("users", []any{int64(70), "after", int64(1)})
 	mustCommit(t, tx)
 	if got := committed(t, ddb); got != "1 ann 20;2 bob 21;3 cid 22;70 after 1" {
