@@ -141,7 +141,7 @@ report() {
 		echo "# Miraj vs MariaDB, sysbench OLTP"
 		echo
 		echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-		echo "- miraj: $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (dirty)'), --save-policy commit"
+		echo "- miraj: ${MIRAJ_BUILT}, --save-policy commit"
 		echo "- mariadb: $("$MARIADBD" --version | awk '{ print $3 }'), innodb_flush_log_at_trx_commit=1, binlog off, buffer pool $BENCH_MARIADB_BUFFER_POOL"
 		echo "- $(sysbench --version): ${BENCH_TABLES} tables x ${BENCH_ROWS} rows, ${BENCH_TIME}s per server and cell (two halves: Miraj, MariaDB, MariaDB, Miraj), threads: ${BENCH_THREADS}"
 		echo "- machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average at start: ${LOAD_AT_START}"
@@ -351,6 +351,9 @@ main() {
 	mkdir -p "$WORK/logs" "$(dirname "$BENCH_OUT")"
 
 	log "building miraj-server"
+	# The commit the binary is built from, and whether the tree differs
+	# from it then (not when the run ends: the tree may change meanwhile).
+	MIRAJ_BUILT="$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (dirty)')"
 	(cd "$REPO" && go build -o "$WORK/miraj-server" ./cmd/miraj-server)
 
 	start_miraj miraj
