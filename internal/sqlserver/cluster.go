@@ -95,6 +95,9 @@ var liveVariables = map[string]func() any{
 type liveRegistry struct{ sql.SystemVariableRegistry }
 
 func (r liveRegistry) GetGlobal(name string) (sql.SystemVariable, interface{}, bool) {
+	if v, ok := diagnosticsVariables[strings.ToLower(name)]; ok {
+		return v, uint64(0), true
+	}
 	v, val, ok := r.SystemVariableRegistry.GetGlobal(name)
 	if fn, live := liveVariables[strings.ToLower(name)]; live && ok {
 		return v, fn(), true
@@ -190,6 +193,9 @@ const errPromotionRefused = 9003
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
 	if fn, ok := liveVariables[strings.ToLower(name)]; ok {
 		return fn(), nil
+	}
+	if n, ok := s.diagnosticsVariable(name); ok {
+		return n, nil
 	}
 	if !s.syncOwn && strings.EqualFold(name, varSyncCommit) {
 		// A session that has not set its own level follows the server's

@@ -20,6 +20,12 @@ var wrappedSQLError = regexp.MustCompile(`(?s)^(.*) \(errno (\d+)\) \(sqlstate (
 // fixError gives err MySQL's code, SQLSTATE and text (messages.go), for
 // the statement q of connection c.
 func (h protocolHandler) fixError(c *mysql.Conn, q string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if s := h.srv.session(c.ConnectionID); s != nil {
+		s.noteFailed() // after afterCommand's noteDiagnostics
+	}
 	var se *mysql.SQLError
 	if !errors.As(err, &se) {
 		return err
@@ -117,7 +123,13 @@ func (h protocolHandler) endImplicitTransaction(c *mysql.Conn) {
 // OK) that ends a result set, written by the listener once the handler has
 // returned.
 func (h protocolHandler) afterCommand(c *mysql.Conn) {
-	setStatusFlags(c, h.statusFlags(c))
+	sess := h.srv.session(c.ConnectionID)
+	if sess == nil {
+		setStatusFlags(c, globalStatusFlags())
+		return
+	}
+	setStatusFlags(c, sess.statusFlags())
+	sess.noteDiagnostics()
 }
 
 // okFlags sets the flags of the OK packet a statement without a result set

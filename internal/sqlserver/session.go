@@ -23,6 +23,9 @@ type Session struct {
 	// flushedReceived and flushedSent are the client's byte counts at the
 	// session's last FLUSH STATUS.
 	flushedReceived, flushedSent uint64
+	// prevWarnings and prevErrors are the previous statement's
+	// conditions: @@warning_count and @@error_count (diagnostics.go).
+	prevWarnings, prevErrors uint64
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate
@@ -413,6 +416,9 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) error {
 	if strings.EqualFold(name, varSyncCommit) {
 		return s.setSyncCommit(ctx, value)
+	}
+	if _, ok := s.diagnosticsVariable(name); ok {
+		return sql.ErrSystemVariableReadOnly.New(name)
 	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)

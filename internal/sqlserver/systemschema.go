@@ -189,8 +189,8 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 	return "", false
 }
 
-// systemSchemaParser applies systemSchemaRewrite and checksumRewrite
-// (checksum.go) before parsing.
+// systemSchemaParser applies systemSchemaRewrite, checksumRewrite
+// (checksum.go) and diagnosticsRewrite (diagnostics.go) before parsing.
 type systemSchemaParser struct{ sql.Parser }
 
 func currentDatabase(ctx context.Context) string {
@@ -205,6 +205,9 @@ func (p systemSchemaParser) rewrite(ctx context.Context, q string) string {
 		return r
 	}
 	if r, ok := checksumRewrite(q); ok {
+		return r
+	}
+	if r, ok := diagnosticsRewrite(q); ok {
 		return r
 	}
 	return q

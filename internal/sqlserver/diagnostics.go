@@ -1,0 +1,81 @@
+package sqlserver
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// MySQL's counts of the previous statement's conditions: @@warning_count
+// (its errors, warnings and notes) and @@error_count (its errors: 1 when
+// it failed), and SHOW COUNT(*) WARNINGS / ERRORS, which read them.
+// go-mysql-server knows neither (1105 "Unknown system variable"). The
+// protocol handler notes them at the end of each statement
+// (afterCommand, fixError); a statement reads those of the one before it.
+//
+// They are known to the planner through liveRegistry (cluster.go) and read
+// from the session (Session.GetSessionVariable), but kept out of the
+// registry's lists: SHOW VARIABLES does not show them (MySQL's does), as
+// go-mysql-server's own suites expect of its variables.
+
+const (
+	varWarningCount = "warning_count"
+	varErrorCount   = "error_count"
+)
+
+// diagnosticsVariables are the two variables' definitions: session only,
+// read only (1238 on SET).
+var diagnosticsVariables = map[string]sql.SystemVariable{}
+
+func init() {
+	for _, name := range []string{varWarningCount, varErrorCount} {
+		diagnosticsVariables[name] = &sql.MysqlSystemVariable{Name: name, Scope: sql.GetMysqlScope(sql.SystemVariableScope_Session),
+			Type: types.NewSystemUintType(name, 0, 65535), Default: uint64(0)}
+	}
+}
+
+// noteDiagnostics records, at the end of a statement, its warnings for the
+// next statement's @@warning_count (fixError adds its error).
+func (s *Session) noteDiagnostics() {
+	s.prevWarnings, s.prevErrors = uint64(len(s.Warnings())), 0
+}
+
+// noteFailed records that the statement failed: one error.
+func (s *Session) noteFailed() {
+	s.prevWarnings++
+	s.prevErrors = 1
+}
+
+// diagnosticsVariable returns @@warning_count or @@error_count.
+func (s *Session) diagnosticsVariable(name string) (uint64, bool) {
+	switch {
+	case strings.EqualFold(name, varWarningCount):
+		return s.prevWarnings, true
+	case strings.EqualFold(name, varErrorCount):
+		return s.prevErrors, true
+	}
+	return 0, false
+}
+
+// showCountRE matches SHOW COUNT(*) WARNINGS and SHOW COUNT(*) ERRORS.
+var showCountRE = regexp.MustCompile(`(?is)^\s*show\s+count\s*\(\s*\*\s*\)\s+(warnings|errors)\s*(?:;|$)`)
+
+// diagnosticsRewrite turns SHOW COUNT(*) WARNINGS (ERRORS) at the start of
+// q into the SELECT of @@session.warning_count (error_count), MySQL's
+// column name included.
+func diagnosticsRewrite(q string) (string, bool) {
+	if len(q) < 4 || !strings.EqualFold(firstWord(q), "SHOW") {
+		return "", false
+	}
+	m := showCountRE.FindStringSubmatchIndex(q)
+	if m == nil {
+		return "", false
+	}
+	name := varWarningCount
+	if strings.EqualFold(q[m[2]:m[3]], "errors") {
+		name = varErrorCount
+	}
+	return "SELECT @@session." + name + q[m[1]:], true
+}
