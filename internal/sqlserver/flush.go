@@ -18,8 +18,9 @@ import (
 //     ones already hold them: each count goes to both) and starts
 //     Uptime_since_flush_status again;
 //   - FLUSH LOGS and FLUSH ENGINE LOGS make every database's journal
-//     durable up to its last commit (under save_policy = periodic or
-//     manual, what the next fsync would have written);
+//     durable up to its last commit (under save_policy = periodic, what
+//     the next fsync would have written; under manual the journal holds
+//     nothing);
 //   - FLUSH ERROR | GENERAL | SLOW | RELAY | BINARY LOGS and FLUSH HOSTS
 //     have nothing to act on: Miraj writes its log to standard error (no
 //     file to reopen), keeps no general, slow, relay or binary log, and no
