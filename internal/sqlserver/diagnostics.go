@@ -6,6 +6,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // MySQL's counts of the previous statement's conditions: @@warning_count
@@ -36,16 +37,54 @@ func init() {
 	}
 }
 
+// startStatement clears the conditions of the statement before, as every
+// statement does in MySQL but SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*) …
+// and GET DIAGNOSTICS. go-mysql-server clears them once it has bound a
+// statement: one that fails before (a missing table) would otherwise
+// list the previous statement's conditions with its own.
+func (h protocolHandler) startStatement(c *mysql.Conn, q string) {
+	sess := h.srv.session(c.ConnectionID)
+	if sess == nil {
+		return
+	}
+	sess.diagnostic = isDiagnosticStatement(q)
+	if !sess.diagnostic {
+		sess.ClearWarnings()
+	}
+}
+
+// isDiagnosticStatement reports whether q reads the conditions of the
+// statement before it.
+func isDiagnosticStatement(q string) bool {
+	w := words{s: q}
+	switch first := w.next(); {
+	case isKeyword(first, "SHOW"):
+		second := w.next()
+		return isKeyword(second, "WARNINGS") || isKeyword(second, "ERRORS") || isKeyword(second, "COUNT")
+	case isKeyword(first, "GET"):
+		return true // GET [CURRENT | STACKED] DIAGNOSTICS
+	}
+	return false
+}
+
 // noteDiagnostics records, at the end of a statement, its warnings for the
 // next statement's @@warning_count (fixError adds its error).
 func (s *Session) noteDiagnostics() {
-	s.prevWarnings, s.prevErrors = uint64(len(s.Warnings())), 0
+	if !s.diagnostic {
+		s.prevWarnings, s.prevErrors = uint64(len(s.Warnings())), 0
+	}
 }
 
-// noteFailed records that the statement failed: one error.
-func (s *Session) noteFailed() {
-	s.prevWarnings++
-	s.prevErrors = 1
+// noteFailed records that the statement failed with err: one error, which
+// SHOW WARNINGS lists (Level "Error") until the next statement, as MySQL's
+// does.
+func (s *Session) noteFailed(err error) {
+	code, msg := mysql.ERUnknownError, "unknown error: "+err.Error()
+	if se, ok := err.(*mysql.SQLError); ok { // as the listener writes it
+		code, msg = se.Num, se.Message
+	}
+	s.Warn(&sql.Warning{Level: "Error", Code: code, Message: msg})
+	s.prevWarnings, s.prevErrors = uint64(len(s.Warnings())), 1
 }
 
 // diagnosticsVariable returns @@warning_count or @@error_count.

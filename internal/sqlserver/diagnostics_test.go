@@ -52,4 +52,27 @@ func TestDiagnosticsCounts(t *testing.T) {
 	if got := mysqlErr(exec("SET @@warning_count = 3")); got != "1238 HY000 Variable 'warning_count' is a read only variable" {
 		t.Errorf("SET @@warning_count: %s", got)
 	}
+	// SHOW WARNINGS lists a failed statement's error, twice if asked
+	// twice, until the next statement.
+	failed := mysqlErr(exec("SELECT * FROM d.nosuch"))
+	for i := 0; i < 2; i++ {
+		var level, code, msg string
+		if err := db.QueryRow("SHOW WARNINGS").Scan(&level, &code, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if got := level + " " + code + " 42S02 " + msg; got != "Error "+failed {
+			t.Errorf("SHOW WARNINGS after a failed SELECT: %s, want the error the client got (%s)", got, failed)
+		}
+	}
+	if got := count("SHOW COUNT(*) ERRORS"); got != "1" {
+		t.Errorf("SHOW COUNT(*) ERRORS after SHOW WARNINGS: %s, want the failed statement's 1", got)
+	}
+	rows, err := db.Query("SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows.Next() {
+		t.Error("SHOW WARNINGS after SHOW COUNT(*) ERRORS still lists the error")
+	}
+	rows.Close()
 }

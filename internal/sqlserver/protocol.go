@@ -23,9 +23,16 @@ func (h protocolHandler) fixError(c *mysql.Conn, q string, err error) error {
 	if err == nil {
 		return nil
 	}
+	err = h.mysqlErrorOf(c, q, err)
 	if s := h.srv.session(c.ConnectionID); s != nil {
-		s.noteFailed() // after afterCommand's noteDiagnostics
+		s.noteFailed(err) // after afterCommand's noteDiagnostics
 	}
+	return err
+}
+
+// mysqlErrorOf is the error the client gets for err: MySQL's code,
+// SQLSTATE and text.
+func (h protocolHandler) mysqlErrorOf(c *mysql.Conn, q string, err error) error {
 	var se *mysql.SQLError
 	if !errors.As(err, &se) {
 		return err
@@ -152,6 +159,7 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
 	query := func(q string) error {
+		h.startStatement(c, q)
 		// Counted once run: the connection's first statement makes its
 		// session.
 		defer h.countCommand(c, q)
@@ -194,6 +202,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	query := func(q string) (err error) {
+		h.startStatement(c, q)
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
@@ -245,6 +254,7 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	h.startStatement(c, "")
 	if lock, unlock, _ := readLockCommand(q); lock || unlock {
 		h.afterCommand(c)
 		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
@@ -337,6 +347,7 @@ func sessionCounter(sess *Session, name string) uint64 {
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	h.startStatement(c, p.PrepareStmt)
 	withFlags := func(r *sqltypes.Result) error {
 		h.okFlags(c, r)
 		return cb(r)

@@ -26,6 +26,9 @@ type Session struct {
 	// prevWarnings and prevErrors are the previous statement's
 	// conditions: @@warning_count and @@error_count (diagnostics.go).
 	prevWarnings, prevErrors uint64
+	// diagnostic: the statement under way reads those conditions (SHOW
+	// WARNINGS …) and leaves them as they are.
+	diagnostic bool
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate
