@@ -1,11 +1,60 @@
 package sqlserver
 
 import (
+	"context"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/vitess/go/mysql"
 )
+
+// commitsBefore reports whether q is one of the administrative statements
+// that commit the session's open transaction before they run, as in
+// MySQL and MariaDB: FLUSH (every form), LOCK TABLES, ANALYZE, OPTIMIZE,
+// CHECK and REPAIR TABLE, CACHE INDEX, LOAD INDEX INTO CACHE, RESET.
+// go-mysql-server commits before DDL only.
+func commitsBefore(q string) bool {
+	w := words{s: q}
+	switch first := w.next(); {
+	case isKeyword(first, "FLUSH"), isKeyword(first, "ANALYZE"), isKeyword(first, "OPTIMIZE"),
+		isKeyword(first, "CHECK"), isKeyword(first, "REPAIR"), isKeyword(first, "CACHE"):
+		return true
+	case isKeyword(first, "LOCK"):
+		second := w.next()
+		return isKeyword(second, "TABLES") || isKeyword(second, "TABLE")
+	case isKeyword(first, "LOAD"):
+		return isKeyword(w.next(), "INDEX")
+	case isKeyword(first, "RESET"):
+		return !isKeyword(w.next(), "PERSIST")
+	}
+	return false
+}
+
+// commitBefore commits the session's open transaction before a statement
+// that commits implicitly (commitsBefore), as COMMIT does: its writes
+// wait for a global read lock held elsewhere, and a transaction that
+// began with START TRANSACTION ends (autocommit applies again).
+func (h protocolHandler) commitBefore(ctx context.Context, c *mysql.Conn, q string) error {
+	if !commitsBefore(q) {
+		return nil
+	}
+	sess := h.srv.session(c.ConnectionID)
+	if sess == nil || sess.txn == nil && sess.GetTransaction() == nil {
+		return nil
+	}
+	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, q)
+	if err != nil {
+		return err
+	}
+	if err := sess.CommitTransaction(sctx, sctx.GetTransaction()); err != nil {
+		return err
+	}
+	sctx.SetIgnoreAutoCommit(false)
+	sctx.SetTransaction(nil)
+	return nil
+}
 
 // go-mysql-server v0.20 binds a view by building its CREATE VIEW
 // statement, which marks the query in which the view is read as DDL, and a

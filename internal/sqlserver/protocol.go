@@ -160,6 +160,9 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
 	query := func(q string) error {
 		h.startStatement(c, q)
+		if err := h.commitBefore(ctx, c, q); err != nil {
+			return err
+		}
 		// Counted once run: the connection's first statement makes its
 		// session.
 		defer h.countCommand(c, q)
@@ -203,6 +206,9 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 	var rest string
 	query := func(q string) (err error) {
 		h.startStatement(c, q)
+		if err := h.commitBefore(ctx, c, q); err != nil {
+			return err
+		}
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
@@ -348,6 +354,10 @@ func sessionCounter(sess *Session, name string) uint64 {
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	h.startStatement(c, p.PrepareStmt)
+	if err := h.commitBefore(ctx, c, p.PrepareStmt); err != nil {
+		h.afterCommand(c)
+		return h.fixError(c, p.PrepareStmt, err)
+	}
 	withFlags := func(r *sqltypes.Result) error {
 		h.okFlags(c, r)
 		return cb(r)
