@@ -92,6 +92,7 @@ func New(cfg Config) (*Server, error) {
 		RemoveOnceAfterRule(replaceAggRule()).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
+	a.Catalog.StatsProvider = analyzeStats{a.Catalog.StatsProvider}
 	ax := adminExec{grants: g, exec: &execBuilder{}, srv: s}
 	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
 	ax.exec.NodeExecBuilder = a.ExecBuilder

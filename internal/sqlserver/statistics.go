@@ -54,3 +54,32 @@ func (t *Table) DataLength(ctx *sql.Context) (uint64, error) {
 	}
 	return perRow * n, nil
 }
+
+// analyzeStats is go-mysql-server's statistics provider but for ANALYZE
+// TABLE of an empty table, whose histogram it divides by zero rows (the
+// statement then failed with "handler caught panic: integer divide by
+// zero"). An empty table has no statistics: those of its rows before
+// are dropped.
+type analyzeStats struct{ sql.StatsProvider }
+
+func (s analyzeStats) AnalyzeTable(ctx *sql.Context, table sql.Table, db string) error {
+	if st, ok := table.(sql.StatisticsTable); ok {
+		n, _, err := st.RowCount(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			old, err := s.GetTableStats(ctx, db, table)
+			if err != nil {
+				return err
+			}
+			for _, stat := range old {
+				if err := s.DropStats(ctx, stat.Qualifier(), stat.Columns()); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return s.StatsProvider.AnalyzeTable(ctx, table, db)
+}
