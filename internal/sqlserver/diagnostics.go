@@ -37,22 +37,6 @@ func init() {
 	}
 }
 
-// startStatement clears the conditions of the statement before, as every
-// statement does in MySQL but SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*) …
-// and GET DIAGNOSTICS. go-mysql-server clears them once it has bound a
-// statement: one that fails before (a missing table) would otherwise
-// list the previous statement's conditions with its own.
-func (h protocolHandler) startStatement(c *mysql.Conn, q string) {
-	sess := h.srv.session(c.ConnectionID)
-	if sess == nil {
-		return
-	}
-	sess.diagnostic = isDiagnosticStatement(q)
-	if !sess.diagnostic {
-		sess.ClearWarnings()
-	}
-}
-
 // isDiagnosticStatement reports whether q reads the conditions of the
 // statement before it.
 func isDiagnosticStatement(q string) bool {

@@ -32,18 +32,11 @@ func commitsBefore(q string) bool {
 	return false
 }
 
-// commitBefore commits the session's open transaction before a statement
+// commitOpen commits the session's open transaction before a statement
 // that commits implicitly (commitsBefore), as COMMIT does: its writes
 // wait for a global read lock held elsewhere, and a transaction that
 // began with START TRANSACTION ends (autocommit applies again).
-func (h protocolHandler) commitBefore(ctx context.Context, c *mysql.Conn, q string) error {
-	if !commitsBefore(q) {
-		return nil
-	}
-	sess := h.srv.session(c.ConnectionID)
-	if sess == nil || sess.txn == nil && sess.GetTransaction() == nil {
-		return nil
-	}
+func (h protocolHandler) commitOpen(ctx context.Context, c *mysql.Conn, sess *Session, q string) error {
 	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, q)
 	if err != nil {
 		return err

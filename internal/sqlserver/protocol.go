@@ -159,8 +159,7 @@ func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
 
 func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) error {
 	query := func(q string) error {
-		h.startStatement(c, q)
-		if err := h.commitBefore(ctx, c, q); err != nil {
+		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
 		// Counted once run: the connection's first statement makes its
@@ -170,13 +169,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			h.okFlags(c, r)
 			return cb(r, more)
 		}
-		if _, done, err := h.readLockStatement(ctx, c, q, true); done {
-			if err != nil {
-				return err
-			}
-			return withFlags(&sqltypes.Result{}, false)
-		}
-		if _, done, err := h.flushStatement(ctx, c, q, true); done {
+		if _, done, err := h.answerHere(ctx, c, q, true); done {
 			if err != nil {
 				return err
 			}
@@ -205,8 +198,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q string, cb mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	query := func(q string) (err error) {
-		h.startStatement(c, q)
-		if err := h.commitBefore(ctx, c, q); err != nil {
+		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
 		defer h.countCommand(c, q)
@@ -214,14 +206,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			h.okFlags(c, r)
 			return cb(r, more)
 		}
-		if end, done, err := h.readLockStatement(ctx, c, q, false); done {
-			rest = strings.TrimSpace(q[end:])
-			if err != nil {
-				return err
-			}
-			return withFlags(&sqltypes.Result{}, rest != "")
-		}
-		if end, done, err := h.flushStatement(ctx, c, q, false); done {
+		if end, done, err := h.answerHere(ctx, c, q, false); done {
 			rest = strings.TrimSpace(q[end:])
 			if err != nil {
 				return err
@@ -260,7 +245,7 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
-	h.startStatement(c, "")
+	h.beginStatement(ctx, c, "") // a prepare commits nothing
 	if lock, unlock, _ := readLockCommand(q); lock || unlock {
 		h.afterCommand(c)
 		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
@@ -310,6 +295,45 @@ func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q string) (co
 	return admitted(ctx), true, nil
 }
 
+// beginStatement does what each statement does first, with one look at
+// the session: it clears the conditions of the statement before, unless
+// q reads them (diagnostics.go; go-mysql-server clears them once it has
+// bound a statement, so one that fails before, on a missing table, would
+// list the previous statement's with its own), and commits the open transaction before
+// a statement that commits implicitly (implicitcommit.go).
+func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q string) error {
+	sess := h.srv.session(c.ConnectionID)
+	if sess == nil {
+		return nil // the connection's first statement: nothing before it
+	}
+	sess.diagnostic = isDiagnosticStatement(q)
+	if !sess.diagnostic {
+		sess.ClearWarnings()
+	}
+	if sess.txn == nil && sess.GetTransaction() == nil || !commitsBefore(q) {
+		return nil
+	}
+	return h.commitOpen(ctx, c, sess, q)
+}
+
+// answerHere runs the statement at the start of q if it is one the
+// handler answers itself: the global read lock's (readLockStatement) or a
+// FLUSH go-mysql-server refuses (flushStatement). It reports where the
+// statement ends and whether it was one.
+func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
+	w := words{s: q}
+	switch first := w.next(); {
+	case isKeyword(first, "FLUSH"):
+		if end, done, err := h.readLockStatement(ctx, c, q, whole); done {
+			return end, done, err
+		}
+		return h.flushStatement(ctx, c, q, whole)
+	case isKeyword(first, "LOCK"), isKeyword(first, "UNLOCK"):
+		return h.readLockStatement(ctx, c, q, whole)
+	}
+	return 0, false, nil
+}
+
 // readLockStatement runs FLUSH TABLES WITH READ LOCK and LOCK TABLES … READ
 // (readlock.go), and
 // gives the lock back at UNLOCK TABLES before the planner runs it (for the
@@ -353,8 +377,7 @@ func sessionCounter(sess *Session, name string) uint64 {
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
-	h.startStatement(c, p.PrepareStmt)
-	if err := h.commitBefore(ctx, c, p.PrepareStmt); err != nil {
+	if err := h.beginStatement(ctx, c, p.PrepareStmt); err != nil {
 		h.afterCommand(c)
 		return h.fixError(c, p.PrepareStmt, err)
 	}
