@@ -41,6 +41,42 @@ func (h protocolHandler) count(c *mysql.Conn, names ...string) {
 	}
 }
 
+// firstWordCounters are the counters a statement's first word names alone.
+var firstWordCounters = map[string]string{
+	"BEGIN":      "Com_begin",
+	"COMMIT":     "Com_commit",
+	"SAVEPOINT":  "Com_savepoint",
+	"RELEASE":    "Com_release_savepoint",
+	"USE":        "Com_change_db",
+	"TRUNCATE":   "Com_truncate",
+	"GRANT":      "Com_grant",
+	"REVOKE":     "Com_revoke",
+	"KILL":       "Com_kill",
+	"FLUSH":      "Com_flush",
+	"ANALYZE":    "Com_analyze",
+	"OPTIMIZE":   "Com_optimize",
+	"CHECK":      "Com_check",
+	"CHECKSUM":   "Com_checksum",
+	"REPAIR":     "Com_repair",
+	"LOCK":       "Com_lock_tables",
+	"UNLOCK":     "Com_unlock_tables",
+	"CALL":       "Com_call_procedure",
+	"DO":         "Com_do",
+	"PREPARE":    "Com_prepare_sql",
+	"EXECUTE":    "Com_execute_sql",
+	"DEALLOCATE": "Com_dealloc_sql",
+	"HELP":       "Com_help",
+	"LOAD":       "Com_load",
+	"PURGE":      "Com_purge",
+	"RESET":      "Com_reset",
+	"SHUTDOWN":   "Com_shutdown",
+	"SIGNAL":     "Com_signal",
+	"RESIGNAL":   "Com_resignal",
+	"GET":        "Com_get_diagnostics",
+	"INSTALL":    "Com_install_plugin",
+	"UNINSTALL":  "Com_uninstall_plugin",
+}
+
 // comCounter returns the Com_ counter of the statement that text q begins
 // with, as MySQL names its kind; "" for SELECT, INSERT, UPDATE, DELETE and
 // REPLACE (counted where they run: go-mysql-server counts INSERT … SELECT
@@ -48,9 +84,11 @@ func (h protocolHandler) count(c *mysql.Conn, names ...string) {
 // Com_delete) and for a statement it does not know.
 func comCounter(q string) string {
 	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "BEGIN"):
-		return "Com_begin"
+	first := w.next()
+	if name, ok := lookupWord(firstWordCounters, first); ok {
+		return name
+	}
+	switch {
 	case isKeyword(first, "START"):
 		switch next := w.next(); {
 		case isKeyword(next, "TRANSACTION"):
@@ -60,8 +98,6 @@ func comCounter(q string) string {
 		case isKeyword(next, "REPLICA"):
 			return "Com_replica_start"
 		}
-	case isKeyword(first, "COMMIT"):
-		return "Com_commit"
 	case isKeyword(first, "ROLLBACK"):
 		next := w.next()
 		if isKeyword(next, "WORK") {
@@ -71,10 +107,6 @@ func comCounter(q string) string {
 			return "Com_rollback_to_savepoint"
 		}
 		return "Com_rollback"
-	case isKeyword(first, "SAVEPOINT"):
-		return "Com_savepoint"
-	case isKeyword(first, "RELEASE"):
-		return "Com_release_savepoint"
 	case isKeyword(first, "SET"):
 		switch next := w.next(); {
 		case isKeyword(next, "ROLE"):
@@ -83,8 +115,6 @@ func comCounter(q string) string {
 			return "" // Com_set_password: not a counter here
 		}
 		return "Com_set_option"
-	case isKeyword(first, "USE"):
-		return "Com_change_db"
 	case isKeyword(first, "SHOW"):
 		return showCounter(&w)
 	case isKeyword(first, "CREATE"):
@@ -115,60 +145,6 @@ func comCounter(q string) string {
 		case isKeyword(next, "USER"):
 			return "Com_rename_user"
 		}
-	case isKeyword(first, "TRUNCATE"):
-		return "Com_truncate"
-	case isKeyword(first, "GRANT"):
-		return "Com_grant"
-	case isKeyword(first, "REVOKE"):
-		return "Com_revoke"
-	case isKeyword(first, "KILL"):
-		return "Com_kill"
-	case isKeyword(first, "FLUSH"):
-		return "Com_flush"
-	case isKeyword(first, "ANALYZE"):
-		return "Com_analyze"
-	case isKeyword(first, "OPTIMIZE"):
-		return "Com_optimize"
-	case isKeyword(first, "CHECK"):
-		return "Com_check"
-	case isKeyword(first, "CHECKSUM"):
-		return "Com_checksum"
-	case isKeyword(first, "REPAIR"):
-		return "Com_repair"
-	case isKeyword(first, "LOCK"):
-		return "Com_lock_tables"
-	case isKeyword(first, "UNLOCK"):
-		return "Com_unlock_tables"
-	case isKeyword(first, "CALL"):
-		return "Com_call_procedure"
-	case isKeyword(first, "DO"):
-		return "Com_do"
-	case isKeyword(first, "PREPARE"):
-		return "Com_prepare_sql"
-	case isKeyword(first, "EXECUTE"):
-		return "Com_execute_sql"
-	case isKeyword(first, "DEALLOCATE"):
-		return "Com_dealloc_sql"
-	case isKeyword(first, "HELP"):
-		return "Com_help"
-	case isKeyword(first, "LOAD"):
-		return "Com_load"
-	case isKeyword(first, "PURGE"):
-		return "Com_purge"
-	case isKeyword(first, "RESET"):
-		return "Com_reset"
-	case isKeyword(first, "SHUTDOWN"):
-		return "Com_shutdown"
-	case isKeyword(first, "SIGNAL"):
-		return "Com_signal"
-	case isKeyword(first, "RESIGNAL"):
-		return "Com_resignal"
-	case isKeyword(first, "GET"):
-		return "Com_get_diagnostics"
-	case isKeyword(first, "INSTALL"):
-		return "Com_install_plugin"
-	case isKeyword(first, "UNINSTALL"):
-		return "Com_uninstall_plugin"
 	case isKeyword(first, "STOP"):
 		switch next := w.next(); {
 		case isKeyword(next, "SLAVE"):
@@ -205,12 +181,21 @@ func comCounter(q string) string {
 	return ""
 }
 
+// objectKinds name the Com_create_ and Com_drop_ counters by the kind of
+// object.
+var objectKinds = map[string]string{
+	"TABLE": "table", "TABLES": "table", "DATABASE": "db", "SCHEMA": "db", "INDEX": "index", "VIEW": "view",
+	"TRIGGER": "trigger", "PROCEDURE": "procedure", "FUNCTION": "function", "EVENT": "event", "USER": "user",
+	"ROLE": "role", "SERVER": "server",
+}
+
 // objectCounter returns the counter of a CREATE or DROP (prefix
 // Com_create_ or Com_drop_) by the kind of object, past the modifiers
 // before it.
 func objectCounter(w *words, prefix string) string {
 	for {
-		switch next := w.next(); {
+		next := w.next()
+		switch {
 		case isKeyword(next, "OR"), isKeyword(next, "REPLACE"), isKeyword(next, "TEMPORARY"), isKeyword(next, "UNIQUE"),
 			isKeyword(next, "FULLTEXT"), isKeyword(next, "SPATIAL"), isKeyword(next, "AGGREGATE"), isKeyword(next, "ONLINE"):
 			continue
@@ -221,31 +206,48 @@ func objectCounter(w *words, prefix string) string {
 			w.next() // SECURITY
 			w.next() // DEFINER or INVOKER
 			continue
-		case isKeyword(next, "TABLE"), isKeyword(next, "TABLES"):
-			return prefix + "table"
-		case isKeyword(next, "DATABASE"), isKeyword(next, "SCHEMA"):
-			return prefix + "db"
-		case isKeyword(next, "INDEX"):
-			return prefix + "index"
-		case isKeyword(next, "VIEW"):
-			return prefix + "view"
-		case isKeyword(next, "TRIGGER"):
-			return prefix + "trigger"
-		case isKeyword(next, "PROCEDURE"):
-			return prefix + "procedure"
-		case isKeyword(next, "FUNCTION"):
-			return prefix + "function"
-		case isKeyword(next, "EVENT"):
-			return prefix + "event"
-		case isKeyword(next, "USER"):
-			return prefix + "user"
-		case isKeyword(next, "ROLE"):
-			return prefix + "role"
-		case isKeyword(next, "SERVER"):
-			return prefix + "server"
+		}
+		if kind, ok := lookupWord(objectKinds, next); ok {
+			return prefix + kind
 		}
 		return ""
 	}
+}
+
+// showCounters are the counters of SHOW statements that their second word
+// names alone.
+var showCounters = map[string]string{
+	"TABLES":      "Com_show_tables",
+	"DATABASES":   "Com_show_databases",
+	"SCHEMAS":     "Com_show_databases",
+	"STATUS":      "Com_show_status",
+	"VARIABLES":   "Com_show_variables",
+	"PROCESSLIST": "Com_show_processlist",
+	"WARNINGS":    "Com_show_warnings",
+	"ERRORS":      "Com_show_errors",
+	"GRANTS":      "Com_show_grants",
+	"COLUMNS":     "Com_show_fields",
+	"FIELDS":      "Com_show_fields",
+	"INDEX":       "Com_show_keys",
+	"INDEXES":     "Com_show_keys",
+	"KEYS":        "Com_show_keys",
+	"TABLE":       "Com_show_table_status",
+	"TRIGGERS":    "Com_show_triggers",
+	"EVENTS":      "Com_show_events",
+	"CHARACTER":   "Com_show_charsets",
+	"CHARSET":     "Com_show_charsets",
+	"COLLATION":   "Com_show_collations",
+	"ENGINES":     "Com_show_storage_engines",
+	"STORAGE":     "Com_show_storage_engines",
+	"PLUGINS":     "Com_show_plugins",
+	"PRIVILEGES":  "Com_show_privileges",
+	"OPEN":        "Com_show_open_tables",
+	"PROFILES":    "Com_show_profiles",
+	"PROFILE":     "Com_show_profile",
+	"REPLICAS":    "Com_show_replicas",
+	"BINLOG":      "Com_show_binlog_events",
+	"RELAYLOG":    "Com_show_relaylog_events",
+	"REPLICA":     "Com_show_replica_status",
 }
 
 // showCounter returns the counter of a SHOW statement.
@@ -254,55 +256,10 @@ func showCounter(w *words) string {
 	for isKeyword(next, "FULL") || isKeyword(next, "GLOBAL") || isKeyword(next, "SESSION") || isKeyword(next, "LOCAL") || isKeyword(next, "EXTENDED") {
 		next = w.next()
 	}
+	if name, ok := lookupWord(showCounters, next); ok {
+		return name
+	}
 	switch {
-	case isKeyword(next, "TABLES"):
-		return "Com_show_tables"
-	case isKeyword(next, "DATABASES"), isKeyword(next, "SCHEMAS"):
-		return "Com_show_databases"
-	case isKeyword(next, "STATUS"):
-		return "Com_show_status"
-	case isKeyword(next, "VARIABLES"):
-		return "Com_show_variables"
-	case isKeyword(next, "PROCESSLIST"):
-		return "Com_show_processlist"
-	case isKeyword(next, "WARNINGS"):
-		return "Com_show_warnings"
-	case isKeyword(next, "ERRORS"):
-		return "Com_show_errors"
-	case isKeyword(next, "GRANTS"):
-		return "Com_show_grants"
-	case isKeyword(next, "COLUMNS"), isKeyword(next, "FIELDS"):
-		return "Com_show_fields"
-	case isKeyword(next, "INDEX"), isKeyword(next, "INDEXES"), isKeyword(next, "KEYS"):
-		return "Com_show_keys"
-	case isKeyword(next, "TABLE"):
-		return "Com_show_table_status"
-	case isKeyword(next, "TRIGGERS"):
-		return "Com_show_triggers"
-	case isKeyword(next, "EVENTS"):
-		return "Com_show_events"
-	case isKeyword(next, "CHARACTER"), isKeyword(next, "CHARSET"):
-		return "Com_show_charsets"
-	case isKeyword(next, "COLLATION"):
-		return "Com_show_collations"
-	case isKeyword(next, "ENGINES"), isKeyword(next, "STORAGE"):
-		return "Com_show_storage_engines"
-	case isKeyword(next, "PLUGINS"):
-		return "Com_show_plugins"
-	case isKeyword(next, "PRIVILEGES"):
-		return "Com_show_privileges"
-	case isKeyword(next, "OPEN"):
-		return "Com_show_open_tables"
-	case isKeyword(next, "PROFILES"):
-		return "Com_show_profiles"
-	case isKeyword(next, "PROFILE"):
-		return "Com_show_profile"
-	case isKeyword(next, "REPLICAS"):
-		return "Com_show_replicas"
-	case isKeyword(next, "BINLOG"):
-		return "Com_show_binlog_events"
-	case isKeyword(next, "RELAYLOG"):
-		return "Com_show_relaylog_events"
 	case isKeyword(next, "ENGINE"):
 		w.next() // the engine's name
 		switch what := w.next(); {
@@ -331,8 +288,6 @@ func showCounter(w *words) string {
 			return "Com_show_slave_hosts"
 		}
 		return "Com_show_slave_status"
-	case isKeyword(next, "REPLICA"):
-		return "Com_show_replica_status"
 	case isKeyword(next, "CREATE"):
 		switch what := w.next(); {
 		case isKeyword(what, "TABLE"), isKeyword(what, "VIEW"):
@@ -352,6 +307,24 @@ func showCounter(w *words) string {
 		}
 	}
 	return ""
+}
+
+// lookupWord looks word up, in upper case, in table (keyed by upper-case
+// words), without allocating.
+func lookupWord(table map[string]string, word string) (string, bool) {
+	var b [16]byte
+	if len(word) == 0 || len(word) > len(b) {
+		return "", false
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		b[i] = c
+	}
+	v, ok := table[string(b[:len(word)])]
+	return v, ok
 }
 
 // isKeyword reports whether word is kw, ignoring case (kw is upper case).
