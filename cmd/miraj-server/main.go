@@ -43,7 +43,13 @@ func run() error {
 	gcMinHeapMB := flag.Int("gc-min-heap-mb", 256, "minimum heap: the garbage collector lets the heap grow to this size (MiB) before it collects; 0: Go's default pacing (also when GOGC or GOMEMLIMIT is set)")
 	gcGrowth := flag.Int("gc-heap-growth-percent", 15, "past the minimum heap, the garbage collector runs once the heap has grown by this share of the live heap (Go's GOGC)")
 	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
+	showVersion := flag.Bool("version", false, "print the server version and exit")
 	flag.Parse()
+
+	if *showVersion {
+		fmt.Println("miraj-server", sqlserver.Version)
+		return nil
+	}
 
 	pol, err := storage.ParseSavePolicy(*policy)
 	if err != nil {

@@ -110,6 +110,7 @@ var suites = []suite{
 
 func TestEngine(t *testing.T) {
 	logrus.SetLevel(logrus.WarnLevel)
+	gmsVersion(t)
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
 			if s.skip != "" {
@@ -119,6 +120,29 @@ func TestEngine(t *testing.T) {
 			s.run(t, h)
 		})
 	}
+}
+
+// gmsVersion gives @@version and @@version_comment go-mysql-server's
+// defaults for the test's duration: its enginetests assert them (SELECT
+// version()), and a server started earlier in the process named itself
+// Miraj (they are process-wide).
+func gmsVersion(t *testing.T) {
+	defaults, restore := map[string]any{}, map[string]any{}
+	for _, name := range []string{"version", "version_comment"} {
+		v, cur, ok := sql.SystemVariables.GetGlobal(name)
+		if !ok {
+			t.Fatalf("system variable %s is not registered", name)
+		}
+		defaults[name], restore[name] = v.GetDefault(), cur
+	}
+	if err := sql.SystemVariables.AssignValues(defaults); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sql.SystemVariables.AssignValues(restore); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // Why a test is skipped. Features we do not have yet, bugs of ours not fixed

@@ -151,9 +151,22 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	return sess, nil
 }
 
+// Version is the server version Miraj announces: in the protocol's
+// handshake, VERSION() and @@version. Clients read the MySQL version it
+// starts with (the features they may use); the rest names the server.
+const Version = "8.0.40-miraj-1.0.0"
+
+// versionComment is @@version_comment, which the mysql client prints after
+// the version when it connects.
+const versionComment = "Miraj"
+
 // setServerDefaults makes the server's defaults MySQL 8's: utf8mb4 with the
-// case-insensitive utf8mb4_0900_ai_ci collation.
+// case-insensitive utf8mb4_0900_ai_ci collation; and names the server
+// (@@version and @@version_comment are read-only, set here once).
 func setServerDefaults() error {
+	if err := sql.SystemVariables.AssignValues(map[string]any{"version": Version, "version_comment": versionComment}); err != nil {
+		return fmt.Errorf("system variable version: %w", err)
+	}
 	ctx := sql.NewEmptyContext()
 	for name, v := range map[string]any{
 		"collation_server":     defaultCollation.Name(),
@@ -243,7 +256,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv, err := server.NewServer(server.Config{Protocol: "tcp", Listener: newClientListener(s.listener), Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
+	srv, err := server.NewServer(server.Config{Protocol: "tcp", Version: Version, Listener: newClientListener(s.listener), Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {
 		return err
@@ -262,7 +275,7 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { bgDone <- s.storage.Run(bg) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Start() }()
-	s.log.Info("miraj server ready", "addr", s.listener.Addr().String(), "root", s.cfg.Root, "save_policy", s.cfg.Policy.String())
+	s.log.Info("miraj server ready", "addr", s.listener.Addr().String(), "root", s.cfg.Root, "save_policy", s.cfg.Policy.String(), "version", Version)
 	var serveErr error
 	select {
 	case <-ctx.Done():
