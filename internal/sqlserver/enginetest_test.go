@@ -110,7 +110,7 @@ var suites = []suite{
 
 func TestEngine(t *testing.T) {
 	logrus.SetLevel(logrus.WarnLevel)
-	gmsVersion(t)
+	gmsIdentity(t)
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
 			if s.skip != "" {
@@ -122,13 +122,15 @@ func TestEngine(t *testing.T) {
 	}
 }
 
-// gmsVersion gives @@version and @@version_comment go-mysql-server's
-// defaults for the test's duration: its enginetests assert them (SELECT
-// version()), and a server started earlier in the process named itself
-// Miraj (they are process-wide).
-func gmsVersion(t *testing.T) {
+// gmsIdentity gives the variables that name the server (@@version,
+// @@port, ...) go-mysql-server's defaults for the test's duration: its
+// enginetests assert them (SELECT version(), SHOW VARIABLES), and a server
+// started earlier in the process set them to its own (they are
+// process-wide).
+func gmsIdentity(t *testing.T) {
 	defaults, restore := map[string]any{}, map[string]any{}
-	for _, name := range []string{"version", "version_comment"} {
+	for _, name := range []string{"version", "version_comment", "version_compile_os", "version_compile_machine",
+		"protocol_version", "socket", "pid_file", "port", "bind_address", "datadir", "hostname"} {
 		v, cur, ok := sql.SystemVariables.GetGlobal(name)
 		if !ok {
 			t.Fatalf("system variable %s is not registered", name)

@@ -151,21 +151,12 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	return sess, nil
 }
 
-// Version is the server version Miraj announces: in the protocol's
-// handshake, VERSION() and @@version. Clients read the MySQL version it
-// starts with (the features they may use); the rest names the server.
-const Version = "8.0.40-miraj-1.0.0"
-
-// versionComment is @@version_comment, which the mysql client prints after
-// the version when it connects.
-const versionComment = "Miraj"
-
 // setServerDefaults makes the server's defaults MySQL 8's: utf8mb4 with the
 // case-insensitive utf8mb4_0900_ai_ci collation; and names the server
 // (@@version and @@version_comment are read-only, set here once).
 func setServerDefaults() error {
-	if err := sql.SystemVariables.AssignValues(map[string]any{"version": Version, "version_comment": versionComment}); err != nil {
-		return fmt.Errorf("system variable version: %w", err)
+	if err := sql.SystemVariables.AssignValues(buildVariables()); err != nil {
+		return fmt.Errorf("system variables of the build: %w", err)
 	}
 	ctx := sql.NewEmptyContext()
 	for name, v := range map[string]any{
@@ -262,6 +253,9 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	s.sm = srv.SessionManager()
+	if err := s.announceListener(); err != nil {
+		return err
+	}
 	// Events run as root, in a session of their own each time.
 	if err := s.engine.InitializeEventScheduler(func() (*sql.Context, error) {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), s.storage)

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -58,6 +61,20 @@ func TestServerNamesItself(t *testing.T) {
 	}
 	if value != Version {
 		t.Errorf("SHOW VARIABLES LIKE 'version' = %q, want %q", value, Version)
+	}
+
+	// Where the server is: what tools read to find its port and files.
+	_, port, _ := net.SplitHostPort(s.Addr().String())
+	host, _ := os.Hostname()
+	var gotPort, gotProto int
+	var bind, dir, gotHost, sock string
+	if err := db.QueryRow("SELECT @@port, @@bind_address, @@datadir, @@hostname, @@protocol_version, @@socket").Scan(&gotPort, &bind, &dir, &gotHost, &gotProto, &sock); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs(s.cfg.Root)
+	if strconv.Itoa(gotPort) != port || bind != "127.0.0.1" || dir != root+"/" || gotHost != host || gotProto != 10 || sock != "" {
+		t.Errorf("@@port, @@bind_address, @@datadir, @@hostname, @@protocol_version, @@socket = %d %q %q %q %d %q; want %s %q %q %q 10 \"\"",
+			gotPort, bind, dir, gotHost, gotProto, sock, port, "127.0.0.1", root+"/", host)
 	}
 	// Read-only, as in MySQL.
 	if _, err := db.Exec("SET GLOBAL version = '1'"); err == nil {
