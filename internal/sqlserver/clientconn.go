@@ -35,10 +35,13 @@ type clientListener struct {
 	net.Listener
 	maxBlocking int64
 	open        atomic.Int64
+	// mysql: the clients speak MySQL's protocol, and the commands vitess
+	// does not know are answered (admincmd.go).
+	mysql bool
 }
 
-func newClientListener(l net.Listener) *clientListener {
-	return &clientListener{Listener: l, maxBlocking: int64(runtime.GOMAXPROCS(0) - 1)}
+func newClientListener(l net.Listener, mysql bool) *clientListener {
+	return &clientListener{Listener: l, maxBlocking: int64(runtime.GOMAXPROCS(0) - 1), mysql: mysql}
 }
 
 func (l *clientListener) Accept() (net.Conn, error) {
@@ -82,10 +85,12 @@ type clientConn struct {
 	blocking bool
 	closed   bool
 
-	countingBytes // Bytes_received, Bytes_sent (statusvars.go)
+	countingBytes             // Bytes_received, Bytes_sent (statusvars.go)
+	admin         adminFilter // commands vitess does not know (admincmd.go)
 }
 
-func (c *clientConn) Read(p []byte) (int, error) {
+// readSocket reads what the client sent (Read, admincmd.go, looks at it).
+func (c *clientConn) readSocket(p []byte) (int, error) {
 	if want := c.ln.blocking(); want != c.blocking {
 		c.setMode(want)
 	}

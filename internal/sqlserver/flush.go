@@ -25,19 +25,23 @@ import (
 //     have nothing to act on: Miraj writes its log to standard error (no
 //     file to reopen), keeps no general, slow, relay or binary log, and no
 //     host cache (it blocks no host after failed connections);
+//   - FLUSH THREADS (MariaDB's; COM_REFRESH's REFRESH_THREADS, admincmd.go)
+//     has no thread cache to empty: a connection's goroutine ends with it;
 //   - FLUSH PRIVILEGES, in a list with the others, persists the accounts
-//     as go-mysql-server's does.
+//     as go-mysql-server's does, and FLUSH TABLES does nothing, as
+//     go-mysql-server's (tables are in memory: no open file to close).
 //
 // Each needs the RELOAD privilege (1227). FLUSH TABLES (with or without
-// READ LOCK), FLUSH PRIVILEGES or FLUSH BINARY LOGS alone, and what is
-// not listed here go on to the planner.
+// READ LOCK or a list of tables), FLUSH PRIVILEGES or FLUSH BINARY LOGS
+// alone, and what is not listed here go on to the planner.
 
 // flushOptions are the options handled here; the value says whether the
 // planner would handle the option alone.
 var flushOptions = map[string]bool{
 	"STATUS": false, "LOGS": false, "ENGINE LOGS": false, "ERROR LOGS": false,
 	"GENERAL LOGS": false, "SLOW LOGS": false, "RELAY LOGS": false, "HOSTS": false,
-	"BINARY LOGS": true, "PRIVILEGES": true,
+	"THREADS":     false,
+	"BINARY LOGS": true, "PRIVILEGES": true, "TABLES": true, "TABLE": true,
 }
 
 // flushCommand reads FLUSH [LOCAL | NO_WRITE_TO_BINLOG] option [, option …]

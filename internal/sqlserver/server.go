@@ -247,7 +247,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv, err := server.NewServer(server.Config{Protocol: "tcp", Version: Version, Listener: newClientListener(s.listener), Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
+	srv, err := server.NewServer(server.Config{Protocol: "tcp", Version: Version, Listener: newClientListener(s.listener, true), Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {
 		return err

@@ -1,0 +1,224 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+)
+
+// Two commands of the MySQL protocol that vitess does not know and answers
+// with 1047 ("command handling not implemented yet"), picked out of the
+// client's byte stream before vitess reads it:
+//
+//   - COM_STATISTICS, `mysqladmin status` and `version`, and the mysql
+//     client's `status`: answered here, with MySQL 8's line ("Uptime: …
+//     Threads: … Questions: …");
+//   - COM_REFRESH, `mysqladmin refresh` and `flush-threads`: its flags
+//     turned into the FLUSH statement that does the same (flush.go), and
+//     handed on as a COM_QUERY, so that it is checked (RELOAD), run and
+//     answered as the statement is. A flag with no FLUSH option here
+//     (REFRESH_SLAVE, REFRESH_MASTER) leaves the command as it was: 1047.
+//
+// A command is a packet with sequence number 0; the client sends the
+// handshake's packets from 1 on, and the packets that follow a command
+// (LOAD DATA's file, a long packet's continuations) count on from it.
+// These two are the only ones of one or two bytes whose first byte is 0x09
+// or 0x07, so a packet is recognised by its header and first byte alone.
+// The stream is read in the clear: the client port offers no TLS (were it
+// to, the filter would have to read above the TLS layer, not the socket).
+
+const (
+	comRefresh    = 0x07
+	comStatistics = 0x09
+	comQuery      = 0x03
+)
+
+// refreshOptions are COM_REFRESH's flags and the FLUSH options that do
+// what they ask, in the order written.
+var refreshOptions = []struct {
+	flag byte
+	opt  string
+}{
+	{0x01, "PRIVILEGES"}, // REFRESH_GRANT
+	{0x02, "LOGS"},       // REFRESH_LOG
+	{0x04, "TABLES"},     // REFRESH_TABLES
+	{0x08, "HOSTS"},      // REFRESH_HOSTS
+	{0x10, "STATUS"},     // REFRESH_STATUS
+	{0x20, "THREADS"},    // REFRESH_THREADS
+}
+
+// refreshStatement is the FLUSH statement for COM_REFRESH's flags, or
+// false when a flag has none.
+func refreshStatement(flags byte) (string, bool) {
+	var opts []string
+	for _, o := range refreshOptions {
+		if flags&o.flag != 0 {
+			opts = append(opts, o.opt)
+			flags &^= o.flag
+		}
+	}
+	if flags != 0 || len(opts) == 0 {
+		return "", false
+	}
+	return "FLUSH " + strings.Join(opts, ", "), true
+}
+
+// adminFilter follows the packets a client sends to find those commands.
+// Bytes that pass unchanged go straight to the reader; from a packet that
+// must be looked at whole, or changed, on, they are staged in in and out.
+type adminFilter struct {
+	rest int    // payload bytes of the current packet not yet passed
+	in   []byte // read from the socket, from a packet's header on, not looked at yet
+	out  []byte // looked at (and changed), for the reader
+}
+
+// walk passes b's bytes until it meets a packet header it cannot pass:
+// one not whole in b, or a command of one or two bytes that is not whole
+// or is one of ours. It returns the bytes passed and whether it stopped
+// (at b[n], which is then a packet's header).
+func (f *adminFilter) walk(b []byte) (n int, stopped bool) {
+	for n < len(b) {
+		if f.rest > 0 {
+			k := min(f.rest, len(b)-n)
+			f.rest -= k
+			n += k
+			continue
+		}
+		if len(b)-n < 4 {
+			return n, true
+		}
+		size, seq := packetSize(b[n:]), b[n+3]
+		if seq == 0 && (size == 1 || size == 2) {
+			if len(b)-n < 4+size || f.ours(b[n+4:n+4+size]) {
+				return n, true
+			}
+		}
+		n += 4
+		f.rest = size
+	}
+	return n, false
+}
+
+// packetSize is the payload size in the packet header at the start of b,
+// or -1 when b does not hold a whole header.
+func packetSize(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	return int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+}
+
+// ours reports whether a whole command's payload is one answered or
+// changed here.
+func (f *adminFilter) ours(cmd []byte) bool {
+	switch {
+	case len(cmd) == 1 && cmd[0] == comStatistics:
+		return true
+	case len(cmd) == 2 && cmd[0] == comRefresh:
+		_, ok := refreshStatement(cmd[1])
+		return ok
+	}
+	return false
+}
+
+// Read is the client's stream for vitess, without the commands answered
+// here and with those changed here changed.
+func (c *clientConn) Read(p []byte) (int, error) {
+	if !c.ln.mysql {
+		return c.readSocket(p)
+	}
+	f := &c.admin
+	for {
+		if len(f.out) > 0 {
+			n := copy(p, f.out)
+			f.out = f.out[n:]
+			return n, nil
+		}
+		if len(f.in) == 0 {
+			// Nothing staged: read into p and pass what can be passed.
+			n, err := c.readSocket(p)
+			k, stopped := f.walk(p[:n])
+			if !stopped {
+				return n, err
+			}
+			f.in = append(f.in, p[k:n]...)
+			if k > 0 || err != nil {
+				return k, err
+			}
+			continue
+		}
+		// f.in starts at a packet's header. What passes goes to the
+		// reader first: a command is answered once the reader has had
+		// every byte before it, so that answers keep the commands' order.
+		k, stopped := f.walk(f.in)
+		if k > 0 || !stopped {
+			f.out = append(f.out[:0], f.in[:k]...)
+			f.in = f.in[k:]
+			if len(f.in) == 0 {
+				f.in = nil
+			}
+			continue
+		}
+		if size := packetSize(f.in); size >= 0 && len(f.in) >= 4+size && f.ours(f.in[4:4+size]) {
+			if err := c.answer(f.in[4 : 4+size]); err != nil {
+				return 0, err
+			}
+			if f.in = f.in[4+size:]; len(f.in) == 0 {
+				f.in = nil
+			}
+			continue
+		}
+		// A header or a short command not whole yet: read on.
+		n, err := c.readSocket(p)
+		f.in = append(f.in, p[:n]...)
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// answer answers a command of ours or changes it, into c.admin.out.
+func (c *clientConn) answer(cmd []byte) error {
+	switch cmd[0] {
+	case comStatistics:
+		line := statisticsLine()
+		pkt := make([]byte, 4, 4+len(line))
+		pkt[0], pkt[1], pkt[2], pkt[3] = byte(len(line)), byte(len(line)>>8), byte(len(line)>>16), 1
+		_, err := c.Write(append(pkt, line...))
+		return err
+	case comRefresh:
+		q, _ := refreshStatement(cmd[1])
+		n := 1 + len(q)
+		c.admin.out = append(c.admin.out, byte(n), byte(n>>8), byte(n>>16), 0, comQuery)
+		c.admin.out = append(c.admin.out, q...)
+	}
+	return nil
+}
+
+// statisticsLine is COM_STATISTICS's answer, MySQL 8's line of global
+// status counters.
+func statisticsLine() string {
+	get := func(name string) uint64 {
+		if sql.StatusVariables == nil { // no engine made in this process
+			return 0
+		}
+		_, v, _ := sql.StatusVariables.GetGlobal(name)
+		switch v := v.(type) {
+		case uint64:
+			return v
+		case int64:
+			return uint64(max(v, 0))
+		case int:
+			return uint64(max(v, 0))
+		}
+		return 0
+	}
+	uptime, questions := get("Uptime"), get("Questions")
+	qps := 0.0
+	if uptime > 0 {
+		qps = float64(questions) / float64(uptime)
+	}
+	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: %d  Opens: %d  Flush tables: %d  Open tables: %d  Queries per second avg: %.3f",
+		uptime, get("Threads_connected"), questions, get("Slow_queries"), get("Opened_tables"), get("Flush_commands"), get("Open_tables"), qps)
+}
