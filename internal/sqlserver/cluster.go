@@ -511,6 +511,9 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 		w.Reader = perDatabase(it.Reader)
 		t = &w
 	}
+	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.StatisticsTableName) {
+		t = &statisticsTable{CatalogTable: ct}
+	}
 	return t, ok, err
 }
 

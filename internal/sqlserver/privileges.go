@@ -192,6 +192,16 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			return nil, err
 		}
 		return newInsertErrors(iter, s, n.Destination.Schema()), nil
+	case *plan.ShowIndexes:
+		if !fromClient(ctx) {
+			return nil, nil // go-mysql-server's engine suites assert its own form
+		}
+		return showIndexes(ctx, n, row)
+	case *plan.AnalyzeTable:
+		if !fromClient(ctx) {
+			return nil, nil // go-mysql-server's engine suites assert its own form
+		}
+		return analyzeTables(ctx, n), nil
 	case *plan.ShowCreateTable:
 		if !fromClient(ctx) || n.IsView {
 			return nil, nil // go-mysql-server's engine suites assert its own form

@@ -1,7 +1,10 @@
 package sqlserver
 
 import (
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -82,4 +85,26 @@ func (s analyzeStats) AnalyzeTable(ctx *sql.Context, table sql.Table, db string)
 		}
 	}
 	return s.StatsProvider.AnalyzeTable(ctx, table, db)
+}
+
+// analyzeTables runs ANALYZE TABLE: each table's statistics under its own
+// database, and its row named db.table, as MySQL names it.
+// go-mysql-server's refused to run without a current database (1105 "no
+// database selected", for qualified names too) and filed every table's
+// statistics under the current database.
+func analyzeTables(ctx *sql.Context, n *plan.AnalyzeTable) sql.RowIter {
+	rows := make([]sql.Row, 0, len(n.Tables))
+	for _, t := range n.Tables {
+		db := n.Db
+		if ours, ok := t.(*Table); ok {
+			db = ours.db.Name()
+		}
+		msgType, msgText := "status", "OK"
+		forgetCardinality(strings.ToLower(db), strings.ToLower(t.Name()))
+		if err := n.Stats.AnalyzeTable(ctx, t, db); err != nil {
+			msgType, msgText = "Error", err.Error()
+		}
+		rows = append(rows, sql.Row{db + "." + t.Name(), "analyze", msgType, msgText})
+	}
+	return sql.RowsToRowIter(rows...)
 }
