@@ -77,6 +77,9 @@ func (t *Table) cardinality(ctx *sql.Context, name string, n int) (int64, bool) 
 		sb.WriteByte(byte(c))
 		sb.WriteByte(byte(c >> 8))
 	}
+	if t.temp { // a session's own: not kept
+		return int64(st.Distinct(index, n)), true
+	}
 	key := cardKey{db: strings.ToLower(t.db.Name()), table: strings.ToLower(t.Name()), index: strings.ToLower(name), cols: sb.String(), n: n}
 	cardinalities.Lock()
 	c, ok := cardinalities.m[key]

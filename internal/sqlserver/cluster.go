@@ -514,6 +514,9 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.StatisticsTableName) {
 		t = &statisticsTable{CatalogTable: ct}
 	}
+	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.TablesTableName) && fromClient(ctx) {
+		t = &tablesTable{CatalogTable: ct}
+	}
 	return t, ok, err
 }
 

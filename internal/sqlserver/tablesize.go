@@ -1,0 +1,166 @@
+package sqlserver
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+)
+
+// Table sizes: Data_length and Index_length of SHOW TABLE STATUS and
+// information_schema.TABLES are the memory a table holds, its rows and
+// primary key (data) and its secondary indexes (index), as
+// storage.Table.Footprint estimates them. go-mysql-server gave a size
+// worked out from the column types (a VARCHAR(255) counted 1,020 bytes a
+// row, however short its values) and no index length; in a server that
+// keeps every row in memory, these say how much each table takes.
+//
+// Footprint walks the rows; its result is kept, scaled by the row count,
+// until the row count has moved by a tenth (as the index cardinalities,
+// cardinality.go), or ANALYZE TABLE. Sessions of go-mysql-server's engine
+// suites get its own estimate, which they assert.
+
+type sizeKey struct{ db, table string }
+
+type sizeCount struct {
+	rows        int
+	data, index uint64
+}
+
+var sizes struct {
+	sync.Mutex
+	m map[sizeKey]sizeCount
+}
+
+// forgetSize drops what is kept for a table (ANALYZE TABLE).
+func forgetSize(db, table string) {
+	sizes.Lock()
+	defer sizes.Unlock()
+	delete(sizes.m, sizeKey{db, table})
+}
+
+// footprint returns the memory t holds as the session sees it.
+func (t *Table) footprint(ctx *sql.Context) (data, index uint64, err error) {
+	_, st, err := t.current(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	rows := st.Len()
+	if t.temp { // a session's own: not kept
+		data, index = st.Footprint()
+		return data, index, nil
+	}
+	key := sizeKey{strings.ToLower(t.db.Name()), strings.ToLower(t.Name())}
+	sizes.Lock()
+	c, ok := sizes.m[key]
+	sizes.Unlock()
+	if ok && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
+		if c.rows == 0 {
+			return c.data, c.index, nil
+		}
+		return c.data * uint64(rows) / uint64(c.rows), c.index * uint64(rows) / uint64(c.rows), nil
+	}
+	c = sizeCount{rows: rows}
+	c.data, c.index = st.Footprint()
+	sizes.Lock()
+	if sizes.m == nil {
+		sizes.m = map[sizeKey]sizeCount{}
+	}
+	sizes.m[key] = c
+	sizes.Unlock()
+	return c.data, c.index, nil
+}
+
+// showTableStatus is SHOW TABLE STATUS with each table's Index_length and
+// Auto_increment (go-mysql-server's said 0 and NULL).
+func showTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sql.RowIter, error) {
+	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		name, _ := r[0].(string)
+		tt, ok, err := n.Database().GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			continue
+		}
+		t, ok := tt.(*Table)
+		if !ok {
+			continue
+		}
+		if _, index, err := t.footprint(ctx); err == nil {
+			r[8] = int64(index)
+		}
+		if next, err := t.PeekNextAutoIncrementValue(ctx); err == nil && t.hasAutoIncrement() {
+			r[10] = next
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
+
+// hasAutoIncrement reports whether a column of t is AUTO_INCREMENT.
+func (t *Table) hasAutoIncrement() bool {
+	for _, c := range t.Schema() {
+		if c.AutoIncrement {
+			return true
+		}
+	}
+	return false
+}
+
+// tablesTable is information_schema.TABLES with each table's INDEX_LENGTH,
+// and no creation and update times (go-mysql-server's said 2000-01-01
+// for every table; Miraj does not keep them).
+type tablesTable struct {
+	sql.CatalogTable
+	cat sql.Catalog
+}
+
+func (s *tablesTable) AssignCatalog(cat sql.Catalog) sql.Table {
+	if t, ok := s.CatalogTable.AssignCatalog(cat).(sql.CatalogTable); ok {
+		s.CatalogTable = t
+	}
+	s.cat = cat
+	return s
+}
+
+func (s *tablesTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	iter, err := s.CatalogTable.PartitionRows(ctx, p)
+	if err != nil || s.cat == nil {
+		return iter, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		// TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, INDEX_LENGTH, CREATE_TIME,
+		// UPDATE_TIME.
+		db, _ := r[1].(string)
+		name, _ := r[2].(string)
+		if typ, _ := r[3].(string); typ != "BASE TABLE" {
+			continue
+		}
+		r[14], r[15] = nil, nil
+		d, err := s.cat.Database(ctx, db)
+		if err != nil {
+			continue
+		}
+		tt, ok, err := d.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			continue
+		}
+		if t, ok := tt.(*Table); ok {
+			if _, index, err := t.footprint(ctx); err == nil {
+				r[11] = index
+			}
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
