@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
+
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // Index cardinality: SHOW INDEX's Cardinality and
@@ -18,16 +20,19 @@ import (
 // recomputes its estimates once a tenth of a table has changed; ANALYZE
 // TABLE counts again. A whole primary key counts the rows.
 
-// cardKey names one count: an index by its columns (a dropped index
-// re-created under its name over other columns is another), and how many
-// of them.
+// cardKey names one count: an index by its columns, and how many of them.
 type cardKey struct {
 	db, table, index string
 	cols             string
 	n                int
 }
 
-type cardCount struct{ rows, distinct int }
+// cardCount is a count, of the table as def defined it: a table altered,
+// or dropped and created again, is counted anew.
+type cardCount struct {
+	def            *storage.TableDef
+	rows, distinct int
+}
 
 var cardinalities struct {
 	sync.Mutex
@@ -84,10 +89,10 @@ func (t *Table) cardinality(ctx *sql.Context, name string, n int) (int64, bool) 
 	cardinalities.Lock()
 	c, ok := cardinalities.m[key]
 	cardinalities.Unlock()
-	if ok && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
+	if ok && c.def == def && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
 		return int64(min(c.distinct, rows)), true
 	}
-	c = cardCount{rows: rows, distinct: st.Distinct(index, n)}
+	c = cardCount{def: def, rows: rows, distinct: st.Distinct(index, n)}
 	cardinalities.Lock()
 	if cardinalities.m == nil {
 		cardinalities.m = map[cardKey]cardCount{}

@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
+
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // Table sizes: Data_length and Index_length of SHOW TABLE STATUS and
@@ -24,7 +26,9 @@ import (
 
 type sizeKey struct{ db, table string }
 
+// sizeCount is a size, of the table as def defined it (see cardCount).
 type sizeCount struct {
+	def         *storage.TableDef
 	rows        int
 	data, index uint64
 }
@@ -56,13 +60,13 @@ func (t *Table) footprint(ctx *sql.Context) (data, index uint64, err error) {
 	sizes.Lock()
 	c, ok := sizes.m[key]
 	sizes.Unlock()
-	if ok && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
+	if ok && c.def == t.info.def && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
 		if c.rows == 0 {
 			return c.data, c.index, nil
 		}
 		return c.data * uint64(rows) / uint64(c.rows), c.index * uint64(rows) / uint64(c.rows), nil
 	}
-	c = sizeCount{rows: rows}
+	c = sizeCount{def: t.info.def, rows: rows}
 	c.data, c.index = st.Footprint()
 	sizes.Lock()
 	if sizes.m == nil {
