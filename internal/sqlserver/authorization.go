@@ -342,6 +342,9 @@ func (m loginMethod) HandleUser(c *mysql.Conn, user string) bool {
 
 func (m loginMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData, clientData []byte, addr net.Addr) (mysql.Getter, error) {
 	g, err := m.AuthMethod.HandleAuthPluginData(c, user, serverData, clientData, addr)
+	if err == nil {
+		return g, m.checkConnectionLimit(c, user)
+	}
 	var se *mysql.SQLError
 	if !errors.As(err, &se) || se.Num != mysql.ERAccessDeniedError {
 		return g, err

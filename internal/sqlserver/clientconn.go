@@ -46,6 +46,15 @@ func newClientListener(l net.Listener, mysql bool) *clientListener {
 
 func (l *clientListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
+	for err == nil && l.mysql {
+		// Past max_connections and the one more an administrator may
+		// have: refused before the handshake (maxconn.go).
+		if limit := maxConnections(); limit <= 0 || l.open.Load() <= limit {
+			break
+		}
+		refuseConnection(c)
+		c, err = l.Listener.Accept()
+	}
 	if err != nil {
 		return nil, err
 	}
