@@ -119,6 +119,11 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err := x.checkSet(ctx, n); err != nil {
 			return nil, err
 		}
+		if fromClient(ctx) {
+			if err := checkIsolation(ctx, n); err != nil {
+				return nil, err
+			}
+		}
 		// A SET statement's own assignments of variables: a SET inside a
 		// trigger (SET NEW.x = …) or a routine hands its row on.
 		if !fromClient(ctx) || !setsVariablesOnly(n) || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {

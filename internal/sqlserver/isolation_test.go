@@ -1,0 +1,75 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// A level other than snapshot isolation is not carried out silently:
+// SERIALIZABLE is refused, READ COMMITTED and READ UNCOMMITTED warn.
+func TestIsolationLevels(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	level := func() string {
+		t.Helper()
+		var s string
+		if err := c.QueryRowContext(ctx, "SELECT @@transaction_isolation").Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	warnings := func() []string {
+		t.Helper()
+		rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var lvl, msg string
+			var code int
+			if err := rows.Scan(&lvl, &code, &msg); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, lvl+" "+msg)
+		}
+		return out
+	}
+	for _, q := range []string{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET SESSION transaction_isolation = 'SERIALIZABLE'", "SET GLOBAL TRANSACTION ISOLATION LEVEL SERIALIZABLE"} {
+		_, err := c.ExecContext(ctx, q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	if l := level(); l != "REPEATABLE-READ" {
+		t.Errorf("after refused SETs: @@transaction_isolation = %s", l)
+	}
+	for q, want := range map[string]string{
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED": "READ-COMMITTED",
+		"SET @@transaction_isolation = 'READ-UNCOMMITTED'":       "READ-UNCOMMITTED",
+	} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if w := warnings(); len(w) != 1 || w[0] != "Warning Isolation level "+want+" is not used: Miraj runs every transaction in snapshot isolation (REPEATABLE READ)" {
+			t.Errorf("%s: warnings %q", q, w)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings(); len(w) != 0 {
+		t.Errorf("REPEATABLE READ: warnings %q", w)
+	}
+}
