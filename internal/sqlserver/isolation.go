@@ -53,3 +53,60 @@ func checkIsolation(ctx *sql.Context, n *plan.Set) error {
 	}
 	return nil
 }
+
+// unusedVariables are variables a SET changes with no effect on Miraj,
+// and why; a SET of one warns (1235). when says which values warn (nil:
+// any).
+var unusedVariables = map[string]struct {
+	why  string
+	when func(v any) bool
+}{
+	"general_log":             {"Miraj keeps no general query log", truthy},
+	"slow_query_log":          {"Miraj keeps no slow query log", truthy},
+	"innodb_buffer_pool_size": {"Miraj has no buffer pool: every table is held in memory", nil},
+	"query_cache_type":        {"Miraj has no query cache", nil},
+	"query_cache_size":        {"Miraj has no query cache", nil},
+}
+
+// truthy reports whether a SET value turns a switch on.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.EqualFold(x, "ON") || x == "1"
+	case bool:
+		return x
+	case int64:
+		return x != 0
+	case int8:
+		return x != 0
+	case int:
+		return x != 0
+	}
+	return false
+}
+
+// warnUnused warns about the variables n sets that Miraj does not use.
+func warnUnused(ctx *sql.Context, n *plan.Set) {
+	for _, e := range n.Exprs {
+		sf, ok := e.(*expression.SetField)
+		if !ok {
+			continue
+		}
+		sv, ok := sf.LeftChild.(*expression.SystemVar)
+		if !ok {
+			continue
+		}
+		u, ok := unusedVariables[strings.ToLower(sv.Name)]
+		if !ok {
+			continue
+		}
+		if u.when != nil {
+			v, err := sf.RightChild.Eval(ctx, nil)
+			if err != nil || !u.when(v) {
+				continue
+			}
+		}
+		ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
+			Message: fmt.Sprintf("%s is set and not used: %s", strings.ToLower(sv.Name), u.why)})
+	}
+}

@@ -73,3 +73,32 @@ func TestIsolationLevels(t *testing.T) {
 		t.Errorf("REPEATABLE READ: warnings %q", w)
 	}
 }
+
+// A SET of a variable Miraj has no use for warns, once it would turn
+// something on.
+func TestUnusedVariablesWarn(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	db.SetMaxOpenConns(1) // one session: SHOW WARNINGS reads the SET's
+	t.Cleanup(func() { db.Exec("SET GLOBAL general_log = OFF, slow_query_log = OFF") })
+	for q, want := range map[string]string{
+		"SET GLOBAL general_log = 1":                      "general_log is set and not used: Miraj keeps no general query log",
+		"SET GLOBAL slow_query_log = 'ON'":                "slow_query_log is set and not used: Miraj keeps no slow query log",
+		"SET GLOBAL innodb_buffer_pool_size = 1073741824": "innodb_buffer_pool_size is set and not used: Miraj has no buffer pool: every table is held in memory",
+		"SET GLOBAL general_log = OFF":                    "",
+		"SET SESSION sql_mode = 'STRICT_TRANS_TABLES'":    "",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var lvl, msg string
+		var code int
+		err := db.QueryRow("SHOW WARNINGS").Scan(&lvl, &code, &msg)
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("%s: warning %q, want none", q, msg)
+		case want != "" && (err != nil || code != 1235 || msg != want):
+			t.Errorf("%s: warning %d %q (%v), want 1235 %q", q, code, msg, err, want)
+		}
+	}
+}

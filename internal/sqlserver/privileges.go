@@ -123,6 +123,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			if err := checkIsolation(ctx, n); err != nil {
 				return nil, err
 			}
+			warnUnused(ctx, n)
 		}
 		// A SET statement's own assignments of variables: a SET inside a
 		// trigger (SET NEW.x = …) or a routine hands its row on.
