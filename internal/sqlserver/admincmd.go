@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -123,8 +124,16 @@ func (f *adminFilter) ours(cmd []byte) bool {
 }
 
 // Read is the client's stream for vitess, without the commands answered
-// here and with those changed here changed.
+// here and with those changed here changed. The time it waits counts
+// against wait_timeout (waittimeout.go).
 func (c *clientConn) Read(p []byte) (int, error) {
+	c.idleSince.Store(time.Now().UnixNano())
+	n, err := c.read(p)
+	c.idleSince.Store(0)
+	return n, err
+}
+
+func (c *clientConn) read(p []byte) (int, error) {
 	if !c.ln.mysql {
 		return c.readSocket(p)
 	}

@@ -96,6 +96,10 @@ type clientConn struct {
 
 	countingBytes             // Bytes_received, Bytes_sent (statusvars.go)
 	admin         adminFilter // commands vitess does not know (admincmd.go)
+	// idleSince is when Read began to wait for the client (Unix
+	// nanoseconds; 0: not waiting); waitTimeout is the session's
+	// wait_timeout in seconds (0: the default). waittimeout.go.
+	idleSince, waitTimeout atomic.Int64
 }
 
 // readSocket reads what the client sent (Read, admincmd.go, looks at it).

@@ -137,7 +137,12 @@ func (h protocolHandler) afterCommand(c *mysql.Conn) {
 	}
 	setStatusFlags(c, sess.statusFlags())
 	sess.noteDiagnostics()
+	sess.noteWaitTimeout(emptyContext)
 }
+
+// emptyContext is a context for reading a session's variables, which
+// need none.
+var emptyContext = sql.NewEmptyContext()
 
 // okFlags sets the flags of the OK packet a statement without a result set
 // ends with, which the listener writes inside the callback. Only such

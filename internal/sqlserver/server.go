@@ -143,6 +143,13 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	sess.mysql = true
 	sess.client = clientOf(conn.Conn)
 	sess.readLock = s.readLock
+	if conn.Capabilities&clientInteractive != 0 {
+		// An interactive client waits interactive_timeout, as in MySQL.
+		if _, v, ok := sql.SystemVariables.GetGlobal("interactive_timeout"); ok {
+			sess.BaseSession.SetSessionVariable(sql.NewEmptyContext(), "wait_timeout", v)
+		}
+	}
+	sess.noteWaitTimeout(sql.NewEmptyContext())
 	s.sessions.Store(conn.ConnectionID, sess)
 	// go-mysql-server names the connection's user in the process list
 	// only when a default database is chosen; KILL's and SHOW
@@ -247,7 +254,8 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv, err := server.NewServer(server.Config{Protocol: "tcp", Version: Version, Listener: newClientListener(s.listener, true), Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
+	clientsOf := newClientListener(s.listener, true)
+	srv, err := server.NewServer(server.Config{Protocol: "tcp", Version: Version, Listener: clientsOf, Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {
 		return err
@@ -267,6 +275,7 @@ func (s *Server) Run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	bgDone := make(chan error, 1)
 	go func() { bgDone <- s.storage.Run(bg) }()
+	go reapIdle(bg, clientsOf, s.log)
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Start() }()
 	s.log.Info("miraj server ready", "addr", s.listener.Addr().String(), "root", s.cfg.Root, "save_policy", s.cfg.Policy.String(), "version", Version)
