@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // wrappedSQLError matches the text of a MySQL error wrapped into a 1105.
@@ -335,8 +336,29 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.flushStatement(ctx, c, q, whole)
 	case isKeyword(first, "LOCK"), isKeyword(first, "UNLOCK"):
 		return h.readLockStatement(ctx, c, q, whole)
+	case isKeyword(first, "DO"):
+		return h.doStatement(ctx, c, q, whole)
 	}
 	return 0, false, nil
+}
+
+// doStatement runs DO expr [, expr …], which go-mysql-server's parser does
+// not know (1064): the expressions are evaluated as the SELECT of them
+// would evaluate them (errors and warnings included) and their values
+// dropped; the answer is OK, as MySQL's.
+func (h protocolHandler) doStatement(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
+	stmt, rest, err := sqlparser.SplitStatement(q)
+	if err != nil || whole && strings.TrimSpace(rest) != "" {
+		return 0, false, nil
+	}
+	w := words{s: stmt}
+	w.next()
+	exprs := strings.TrimSpace(w.s)
+	if exprs == "" {
+		return 0, false, nil // the parser's 1064
+	}
+	end := len(q) - len(rest)
+	return end, true, h.Handler.ComQuery(ctx, c, "SELECT "+exprs, func(*sqltypes.Result, bool) error { return nil })
 }
 
 // readLockStatement runs FLUSH TABLES WITH READ LOCK and LOCK TABLES … READ
