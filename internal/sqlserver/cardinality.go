@@ -6,7 +6,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/rowexec"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -20,6 +19,51 @@ import (
 // recomputes its estimates once a tenth of a table has changed; ANALYZE
 // TABLE counts again. A whole primary key counts the rows.
 
+// walkCache keeps what a walk of a table's rows found, for the table as
+// def defined it (a table altered, or dropped and created again, is
+// walked anew) and while its row count stays within a tenth of rows.
+type walkCache[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]walked[V]
+}
+
+type walked[V any] struct {
+	def  *storage.TableDef
+	rows int
+	v    V
+}
+
+// get returns what is kept for key, and the row count it was found at.
+func (c *walkCache[K, V]) get(key K, def *storage.TableDef, rows int) (v V, at int, ok bool) {
+	c.mu.Lock()
+	w, ok := c.m[key]
+	c.mu.Unlock()
+	if !ok || w.def != def || 10*abs(rows-w.rows) > w.rows || (rows == 0) != (w.rows == 0) {
+		return v, 0, false
+	}
+	return w.v, w.rows, true
+}
+
+func (c *walkCache[K, V]) put(key K, def *storage.TableDef, rows int, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[K]walked[V]{}
+	}
+	c.m[key] = walked[V]{def: def, rows: rows, v: v}
+}
+
+// forget drops what is kept for the keys of which drop says so.
+func (c *walkCache[K, V]) forget(drop func(K) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if drop(k) {
+			delete(c.m, k)
+		}
+	}
+}
+
 // cardKey names one count: an index by its columns, and how many of them.
 type cardKey struct {
 	db, table, index string
@@ -27,27 +71,11 @@ type cardKey struct {
 	n                int
 }
 
-// cardCount is a count, of the table as def defined it: a table altered,
-// or dropped and created again, is counted anew.
-type cardCount struct {
-	def            *storage.TableDef
-	rows, distinct int
-}
-
-var cardinalities struct {
-	sync.Mutex
-	m map[cardKey]cardCount
-}
+var cardinalities walkCache[cardKey, int]
 
 // forgetCardinality drops what is kept for a table (ANALYZE TABLE).
 func forgetCardinality(db, table string) {
-	cardinalities.Lock()
-	defer cardinalities.Unlock()
-	for k := range cardinalities.m {
-		if k.db == db && k.table == table {
-			delete(cardinalities.m, k)
-		}
-	}
+	cardinalities.forget(func(k cardKey) bool { return k.db == db && k.table == table })
 }
 
 // cardinality is the number of distinct values of the first n columns of
@@ -86,20 +114,12 @@ func (t *Table) cardinality(ctx *sql.Context, name string, n int) (int64, bool) 
 		return int64(st.Distinct(index, n)), true
 	}
 	key := cardKey{db: strings.ToLower(t.db.Name()), table: strings.ToLower(t.Name()), index: strings.ToLower(name), cols: sb.String(), n: n}
-	cardinalities.Lock()
-	c, ok := cardinalities.m[key]
-	cardinalities.Unlock()
-	if ok && c.def == def && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
-		return int64(min(c.distinct, rows)), true
+	if distinct, _, ok := cardinalities.get(key, def, rows); ok {
+		return int64(min(distinct, rows)), true
 	}
-	c = cardCount{def: def, rows: rows, distinct: st.Distinct(index, n)}
-	cardinalities.Lock()
-	if cardinalities.m == nil {
-		cardinalities.m = map[cardKey]cardCount{}
-	}
-	cardinalities.m[key] = c
-	cardinalities.Unlock()
-	return int64(c.distinct), true
+	distinct := st.Distinct(index, n)
+	cardinalities.put(key, def, rows, distinct)
+	return int64(distinct), true
 }
 
 func abs(x int) int {
@@ -111,19 +131,15 @@ func abs(x int) int {
 
 // showIndexes is SHOW INDEX with each column's cardinality.
 func showIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIter, error) {
-	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
 	t, ok := underlyingTable(n.Child).(*Table)
-	if !ok {
-		return iter, nil
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
-	if err != nil {
-		return nil, err
-	}
 	for _, r := range rows {
+		if !ok {
+			break
+		}
 		// Key_name, Seq_in_index, Collation, Cardinality.
 		name, _ := r[2].(string)
 		seq, _ := r[3].(int)
@@ -134,30 +150,9 @@ func showIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIte
 	return sql.RowsToRowIter(rows...), nil
 }
 
-// statisticsTable is information_schema.STATISTICS with each row's
-// CARDINALITY counted.
-type statisticsTable struct {
-	sql.CatalogTable
-	cat sql.Catalog
-}
-
-func (s *statisticsTable) AssignCatalog(cat sql.Catalog) sql.Table {
-	if t, ok := s.CatalogTable.AssignCatalog(cat).(sql.CatalogTable); ok {
-		s.CatalogTable = t
-	}
-	s.cat = cat
-	return s
-}
-
-func (s *statisticsTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
-	iter, err := s.CatalogTable.PartitionRows(ctx, p)
-	if err != nil || s.cat == nil {
-		return iter, err
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
-	if err != nil {
-		return nil, err
-	}
+// countCardinalities sets the CARDINALITY of information_schema.STATISTICS's
+// rows.
+func countCardinalities(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 	tables := map[[2]string]*Table{}
 	for _, r := range rows {
 		// TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, CARDINALITY.
@@ -168,11 +163,7 @@ func (s *statisticsTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.
 		k := [2]string{db, name}
 		t, seen := tables[k]
 		if !seen {
-			if d, err := s.cat.Database(ctx, db); err == nil {
-				if tt, ok, err := d.GetTableInsensitive(ctx, name); err == nil && ok {
-					t, _ = tt.(*Table)
-				}
-			}
+			t = catalogTable(ctx, cat, db, name)
 			tables[k] = t
 		}
 		if t == nil {
@@ -182,5 +173,48 @@ func (s *statisticsTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.
 			r[9] = n
 		}
 	}
+}
+
+// catalogTable is table name of database db, nil when it is not one of
+// Miraj's tables.
+func catalogTable(ctx *sql.Context, cat sql.Catalog, db, name string) *Table {
+	d, err := cat.Database(ctx, db)
+	if err != nil {
+		return nil
+	}
+	t, ok, err := d.GetTableInsensitive(ctx, name)
+	if err != nil || !ok {
+		return nil
+	}
+	ours, _ := t.(*Table)
+	return ours
+}
+
+// patchedInfoTable is an information_schema table whose rows patch
+// changes once go-mysql-server has made them.
+type patchedInfoTable struct {
+	sql.CatalogTable
+	cat   sql.Catalog
+	patch func(ctx *sql.Context, cat sql.Catalog, rows []sql.Row)
+}
+
+func (s *patchedInfoTable) AssignCatalog(cat sql.Catalog) sql.Table {
+	if t, ok := s.CatalogTable.AssignCatalog(cat).(sql.CatalogTable); ok {
+		s.CatalogTable = t
+	}
+	s.cat = cat
+	return s
+}
+
+func (s *patchedInfoTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	iter, err := s.CatalogTable.PartitionRows(ctx, p)
+	if err != nil || s.cat == nil {
+		return iter, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	s.patch(ctx, s.cat, rows)
 	return sql.RowsToRowIter(rows...), nil
 }

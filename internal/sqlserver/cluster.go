@@ -512,10 +512,10 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 		t = &w
 	}
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.StatisticsTableName) {
-		t = &statisticsTable{CatalogTable: ct}
+		t = &patchedInfoTable{CatalogTable: ct, patch: countCardinalities}
 	}
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.TablesTableName) && fromClient(ctx) {
-		t = &tablesTable{CatalogTable: ct}
+		t = &patchedInfoTable{CatalogTable: ct, patch: tableSizes}
 	}
 	return t, ok, err
 }

@@ -242,3 +242,13 @@ func TestPointLookupsMatchThePlanner(t *testing.T) {
 		t.Fatalf("after rollback: %v", r.rows)
 	}
 }
+
+// execAll runs each statement on db, failing the test at the first error.
+func execAll(t *testing.T, db *sql.DB, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}

@@ -133,11 +133,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		// MySQL's OK packet of a SET counts no rows (go-mysql-server's
 		// counted one). Only a statement of its own: a trigger's SET
 		// NEW.col = … yields the row being written.
-		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+		if _, err := defaultRows(ctx, n, row); err != nil {
 			return nil, err
 		}
 		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
@@ -252,11 +248,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if !ok || !s.mysql || !n.IfNotExists || n.Catalog == nil || !n.Catalog.HasDatabase(ctx, n.DbName) {
 			return nil, nil
 		}
-		iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := sql.RowIterToRows(ctx, iter); err != nil {
+		if _, err := defaultRows(ctx, n, row); err != nil {
 			return nil, err
 		}
 		return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil

@@ -20,11 +20,7 @@ import (
 // DEFAULT NULL (TIMESTAMP: NULL DEFAULT NULL) for a nullable column without
 // a default, as dumps written by MySQL have them.
 func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql.RowIter, error) {
-	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
+	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +137,7 @@ func takesDefaultNull(t sql.Type) bool {
 // Collation), and a literal default as its value (Paris, an empty string),
 // not quoted ('Paris', ”). ORMs read both.
 func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row) (sql.RowIter, error) {
-	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
+	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +166,7 @@ var collateRE = regexp.MustCompile(` COLLATE \w+`)
 // values of boolean variables ON and OFF, as MySQL does (SELECT
 // @@autocommit stays 1).
 func showVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.RowIter, error) {
-	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
+	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -220,4 +208,14 @@ func addColumnClause(l, clause string) string {
 		body += ","
 	}
 	return body
+}
+
+// defaultRows runs n as go-mysql-server would and returns its rows, for a
+// statement whose answer is then changed here.
+func defaultRows(ctx *sql.Context, n sql.Node, row sql.Row) ([]sql.Row, error) {
+	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	return sql.RowIterToRows(ctx, iter)
 }

@@ -61,14 +61,7 @@ func TestAnalyzeQualifiedTable(t *testing.T) {
 func TestIndexCardinality(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
-	exec := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { t.Helper(); execAll(t, db, qs...) }
 	exec("CREATE DATABASE ca",
 		"CREATE TABLE ca.t (id INT PRIMARY KEY, v INT, w VARCHAR(10), KEY k (v), KEY kc (v, w), UNIQUE KEY u (w))",
 		"INSERT INTO ca.t VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'c'), (4, 2, NULL), (5, 3, NULL)",

@@ -2,13 +2,9 @@ package sqlserver
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/rowexec"
-
-	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // Table sizes: Data_length and Index_length of SHOW TABLE STATUS and
@@ -26,23 +22,13 @@ import (
 
 type sizeKey struct{ db, table string }
 
-// sizeCount is a size, of the table as def defined it (see cardCount).
-type sizeCount struct {
-	def         *storage.TableDef
-	rows        int
-	data, index uint64
-}
+type size struct{ data, index uint64 }
 
-var sizes struct {
-	sync.Mutex
-	m map[sizeKey]sizeCount
-}
+var sizes walkCache[sizeKey, size]
 
 // forgetSize drops what is kept for a table (ANALYZE TABLE).
 func forgetSize(db, table string) {
-	sizes.Lock()
-	defer sizes.Unlock()
-	delete(sizes.m, sizeKey{db, table})
+	sizes.forget(func(k sizeKey) bool { return k == sizeKey{db, table} })
 }
 
 // footprint returns the memory t holds as the session sees it.
@@ -57,34 +43,21 @@ func (t *Table) footprint(ctx *sql.Context) (data, index uint64, err error) {
 		return data, index, nil
 	}
 	key := sizeKey{strings.ToLower(t.db.Name()), strings.ToLower(t.Name())}
-	sizes.Lock()
-	c, ok := sizes.m[key]
-	sizes.Unlock()
-	if ok && c.def == t.info.def && 10*abs(rows-c.rows) <= c.rows && (rows == 0) == (c.rows == 0) {
-		if c.rows == 0 {
+	if c, at, ok := sizes.get(key, t.info.def, rows); ok {
+		if at == 0 {
 			return c.data, c.index, nil
 		}
-		return c.data * uint64(rows) / uint64(c.rows), c.index * uint64(rows) / uint64(c.rows), nil
+		return c.data * uint64(rows) / uint64(at), c.index * uint64(rows) / uint64(at), nil
 	}
-	c = sizeCount{def: t.info.def, rows: rows}
-	c.data, c.index = st.Footprint()
-	sizes.Lock()
-	if sizes.m == nil {
-		sizes.m = map[sizeKey]sizeCount{}
-	}
-	sizes.m[key] = c
-	sizes.Unlock()
-	return c.data, c.index, nil
+	data, index = st.Footprint()
+	sizes.put(key, t.info.def, rows, size{data, index})
+	return data, index, nil
 }
 
 // showTableStatus is SHOW TABLE STATUS with each table's Index_length and
 // Auto_increment (go-mysql-server's said 0 and NULL).
 func showTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sql.RowIter, error) {
-	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
+	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -118,31 +91,10 @@ func (t *Table) hasAutoIncrement() bool {
 	return false
 }
 
-// tablesTable is information_schema.TABLES with each table's INDEX_LENGTH,
-// and no creation and update times (go-mysql-server's said 2000-01-01
-// for every table; Miraj does not keep them).
-type tablesTable struct {
-	sql.CatalogTable
-	cat sql.Catalog
-}
-
-func (s *tablesTable) AssignCatalog(cat sql.Catalog) sql.Table {
-	if t, ok := s.CatalogTable.AssignCatalog(cat).(sql.CatalogTable); ok {
-		s.CatalogTable = t
-	}
-	s.cat = cat
-	return s
-}
-
-func (s *tablesTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
-	iter, err := s.CatalogTable.PartitionRows(ctx, p)
-	if err != nil || s.cat == nil {
-		return iter, err
-	}
-	rows, err := sql.RowIterToRows(ctx, iter)
-	if err != nil {
-		return nil, err
-	}
+// tableSizes sets the INDEX_LENGTH of information_schema.TABLES's rows,
+// and leaves out the creation and update times (go-mysql-server said
+// 2000-01-01 for every table; Miraj does not keep them).
+func tableSizes(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 	for _, r := range rows {
 		// TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, INDEX_LENGTH, CREATE_TIME,
 		// UPDATE_TIME.
@@ -152,19 +104,10 @@ func (s *tablesTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowI
 			continue
 		}
 		r[14], r[15] = nil, nil
-		d, err := s.cat.Database(ctx, db)
-		if err != nil {
-			continue
-		}
-		tt, ok, err := d.GetTableInsensitive(ctx, name)
-		if err != nil || !ok {
-			continue
-		}
-		if t, ok := tt.(*Table); ok {
+		if t := catalogTable(ctx, cat, db, name); t != nil {
 			if _, index, err := t.footprint(ctx); err == nil {
 				r[11] = index
 			}
 		}
 	}
-	return sql.RowsToRowIter(rows...), nil
 }

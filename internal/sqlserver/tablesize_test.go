@@ -13,14 +13,7 @@ import (
 func TestTableSizes(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
-	exec := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { t.Helper(); execAll(t, db, qs...) }
 	exec("CREATE DATABASE sz",
 		"CREATE TABLE sz.wide (id INT AUTO_INCREMENT PRIMARY KEY, s VARCHAR(255), n INT, KEY (n), KEY (s))",
 		"CREATE TABLE sz.bare (id INT PRIMARY KEY, s VARCHAR(255))")

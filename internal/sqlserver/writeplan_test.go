@@ -474,14 +474,7 @@ func TestKeyWriteCommitsInAutocommit(t *testing.T) {
 func TestKeyWritesFollowDDL(t *testing.T) {
 	s, open := startServer(t)
 	db := open("root", "", "")
-	exec := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { t.Helper(); execAll(t, db, qs...) }
 	exec("CREATE DATABASE dd", "CREATE TABLE dd.t (id INT PRIMARY KEY, v INT)", "CREATE TABLE dd.audit (n INT)",
 		"INSERT INTO dd.t VALUES (1, 0), (2, 0), (3, 0)")
 	ctx := context.Background()
