@@ -121,6 +121,7 @@ func run() error {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	srv.SetShutdown(stop) // SHUTDOWN stops the server as SIGTERM does
 	defer stop()
 	if cluster == nil {
 		return srv.Run(ctx)

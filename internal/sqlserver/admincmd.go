@@ -8,7 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 )
 
-// Two commands of the MySQL protocol that vitess does not know and answers
+// Three commands of the MySQL protocol that vitess does not know and answers
 // with 1047 ("command handling not implemented yet"), picked out of the
 // client's byte stream before vitess reads it:
 //
@@ -19,17 +19,21 @@ import (
 //     turned into the FLUSH statement that does the same (flush.go), and
 //     handed on as a COM_QUERY, so that it is checked (RELOAD), run and
 //     answered as the statement is. A flag with no FLUSH option here
-//     (REFRESH_SLAVE, REFRESH_MASTER) leaves the command as it was: 1047.
+//     (REFRESH_SLAVE, REFRESH_MASTER) leaves the command as it was: 1047;
+//   - COM_SHUTDOWN, `mysqladmin shutdown`: handed on as the SHUTDOWN
+//     statement (shutdown.go).
 //
 // A command is a packet with sequence number 0; the client sends the
 // handshake's packets from 1 on, and the packets that follow a command
 // (LOAD DATA's file, a long packet's continuations) count on from it.
-// These two are the only ones of one or two bytes whose first byte is 0x09
-// or 0x07, so a packet is recognised by its header and first byte alone.
+// These are the only ones of one or two bytes whose first byte is 0x09,
+// 0x08 or 0x07, so a packet is recognised by its header and first byte
+// alone.
 // The stream is read in the clear: the client port offers no TLS (were it
 // to, the filter would have to read above the TLS layer, not the socket).
 
 const (
+	comShutdown   = 0x08
 	comRefresh    = 0x07
 	comStatistics = 0x09
 	comQuery      = 0x03
@@ -119,6 +123,8 @@ func (f *adminFilter) ours(cmd []byte) bool {
 	case len(cmd) == 2 && cmd[0] == comRefresh:
 		_, ok := refreshStatement(cmd[1])
 		return ok
+	case len(cmd) <= 2 && cmd[0] == comShutdown:
+		return true
 	}
 	return false
 }
@@ -198,11 +204,18 @@ func (c *clientConn) answer(cmd []byte) error {
 		return err
 	case comRefresh:
 		q, _ := refreshStatement(cmd[1])
-		n := 1 + len(q)
-		c.admin.out = append(c.admin.out, byte(n), byte(n>>8), byte(n>>16), 0, comQuery)
-		c.admin.out = append(c.admin.out, q...)
+		c.admin.query(q)
+	case comShutdown:
+		c.admin.query("SHUTDOWN")
 	}
 	return nil
+}
+
+// query hands the reader a COM_QUERY of q in place of the command.
+func (f *adminFilter) query(q string) {
+	n := 1 + len(q)
+	f.out = append(f.out, byte(n), byte(n>>8), byte(n>>16), 0, comQuery)
+	f.out = append(f.out, q...)
 }
 
 // statisticsLine is COM_STATISTICS's answer, MySQL 8's line of global

@@ -37,6 +37,8 @@ func TestAdminFilterStream(t *testing.T) {
 		add(ping, ping)
 		add(packet(0, comRefresh, 0x2e), packet(0, append([]byte{comQuery}, "FLUSH LOGS, TABLES, HOSTS, THREADS"...)...))
 		add(packet(0, comRefresh, 0x21), packet(0, append([]byte{comQuery}, "FLUSH PRIVILEGES, THREADS"...)...))
+		add(packet(0, comShutdown), packet(0, append([]byte{comQuery}, "SHUTDOWN"...)...))
+		add(packet(0, comShutdown, 0), packet(0, append([]byte{comQuery}, "SHUTDOWN"...)...))
 		// Left to vitess: a flag with no FLUSH option, no flag, and
 		// packets that are not commands (sequence numbers past 0).
 		for _, p := range [][]byte{packet(0, comRefresh, 0x40), packet(0, comRefresh, 0), packet(1, comStatistics), packet(3, comRefresh, 0x2e), packet(0, comStatistics, 0)} {

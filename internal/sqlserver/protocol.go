@@ -338,6 +338,8 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.readLockStatement(ctx, c, q, whole)
 	case isKeyword(first, "DO"):
 		return h.doStatement(ctx, c, q, whole)
+	case isKeyword(first, "SHUTDOWN"):
+		return h.shutdownStatement(ctx, c, q, whole)
 	}
 	return 0, false, nil
 }

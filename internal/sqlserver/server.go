@@ -50,11 +50,15 @@ type Server struct {
 	// sm is go-mysql-server's session manager, once Run has made the
 	// protocol server: the statements answered before the planner get
 	// their session's context from it.
-	sm       *server.SessionManager
-	listener net.Listener
-	accounts string // file the accounts are persisted in
-	acct     *accounts
-	points   *pointGets
+	sm *server.SessionManager
+	// stop ends Run as its context's end would; SHUTDOWN calls
+	// onShutdown instead when set (SetShutdown).
+	stop       context.CancelFunc
+	onShutdown func()
+	listener   net.Listener
+	accounts   string // file the accounts are persisted in
+	acct       *accounts
+	points     *pointGets
 	// sessions maps a connection id to its *Session, from the session's
 	// creation to the connection's end: the protocol handler knows only
 	// connections, and looks here for point lookups and status flags.
@@ -243,12 +247,19 @@ func (s *Server) Listen() error {
 	return nil
 }
 
+// SetShutdown makes the SHUTDOWN statement call fn instead of ending Run
+// itself: a cluster node stops its replication before its server, as on
+// SIGTERM. Call before Run.
+func (s *Server) SetShutdown(fn func()) { s.onShutdown = fn }
+
 // Addr returns the client address once listening.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
 
 // Run serves clients until ctx ends, then shuts down cleanly: stops the
 // listener, checkpoints every database and closes the journals.
 func (s *Server) Run(ctx context.Context) error {
+	ctx, s.stop = context.WithCancel(ctx) // SHUTDOWN (shutdown.go) ends it too
+	defer s.stop()
 	if s.listener == nil {
 		if err := s.Listen(); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runAdmin runs mariadb-admin (mysqladmin) as user against s and returns
@@ -67,11 +68,38 @@ func TestAdminTool(t *testing.T) {
 		t.Errorf("mariadb-admin status without privileges: ok=%v %q", ok, out)
 	}
 
+	// COM_SHUTDOWN is SHUTDOWN: it needs the SHUTDOWN privilege.
+	if out, ok = runAdmin(t, admin, s, "plain", "shutdown"); ok || !strings.Contains(out, "SHUTDOWN privilege") {
+		t.Errorf("mariadb-admin shutdown without the privilege: ok=%v %q", ok, out)
+	}
+
 	// The client's status command asks for the same line; the connection
 	// goes on afterwards.
 	out, ok = runAdmin(t, client, s, "root", "-e", "status; SELECT COUNT(*) FROM d.t")
 	if !ok || !strings.Contains(out, "Server version:\t\t8.0.40-miraj-1.0.0 Miraj\n") || !strings.Contains(out, "Threads: ") ||
 		strings.Contains(out, "not implemented") || !strings.HasSuffix(out, "COUNT(*)\n1\n") {
 		t.Errorf("mariadb -e status: ok=%v %q", ok, out)
+	}
+
+	// mariadb-admin shutdown stops the server as SIGTERM does: the process
+	// ends with 0, the data kept.
+	if out, ok := runAdmin(t, admin, s, "root", "shutdown"); !ok {
+		t.Fatalf("mariadb-admin shutdown: %q", out)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Fatalf("server after mariadb-admin shutdown: %v\n%s", err, s.output())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("server still running 60 s after mariadb-admin shutdown")
+	}
+	s.cmd = nil
+	if !strings.Contains(s.output(), "shutdown requested by SHUTDOWN") {
+		t.Errorf("the log does not say who asked for the shutdown:\n%s", s.output())
+	}
+	again := newServer(t, s.root)
+	if got := queryString(t, again.open(""), "SELECT COUNT(*) FROM d.t"); got != "1;" {
+		t.Errorf("rows after the restart: %s", got)
 	}
 }
