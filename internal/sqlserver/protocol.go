@@ -340,6 +340,8 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.doStatement(ctx, c, q, whole)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
+	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):
+		return h.notBuiltAnswer(ctx, q)
 	}
 	return 0, false, nil
 }
