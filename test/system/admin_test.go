@@ -2,7 +2,6 @@ package system
 
 import (
 	"context"
-	"net"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -14,13 +13,9 @@ import (
 // its output (standard output and error) and whether it succeeded.
 func runAdmin(t *testing.T, bin string, s *server, user string, args ...string) (string, bool) {
 	t.Helper()
-	host, port, err := net.SplitHostPort(s.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), dumpTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, append([]string{"-h" + host, "-P" + port, "-u" + user, "--protocol=TCP"}, args...)...).CombinedOutput()
+	out, err := toolCommand(ctx, t, bin, s, user, args...).CombinedOutput()
 	return string(out), err == nil
 }
 

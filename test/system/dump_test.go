@@ -184,13 +184,9 @@ func compareServers(t *testing.T, sdb, ddb *sql.DB) {
 // exits 0 with nothing on stderr.
 func runTool(t *testing.T, bin string, args []string, s *server, in, out string) {
 	t.Helper()
-	host, port, err := net.SplitHostPort(s.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), dumpTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-h" + host, "-P" + port, "-uroot", "--protocol=TCP"}, args...)...)
+	cmd := toolCommand(ctx, t, bin, s, "root", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if in != "" {
@@ -212,6 +208,17 @@ func runTool(t *testing.T, bin string, args []string, s *server, in, out string)
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
 	}
+}
+
+// toolCommand is a MariaDB client tool's command connecting to s as user
+// over TCP, with args.
+func toolCommand(ctx context.Context, t *testing.T, bin string, s *server, user string, args ...string) *exec.Cmd {
+	t.Helper()
+	host, port, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec.CommandContext(ctx, bin, append([]string{"-h" + host, "-P" + port, "-u" + user, "--protocol=TCP"}, args...)...)
 }
 
 // userDatabases lists the databases other than the server's own.
