@@ -235,6 +235,25 @@ const readOnlyRuleID analyzer.RuleId = 10_000
 // CLIENT or PROCESS (1227) where MIRAJ_NODES shows it no rows.
 var showClusterStatus = regexp.MustCompile(`(?is)^\s*show\s+cluster\s+status\s*;?\s*$`)
 
+// showOpenTables matches SHOW OPEN TABLES [{FROM | IN} db] [LIKE 'pattern'],
+// which the parser does not know.
+var showOpenTables = regexp.MustCompile("(?is)^\\s*show\\s+open\\s+tables(?:\\s+(?:from|in)\\s+(`[^`]+`|[\\w$]+))?(?:\\s+like\\s+('(?:[^'\\\\]|\\\\.|'')*'))?\\s*;?\\s*$")
+
+// openTablesQuery is SHOW OPEN TABLES as a query of information_schema:
+// every table of every database (of db with FROM) is open, being held in
+// memory; none is in use by a table lock or name-locked. The columns are
+// MySQL's.
+func openTablesQuery(db, like string) string {
+	q := "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, 0 AS `In_use`, 0 AS `Name_locked` FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'"
+	if db != "" {
+		q += " AND TABLE_SCHEMA = '" + strings.ReplaceAll(strings.Trim(db, "`"), "'", "''") + "'"
+	}
+	if like != "" {
+		q += " AND TABLE_NAME LIKE " + like
+	}
+	return q + " ORDER BY 1, 2"
+}
+
 // clusterParser is the MySQL parser plus Miraj's own statements.
 type clusterParser struct{ sql.Parser }
 
@@ -247,6 +266,9 @@ var tableMaintenance = regexp.MustCompile("(?is)^\\s*(check|repair|optimize)\\s+
 func (p clusterParser) rewrite(q string) string {
 	if showClusterStatus.MatchString(q) {
 		return "SELECT * FROM information_schema." + clusterStatusTable
+	}
+	if m := showOpenTables.FindStringSubmatch(q); m != nil {
+		return openTablesQuery(m[1], m[2])
 	}
 	if m := tableMaintenance.FindStringSubmatch(q); m != nil {
 		op, name := strings.ToLower(m[1]), m[2]
