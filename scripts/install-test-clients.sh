@@ -30,8 +30,8 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } && command -v mariadb-install-db >/dev/null 2>&1 ||
 	missing+=(mariadb-server)
 # mariadb-dump and mariadb for the dump tests (TestDumpAllDatabasesRestores,
-# TestDumpUnderGlobalReadLockIsConsistent).
-command -v mariadb-dump >/dev/null 2>&1 || missing+=(mariadb-client)
+# TestDumpUnderGlobalReadLockIsConsistent), mariadb-admin for TestAdminTool.
+{ command -v mariadb-dump && command -v mariadb-admin; } >/dev/null 2>&1 || missing+=(mariadb-client)
 
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-test-clients: installing ${missing[*]}"

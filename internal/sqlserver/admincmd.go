@@ -197,10 +197,7 @@ func (c *clientConn) read(p []byte) (int, error) {
 func (c *clientConn) answer(cmd []byte) error {
 	switch cmd[0] {
 	case comStatistics:
-		line := statisticsLine()
-		pkt := make([]byte, 4, 4+len(line))
-		pkt[0], pkt[1], pkt[2], pkt[3] = byte(len(line)), byte(len(line)>>8), byte(len(line)>>16), 1
-		_, err := c.Write(append(pkt, line...))
+		_, err := c.Write(packet(1, []byte(statisticsLine())...))
 		return err
 	case comRefresh:
 		q, _ := refreshStatement(cmd[1])
@@ -213,9 +210,7 @@ func (c *clientConn) answer(cmd []byte) error {
 
 // query hands the reader a COM_QUERY of q in place of the command.
 func (f *adminFilter) query(q string) {
-	n := 1 + len(q)
-	f.out = append(f.out, byte(n), byte(n>>8), byte(n>>16), 0, comQuery)
-	f.out = append(f.out, q...)
+	f.out = append(f.out, packet(0, append([]byte{comQuery}, q...)...)...)
 }
 
 // statisticsLine is COM_STATISTICS's answer, MySQL 8's line of global

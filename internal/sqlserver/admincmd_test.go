@@ -10,11 +10,6 @@ import (
 	"time"
 )
 
-func packet(seq byte, payload ...byte) []byte {
-	n := len(payload)
-	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
-}
-
 // TestAdminFilterStream sends a client's stream through a clientConn over
 // a loopback socket and reads it back as vitess would, in reads of random
 // small sizes (so that headers and commands arrive in pieces): the

@@ -44,17 +44,23 @@ var errTooManyConnections = mysql.NewSQLError(mysql.ERConCount, "08004", "Too ma
 // greeting, as MySQL does, and closes it.
 func refuseConnection(c net.Conn) {
 	countRefusal()
-	msg := errTooManyConnections.Message
-	pkt := make([]byte, 4, 4+9+len(msg))
-	n := 1 + 2 + 6 + len(msg)
-	pkt[0], pkt[1], pkt[2], pkt[3] = byte(n), byte(n>>8), byte(n>>16), 0
-	code := uint16(mysql.ERConCount)
-	pkt = append(pkt, 0xff, byte(code), byte(code>>8), '#')
-	pkt = append(pkt, errTooManyConnections.SQLState()...)
-	pkt = append(pkt, msg...)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
-	c.Write(pkt)
+	c.Write(errorPacket(errTooManyConnections))
 	c.Close()
+}
+
+// packet frames payload as one MySQL packet with sequence number seq.
+func packet(seq byte, payload ...byte) []byte {
+	n := len(payload)
+	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
+}
+
+// errorPacket is err as the error packet a server sends unasked (sequence
+// number 0): 0xff, the code, '#' and the SQLSTATE, the message.
+func errorPacket(err *mysql.SQLError) []byte {
+	code := uint16(err.Num)
+	p := append([]byte{0xff, byte(code), byte(code >> 8), '#'}, err.SQLState()...)
+	return packet(0, append(p, err.Message...)...)
 }
 
 func countRefusal() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // wait_timeout, as MySQL keeps it: a connection that waits for its next
@@ -84,12 +85,7 @@ func openClients(l *clientListener) []*clientConn {
 // closeIdle tells the client why, and closes its connection; the
 // connection's goroutine, waiting in Read, ends as for a client that left.
 func (c *clientConn) closeIdle() {
-	msg := "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."
-	code := uint16(erClientInteractionTimeout)
-	n := 1 + 2 + 6 + len(msg)
-	pkt := []byte{byte(n), byte(n >> 8), byte(n >> 16), 0, 0xff, byte(code), byte(code >> 8), '#'}
-	pkt = append(pkt, "HY000"...)
-	pkt = append(pkt, msg...)
-	c.Write(pkt)
+	c.Write(errorPacket(mysql.NewSQLError(erClientInteractionTimeout, "HY000",
+		"The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.")))
 	c.Close()
 }
