@@ -158,6 +158,8 @@ func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result) {
 }
 
 func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
+	h.srv.readLock.unlock(c.ConnectionID)
+	h.srv.tables.unlock(c.ConnectionID)
 	err := h.Handler.ComResetConnection(c)
 	h.afterCommand(c)
 	return err
@@ -181,13 +183,11 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			}
 			return withFlags(&sqltypes.Result{}, false)
 		}
-		ctx, entered, err := h.admit(ctx, c, q)
+		ctx, adm, err := h.admit(ctx, c, &q)
 		if err != nil {
 			return err
 		}
-		if entered {
-			defer h.srv.readLock.exit()
-		}
+		defer h.release(adm)
 		if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
 			return err
 		}
@@ -219,13 +219,11 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			}
 			return withFlags(&sqltypes.Result{}, rest != "")
 		}
-		ctx, entered, err := h.admit(ctx, c, q)
+		ctx, adm, err := h.admit(ctx, c, &q)
 		if err != nil {
 			return err
 		}
-		if entered {
-			defer h.srv.readLock.exit()
-		}
+		defer h.release(adm)
 		// One statement (no ';' but a last one): compiled if it can be.
 		if i := strings.IndexByte(q, ';'); i < 0 || strings.TrimSpace(q[i+1:]) == "" {
 			if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
@@ -252,7 +250,7 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
 	h.beginStatement(ctx, c, "") // a prepare commits nothing
-	if lock, unlock, _ := readLockCommand(q); lock || unlock {
+	if lock, unlock, _ := readLockCommand(q); lock || unlock || isLockTables(q) {
 		h.afterCommand(c)
 		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
 	}
@@ -287,18 +285,58 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 	return f, h.fixError(c, written, err)
 }
 
-// admit waits, for a statement that writes or commits writes, until no
-// other session holds the global read lock (readlock.go), and returns the
-// context to run it with, and whether to call exit once it has run.
-func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q string) (context.Context, bool, error) {
-	if !gatedStatement(q, h.srv.session(c.ConnectionID)) {
-		return ctx, false, nil
+// admittance is what admit let in, for release.
+type admittance struct {
+	tables tableTicket
+	read   bool
+}
+
+// admit waits until the table locks of other sessions let statement *q
+// start (tablelock.go) and, for a statement that writes or commits
+// writes, until no other session holds the global read lock
+// (readlock.go). It returns the context to run it with and what to
+// release once it has run (unless it fails).
+func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q *string) (context.Context, admittance, error) {
+	sess := h.srv.session(c.ConnectionID)
+	if h.srv.tables.holders.Load() > 0 && startsTransaction(*q) {
+		// START TRANSACTION gives the table locks back, as MySQL's.
+		h.srv.tables.unlock(c.ConnectionID)
 	}
-	entered, err := h.srv.readLock.enter(ctx, c.ConnectionID)
-	if err != nil || !entered {
-		return ctx, false, err
+	var adm admittance
+	var err error
+	adm.tables, err = h.srv.tables.enter(ctx, c.ConnectionID, sess, q, func() footprint {
+		return footprintReader{srv: h.srv, sess: sess}.statement(*q)
+	})
+	if err != nil {
+		return ctx, adm, err
 	}
-	return admitted(ctx), true, nil
+	if !gatedStatement(*q, sess) {
+		return ctx, adm, nil
+	}
+	adm.read, err = h.srv.readLock.enter(ctx, c.ConnectionID)
+	if err != nil {
+		h.srv.tables.exit(adm.tables)
+		return ctx, admittance{}, err
+	}
+	if adm.read {
+		ctx = admitted(ctx)
+	}
+	return ctx, adm, nil
+}
+
+// release ends what admit let in.
+func (h protocolHandler) release(adm admittance) {
+	if adm.read {
+		h.srv.readLock.exit()
+	}
+	h.srv.tables.exit(adm.tables)
+}
+
+// startsTransaction reports whether q is BEGIN or START TRANSACTION.
+func startsTransaction(q string) bool {
+	w := words{s: q}
+	first := w.next()
+	return isKeyword(first, "BEGIN") || isKeyword(first, "START") && isKeyword(w.next(), "TRANSACTION")
 }
 
 // beginStatement does what each statement does first, with one look at
@@ -334,7 +372,9 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 			return end, done, err
 		}
 		return h.flushStatement(ctx, c, q, whole)
-	case isKeyword(first, "LOCK"), isKeyword(first, "UNLOCK"):
+	case isKeyword(first, "LOCK"):
+		return h.tableLockStatement(ctx, c, q, whole)
+	case isKeyword(first, "UNLOCK"):
 		return h.readLockStatement(ctx, c, q, whole)
 	case isKeyword(first, "DO"):
 		return h.doStatement(ctx, c, q, whole)
@@ -365,10 +405,9 @@ func (h protocolHandler) doStatement(ctx context.Context, c *mysql.Conn, q strin
 	return end, true, h.Handler.ComQuery(ctx, c, "SELECT "+exprs, func(*sqltypes.Result, bool) error { return nil })
 }
 
-// readLockStatement runs FLUSH TABLES WITH READ LOCK and LOCK TABLES … READ
-// (readlock.go), and
-// gives the lock back at UNLOCK TABLES before the planner runs it (for the
-// table locks it keeps). It reports where the statement ends in q and
+// readLockStatement runs FLUSH TABLES WITH READ LOCK (readlock.go), and
+// gives it and the table locks (tablelock.go) back at UNLOCK TABLES before
+// the planner runs it. It reports where the statement ends in q and
 // whether it was the former, answered here. With whole, q must hold it
 // alone (a text of several statements from a client that did not ask for
 // them is the planner's to refuse).
@@ -379,11 +418,12 @@ func (h protocolHandler) readLockStatement(ctx context.Context, c *mysql.Conn, q
 	}
 	switch {
 	case lock:
-		// The planner runs the statement first, for its checks: the
-		// RELOAD privilege for FLUSH TABLES WITH READ LOCK, LOCK TABLES
-		// and SELECT on each table (which must exist) for LOCK TABLES.
-		// It locks nothing itself; its warnings that the tables cannot
-		// be locked do not hold here.
+		if h.srv.tables.holds(c.ConnectionID) {
+			return end, true, mysql.NewSQLError(mysql.ERLockOrActiveTransaction, "HY000",
+				"Can't execute the given command because you have active locked tables or an active transaction")
+		}
+		// The planner runs the statement first, for its checks (the
+		// RELOAD privilege). It locks nothing itself.
 		if err := h.Handler.ComQuery(ctx, c, q[:end], func(*sqltypes.Result, bool) error { return nil }); err != nil {
 			return end, true, err
 		}
@@ -393,6 +433,7 @@ func (h protocolHandler) readLockStatement(ctx context.Context, c *mysql.Conn, q
 		return end, true, h.srv.readLock.lock(ctx, c.ConnectionID)
 	case unlock:
 		h.srv.readLock.unlock(c.ConnectionID)
+		h.srv.tables.unlock(c.ConnectionID)
 	}
 	return 0, false, nil
 }
@@ -416,12 +457,10 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		h.okFlags(c, r)
 		return cb(r)
 	}
-	ctx, entered, err := h.admit(ctx, c, p.PrepareStmt)
+	ctx, adm, err := h.admit(ctx, c, &p.PrepareStmt)
 	if err == nil {
 		err = h.execute(ctx, c, p, withFlags)
-	}
-	if entered {
-		h.srv.readLock.exit()
+		h.release(adm)
 	}
 	h.count(c, "Com_stmt_execute", comCounter(p.PrepareStmt))
 	h.endFailedStatement(c, err)
@@ -438,6 +477,7 @@ func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 
 func (h protocolHandler) ConnectionClosed(c *mysql.Conn) {
 	h.srv.readLock.unlock(c.ConnectionID)
+	h.srv.tables.unlock(c.ConnectionID)
 	h.srv.points.forget(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 	h.srv.sessions.Delete(c.ConnectionID)

@@ -13,8 +13,7 @@ import (
 
 // The global read lock: FLUSH TABLES WITH READ LOCK, as backup tools take
 // it (mysqldump --lock-all-tables, mydumper) to read every table at one
-// point while nothing commits, and LOCK TABLES … READ (mysqldump's default
-// --lock-tables), which takes the same lock. From the statement's OK until
+// point while nothing commits. From the statement's OK until
 // the session's UNLOCK TABLES (or its end), no other session writes: a
 // statement that writes, or that commits a transaction's writes, waits
 // before it starts (gatedStatement, protocol.go's admit), and a commit that
@@ -131,6 +130,16 @@ func errInterrupted() error {
 // exit ends what enter admitted.
 func (g *readLockGate) exit() { g.active.Add(-1) }
 
+// heldBy reports whether session id holds the lock.
+func (g *readLockGate) heldBy(id uint32) bool {
+	if g.holders.Load() == 0 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held[id]
+}
+
 // gatedStatement reports whether text statement q of session s (nil before
 // its first statement) waits for the global read lock as it begins: a
 // statement that writes (DML, DDL, CALL, EXECUTE), and one that commits
@@ -193,23 +202,12 @@ var (
 	flushReadLockRE = regexp.MustCompile(`(?is)^flush\s+(?:(?:local|no_write_to_binlog)\s+)?tables?\b[^;]*?\bwith\s+read\s+lock\s*(?:;|$)`)
 	// unlockTablesRE matches UNLOCK TABLES at the start of a text.
 	unlockTablesRE = regexp.MustCompile(`(?is)^unlock\s+tables?\s*(?:;|$)`)
-	// lockTablesRE matches LOCK TABLES and its list at the start of a
-	// text; writeLockRE finds a WRITE lock in the list.
-	lockTablesRE = regexp.MustCompile(`(?is)^lock\s+tables?\s+[^;]*?(?:;|$)`)
-	writeLockRE  = regexp.MustCompile(`(?i)\bwrite\b`)
 )
 
-// readLockCommand finds FLUSH TABLES WITH READ LOCK, LOCK TABLES with READ
-// locks only, or UNLOCK TABLES at the start of text q (after white space
-// and comments). It returns which (lock for either of the first two,
-// unlock) and the length of q up to the statement's end (its ';'
-// included).
-//
-// LOCK TABLES … READ (mysqldump's --lock-tables, its default) takes the
-// global read lock: the tables it names, and every other, get no write
-// from other sessions until UNLOCK TABLES. That is more than MySQL locks,
-// never less. LOCK TABLES … WRITE is left to the planner, which locks
-// nothing and warns (docs/locking.md).
+// readLockCommand finds FLUSH TABLES WITH READ LOCK or UNLOCK TABLES at
+// the start of text q (after white space and comments). It returns which
+// (lock, unlock) and the length of q up to the statement's end (its ';'
+// included). LOCK TABLES is tablelock.go's.
 func readLockCommand(q string) (lock, unlock bool, end int) {
 	w := words{s: q}
 	w.skipSpace()
@@ -221,13 +219,11 @@ func readLockCommand(q string) (lock, unlock bool, end int) {
 		re = flushReadLockRE
 	case isKeyword(first, "UNLOCK"):
 		re = unlockTablesRE
-	case isKeyword(first, "LOCK"):
-		re = lockTablesRE
 	default:
 		return false, false, 0
 	}
 	m := re.FindStringIndex(body)
-	if m == nil || re == lockTablesRE && writeLockRE.MatchString(body[:m[1]]) {
+	if m == nil {
 		return false, false, 0
 	}
 	return re != unlockTablesRE, re == unlockTablesRE, len(q) - len(body) + m[1]

@@ -278,8 +278,8 @@ func TestReadLockCommand(t *testing.T) {
 		{"UNLOCK TABLES", false, true, ""},
 		{"unlock table; select 2", false, true, " select 2"},
 		{"SELECT 'FLUSH TABLES WITH READ LOCK'", false, false, ""},
-		{"LOCK TABLES `a` READ /*!32311 LOCAL */,`b` READ /*!32311 LOCAL */", true, false, ""},
-		{"lock table a read", true, false, ""},
+		{"LOCK TABLES `a` READ /*!32311 LOCAL */,`b` READ /*!32311 LOCAL */", false, false, ""},
+		{"lock table a read", false, false, ""},
 		{"LOCK TABLES a READ, b WRITE", false, false, ""},
 		{"LOCK TABLES a LOW_PRIORITY WRITE", false, false, ""},
 	} {

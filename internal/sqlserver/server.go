@@ -47,6 +47,7 @@ type Server struct {
 	engine   *sqle.Engine
 	procs    *processList  // the engine's process list
 	readLock *readLockGate // FLUSH TABLES WITH READ LOCK (readlock.go)
+	tables   *tableGate    // LOCK TABLES (tablelock.go)
 	// sm is go-mysql-server's session manager, once Run has made the
 	// protocol server: the statements answered before the planner get
 	// their session's context from it.
@@ -107,7 +108,13 @@ func New(cfg Config) (*Server, error) {
 	installLiveStatus()
 	s.procs = newProcessList()
 	s.readLock = newReadLockGate()
-	s.procs.onKill = s.readLock.interrupt
+	s.tables = newTableGate(func(fn func(uint32, *Session) bool) {
+		s.sessions.Range(func(k, v any) bool { return fn(k.(uint32), v.(*Session)) })
+	}, func(q string) footprint { return footprintReader{srv: s}.statement(q) })
+	s.procs.onKill = func(id uint32) {
+		s.readLock.interrupt(id)
+		s.tables.interrupt(id)
+	}
 	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
@@ -147,6 +154,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	sess.mysql = true
 	sess.client = clientOf(conn.Conn)
 	sess.readLock = s.readLock
+	sess.tables = s.tables
 	if conn.Capabilities&clientInteractive != 0 {
 		// An interactive client waits interactive_timeout, as in MySQL.
 		if _, v, ok := sql.SystemVariables.GetGlobal("interactive_timeout"); ok {
@@ -279,6 +287,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.engine.InitializeEventScheduler(func() (*sql.Context, error) {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), s.storage)
 		sess.readLock = s.readLock
+		sess.tables = s.tables
 		return sql.NewContext(context.Background(), sql.WithSession(sess)), nil
 	}, eventscheduler.SchedulerOn, 1); err != nil {
 		return fmt.Errorf("event scheduler: %w", err)

@@ -32,6 +32,12 @@ type Session struct {
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate
+	// tables is the server's table locks, which gate the session's
+	// commits of writes made outside an admitted statement (nil: not
+	// gated); stmt is the text of the client's statement in progress
+	// once the table locks admitted it (tablelock.go).
+	tables *tableGate
+	stmt   atomic.Pointer[string]
 	engine   *storage.Engine
 	txn      *txn
 	// temp holds the session's temporary tables, per database (lower-case
@@ -264,6 +270,17 @@ func (t *txn) wrote() bool {
 	return false
 }
 
+// written lists the databases the transaction wrote (lower-case names).
+func (t *txn) written() []string {
+	var dbs []string
+	for key, tx := range t.dbs {
+		if tx.Writes() {
+			dbs = append(dbs, key)
+		}
+	}
+	return dbs
+}
+
 // end releases what the transaction holds once its storage transactions
 // have ended.
 func (t *txn) end() { t.locks.Release() }
@@ -354,6 +371,15 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 	}
 	if t.wrote() {
 		entered, err := s.readLock.enter(ctx, s.ID())
+		if err == nil && s.stmt.Load() == nil {
+			// Not a client's statement the table locks admitted: an
+			// event's, or the commit before a statement that commits
+			// implicitly.
+			if err = s.tables.enterCommit(ctx, s.ID(), t.written(), s.tableLockWait(ctx)); err != nil && entered {
+				s.readLock.exit()
+				entered = false
+			}
+		}
 		if err != nil {
 			if s.GetIgnoreAutoCommit() || !s.autocommit() {
 				// An explicit transaction stays open: it may be

@@ -256,6 +256,7 @@ func TestClusterReplication(t *testing.T) {
 			"DROP TABLE shop.items",
 			"CREATE DATABASE other",
 			"CREATE USER 'x'@'%'",
+			"LOCK TABLES shop.items WRITE",
 		} {
 			_, err := db.Exec(q)
 			if num, state := mysqlError(err); num != 1290 || state != "HY000" {
