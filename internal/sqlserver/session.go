@@ -38,8 +38,8 @@ type Session struct {
 	// once the table locks admitted it (tablelock.go).
 	tables *tableGate
 	stmt   atomic.Pointer[string]
-	engine   *storage.Engine
-	txn      *txn
+	engine *storage.Engine
+	txn    *txn
 	// temp holds the session's temporary tables, per database (lower-case
 	// name): in memory only, gone with the session.
 	temp map[string]*storage.DB
