@@ -432,6 +432,14 @@ func (h protocolHandler) readLockStatement(ctx context.Context, c *mysql.Conn, q
 		}
 		return end, true, h.srv.readLock.lock(ctx, c.ConnectionID)
 	case unlock:
+		if sess := h.srv.session(c.ConnectionID); sess != nil && h.srv.tables.holds(c.ConnectionID) &&
+			(sess.txn != nil || sess.GetTransaction() != nil) {
+			// UNLOCK TABLES commits the transaction begun under the
+			// table locks, as MySQL's, before they go.
+			if err := h.commitOpen(ctx, c, sess, q); err != nil {
+				return end, true, err
+			}
+		}
 		h.srv.readLock.unlock(c.ConnectionID)
 		h.srv.tables.unlock(c.ConnectionID)
 	}

@@ -250,13 +250,14 @@ func (g *tableGate) lock(ctx context.Context, id uint32, want map[lockedTable]lo
 	g.unlock(id)
 	own := &sessionLocks{tables: want}
 	deadline := time.Now().Add(wait)
+	seen := map[*string]bool{} // statements in progress found in the way
 	g.mu.Lock()
 	g.locks[id] = own
 	g.holders.Add(1)
 	for {
 		if !g.lockBlocked(id, want) {
 			g.mu.Unlock()
-			busy := g.busy(id, want)
+			busy := g.busy(id, want, seen)
 			g.mu.Lock()
 			if !busy && !g.lockBlocked(id, want) {
 				own.granted = true
@@ -307,8 +308,9 @@ func (g *tableGate) lockBlocked(id uint32, want map[lockedTable]lockMode) bool {
 // busy reports whether a statement admitted while no lock was held or
 // asked for, still in progress, uses the tables of want in a conflicting
 // way (its session's database unknown, a table it names without one
-// stands for that table in every database).
-func (g *tableGate) busy(id uint32, want map[lockedTable]lockMode) bool {
+// stands for that table in every database). seen keeps what was found of
+// each statement, looked at again until it ends.
+func (g *tableGate) busy(id uint32, want map[lockedTable]lockMode, seen map[*string]bool) bool {
 	if g.anon.Load() > 0 {
 		return true
 	}
@@ -318,8 +320,13 @@ func (g *tableGate) busy(id uint32, want map[lockedTable]lockMode) bool {
 			return true
 		}
 		if q := s.stmt.Load(); q != nil {
-			f := g.footprintOf(*q)
-			if f.blockedBy(want) {
+			in, ok := seen[q]
+			if !ok {
+				f := g.footprintOf(*q)
+				in = f.blockedBy(want)
+				seen[q] = in
+			}
+			if in {
 				busy = true
 				return false
 			}

@@ -278,6 +278,12 @@ func TestTableLockHoldsCommits(t *testing.T) {
 	if n := lt.int(holder, "SELECT COUNT(*) FROM tl.u"); n != 2 {
 		t.Fatalf("%d rows in u after the COMMIT, want 2", n)
 	}
+
+	// A transaction begun under the locks commits at UNLOCK TABLES.
+	lt.must(holder, "SET autocommit = 0", "LOCK TABLES tl.t WRITE", "UPDATE tl.t SET v = 42 WHERE id = 2", "UNLOCK TABLES")
+	if v := lt.int(lt.conn(), "SELECT v FROM tl.t WHERE id = 2"); v != 42 {
+		t.Fatalf("v = %d after UNLOCK TABLES, want the holder's 42 committed", v)
+	}
 }
 
 // LOCK TABLES … WRITE makes a read-modify-write by statements in autocommit
