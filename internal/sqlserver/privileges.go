@@ -353,9 +353,10 @@ func (it *ownThreads) Next(ctx *sql.Context) (sql.Row, error) {
 
 // threadStates writes the State column (the seventh) of SHOW PROCESSLIST
 // and information_schema.PROCESSLIST as MySQL does for a statement that
-// runs (Command "Query"): "executing". go-mysql-server writes "running",
-// or for a statement that reads a table a dump of its progress through the
-// plan.
+// runs (Command "Query"): "executing", or what it waits for before it
+// begins ("Waiting for table metadata lock", "Waiting for global read
+// lock"). go-mysql-server writes "running", or for a statement that reads
+// a table a dump of its progress through the plan.
 type threadStates struct{ sql.RowIter }
 
 // The positions of Command and State in both tables.
@@ -372,6 +373,22 @@ func (it threadStates) Next(ctx *sql.Context) (sql.Row, error) {
 	if cmd, ok := r[processCommandCol].(string); ok && cmd == "Query" {
 		r = append(sql.Row(nil), r...)
 		r[processStateCol] = "executing"
+		if pl, ok := ctx.ProcessList.(*processList); ok {
+			var id int64
+			switch v := r[0].(type) {
+			case int64:
+				id = v
+			case uint64:
+				id = int64(v)
+			case int32:
+				id = int64(v)
+			case uint32:
+				id = int64(v)
+			}
+			if st := pl.waitState(uint32(id)); st != "" {
+				r[processStateCol] = st
+			}
+		}
 	}
 	return r, nil
 }

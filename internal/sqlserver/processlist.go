@@ -27,6 +27,9 @@ type processList struct {
 	// onKill is told of each KILL QUERY first: a statement waiting for
 	// the global read lock is not in the list yet (readlock.go).
 	onKill func(connID uint32)
+	// waits holds the state of the connections whose statement waits for
+	// a table lock or the global read lock before it begins (waitFor).
+	waits map[uint32]string
 }
 
 // process is one connection's entry.
@@ -38,7 +41,44 @@ type process struct {
 var _ sql.ProcessList = (*processList)(nil)
 
 func newProcessList() *processList {
-	return &processList{procs: make(map[uint32]*process), byPid: make(map[uint64]statement)}
+	return &processList{procs: make(map[uint32]*process), byPid: make(map[uint64]statement), waits: make(map[uint32]string)}
+}
+
+// waitFor shows connection connID's statement query as waiting, in state
+// (MySQL's words), until the returned func is called: a statement that a
+// table lock or the global read lock holds back has not begun yet.
+func (pl *processList) waitFor(connID uint32, query, state string) func() {
+	e := pl.entry(connID)
+	if e == nil {
+		return func() {}
+	}
+	pl.mu.Lock()
+	pl.waits[connID] = state
+	pl.mu.Unlock()
+	e.mu.Lock()
+	before := e.p
+	e.p.Command = sql.ProcessCommandQuery
+	e.p.Query = query
+	e.p.StartedAt = time.Now()
+	e.mu.Unlock()
+	return func() {
+		pl.mu.Lock()
+		delete(pl.waits, connID)
+		pl.mu.Unlock()
+		e.mu.Lock()
+		if e.p.QueryPid == before.QueryPid {
+			e.p = before
+		}
+		e.mu.Unlock()
+	}
+}
+
+// waitState returns the state of connection connID's waiting statement,
+// "" when it has none.
+func (pl *processList) waitState(connID uint32) string {
+	pl.mu.RLock()
+	defer pl.mu.RUnlock()
+	return pl.waits[connID]
 }
 
 func (pl *processList) entry(connID uint32) *process {

@@ -304,6 +304,15 @@ func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q *string) (c
 	}
 	var adm admittance
 	var err error
+	if h.srv.tables.holders.Load() > 0 || h.srv.readLock.holders.Load() > 0 {
+		// A lock may hold the statement back: the process list shows it
+		// waiting meanwhile.
+		state := "Waiting for table metadata lock"
+		if h.srv.tables.holders.Load() == 0 {
+			state = "Waiting for global read lock"
+		}
+		defer h.srv.procs.waitFor(c.ConnectionID, *q, state)()
+	}
 	adm.tables, err = h.srv.tables.enter(ctx, c.ConnectionID, sess, q, func() footprint {
 		return footprintReader{srv: h.srv, sess: sess}.statement(*q)
 	})

@@ -90,6 +90,9 @@ func TestGlobalReadLock(t *testing.T) {
 		t.Fatalf("a prepared UPDATE completed under the global read lock (%v)", err)
 	case <-time.After(300 * time.Millisecond):
 	}
+	if got := processStates(t, db); got["INSERT INTO rl.t VALUES (2, 0)"] != "Waiting for global read lock" {
+		t.Fatalf("SHOW PROCESSLIST under the global read lock: %v", got)
+	}
 	// Reads go on, the holder's and others'.
 	if n := count(); n != 2 {
 		t.Fatalf("%d rows under the lock, want 2", n)

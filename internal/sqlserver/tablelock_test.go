@@ -136,6 +136,15 @@ func TestTableLocks(t *testing.T) {
 			return lt.conn().QueryRowContext(lt.ctx, "SELECT COUNT(*) FROM tl.u JOIN tl.t ON u.id = t.id").Scan(&n)
 		}),
 	}
+	// SHOW PROCESSLIST shows the waiting statements and what they wait
+	// for.
+	var waiting int
+	if err := lt.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'Waiting for table metadata lock' AND INFO LIKE '%tl.t%'").Scan(&waiting); err != nil || waiting != 4 {
+		t.Fatalf("%d statements shown waiting for a table lock in information_schema.PROCESSLIST (%v), want 4", waiting, err)
+	}
+	if got := processStates(t, lt.db); got["SELECT v FROM tl.t WHERE id = 1"] != "Waiting for table metadata lock" {
+		t.Fatalf("SHOW PROCESSLIST: %v", got)
+	}
 	lt.goesOn("SELECT of u", func() error {
 		var v int
 		return other.QueryRowContext(lt.ctx, "SELECT v FROM tl.u WHERE id = 1").Scan(&v)
@@ -178,6 +187,27 @@ func TestTableLocks(t *testing.T) {
 	if n := lt.int(other, "SELECT COUNT(*) FROM tl.t"); n != 3 {
 		t.Fatalf("%d rows in t, want 3", n)
 	}
+}
+
+// processStates maps the statements of SHOW PROCESSLIST to their State.
+func processStates(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.Query("SHOW PROCESSLIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id int64
+		var user, host, command, time string
+		var dbName, state, info sql.NullString
+		if err := rows.Scan(&id, &user, &host, &dbName, &command, &time, &state, &info); err != nil {
+			t.Fatal(err)
+		}
+		out[info.String] = state.String
+	}
+	return out
 }
 
 // A LOCK TABLES waits for the statements in progress that use its tables
