@@ -102,3 +102,85 @@ func TestUnusedVariablesWarn(t *testing.T) {
 		}
 	}
 }
+
+// SET [SESSION] TRANSACTION READ ONLY makes every transaction of the
+// session read-only (1792, SQLSTATE 25006, for a write), autocommit
+// statements included, compiled or planned, unless START TRANSACTION READ
+// WRITE; SET TRANSACTION without a scope applies to the next transaction
+// alone, and not inside one (1568). Temporary tables stay writable (not
+// creatable, as in MySQL).
+func TestReadOnlyTransactions(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exec := func(q string, args ...any) error {
+		_, err := c.ExecContext(ctx, q, args...)
+		return err
+	}
+	must := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if err := exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	refused := func(q string, args ...any) {
+		t.Helper()
+		if got := mysqlErr(exec(q, args...)); got != "1792 25006 Cannot execute statement in a READ ONLY transaction." {
+			t.Fatalf("%s: %s, want 1792", q, got)
+		}
+	}
+	readOnly := func() int {
+		t.Helper()
+		var v int
+		if err := c.QueryRowContext(ctx, "SELECT @@transaction_read_only").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	must("CREATE DATABASE ro", "USE ro", "CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 0)",
+		"CREATE TEMPORARY TABLE tmp (id INT)")
+
+	must("SET SESSION TRANSACTION READ ONLY")
+	refused("INSERT INTO t VALUES (2, 0)")
+	refused("UPDATE t SET v = ? WHERE id = ?", 1, 1) // a compiled shape
+	refused("DELETE FROM t WHERE id = ?", 1)
+	must("START TRANSACTION")
+	refused("INSERT INTO t VALUES (3, 0)")
+	must("SELECT * FROM t", "COMMIT")
+	must("INSERT INTO tmp VALUES (1)")
+	must("START TRANSACTION READ WRITE", "INSERT INTO t VALUES (4, 0)", "COMMIT")
+	must("SET SESSION TRANSACTION READ WRITE", "INSERT INTO t VALUES (5, 0)")
+
+	// For the next transaction only.
+	must("SET TRANSACTION READ ONLY", "START TRANSACTION")
+	refused("UPDATE t SET v = 2 WHERE id = 1")
+	must("ROLLBACK")
+	if v := readOnly(); v != 0 {
+		t.Fatalf("@@transaction_read_only = %d after the transaction SET TRANSACTION READ ONLY was for", v)
+	}
+	must("START TRANSACTION", "UPDATE t SET v = 3 WHERE id = 1", "COMMIT")
+	must("SET TRANSACTION READ ONLY")
+	refused("INSERT INTO t VALUES (6, 0)") // an autocommit statement is the next transaction
+	must("INSERT INTO t VALUES (6, 0)")
+	must("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "BEGIN", "COMMIT")
+	var level string
+	if err := c.QueryRowContext(ctx, "SELECT @@transaction_isolation").Scan(&level); err != nil || level != "REPEATABLE-READ" {
+		t.Fatalf("@@transaction_isolation = %s (%v) after the transaction it was set for", level, err)
+	}
+	must("START TRANSACTION")
+	if got := mysqlErr(exec("SET TRANSACTION READ ONLY")); got != "1568 25001 Transaction characteristics can't be changed while a transaction is in progress" {
+		t.Fatalf("SET TRANSACTION in a transaction: %s", got)
+	}
+	must("COMMIT")
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("%d rows (%v), want 4", n, err)
+	}
+}

@@ -54,6 +54,8 @@ type mysqlMessage struct {
 
 // mysqlMessages is the table. The first row whose expression matches wins.
 var mysqlMessages = []mysqlMessage{
+	{1792, "25006", regexp.MustCompile(`^cannot execute statement in a READ ONLY transaction$`),
+		func([]string, msgContext) string { return "Cannot execute statement in a READ ONLY transaction." }},
 	{1062, "23000", regexp.MustCompile(`^duplicate (?:unique|primary) key given: \[(.*)\]$`), dupEntryText},
 	{1048, "23000", regexp.MustCompile(`^column name '(.*)' is non-nullable but attempted to set a value of null$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Column '%s' cannot be null", m[1]) }},

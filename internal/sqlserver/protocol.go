@@ -191,6 +191,9 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
 			return err
 		}
+		if setsNextTransaction(q) {
+			return h.nextTransaction(c, func() error { return h.Handler.ComQuery(ctx, c, q, withFlags) })
+		}
 		return h.Handler.ComQuery(ctx, c, q, withFlags)
 	}
 	written := q
@@ -230,6 +233,12 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 				rest = ""
 				return err
 			}
+		}
+		if setsNextTransaction(q) {
+			return h.nextTransaction(c, func() error {
+				rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
+				return err
+			})
 		}
 		rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
 		return err
@@ -339,6 +348,32 @@ func (h protocolHandler) release(adm admittance) {
 		h.srv.readLock.exit()
 	}
 	h.srv.tables.exit(adm.tables)
+}
+
+// nextTransaction runs SET TRANSACTION without a scope (run) for the
+// session's next transaction alone (Session.nextTransaction).
+func (h protocolHandler) nextTransaction(c *mysql.Conn, run func() error) error {
+	if sess := h.srv.session(c.ConnectionID); sess != nil {
+		return sess.nextTransaction(run)
+	}
+	// The connection's first statement: its session starts with the
+	// global values.
+	_, ro, _ := sql.SystemVariables.GetGlobal("transaction_read_only")
+	_, iso, _ := sql.SystemVariables.GetGlobal("transaction_isolation")
+	if err := run(); err != nil {
+		return err
+	}
+	if sess := h.srv.session(c.ConnectionID); sess != nil {
+		sess.next = &characteristics{readOnly: ro, isolation: iso}
+	}
+	return nil
+}
+
+// setsNextTransaction reports whether q is SET TRANSACTION without GLOBAL
+// or SESSION, which sets the next transaction's characteristics.
+func setsNextTransaction(q string) bool {
+	w := words{s: q}
+	return isKeyword(w.next(), "SET") && isKeyword(w.next(), "TRANSACTION")
 }
 
 // startsTransaction reports whether q is BEGIN or START TRANSACTION.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -32,6 +33,9 @@ type Session struct {
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate
+	// next holds what SET TRANSACTION without a scope changed, until the
+	// next transaction takes it (StartTransaction).
+	next *characteristics
 	// tables is the server's table locks, which gate the session's
 	// commits of writes made outside an admitted statement (nil: not
 	// gated); stmt is the text of the client's statement in progress
@@ -248,6 +252,9 @@ type txn struct {
 	// locks holds the row locks of the transaction in every database,
 	// released when it ends (after its commit is published).
 	locks *storage.LockOwner
+	// restore: SET TRANSACTION without a scope set the characteristics
+	// for this transaction alone; the session's come back at its end.
+	restore *characteristics
 }
 
 // newTxn starts a SQL transaction's state. Its lock owner's age is its
@@ -350,12 +357,74 @@ func (s *Session) tempDB(db string, create bool) *storage.DB {
 
 // StartTransaction begins a transaction. Snapshots are taken per database at
 // the first statement that reads it.
+//
+// A transaction is read-only when it begins with START TRANSACTION READ
+// ONLY, or, unless it begins with START TRANSACTION READ WRITE, when the
+// session's transaction_read_only is set (SET [SESSION] TRANSACTION READ
+// ONLY, or SET TRANSACTION READ ONLY for this transaction alone:
+// nextTransaction).
 func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacteristic) (sql.Transaction, error) {
 	if s.txn == nil {
 		s.txn = s.newTxn()
+		s.txn.restore, s.next = s.next, nil
 	}
-	s.txn.readOnly = ch == sql.ReadOnly
+	s.txn.readOnly = ch == sql.ReadOnly || s.readOnlyByDefault() && (ctx == nil || !startReadWriteRE.MatchString(ctx.Query()))
 	return s.txn, nil
+}
+
+// startReadWriteRE matches START TRANSACTION … READ WRITE.
+var startReadWriteRE = regexp.MustCompile(`(?is)^\s*start\s+transaction\b.*\bread\s+write\b`)
+
+// readOnlyByDefault reports the session's transaction_read_only.
+func (s *Session) readOnlyByDefault() bool {
+	v, err := s.BaseSession.GetSessionVariable(nil, "transaction_read_only")
+	return err == nil && boolValue(v)
+}
+
+// characteristics are a session's transaction_read_only and
+// transaction_isolation, as SET TRANSACTION without a scope found them.
+type characteristics struct{ readOnly, isolation any }
+
+// nextTransaction runs SET TRANSACTION … without GLOBAL or SESSION (run):
+// MySQL's applies to the session's next transaction only. It fails with
+// 1568 inside a transaction; otherwise the session's values come back
+// once the next transaction ends.
+func (s *Session) nextTransaction(run func() error) error {
+	if s.txn != nil && (s.GetIgnoreAutoCommit() || !s.autocommit()) {
+		return mysql.NewSQLError(1568, "25001", "Transaction characteristics can't be changed while a transaction is in progress")
+	}
+	saved := s.next
+	if saved == nil {
+		ro, _ := s.BaseSession.GetSessionVariable(nil, "transaction_read_only")
+		iso, _ := s.BaseSession.GetSessionVariable(nil, "transaction_isolation")
+		saved = &characteristics{readOnly: ro, isolation: iso}
+	}
+	if err := run(); err != nil {
+		return err
+	}
+	s.next = saved
+	return nil
+}
+
+// restoreCharacteristics gives the session back the values SET
+// TRANSACTION changed for transaction t alone, as t ends. A statement's
+// transaction that touched no table (SELECT @@…, the one START
+// TRANSACTION ends before it begins its own) leaves them to the next.
+func (s *Session) restoreCharacteristics(t *txn) {
+	if t == nil || t.restore == nil {
+		return
+	}
+	if len(t.dbs) == 0 && !s.GetIgnoreAutoCommit() && s.autocommit() {
+		if s.next == nil {
+			s.next = t.restore
+		}
+		t.restore = nil
+		return
+	}
+	ctx := sql.NewEmptyContext()
+	s.BaseSession.SetSessionVariable(ctx, "transaction_read_only", t.restore.readOnly)
+	s.BaseSession.SetSessionVariable(ctx, "transaction_isolation", t.restore.isolation)
+	t.restore = nil
 }
 
 // CommitTransaction commits each database's part of the transaction. A
@@ -412,6 +481,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		}
 	}
 	t.end()
+	s.restoreCharacteristics(t)
 	if first != nil {
 		// The transaction is over (rolled back): the next statement
 		// starts afresh, with autocommit as the session has it.
@@ -430,6 +500,7 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 			dtx.Rollback()
 		}
 		s.txn.end()
+		s.restoreCharacteristics(s.txn)
 	}
 	s.txn = nil
 	return nil
