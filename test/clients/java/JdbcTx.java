@@ -1,5 +1,5 @@
 // Transactions through JDBC (MariaDB Connector/J): setAutoCommit(false),
-// commit(), rollback().
+// commit(), rollback(), setReadOnly().
 //
 // Usage: java -cp mariadb-java-client.jar JdbcTx.java HOST PORT DB
 //
@@ -106,6 +106,26 @@ public class JdbcTx {
             c.setAutoCommit(true);
             check(mode + ": getAutoCommit() after setAutoCommit(true)", c.getAutoCommit(), true);
             check(mode + ": @@autocommit after setAutoCommit(true)", one(c, "SELECT @@autocommit"), 1L);
+        }
+
+        // setReadOnly(true), with assureReadOnly so that the driver tells
+        // the server (SET SESSION TRANSACTION READ ONLY): a write fails
+        // with 1792; setReadOnly(false) writes again.
+        try (Connection r = DriverManager.getConnection(u + "&assureReadOnly=true")) {
+            r.setReadOnly(true);
+            try (PreparedStatement ins = r.prepareStatement("INSERT INTO " + table + " VALUES (?, ?)")) {
+                ins.setInt(1, 9);
+                ins.setInt(2, 90);
+                try {
+                    ins.executeUpdate();
+                    check(mode + ": a write after setReadOnly(true)", "succeeded", "error 1792");
+                } catch (SQLException e) {
+                    check(mode + ": a write after setReadOnly(true)", e.getErrorCode() + "/" + e.getSQLState(), "1792/25006");
+                }
+                r.setReadOnly(false);
+                ins.executeUpdate();
+            }
+            check(mode + ": rows after setReadOnly(false) and the write", one(r, "SELECT COUNT(*) FROM " + table), 3L);
         }
     }
 
