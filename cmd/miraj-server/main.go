@@ -44,7 +44,14 @@ func run() error {
 	gcGrowth := flag.Int("gc-heap-growth-percent", 15, "past the minimum heap, the garbage collector runs once the heap has grown by this share of the live heap (Go's GOGC)")
 	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	showVersion := flag.Bool("version", false, "print the server version and exit")
+	fileDir := flag.String("secure-file-priv", "", "folder of the files SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may use (default ROOT/miraj/files); set to \"\" to allow any file the server can reach")
 	flag.Parse()
+	anyFile := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "secure-file-priv" && *fileDir == "" {
+			anyFile = true
+		}
+	})
 
 	if *showVersion {
 		fmt.Println("miraj-server", sqlserver.Version)
@@ -112,7 +119,7 @@ func run() error {
 
 	srv, err := sqlserver.New(sqlserver.Config{Root: *root, Bind: *bindAddr, Port: *port, Policy: pol,
 		SaveInterval: time.Duration(*interval) * time.Millisecond, KeepJournalBytes: *keepMB << 20,
-		RootPassword: *rootPassword, Logger: log})
+		RootPassword: *rootPassword, Logger: log, FileDir: *fileDir, AnyFile: anyFile})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,9 @@ func StartMiraj(t testing.TB, ctx context.Context, work, bin string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--root", filepath.Join(work, "miraj"), "--port", "0", "--log=false")
+	// Files anywhere, as the private MariaDB's (--no-defaults: an empty
+	// secure_file_priv): the corpus loads files beside it.
+	cmd := exec.Command(bin, "--root", filepath.Join(work, "miraj"), "--port", "0", "--log=false", "--secure-file-priv=")
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {

@@ -123,14 +123,15 @@ func TestEngine(t *testing.T) {
 }
 
 // gmsIdentity gives the variables that name the server (@@version,
-// @@port, ...) go-mysql-server's defaults for the test's duration: its
-// enginetests assert them (SELECT version(), SHOW VARIABLES), and a server
-// started earlier in the process set them to its own (they are
-// process-wide).
+// @@port, ...) and its files' folder (@@secure_file_priv)
+// go-mysql-server's defaults for the test's duration: its enginetests
+// assert them (SELECT version(), SHOW VARIABLES, INTO OUTFILE to a folder
+// of their own), and a server started earlier in the process set them to
+// its own (they are process-wide).
 func gmsIdentity(t *testing.T) {
 	defaults, restore := map[string]any{}, map[string]any{}
 	for _, name := range []string{"version", "version_comment", "version_compile_os", "version_compile_machine",
-		"protocol_version", "socket", "pid_file", "port", "bind_address", "datadir", "hostname"} {
+		"protocol_version", "socket", "pid_file", "port", "bind_address", "datadir", "hostname", "secure_file_priv"} {
 		v, cur, ok := sql.SystemVariables.GetGlobal(name)
 		if !ok {
 			t.Fatalf("system variable %s is not registered", name)

@@ -35,10 +35,6 @@ const (
 // user variables, defaults and conversions are kept). A nil iterator leaves
 // the statement to go-mysql-server as it is.
 func loadData(ctx *sql.Context, n *plan.LoadData, row sql.Row) (sql.RowIter, error) {
-	if _, priv, _ := sql.SystemVariables.GetGlobal("secure_file_priv"); priv != nil && priv.(string) != "" {
-		// The rewritten file would be outside the allowed folder.
-		return nil, nil
-	}
 	var r io.ReadCloser
 	var err error
 	if n.Local {
@@ -48,6 +44,9 @@ func loadData(ctx *sql.Context, n *plan.LoadData, row sql.Row) (sql.RowIter, err
 		}
 		r, err = ctx.LoadInfile(n.File)
 	} else {
+		if err := checkFileDir(n.File); err != nil {
+			return nil, err
+		}
 		r, err = os.Open(n.File)
 	}
 	if err != nil {
@@ -69,7 +68,11 @@ func loadData(ctx *sql.Context, n *plan.LoadData, row sql.Row) (sql.RowIter, err
 	if !ok {
 		return nil, fmt.Errorf("LOAD DATA: a field of %s holds a line break or the byte 0x1f, which this server cannot load", n.File)
 	}
-	tmp, err := os.CreateTemp("", "miraj-load-*.txt")
+	// The rewritten file goes where go-mysql-server may read it: the
+	// folder of the server's files when there is one.
+	_, dir, _ := sql.SystemVariables.GetGlobal("secure_file_priv")
+	tmpDir, _ := dir.(string)
+	tmp, err := os.CreateTemp(tmpDir, "miraj-load-*.txt")
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,12 @@ type mysqlMessage struct {
 
 // mysqlMessages is the table. The first row whose expression matches wins.
 var mysqlMessages = []mysqlMessage{
+	{1290, "HY000", regexp.MustCompile(`The MySQL server is running with the --secure-file-priv option so it cannot execute this statement$`),
+		func([]string, msgContext) string {
+			return "The MySQL server is running with the --secure-file-priv option so it cannot execute this statement"
+		}},
+	{1046, "3D000", regexp.MustCompile(`^no database selected$`),
+		func([]string, msgContext) string { return "No database selected" }},
 	{1792, "25006", regexp.MustCompile(`^cannot execute statement in a READ ONLY transaction$`),
 		func([]string, msgContext) string { return "Cannot execute statement in a READ ONLY transaction." }},
 	{1062, "23000", regexp.MustCompile(`^duplicate (?:unique|primary) key given: \[(.*)\]$`), dupEntryText},

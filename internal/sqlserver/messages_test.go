@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,13 @@ func TestErrorsAreMySQLs(t *testing.T) {
 		_, err := db.Exec(c.q)
 		if got := mysqlErr(err); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
+		}
+	}
+	// Without a current database.
+	for _, q := range []string{"SELECT * FROM c", "SHOW TABLES", "SHOW TRIGGERS", "CREATE TABLE x (id INT)"} {
+		_, err := root.Exec(q)
+		if got, want := mysqlErr(err), "1046 3D000 No database selected"; got != want {
+			t.Errorf("%s:\n got %s\nwant %s", q, got, want)
 		}
 	}
 }
@@ -396,8 +404,8 @@ func TestExplainIsTabular(t *testing.T) {
 
 // LOAD DATA reads quoted fields, doubled quotes and escapes as MySQL does.
 func TestLoadDataEnclosedFields(t *testing.T) {
-	_, open := startServer(t)
-	file := t.TempDir() + "/items.csv"
+	srv, open := startServer(t)
+	file := filepath.Join(StateDir(srv.cfg.Root), fileDirName, "items.csv")
 	if err := os.WriteFile(file, []byte("id,name,price\n10,alpha,1.50\n11,\"be,ta\",2.50\n12,\"say \"\"hi\"\"\",\\N\n13,\"a\\\\b\",3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,12 @@ type Config struct {
 	KeepJournalBytes int64
 	RootPassword     string
 	Logger           *slog.Logger
+	// FileDir is the folder of the files SELECT … INTO OUTFILE, LOAD DATA
+	// INFILE and LOAD_FILE() may use (secure_file_priv; filedir.go):
+	// ROOT/miraj/files when empty. AnyFile lets them use any file the
+	// server can.
+	FileDir string
+	AnyFile bool
 }
 
 // Server is a standalone Miraj server: storage, SQL engine and the MySQL
@@ -125,6 +131,12 @@ func New(cfg Config) (*Server, error) {
 	if err := setServerDefaults(); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if dir, err := setFileDir(cfg); err != nil {
+		st.Close()
+		return nil, err
+	} else if dir == "" {
+		cfg.Logger.Warn("secure_file_priv is empty: SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may read and write any file the server can")
 	}
 	if err := s.loadAccounts(); err != nil {
 		st.Close()
