@@ -160,6 +160,8 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			return nil, err
 		}
 		return x.exec.Build(ctx, checked, row)
+	case *plan.CreateUser:
+		return x.createUser(ctx, n)
 	case *plan.Grant:
 		return x.grantDynamic(ctx, n, row)
 	case *plan.Revoke:

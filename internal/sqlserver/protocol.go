@@ -183,6 +183,12 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			}
 			return withFlags(&sqltypes.Result{}, false)
 		}
+		if sel, ok, err := h.showCreateUserQuery(ctx, c, q); ok {
+			if err != nil {
+				return err
+			}
+			return h.Handler.ComQuery(ctx, c, sel, withFlags)
+		}
 		ctx, adm, err := h.admit(ctx, c, &q)
 		if err != nil {
 			return err
@@ -221,6 +227,13 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 				return err
 			}
 			return withFlags(&sqltypes.Result{}, rest != "")
+		}
+		if sel, ok, err := h.showCreateUserQuery(ctx, c, q); ok {
+			rest = ""
+			if err != nil {
+				return err
+			}
+			return h.Handler.ComQuery(ctx, c, sel, func(r *sqltypes.Result, _ bool) error { return withFlags(r, false) })
 		}
 		ctx, adm, err := h.admit(ctx, c, &q)
 		if err != nil {
@@ -422,6 +435,8 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.readLockStatement(ctx, c, q, whole)
 	case isKeyword(first, "DO"):
 		return h.doStatement(ctx, c, q, whole)
+	case isKeyword(first, "ALTER"):
+		return h.alterUserLock(ctx, c, q, whole)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
 	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):

@@ -257,6 +257,7 @@ func TestClusterReplication(t *testing.T) {
 			"CREATE DATABASE other",
 			"CREATE USER 'x'@'%'",
 			"LOCK TABLES shop.items WRITE",
+			"ALTER USER 'reader'@'%' ACCOUNT LOCK",
 		} {
 			_, err := db.Exec(q)
 			if num, state := mysqlError(err); num != 1290 || state != "HY000" {

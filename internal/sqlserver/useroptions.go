@@ -1,0 +1,198 @@
+package sqlserver
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/repl"
+)
+
+// The account options of CREATE USER that go-mysql-server parses and then
+// drops: ACCOUNT LOCK left the account open to logins, REQUIRE SSL let it
+// log in without TLS, PASSWORD EXPIRE INTERVAL never expired it. Here
+// ACCOUNT LOCK and COMMENT / ATTRIBUTE are kept (and ALTER USER … ACCOUNT
+// LOCK | UNLOCK, which its parser does not know, is answered); the options
+// Miraj does not carry out are refused with 1235 rather than accepted for
+// nothing. Their DEFAULT forms, which SHOW CREATE USER writes, pass.
+
+// errUserOption refuses an account option Miraj does not carry out.
+func errUserOption(what string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", what)
+}
+
+// checkUserOptions refuses the options of n that Miraj does not carry out.
+func checkUserOptions(n *plan.CreateUser) error {
+	if n.TLSOptions != nil {
+		return errUserOption("REQUIRE SSL, X509, CIPHER, ISSUER or SUBJECT: the SQL port takes no TLS connections")
+	}
+	if l := n.AccountLimits; l != nil {
+		for _, v := range []*int64{l.MaxQueriesPerHour, l.MaxUpdatesPerHour, l.MaxConnectionsPerHour, l.MaxUserConnections} {
+			if v != nil && *v != 0 {
+				return errUserOption("account resource limits (MAX_QUERIES_PER_HOUR, MAX_UPDATES_PER_HOUR, MAX_CONNECTIONS_PER_HOUR, MAX_USER_CONNECTIONS)")
+			}
+		}
+	}
+	if p := n.PasswordOptions; p != nil {
+		set := func(v *int64) bool { return v != nil && *v != 0 }
+		switch {
+		case set(p.ExpirationTime):
+			return errUserOption("PASSWORD EXPIRE INTERVAL: passwords do not expire")
+		case set(p.History):
+			return errUserOption("PASSWORD HISTORY")
+		case set(p.ReuseInterval):
+			return errUserOption("PASSWORD REUSE INTERVAL")
+		case set(p.FailedAttempts), set(p.LockTime):
+			return errUserOption("FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME")
+		}
+	}
+	return nil
+}
+
+// createUser runs CREATE USER: the options Miraj does not carry out are
+// refused; an account created locked (ACCOUNT LOCK) or with a COMMENT or
+// ATTRIBUTE is made here, in one change of the accounts (persisted and
+// sent to the cluster as one); the others are go-mysql-server's (nil).
+func (x adminExec) createUser(ctx *sql.Context, n *plan.CreateUser) (sql.RowIter, error) {
+	if err := checkUserOptions(n); err != nil {
+		return nil, err
+	}
+	if !n.Locked && n.Attribute == "" {
+		return nil, nil
+	}
+	db := x.grants.db
+	ed := db.Editor()
+	defer ed.Close()
+	for _, au := range n.Users {
+		host := au.UserName.Host
+		if host == "" {
+			host = "%"
+		}
+		if _, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: host, User: au.UserName.Name}); ok {
+			if n.IfNotExists {
+				continue
+			}
+			return nil, sql.ErrUserCreationFailure.New(au.UserName.String("'"))
+		}
+		if len(au.UserName.Name) > 32 {
+			return nil, sql.ErrUserNameTooLong.New(au.UserName.Name)
+		}
+		plugin, auth := string(mysql_db.DefaultAuthMethod), ""
+		if au.Auth1 != nil {
+			plugin = au.Auth1.Plugin()
+			var err error
+			if auth, err = au.Auth1.AuthString(); err != nil {
+				return nil, err
+			}
+		}
+		if plugin != string(mysql.MysqlNativePassword) && plugin != string(mysql.CachingSha2Password) {
+			if err := db.VerifyPlugin(plugin); err != nil {
+				return nil, sql.ErrUserCreationFailure.New(err)
+			}
+		}
+		u := &mysql_db.User{User: au.UserName.Name, Host: host, PrivilegeSet: mysql_db.NewPrivilegeSet(),
+			Plugin: plugin, AuthString: auth, PasswordLastChanged: time.Now().UTC(), Locked: n.Locked, Identity: au.Identity}
+		if n.Attribute != "" {
+			a := n.Attribute
+			u.Attributes = &a
+		}
+		ed.PutUser(u)
+	}
+	if err := db.Persist(ctx, ed); err != nil {
+		return nil, err
+	}
+	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
+}
+
+// alterUserLockRE matches ALTER USER [IF EXISTS] account [, account …]
+// ACCOUNT LOCK | UNLOCK.
+var alterUserLockRE = regexp.MustCompile(`(?is)^\s*alter\s+user\s+(if\s+exists\s+)?(.+?)\s+account\s+(lock|unlock)\s*;?\s*$`)
+
+// alterUserLock runs ALTER USER … ACCOUNT LOCK | UNLOCK: a locked account
+// cannot log in (its connections stay). It needs CREATE USER (1227);
+// an account that does not exist is 1396, unless IF EXISTS.
+func (h protocolHandler) alterUserLock(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
+	stmt, rest, err := sqlparser.SplitStatement(q)
+	if err != nil || whole && strings.TrimSpace(rest) != "" {
+		return 0, false, nil
+	}
+	m := alterUserLockRE.FindStringSubmatch(stmt)
+	if m == nil {
+		return 0, false, nil
+	}
+	end := len(q) - len(rest)
+	type account struct{ user, host string }
+	var accounts []account
+	for _, spec := range splitAccounts(m[2]) {
+		a := accountNameRE.FindStringSubmatch(strings.TrimSpace(spec))
+		if a == nil {
+			return 0, false, nil // the parser's 1064
+		}
+		host := "%"
+		if a[2] != "" {
+			host = unquoteName(a[2])
+		}
+		accounts = append(accounts, account{unquoteName(a[1]), host})
+	}
+	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, stmt)
+	if err != nil {
+		return end, true, err
+	}
+	g := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}
+	need := requirement{static: []sql.PrivilegeType{sql.PrivilegeType_CreateUser}, text: "CREATE USER"}
+	if !g.meets(sctx, need) {
+		return end, true, g.refuse(need)
+	}
+	if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
+		return end, true, errReadOnly()
+	}
+	lock := strings.EqualFold(m[3], "lock")
+	ed := g.db.Editor()
+	defer ed.Close()
+	var failed []string
+	for _, a := range accounts {
+		u, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: a.host, User: a.user})
+		if !ok || u.IsRole {
+			failed = append(failed, "'"+a.user+"'@'"+a.host+"'")
+			continue
+		}
+		cp := *u
+		cp.Locked = lock
+		ed.RemoveUser(mysql_db.UserPrimaryKey{Host: a.host, User: a.user})
+		ed.PutUser(&cp)
+	}
+	if len(failed) > 0 && m[1] == "" {
+		return end, true, mysql.NewSQLError(1396, "HY000", "Operation ALTER USER failed for %s", strings.Join(failed, ","))
+	}
+	return end, true, g.db.Persist(sctx, ed)
+}
+
+// splitAccounts splits a list of account names at the commas outside
+// quotes.
+func splitAccounts(s string) []string {
+	var out []string
+	var quote byte
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"' || ch == '`':
+			quote = ch
+		case ch == ',':
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
