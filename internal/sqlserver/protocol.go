@@ -183,7 +183,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			}
 			return withFlags(&sqltypes.Result{}, false)
 		}
-		if sel, ok, err := h.showCreateUserQuery(ctx, c, q); ok {
+		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
 			if err != nil {
 				return err
 			}
@@ -228,7 +228,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			}
 			return withFlags(&sqltypes.Result{}, rest != "")
 		}
-		if sel, ok, err := h.showCreateUserQuery(ctx, c, q); ok {
+		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
 			rest = ""
 			if err != nil {
 				return err
@@ -437,6 +437,8 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.doStatement(ctx, c, q, whole)
 	case isKeyword(first, "ALTER"):
 		return h.alterUserLock(ctx, c, q, whole)
+	case isKeyword(first, "RENAME"):
+		return h.renameUser(ctx, c, q, whole)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
 	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):

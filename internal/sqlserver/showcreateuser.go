@@ -44,6 +44,20 @@ func unquoteName(s string) string {
 	return s
 }
 
+// accountQuery turns the account statements go-mysql-server's parser does
+// not know, SHOW CREATE USER and SET PASSWORD, into statements it runs;
+// ok is false for any other statement.
+func (h protocolHandler) accountQuery(ctx context.Context, c *mysql.Conn, q string) (string, bool, error) {
+	w := words{s: q}
+	switch first := w.next(); {
+	case isKeyword(first, "SHOW"):
+		return h.showCreateUserQuery(ctx, c, q)
+	case isKeyword(first, "SET"):
+		return h.setPasswordQuery(ctx, c, q)
+	}
+	return "", false, nil
+}
+
 // showCreateUserQuery turns SHOW CREATE USER into the SELECT of its one
 // row, after the checks; ok is false for any other statement.
 func (h protocolHandler) showCreateUserQuery(ctx context.Context, c *mysql.Conn, q string) (sel string, ok bool, err error) {

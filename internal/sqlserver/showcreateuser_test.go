@@ -155,3 +155,68 @@ func TestAccountOptions(t *testing.T) {
 		t.Fatalf("ALTER USER … ACCOUNT LOCK without CREATE USER: %v", err)
 	}
 }
+
+// SET PASSWORD changes one's own password, or another's with CREATE USER;
+// RENAME USER moves an account with its password and privileges.
+func TestSetPasswordRenameUser(t *testing.T) {
+	_, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{
+		"CREATE USER 'app'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON *.* TO 'app'@'%'",
+		"CREATE USER 'other'@'%' IDENTIFIED BY 'pw'",
+		"CREATE ROLE 'r1'", "CREATE USER 'member'@'%' IDENTIFIED BY 'pw'", "GRANT 'r1' TO 'member'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	app := open("app", "pw", "")
+	app.SetMaxOpenConns(1)
+	if _, err := app.Exec("SET PASSWORD = 'pw2'"); err != nil {
+		t.Fatalf("SET PASSWORD of one's own: %v", err)
+	}
+	if err := open("app", "pw2", "").Ping(); err != nil {
+		t.Fatalf("login with the new password: %v", err)
+	}
+	if _, err := app.Exec("SET PASSWORD FOR 'other'@'%' = 'x'"); err == nil {
+		t.Fatal("SET PASSWORD FOR another account without CREATE USER succeeded")
+	}
+	if _, err := root.Exec("SET PASSWORD FOR 'other'@'%' = 'pw3'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := open("other", "pw3", "").Ping(); err != nil {
+		t.Fatalf("login after SET PASSWORD FOR: %v", err)
+	}
+	for q, what := range map[string]string{
+		"SET PASSWORD FOR other = 'a' REPLACE 'pw3'":             "SET PASSWORD … REPLACE: no password history is kept",
+		"SET PASSWORD TO RANDOM":                                 "SET PASSWORD … TO RANDOM",
+		"CREATE USER 'd'@'%' IDENTIFIED BY 'pw' DEFAULT ROLE r1": "DEFAULT ROLE",
+		"RENAME USER member TO member2":                          "RENAME USER of a role or of an account granted one",
+	} {
+		if _, err := root.Exec(q); mysqlErr(err) != "1235 42000 This version of MySQL doesn't yet support '"+what+"'" {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+
+	if _, err := root.Exec("RENAME USER 'app'@'%' TO 'app2'@'localhost', other TO other2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := open("app", "pw2", "").Ping(); err == nil {
+		t.Fatal("the old account name still logs in")
+	}
+	var grants string
+	if err := root.QueryRow("SHOW GRANTS FOR 'app2'@'localhost'").Scan(&grants); err != nil || grants != "GRANT SELECT ON *.* TO `app2`@`localhost`" {
+		t.Fatalf("SHOW GRANTS of the renamed account: %q (%v)", grants, err)
+	}
+	if err := open("other2", "pw3", "").Ping(); err != nil {
+		t.Fatalf("login of the renamed account: %v", err)
+	}
+	for q, want := range map[string]string{
+		"RENAME USER nobody TO x":        "1396 HY000 Operation RENAME USER failed for 'nobody'@'%'",
+		"RENAME USER other2 TO 'r1'@'%'": "1396 HY000 Operation RENAME USER failed for 'other2'@'%'",
+	} {
+		if _, err := root.Exec(q); mysqlErr(err) != want {
+			t.Errorf("%s: %v, want %s", q, err, want)
+		}
+	}
+}

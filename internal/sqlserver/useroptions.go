@@ -31,6 +31,9 @@ func errUserOption(what string) error {
 
 // checkUserOptions refuses the options of n that Miraj does not carry out.
 func checkUserOptions(n *plan.CreateUser) error {
+	if len(n.DefaultRoles) > 0 {
+		return errUserOption("DEFAULT ROLE")
+	}
 	if n.TLSOptions != nil {
 		return errUserOption("REQUIRE SSL, X509, CIPHER, ISSUER or SUBJECT: the SQL port takes no TLS connections")
 	}
@@ -195,4 +198,133 @@ func splitAccounts(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// setPasswordRE matches SET PASSWORD [FOR account] = 'password' and what
+// follows it (REPLACE, RETAIN CURRENT PASSWORD); setRandomPasswordRE
+// SET PASSWORD … TO RANDOM.
+var (
+	setPasswordRE       = regexp.MustCompile(`(?is)^\s*set\s+password\s*(?:for\s+(.+?)\s*)?=\s*('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")\s*(.*?)\s*;?\s*$`)
+	setRandomPasswordRE = regexp.MustCompile(`(?is)^\s*set\s+password\s+(?:for\s+.+?\s+)?to\s+random\s*;?\s*$`)
+)
+
+// setPasswordQuery turns SET PASSWORD [FOR account] = 'password', which
+// go-mysql-server's parser does not know, into ALTER USER account
+// IDENTIFIED BY 'password' (the same privileges: one's own, or CREATE
+// USER); without FOR, the session's account. REPLACE, RETAIN CURRENT
+// PASSWORD and TO RANDOM are refused (1235). ok is false for any other
+// statement.
+func (h protocolHandler) setPasswordQuery(ctx context.Context, c *mysql.Conn, q string) (alter string, ok bool, err error) {
+	if setRandomPasswordRE.MatchString(q) {
+		return "", true, errUserOption("SET PASSWORD … TO RANDOM")
+	}
+	m := setPasswordRE.FindStringSubmatch(q)
+	if m == nil {
+		return "", false, nil
+	}
+	if m[3] != "" {
+		return "", true, errUserOption("SET PASSWORD … " + strings.ToUpper(strings.Fields(m[3])[0]) + ": no password history is kept")
+	}
+	account := strings.TrimSpace(m[1])
+	if account == "" {
+		sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, q)
+		if err != nil {
+			return "", true, err
+		}
+		user, host, _ := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}.account(sctx)
+		account = sqlString(user) + "@" + sqlString(host)
+	} else if accountNameRE.FindStringSubmatch(account) == nil {
+		return "", false, nil // the parser's 1064
+	}
+	return "ALTER USER " + account + " IDENTIFIED BY " + m[2], true, nil
+}
+
+// renameUserRE matches RENAME USER a TO b [, c TO d …]; renamePairRE one
+// pair of its list.
+var (
+	renameUserRE = regexp.MustCompile(`(?is)^\s*rename\s+user\s+(.+?)\s*;?\s*$`)
+	renamePairRE = regexp.MustCompile(`(?is)^(.+?)\s+to\s+(.+)$`)
+)
+
+// renameUser runs RENAME USER, which go-mysql-server leaves unbuilt
+// (1105 "not yet implemented"): each account takes its new name with its
+// password, privileges and locking, in one change of the accounts. It
+// needs CREATE USER (1227); an account that does not exist, or a new
+// name that does, is 1396 and nothing is renamed; an account that holds
+// or is a role is refused (1235).
+func (h protocolHandler) renameUser(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
+	stmt, rest, err := sqlparser.SplitStatement(q)
+	if err != nil || whole && strings.TrimSpace(rest) != "" {
+		return 0, false, nil
+	}
+	m := renameUserRE.FindStringSubmatch(stmt)
+	if m == nil {
+		return 0, false, nil
+	}
+	end := len(q) - len(rest)
+	type pair struct{ from, to mysql_db.UserPrimaryKey }
+	var pairs []pair
+	account := func(s string) (mysql_db.UserPrimaryKey, bool) {
+		a := accountNameRE.FindStringSubmatch(strings.TrimSpace(s))
+		if a == nil {
+			return mysql_db.UserPrimaryKey{}, false
+		}
+		host := "%"
+		if a[2] != "" {
+			host = unquoteName(a[2])
+		}
+		return mysql_db.UserPrimaryKey{User: unquoteName(a[1]), Host: host}, true
+	}
+	for _, spec := range splitAccounts(m[1]) {
+		p := renamePairRE.FindStringSubmatch(strings.TrimSpace(spec))
+		if p == nil {
+			return 0, false, nil
+		}
+		from, ok1 := account(p[1])
+		to, ok2 := account(p[2])
+		if !ok1 || !ok2 {
+			return 0, false, nil
+		}
+		pairs = append(pairs, pair{from, to})
+	}
+	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, stmt)
+	if err != nil {
+		return end, true, err
+	}
+	g := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}
+	need := requirement{static: []sql.PrivilegeType{sql.PrivilegeType_CreateUser}, text: "CREATE USER"}
+	if !g.meets(sctx, need) {
+		return end, true, g.refuse(need)
+	}
+	if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
+		return end, true, errReadOnly()
+	}
+	ed := g.db.Editor()
+	defer ed.Close()
+	name := func(k mysql_db.UserPrimaryKey) string { return "'" + k.User + "'@'" + k.Host + "'" }
+	var failed []string
+	for _, p := range pairs {
+		u, ok := ed.GetUser(p.from)
+		if _, taken := ed.GetUser(p.to); !ok || taken {
+			failed = append(failed, name(p.from))
+			continue
+		}
+		inRole := u.IsRole
+		ed.VisitRoleEdges(func(e *mysql_db.RoleEdge) {
+			if e.FromUser == p.from.User && e.FromHost == p.from.Host || e.ToUser == p.from.User && e.ToHost == p.from.Host {
+				inRole = true
+			}
+		})
+		if inRole {
+			return end, true, errUserOption("RENAME USER of a role or of an account granted one")
+		}
+		cp := *u
+		cp.User, cp.Host = p.to.User, p.to.Host
+		ed.RemoveUser(p.from)
+		ed.PutUser(&cp)
+	}
+	if len(failed) > 0 {
+		return end, true, mysql.NewSQLError(1396, "HY000", "Operation RENAME USER failed for %s", strings.Join(failed, ","))
+	}
+	return end, true, g.db.Persist(sctx, ed)
 }
