@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // msgContext is what a message needs beyond go-mysql-server's text: the
@@ -24,6 +26,34 @@ type msgContext struct {
 	// fkClause gives MySQL's text of a foreign key of a table of db
 	// ("FOREIGN KEY (`p_id`) REFERENCES `p` (`id`)"), "" when unknown.
 	fkClause func(table, name string) string
+}
+
+// tableName is table name as the statement writes it, with its database:
+// the qualifier it has there (SELECT … FROM d.t), the current database
+// otherwise (go-mysql-server's messages name the table alone, in lower
+// case).
+func (c msgContext) tableName(name string) string {
+	db := c.db
+	if c.query != "" {
+		if stmt, _, err := sqlparser.ParseOne(context.Background(), c.query); err == nil {
+			found := false
+			sqlparser.WalkAuthNodes(stmt, func(_ sqlparser.AuthNode, ai sqlparser.AuthInformation) {
+				if found || ai.TargetType != sqlparser.AuthTargetType_SingleTableIdentifier && ai.TargetType != sqlparser.AuthTargetType_MultipleTableIdentifiers {
+					return
+				}
+				for i := 0; i+1 < len(ai.TargetNames); i += 2 {
+					if strings.EqualFold(ai.TargetNames[i+1], name) {
+						name, found = ai.TargetNames[i+1], true
+						if ai.TargetNames[i] != "" {
+							db = ai.TargetNames[i]
+						}
+						return
+					}
+				}
+			})
+		}
+	}
+	return qualified(db, name)
 }
 
 // fkText is the constraint part of 1451 and 1452: the child table, and the
@@ -54,6 +84,8 @@ type mysqlMessage struct {
 
 // mysqlMessages is the table. The first row whose expression matches wins.
 var mysqlMessages = []mysqlMessage{
+	{1214, "HY000", regexp.MustCompile(`^table does not support FULLTEXT indexes$`),
+		func([]string, msgContext) string { return "The used table type doesn't support FULLTEXT indexes" }},
 	{1290, "HY000", regexp.MustCompile(`The MySQL server is running with the --secure-file-priv option so it cannot execute this statement$`),
 		func([]string, msgContext) string {
 			return "The MySQL server is running with the --secure-file-priv option so it cannot execute this statement"
@@ -67,7 +99,7 @@ var mysqlMessages = []mysqlMessage{
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Column '%s' cannot be null", m[1]) }},
 	{1146, "42S02", regexp.MustCompile(`^table not found: (.*)$`),
 		func(m []string, c msgContext) string {
-			return fmt.Sprintf("Table '%s' doesn't exist", qualified(c.db, m[1]))
+			return fmt.Sprintf("Table '%s' doesn't exist", c.tableName(m[1]))
 		}},
 	{1241, "21000", regexp.MustCompile(`^operand should have (\d+) columns, but has \d+$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Operand should contain %s column(s)", m[1]) }},

@@ -60,6 +60,24 @@ func TestErrorsAreMySQLs(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
 		}
 	}
+	// A table named with its database is named so, whatever the current
+	// database.
+	for _, c := range []struct {
+		db *sql.DB
+		q  string
+	}{{root, "SELECT * FROM dt1.nope"}, {db, "INSERT INTO mysql.nope VALUES (1)"}, {db, "SELECT * FROM c JOIN `dt1`.`Nope2` n ON c.id = n.id"}} {
+		_, err := c.db.Exec(c.q)
+		want := "1146 42S02 Table 'dt1.nope' doesn't exist"
+		switch {
+		case strings.Contains(c.q, "mysql"):
+			want = "1146 42S02 Table 'mysql.nope' doesn't exist"
+		case strings.Contains(c.q, "Nope2"):
+			want = "1146 42S02 Table 'dt1.Nope2' doesn't exist"
+		}
+		if got := mysqlErr(err); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", c.q, got, want)
+		}
+	}
 	// Without a current database.
 	for _, q := range []string{"SELECT * FROM c", "SHOW TABLES", "SHOW TRIGGERS", "CREATE TABLE x (id INT)"} {
 		_, err := root.Exec(q)

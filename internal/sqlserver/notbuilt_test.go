@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -57,5 +58,60 @@ func TestShowOpenTables(t *testing.T) {
 		if got != want || strings.Join(cols, ",") != "Database,Table,In_use,Name_locked" {
 			t.Errorf("%s: %v %q, want %q", q, cols, got, want)
 		}
+	}
+}
+
+// CREATE TABLE says what it does not carry out (ENGINE other than InnoDB:
+// 1266, as MySQL's substitution; PARTITION BY: 1235); SHOW ERRORS lists the
+// previous statement's error; FULLTEXT is 1214.
+func TestTableOptionsAndShowErrors(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "CREATE DATABASE o"); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"CREATE TABLE o.e (id INT PRIMARY KEY) ENGINE=MyISAM":                           "Warning|1266|Using storage engine InnoDB for table 'e'",
+		"CREATE TABLE o.p (id INT PRIMARY KEY) PARTITION BY HASH(id) PARTITIONS 4":      "Warning|1235|PARTITION BY is not used: Miraj stores table 'p' whole",
+		"CREATE TABLE o.i (id INT PRIMARY KEY) ENGINE = InnoDB DEFAULT CHARSET=utf8mb4": "",
+	} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got := warnings(t, c); got != want {
+			t.Errorf("%s: warnings %q, want %q", q, got, want)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "CREATE TABLE o.f (id INT PRIMARY KEY, s TEXT, FULLTEXT KEY ft (s))"); mysqlErr(err) != "1214 HY000 The used table type doesn't support FULLTEXT indexes" {
+		t.Errorf("FULLTEXT: %v", err)
+	}
+	if _, err := c.ExecContext(ctx, "USE o"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(ctx, "SELECT * FROM nope"); err == nil {
+		t.Fatal("SELECT of a missing table succeeded")
+	}
+	r, err := query(t, c, "SHOW ERRORS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.rows, "; "); got != "Error|1146|Table 'o.nope' doesn't exist" {
+		t.Fatalf("SHOW ERRORS after a failed statement: %q", got)
+	}
+	if r, err := query(t, c, "SHOW ERRORS LIMIT 0"); err != nil || len(r.rows) != 0 {
+		t.Fatalf("SHOW ERRORS LIMIT 0: %v %v", r, err)
+	}
+	if _, err := c.ExecContext(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := query(t, c, "SHOW ERRORS"); err != nil || len(r.rows) != 0 {
+		t.Fatalf("SHOW ERRORS after a statement that succeeded: %v %v", r, err)
 	}
 }

@@ -224,6 +224,9 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 				ctx.Session.Warn(&sql.Warning{Level: "Note", Code: mysql.ERTableExists, Message: fmt.Sprintf("Table '%s' already exists", n.Name())})
 			}
 		}
+		if fromClient(ctx) {
+			warnTableOptions(ctx, ctx.Query(), n.Name())
+		}
 		return nil, nil
 	case *plan.Limit:
 		// LIMIT 0 returns no row without running its query, as in

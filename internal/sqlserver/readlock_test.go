@@ -219,7 +219,7 @@ func TestReadLockNeedsPrivileges(t *testing.T) {
 		{sel, "FLUSH TABLES WITH READ LOCK", "1227 42000 " + fmt.Sprintf(need, "RELOAD")},
 		{sel, "LOCK TABLES rl.t READ", "1044 42000 Access denied for user 'sel'@'%' to database 'rl'"},
 		{locker, "FLUSH TABLES WITH READ LOCK", "1227 42000 " + fmt.Sprintf(need, "RELOAD")},
-		{locker, "LOCK TABLES rl.nosuch READ", "1146 42S02 Table 'nosuch' doesn't exist"},
+		{locker, "LOCK TABLES rl.nosuch READ", "1146 42S02 Table 'rl.nosuch' doesn't exist"},
 	} {
 		_, err := c.db.Exec(c.q)
 		if got := mysqlErr(err); got != c.want {

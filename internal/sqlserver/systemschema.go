@@ -210,6 +210,9 @@ func (p systemSchemaParser) rewrite(ctx context.Context, q string) string {
 	if r, ok := diagnosticsRewrite(q); ok {
 		return r
 	}
+	if r, ok := showErrorsRewrite(ctx, q); ok {
+		return r
+	}
 	return q
 }
 
