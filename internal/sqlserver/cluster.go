@@ -515,6 +515,7 @@ type infoSchema struct {
 	extra  map[string]sql.Table // listed in information_schema.TABLES
 	hidden map[string]sql.Table // not listed
 	grants grants
+	srv    *Server // INNODB_TRX's sessions (nil: none)
 }
 
 func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
@@ -527,6 +528,9 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	t, ok, err := d.Database.GetTableInsensitive(ctx, name)
 	if ok && strings.EqualFold(name, "processlist") {
 		t = ownThreadsTable{Table: t, grants: d.grants}
+	}
+	if ok && d.srv != nil && isInnodbTrx(name) {
+		t = d.srv.innodbTrxTable(t)
 	}
 	if it, isIS := t.(*information_schema.InformationSchemaTable); ok && isIS && perDatabaseTables[strings.ToLower(name)] && it.Reader != nil {
 		w := *it
@@ -553,11 +557,11 @@ func (d *infoSchema) GetTableNames(ctx *sql.Context) ([]string, error) {
 	return names, nil
 }
 
-func wrapInfoSchema(db sql.Database, g grants) sql.Database {
+func wrapInfoSchema(db sql.Database, g grants, srv *Server) sql.Database {
 	n, r := nodesTable(g), replicationTable(g)
 	status := *nodesTable(g)
 	status.refuse = true
-	return &infoSchema{Database: db, grants: g,
+	return &infoSchema{Database: db, grants: g, srv: srv,
 		extra:  map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r},
 		hidden: map[string]sql.Table{strings.ToLower(clusterStatusTable): &status},
 	}

@@ -236,6 +236,7 @@ func (s *Session) abortTxn(ctx *sql.Context) {
 	}
 	s.txn.end()
 	s.txn = nil
+	s.trx.Store(nil)
 	s.frozen = nil
 	ctx.SetTransaction(nil)
 	s.SetIgnoreAutoCommit(false)

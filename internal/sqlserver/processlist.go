@@ -73,6 +73,17 @@ func (pl *processList) waitFor(connID uint32, query, state string) func() {
 	}
 }
 
+// queryOf returns the statement connection connID runs, "" when none.
+func (pl *processList) queryOf(connID uint32) string {
+	e := pl.entry(connID)
+	if e == nil {
+		return ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.p.Query
+}
+
 // waitState returns the state of connection connID's waiting statement,
 // "" when it has none.
 func (pl *processList) waitState(connID uint32) string {

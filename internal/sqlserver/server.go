@@ -107,7 +107,7 @@ func New(cfg Config) (*Server, error) {
 	ax := adminExec{grants: g, exec: &execBuilder{}, srv: s}
 	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
 	ax.exec.NodeExecBuilder = a.ExecBuilder
-	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g)
+	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g, s)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
 	s.engine = sqle.New(a, nil)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -36,6 +37,9 @@ type Session struct {
 	// next holds what SET TRANSACTION without a scope changed, until the
 	// next transaction takes it (StartTransaction).
 	next *characteristics
+	// trx is the open transaction once it has reached a database, for
+	// information_schema.INNODB_TRX (read from other sessions).
+	trx atomic.Pointer[txn]
 	// tables is the server's table locks, which gate the session's
 	// commits of writes made outside an admitted statement (nil: not
 	// gated); stmt is the text of the client's statement in progress
@@ -255,6 +259,13 @@ type txn struct {
 	// restore: SET TRANSACTION without a scope set the characteristics
 	// for this transaction alone; the session's come back at its end.
 	restore *characteristics
+	// id, started and txs are what information_schema.INNODB_TRX shows
+	// of the transaction from other sessions (trx.go): set when it first
+	// reaches a database.
+	id      uint64
+	started time.Time
+	txs     atomic.Pointer[[]*storage.Tx]
+	ro      atomic.Bool
 }
 
 // newTxn starts a SQL transaction's state. Its lock owner's age is its
@@ -329,6 +340,8 @@ func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 			tx.SetLockOwner(s.txn.locks)
 		}
 		s.txn.dbs[key] = tx
+		s.txn.attach(tx)
+		s.trx.Store(s.txn)
 	}
 	return tx
 }
@@ -369,6 +382,7 @@ func (s *Session) StartTransaction(ctx *sql.Context, ch sql.TransactionCharacter
 		s.txn.restore, s.next = s.next, nil
 	}
 	s.txn.readOnly = ch == sql.ReadOnly || s.readOnlyByDefault() && (ctx == nil || !startReadWriteRE.MatchString(ctx.Query()))
+	s.txn.ro.Store(s.txn.readOnly)
 	return s.txn, nil
 }
 
@@ -464,6 +478,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		}
 	}
 	s.txn = nil
+	s.trx.Store(nil)
 	s.frozen = nil
 	var first error
 	var commits []committed
@@ -503,6 +518,7 @@ func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
 		s.restoreCharacteristics(s.txn)
 	}
 	s.txn = nil
+	s.trx.Store(nil)
 	return nil
 }
 
@@ -616,6 +632,7 @@ func (s *Session) SessionEnd() {
 		}
 		s.txn.end()
 		s.txn = nil
+		s.trx.Store(nil)
 	}
 	s.temp = nil
 }

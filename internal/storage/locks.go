@@ -170,7 +170,8 @@ type lockWaiter struct {
 	mode    LockMode
 	ch      chan struct{} // closed when granted or refused
 	granted bool
-	err     error // set when refused (ErrDeadlock)
+	err     error     // set when refused (ErrDeadlock)
+	since   time.Time // when the wait began
 }
 
 // LockOwner holds the row locks of one transaction. It is used by one
@@ -205,6 +206,20 @@ func (o *LockOwner) Held() int {
 	o.m.mu.Lock()
 	defer o.m.mu.Unlock()
 	return len(o.held)
+}
+
+// WaitingSince reports whether the owner waits for a row lock, and since
+// when.
+func (o *LockOwner) WaitingSince() (time.Time, bool) {
+	if o == nil {
+		return time.Time{}, false
+	}
+	o.m.mu.Lock()
+	defer o.m.mu.Unlock()
+	if o.waiting == nil {
+		return time.Time{}, false
+	}
+	return o.waiting.since, true
 }
 
 // Release gives up every lock of the owner: waiters that can go are
@@ -416,7 +431,7 @@ func (m *lockManager) acquire(ctx context.Context, o *LockOwner, tk lockTableKey
 		m.mu.Unlock()
 		return false, ErrLockNoWait
 	}
-	w := &lockWaiter{owner: o, entry: e, mode: req.Mode, ch: make(chan struct{})}
+	w := &lockWaiter{owner: o, entry: e, mode: req.Mode, ch: make(chan struct{}), since: time.Now()}
 	if holds {
 		// An upgrade goes first among the waiters.
 		e.queue = append([]*lockWaiter{w}, e.queue...)

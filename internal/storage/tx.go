@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/miraj-db/miraj/internal/journal"
+	"sync/atomic"
 
 	"github.com/tidwall/btree"
+
+	"github.com/miraj-db/miraj/internal/journal"
 )
 
 // ErrConflict is returned by Commit when another transaction committed a
@@ -51,6 +53,8 @@ type Tx struct {
 	// logged is the journal end after this transaction's commit frame, 0
 	// when its commit wrote nothing to the journal.
 	logged journal.LSN
+	// modified mirrors len(ops) for readers on other goroutines.
+	modified atomic.Int64
 	// hint speeds up touchRow's lookups of keys in order (any table's
 	// hint is a valid one: it only tells where to start searching).
 	hint btree.PathHint
@@ -174,8 +178,13 @@ func (tx *Tx) doWith(op *Op, apply func(a *applier) error) error {
 		return err
 	}
 	tx.ops = append(tx.ops, op)
+	tx.modified.Store(int64(len(tx.ops)))
 	return nil
 }
+
+// Modified returns the number of row changes the transaction holds. Safe
+// to call from another goroutine (information_schema.INNODB_TRX).
+func (tx *Tx) Modified() int64 { return tx.modified.Load() }
 
 // Insert adds a row and returns it.
 func (tx *Tx) Insert(table string, vals []any) (*Row, error) {
@@ -347,11 +356,13 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 	}
 	if sp.nops == 0 {
 		tx.work, tx.ops = nil, tx.ops[:0]
+		tx.modified.Store(0)
 		return
 	}
 	tx.work.cat = sp.cat.shallowClone()
 	tx.work.release()
 	tx.ops = tx.ops[:sp.nops]
+	tx.modified.Store(int64(sp.nops))
 	tx.refreshAgain()
 }
 
