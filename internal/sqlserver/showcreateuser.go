@@ -75,14 +75,11 @@ func (h protocolHandler) showCreateUserQuery(ctx context.Context, c *mysql.Conn,
 		strings.EqualFold(strings.ReplaceAll(spec, " ", ""), "CURRENT_USER()") {
 		user, host, _ = g.account(sctx)
 	} else {
-		a := accountNameRE.FindStringSubmatch(spec)
-		if a == nil {
+		a, ok := parseAccount(spec)
+		if !ok {
 			return "", false, nil // the parser's 1064
 		}
-		user, host = unquoteName(a[1]), "%"
-		if a[2] != "" {
-			host = unquoteName(a[2])
-		}
+		user, host = a.User, a.Host
 	}
 	me, myHost, _ := g.account(sctx)
 	if g.db.Enabled() && !(me == user && myHost == host) &&

@@ -132,44 +132,31 @@ func (h protocolHandler) alterUserLock(ctx context.Context, c *mysql.Conn, q str
 		return 0, false, nil
 	}
 	end := len(q) - len(rest)
-	type account struct{ user, host string }
-	var accounts []account
+	var accounts []mysql_db.UserPrimaryKey
 	for _, spec := range splitAccounts(m[2]) {
-		a := accountNameRE.FindStringSubmatch(strings.TrimSpace(spec))
-		if a == nil {
+		a, ok := parseAccount(spec)
+		if !ok {
 			return 0, false, nil // the parser's 1064
 		}
-		host := "%"
-		if a[2] != "" {
-			host = unquoteName(a[2])
-		}
-		accounts = append(accounts, account{unquoteName(a[1]), host})
+		accounts = append(accounts, a)
 	}
-	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, stmt)
+	sctx, g, err := h.accountChange(ctx, c, stmt)
 	if err != nil {
 		return end, true, err
-	}
-	g := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}
-	need := requirement{static: []sql.PrivilegeType{sql.PrivilegeType_CreateUser}, text: "CREATE USER"}
-	if !g.meets(sctx, need) {
-		return end, true, g.refuse(need)
-	}
-	if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
-		return end, true, errReadOnly()
 	}
 	lock := strings.EqualFold(m[3], "lock")
 	ed := g.db.Editor()
 	defer ed.Close()
 	var failed []string
 	for _, a := range accounts {
-		u, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: a.host, User: a.user})
+		u, ok := ed.GetUser(a)
 		if !ok || u.IsRole {
-			failed = append(failed, "'"+a.user+"'@'"+a.host+"'")
+			failed = append(failed, accountText(a))
 			continue
 		}
 		cp := *u
 		cp.Locked = lock
-		ed.RemoveUser(mysql_db.UserPrimaryKey{Host: a.host, User: a.user})
+		ed.RemoveUser(a)
 		ed.PutUser(&cp)
 	}
 	if len(failed) > 0 && m[1] == "" {
@@ -177,6 +164,42 @@ func (h protocolHandler) alterUserLock(ctx context.Context, c *mysql.Conn, q str
 	}
 	return end, true, g.db.Persist(sctx, ed)
 }
+
+// accountChange is the context of statement stmt, which changes accounts,
+// once the session may: CREATE USER (1227), on a primary or standalone
+// server (1290).
+func (h protocolHandler) accountChange(ctx context.Context, c *mysql.Conn, stmt string) (*sql.Context, grants, error) {
+	g := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}
+	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, stmt)
+	if err != nil {
+		return nil, g, err
+	}
+	need := requirement{static: []sql.PrivilegeType{sql.PrivilegeType_CreateUser}, text: "CREATE USER"}
+	if !g.meets(sctx, need) {
+		return nil, g, g.refuse(need)
+	}
+	if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
+		return nil, g, errReadOnly()
+	}
+	return sctx, g, nil
+}
+
+// parseAccount reads an account name (user, 'user'@'host' …): host '%'
+// when it names none.
+func parseAccount(spec string) (mysql_db.UserPrimaryKey, bool) {
+	a := accountNameRE.FindStringSubmatch(strings.TrimSpace(spec))
+	if a == nil {
+		return mysql_db.UserPrimaryKey{}, false
+	}
+	host := "%"
+	if a[2] != "" {
+		host = unquoteName(a[2])
+	}
+	return mysql_db.UserPrimaryKey{User: unquoteName(a[1]), Host: host}, true
+}
+
+// accountText names an account as MySQL's messages do: 'user'@'host'.
+func accountText(k mysql_db.UserPrimaryKey) string { return "'" + k.User + "'@'" + k.Host + "'" }
 
 // splitAccounts splits a list of account names at the commas outside
 // quotes.
@@ -264,49 +287,29 @@ func (h protocolHandler) renameUser(ctx context.Context, c *mysql.Conn, q string
 	end := len(q) - len(rest)
 	type pair struct{ from, to mysql_db.UserPrimaryKey }
 	var pairs []pair
-	account := func(s string) (mysql_db.UserPrimaryKey, bool) {
-		a := accountNameRE.FindStringSubmatch(strings.TrimSpace(s))
-		if a == nil {
-			return mysql_db.UserPrimaryKey{}, false
-		}
-		host := "%"
-		if a[2] != "" {
-			host = unquoteName(a[2])
-		}
-		return mysql_db.UserPrimaryKey{User: unquoteName(a[1]), Host: host}, true
-	}
 	for _, spec := range splitAccounts(m[1]) {
 		p := renamePairRE.FindStringSubmatch(strings.TrimSpace(spec))
 		if p == nil {
 			return 0, false, nil
 		}
-		from, ok1 := account(p[1])
-		to, ok2 := account(p[2])
+		from, ok1 := parseAccount(p[1])
+		to, ok2 := parseAccount(p[2])
 		if !ok1 || !ok2 {
 			return 0, false, nil
 		}
 		pairs = append(pairs, pair{from, to})
 	}
-	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, stmt)
+	sctx, g, err := h.accountChange(ctx, c, stmt)
 	if err != nil {
 		return end, true, err
 	}
-	g := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}
-	need := requirement{static: []sql.PrivilegeType{sql.PrivilegeType_CreateUser}, text: "CREATE USER"}
-	if !g.meets(sctx, need) {
-		return end, true, g.refuse(need)
-	}
-	if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
-		return end, true, errReadOnly()
-	}
 	ed := g.db.Editor()
 	defer ed.Close()
-	name := func(k mysql_db.UserPrimaryKey) string { return "'" + k.User + "'@'" + k.Host + "'" }
 	var failed []string
 	for _, p := range pairs {
 		u, ok := ed.GetUser(p.from)
 		if _, taken := ed.GetUser(p.to); !ok || taken {
-			failed = append(failed, name(p.from))
+			failed = append(failed, accountText(p.from))
 			continue
 		}
 		inRole := u.IsRole
