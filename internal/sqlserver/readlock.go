@@ -98,27 +98,38 @@ func (g *readLockGate) enter(ctx context.Context, id uint32) (bool, error) {
 			g.mu.Unlock()
 			continue
 		}
-		ch := g.changed
-		kill := make(chan struct{})
-		g.killed[id] = kill
-		g.mu.Unlock()
-		var err error
-		select {
-		case <-ch:
-		case <-kill:
-			err = errInterrupted()
-		case <-ctx.Done():
-			err = errInterrupted()
-		}
-		g.mu.Lock()
-		if g.killed[id] == kill {
-			delete(g.killed, id)
-		}
+		_, err := awaitKillable(ctx, &g.mu, g.killed, id, g.changed, nil)
 		g.mu.Unlock()
 		if err != nil {
 			return false, err
 		}
 	}
+}
+
+// awaitKillable waits, mu held (and held again on return), until ch is
+// closed, ctx ends or KILL QUERY of connection id closes the channel it
+// registers in killed (both 1317), or timeout fires (nil: none), which it
+// reports.
+func awaitKillable(ctx context.Context, mu *sync.Mutex, killed map[uint32]chan struct{}, id uint32, ch <-chan struct{}, timeout <-chan time.Time) (bool, error) {
+	kill := make(chan struct{})
+	killed[id] = kill
+	mu.Unlock()
+	var err error
+	timedOut := false
+	select {
+	case <-ch:
+	case <-kill:
+		err = errInterrupted()
+	case <-ctx.Done():
+		err = errInterrupted()
+	case <-timeout:
+		timedOut = true
+	}
+	mu.Lock()
+	if killed[id] == kill {
+		delete(killed, id)
+	}
+	return timedOut, err
 }
 
 // errInterrupted is MySQL's answer to a statement whose wait KILL QUERY

@@ -340,31 +340,15 @@ func (g *tableGate) busy(id uint32, want map[lockedTable]lockMode, seen map[*str
 // admission goes, poll passes (if not 0), KILL QUERY of id (1317), ctx
 // ends (1317) or deadline passes (1205).
 func (g *tableGate) wait(ctx context.Context, id uint32, deadline time.Time, poll time.Duration) error {
-	ch := g.changed
-	kill := make(chan struct{})
-	g.killed[id] = kill
-	g.mu.Unlock()
 	left := time.Until(deadline)
 	if poll > 0 && poll < left {
 		left = poll
 	}
 	timer := time.NewTimer(left)
-	var err error
-	select {
-	case <-ch:
-	case <-kill:
-		err = errInterrupted()
-	case <-ctx.Done():
-		err = errInterrupted()
-	case <-timer.C:
-		if !time.Now().Before(deadline) {
-			err = errLockWaitTimeout()
-		}
-	}
-	timer.Stop()
-	g.mu.Lock()
-	if g.killed[id] == kill {
-		delete(g.killed, id)
+	defer timer.Stop()
+	timedOut, err := awaitKillable(ctx, &g.mu, g.killed, id, g.changed, timer.C)
+	if timedOut && !time.Now().Before(deadline) {
+		return errLockWaitTimeout()
 	}
 	return err
 }
