@@ -19,19 +19,32 @@ var notBuilt = []struct {
 	{[]string{"HELP"}, "HELP: the server-side help tables"},
 }
 
-// notBuiltStatement refuses the statement at the start of q if it is one
-// of notBuilt.
-func notBuiltStatement(q string) (bool, error) {
-	for _, nb := range notBuilt {
-		w := words{s: q}
-		match := true
-		for _, kw := range nb.words {
-			if !isKeyword(w.next(), kw) {
-				match = false
-				break
-			}
+// noBinaryLog are the statements that read the binary log, which a server
+// without one (Miraj's journal is per database) answers with 1381, as
+// MySQL's with log_bin OFF; go-mysql-server answered an empty list.
+var noBinaryLog = [][]string{{"SHOW", "BINARY", "LOGS"}, {"SHOW", "MASTER", "LOGS"}, {"SHOW", "BINLOG", "EVENTS"}}
+
+// leads reports whether q begins with the words kws.
+func leads(q string, kws []string) bool {
+	w := words{s: q}
+	for _, kw := range kws {
+		if !isKeyword(w.next(), kw) {
+			return false
 		}
-		if match {
+	}
+	return true
+}
+
+// notBuiltStatement refuses the statement at the start of q if it is one
+// of notBuilt, or reads the binary log (noBinaryLog).
+func notBuiltStatement(q string) (bool, error) {
+	for _, kws := range noBinaryLog {
+		if leads(q, kws) {
+			return true, mysql.NewSQLError(1381, "HY000", "You are not using binary logging")
+		}
+	}
+	for _, nb := range notBuilt {
+		if leads(q, nb.words) {
 			return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", nb.what)
 		}
 	}

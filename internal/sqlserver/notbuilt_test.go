@@ -22,6 +22,12 @@ func TestNotBuiltStatements(t *testing.T) {
 			t.Errorf("%s: %v, want 1235", q, err)
 		}
 	}
+	// No binary log: 1381, as MySQL's with log_bin OFF.
+	for _, q := range []string{"SHOW BINARY LOGS", "show master logs", "SHOW BINLOG EVENTS IN 'x' LIMIT 2"} {
+		if _, err := db.Exec(q); mysqlErr(err) != "1381 HY000 You are not using binary logging" {
+			t.Errorf("%s: %v, want 1381", q, err)
+		}
+	}
 	var engine, support, comment string
 	var tx, xa, sp any
 	if err := db.QueryRow("SHOW ENGINES").Scan(&engine, &support, &comment, &tx, &xa, &sp); err != nil {
