@@ -351,7 +351,42 @@ func (m loginMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData
 	}
 	// No password: an empty response (a lone 0 byte for some clients).
 	password := len(clientData) > 0 && !(len(clientData) == 1 && clientData[0] == 0)
+	if m.lockedWithRightPassword(user, clientHost(addr), serverData, clientData, password) {
+		return g, mysql.NewSQLError(erAccountLocked, "HY000", "Access denied for user '%s'@'%s'. Account is locked.", user, clientHost(addr))
+	}
 	return g, toSQLError(&accessDenied{kind: deniedAccount, user: user, host: clientHost(addr), password: password})
+}
+
+// erAccountLocked is MySQL's ER_ACCOUNT_HAS_BEEN_LOCKED.
+const erAccountLocked = 3118
+
+// lockedWithRightPassword reports whether a refused login is that of a
+// locked account (ACCOUNT LOCK) given its right password, which MySQL
+// answers with 3118 rather than 1045: go-mysql-server refuses a locked
+// account before it checks the password, so the check is made here
+// (mysql_native_password), and a wrong password stays 1045, telling
+// nothing of the account.
+func (m loginMethod) lockedWithRightPassword(user, host string, salt, reply []byte, password bool) bool {
+	if m.Name() != mysql.MysqlNativePassword || !m.grants.db.Enabled() {
+		return false
+	}
+	rd := m.grants.db.Reader()
+	u := m.grants.db.GetUser(rd, user, host, false)
+	rd.Close()
+	if u == nil || !u.Locked || u.IsRole || u.Plugin != string(mysql.MysqlNativePassword) {
+		return false
+	}
+	if u.AuthString == "" {
+		return !password
+	}
+	hash, err := mysql.DecodeMysqlNativePasswordHex(u.AuthString)
+	if err != nil || len(reply) != len(hash) {
+		return false
+	}
+	if len(salt) > 20 {
+		salt = salt[:20] // the handshake's salt ends with a 0 byte
+	}
+	return mysql.VerifyHashedMysqlNativePassword(reply, salt, hash)
 }
 
 // clientHost is the client's address as accounts name hosts.

@@ -120,8 +120,11 @@ func TestAccountOptions(t *testing.T) {
 		t.Fatalf("%d refused accounts were created (%v)", n, err)
 	}
 	login := func(user string) error { return open(user, "pw", "").Ping() }
-	if err := login("lk"); err == nil {
-		t.Fatal("an account created with ACCOUNT LOCK logged in")
+	if got := mysqlErr(login("lk")); got != "3118 HY000 Access denied for user 'lk'@'127.0.0.1'. Account is locked." {
+		t.Fatalf("login to an account created with ACCOUNT LOCK: %s", got)
+	}
+	if got := mysqlErr(open("lk", "wrong", "").Ping()); got != "1045 28000 Access denied for user 'lk'@'127.0.0.1' (using password: YES)" {
+		t.Fatalf("login to a locked account with a wrong password: %s", got)
 	}
 	if err := login("dflt"); err != nil {
 		t.Fatalf("the account with the DEFAULT options: %v", err)
