@@ -261,7 +261,7 @@ type clusterParser struct{ sql.Parser }
 // which the parser does not know. In memory there is nothing to check,
 // repair or compact: they report OK for a table that exists (and fail as a
 // SELECT would for one that does not), on any node (§17.6).
-var tableMaintenance = regexp.MustCompile("(?is)^\\s*(check|repair|optimize)\\s+table\\s+(`?[\\w$]+`?(?:\\.`?[\\w$]+`?)?)\\s*;?\\s*$")
+var tableMaintenance = regexp.MustCompile("(?is)^\\s*(check|repair|optimize)\\s+(?:(?:no_write_to_binlog|local)\\s+)?table\\s+(`?[\\w$]+`?(?:\\.`?[\\w$]+`?)?)(?:\\s+(?:for\\s+upgrade|quick|fast|medium|extended|changed|use_frm))*\\s*;?\\s*$")
 
 func (p clusterParser) rewrite(q string) string {
 	if showClusterStatus.MatchString(q) {
@@ -281,8 +281,19 @@ func (p clusterParser) rewrite(q string) string {
 	if alterTableRE.MatchString(q) {
 		return quoteAfterColumn(q)
 	}
+	if m := createIndexOptionsRE.FindStringSubmatchIndex(q); m != nil {
+		return q[:m[2]] + q[m[3]:]
+	}
 	return q
 }
+
+// createIndexOptionsRE matches CREATE INDEX with its ALGORITHM and LOCK
+// clauses (group 1), which go-mysql-server's parser refuses there (it
+// takes them in ALTER TABLE): they are dropped, as ALTER TABLE's are. The
+// index is built in place, without blocking the table's reads and writes
+// (a write that commits meanwhile and the index's build are checked
+// against each other at commit, 1213 for the later).
+var createIndexOptionsRE = regexp.MustCompile(`(?is)^\s*create\s+(?:unique\s+|fulltext\s+|spatial\s+)?index\b.*?\)((?:\s*(?:algorithm|lock)\s*=?\s*\w+)+)\s*;?\s*$`)
 
 // alterTableRE matches ALTER TABLE.
 var alterTableRE = regexp.MustCompile(`(?is)^\s*alter\s+table\s`)

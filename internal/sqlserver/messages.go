@@ -28,6 +28,26 @@ type msgContext struct {
 	fkClause func(table, name string) string
 }
 
+// procedureRE finds the procedure a statement names (CALL p, SHOW CREATE
+// PROCEDURE d.p, DROP PROCEDURE …).
+var procedureRE = regexp.MustCompile("(?i)\\b(?:procedure|call)\\s+(?:if\\s+exists\\s+)?((?:`[^`]+`|[\\w$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[\\w$]+))?)")
+
+// procedureName is procedure name with its database, as MySQL's 1305
+// names it: the one the statement gives, the current one otherwise.
+func (c msgContext) procedureName(name string) string {
+	if m := procedureRE.FindStringSubmatch(c.query); m != nil {
+		parts := strings.Split(m[1], ".")
+		for i := range parts {
+			parts[i] = unquoteIdent(strings.TrimSpace(parts[i]))
+		}
+		if len(parts) == 2 {
+			return parts[0] + "." + parts[1]
+		}
+		return qualified(c.db, parts[0])
+	}
+	return qualified(c.db, name)
+}
+
 // tableName is table name as the statement writes it, with its database:
 // the qualifier it has there (SELECT … FROM d.t), the current database
 // otherwise (go-mysql-server's messages name the table alone, in lower
@@ -84,6 +104,8 @@ type mysqlMessage struct {
 
 // mysqlMessages is the table. The first row whose expression matches wins.
 var mysqlMessages = []mysqlMessage{
+	{1305, "42000", regexp.MustCompile(`^stored procedure "(.*)" does not exist$`),
+		func(m []string, c msgContext) string { return "PROCEDURE " + c.procedureName(m[1]) + " does not exist" }},
 	{1214, "HY000", regexp.MustCompile(`^table does not support FULLTEXT indexes$`),
 		func([]string, msgContext) string { return "The used table type doesn't support FULLTEXT indexes" }},
 	{1290, "HY000", regexp.MustCompile(`The MySQL server is running with the --secure-file-priv option so it cannot execute this statement$`),

@@ -78,8 +78,18 @@ func TestErrorsAreMySQLs(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", c.q, got, want)
 		}
 	}
-	// Without a current database.
-	for _, q := range []string{"SELECT * FROM c", "SHOW TABLES", "SHOW TRIGGERS", "CREATE TABLE x (id INT)"} {
+	for q, want := range map[string]string{
+		"CALL nope()":                     "1305 42000 PROCEDURE dt1.nope does not exist",
+		"SHOW CREATE PROCEDURE dt1.nope2": "1305 42000 PROCEDURE dt1.nope2 does not exist",
+	} {
+		if _, err := db.Exec(q); mysqlErr(err) != want {
+			t.Errorf("%s:\n got %s\nwant %s", q, mysqlErr(err), want)
+		}
+	}
+	// Without a current database (a CALL of an unqualified name lost
+	// the connection: go-mysql-server's planner read the missing
+	// database).
+	for _, q := range []string{"SELECT * FROM c", "SHOW TABLES", "SHOW TRIGGERS", "CREATE TABLE x (id INT)", "CALL nope()", "CALL `nope`()"} {
 		_, err := root.Exec(q)
 		if got, want := mysqlErr(err), "1046 3D000 No database selected"; got != want {
 			t.Errorf("%s:\n got %s\nwant %s", q, got, want)

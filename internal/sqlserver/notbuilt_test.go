@@ -35,6 +35,26 @@ func TestNotBuiltStatements(t *testing.T) {
 	}
 }
 
+// CHECK, REPAIR and OPTIMIZE TABLE take MySQL's options (mariadb-check
+// --check-upgrade sends FOR UPGRADE); CREATE INDEX takes ALGORITHM and LOCK
+// as ALTER TABLE does.
+func TestMaintenanceAndIndexOptions(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	execAll(t, db, "CREATE DATABASE m", "CREATE TABLE m.t (id INT PRIMARY KEY, v INT)")
+	for _, q := range []string{"CHECK TABLE m.t FOR UPGRADE", "CHECK TABLE m.t QUICK FAST", "OPTIMIZE NO_WRITE_TO_BINLOG TABLE m.t", "REPAIR LOCAL TABLE m.t EXTENDED"} {
+		var table, op, typ, text string
+		if err := db.QueryRow(q).Scan(&table, &op, &typ, &text); err != nil || table != "m.t" || text != "OK" {
+			t.Errorf("%s: %s %s %s %s (%v)", q, table, op, typ, text, err)
+		}
+	}
+	execAll(t, db, "CREATE INDEX iv ON m.t (v) ALGORITHM=INPLACE LOCK=NONE", "CREATE UNIQUE INDEX iu ON m.t (id, v) LOCK = SHARED ALGORITHM = DEFAULT")
+	var n int
+	if err := db.QueryRow("SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'm' AND TABLE_NAME = 't'").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d indexes (%v), want 3", n, err)
+	}
+}
+
 // SHOW OPEN TABLES lists every table (all are held in memory), none in use.
 func TestShowOpenTables(t *testing.T) {
 	_, open := startServer(t)

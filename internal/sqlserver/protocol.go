@@ -439,12 +439,35 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.alterUserLock(ctx, c, q, whole)
 	case isKeyword(first, "RENAME"):
 		return h.renameUser(ctx, c, q, whole)
+	case isKeyword(first, "CALL"):
+		return h.callWithoutDatabase(ctx, c, q)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
 	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):
 		return h.notBuiltAnswer(ctx, q)
 	}
 	return 0, false, nil
+}
+
+// callNameRE reads the procedure a CALL names, and the '.' after it when
+// a database comes first.
+var callNameRE = regexp.MustCompile("(?is)^\\s*(?:/\\*.*?\\*/\\s*)*call\\s+(`(?:[^`]|``)*`|[\\w$]+)\\s*(\\.)?")
+
+// callWithoutDatabase refuses CALL of a procedure named without its
+// database when the session has none (1046, MySQL's answer):
+// go-mysql-server's planner dereferenced the missing database, and the
+// client lost its connection.
+func (h protocolHandler) callWithoutDatabase(ctx context.Context, c *mysql.Conn, q string) (int, bool, error) {
+	if m := callNameRE.FindStringSubmatch(q); m == nil || m[2] != "" {
+		return 0, false, nil // qualified (or not a name): the planner's
+	}
+	// The session (made here if this is the connection's first
+	// statement) has the database the handshake chose, if any.
+	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, q)
+	if err != nil || sctx.GetCurrentDatabase() != "" {
+		return 0, false, nil
+	}
+	return len(q), true, mysql.NewSQLError(mysql.ERNoDb, "3D000", "No database selected")
 }
 
 // doStatement runs DO expr [, expr …], which go-mysql-server's parser does
