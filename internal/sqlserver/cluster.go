@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -235,21 +236,40 @@ const readOnlyRuleID analyzer.RuleId = 10_000
 // CLIENT or PROCESS (1227) where MIRAJ_NODES shows it no rows.
 var showClusterStatus = regexp.MustCompile(`(?is)^\s*show\s+cluster\s+status\s*;?\s*$`)
 
-// showOpenTables matches SHOW OPEN TABLES [{FROM | IN} db] [LIKE 'pattern'],
-// which the parser does not know.
-var showOpenTables = regexp.MustCompile("(?is)^\\s*show\\s+open\\s+tables(?:\\s+(?:from|in)\\s+(`[^`]+`|[\\w$]+))?(?:\\s+like\\s+('(?:[^'\\\\]|\\\\.|'')*'))?\\s*;?\\s*$")
+// showOpenTables matches SHOW OPEN TABLES [{FROM | IN} db] [LIKE 'pattern'
+// | WHERE expr], which the parser does not know.
+var showOpenTables = regexp.MustCompile("(?is)^\\s*show\\s+open\\s+tables(?:\\s+(?:from|in)\\s+(`[^`]+`|[\\w$]+))?(?:\\s+like\\s+('(?:[^'\\\\]|\\\\.|'')*')|\\s+where\\s+(.+?))?\\s*;?\\s*$")
 
 // openTablesQuery is SHOW OPEN TABLES as a query of information_schema:
 // every table of every database (of db with FROM) is open, being held in
-// memory; none is in use by a table lock or name-locked. The columns are
-// MySQL's.
-func openTablesQuery(db, like string) string {
-	q := "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, 0 AS `In_use`, 0 AS `Name_locked` FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'"
+// memory; In_use counts the table locks held or asked for on it (inUse,
+// LOCK TABLES), none is name-locked. The columns are MySQL's.
+func openTablesQuery(db, like, where string, inUse map[lockedTable]int) string {
+	use := "0"
+	if len(inUse) > 0 {
+		keys := make([]lockedTable, 0, len(inUse))
+		for k := range inUse {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i].db+"."+keys[i].name < keys[j].db+"."+keys[j].name })
+		var b strings.Builder
+		b.WriteString("CASE LOWER(CONCAT(TABLE_SCHEMA, '.', TABLE_NAME))")
+		for _, k := range keys {
+			fmt.Fprintf(&b, " WHEN %s THEN %d", sqlString(k.db+"."+k.name), inUse[k])
+		}
+		b.WriteString(" ELSE 0 END")
+		use = b.String()
+	}
+	q := "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, " + use + " AS `In_use`, 0 AS `Name_locked` FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'"
 	if db != "" {
 		q += " AND TABLE_SCHEMA = '" + strings.ReplaceAll(strings.Trim(db, "`"), "'", "''") + "'"
 	}
 	if like != "" {
 		q += " AND TABLE_NAME LIKE " + like
+	}
+	if where != "" {
+		// The condition reads the statement's columns by name.
+		return "SELECT * FROM (" + q + ") AS open_tables WHERE " + where + " ORDER BY 1, 2"
 	}
 	return q + " ORDER BY 1, 2"
 }
@@ -263,12 +283,18 @@ type clusterParser struct{ sql.Parser }
 // SELECT would for one that does not), on any node (§17.6).
 var tableMaintenance = regexp.MustCompile("(?is)^\\s*(check|repair|optimize)\\s+(?:(?:no_write_to_binlog|local)\\s+)?table\\s+(`?[\\w$]+`?(?:\\.`?[\\w$]+`?)?)(?:\\s+(?:for\\s+upgrade|quick|fast|medium|extended|changed|use_frm))*\\s*;?\\s*$")
 
-func (p clusterParser) rewrite(q string) string {
+func (p clusterParser) rewrite(ctx context.Context, q string) string {
 	if showClusterStatus.MatchString(q) {
 		return "SELECT * FROM information_schema." + clusterStatusTable
 	}
 	if m := showOpenTables.FindStringSubmatch(q); m != nil {
-		return openTablesQuery(m[1], m[2])
+		var inUse map[lockedTable]int
+		if c, ok := ctx.(*sql.Context); ok {
+			if s, ok := c.Session.(*Session); ok {
+				inUse = s.tables.inUse()
+			}
+		}
+		return openTablesQuery(m[1], m[2], m[3], inUse)
 	}
 	if m := tableMaintenance.FindStringSubmatch(q); m != nil {
 		op, name := strings.ToLower(m[1]), m[2]
@@ -364,28 +390,28 @@ func (p clusterParser) ParseSimple(q string) (ast.Statement, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, err
 	}
-	return p.Parser.ParseSimple(p.rewrite(q))
+	return p.Parser.ParseSimple(p.rewrite(context.Background(), q))
 }
 
 func (p clusterParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, "", "", err
 	}
-	return p.Parser.Parse(ctx, p.rewrite(q), multi)
+	return p.Parser.Parse(ctx, p.rewrite(ctx, q), multi)
 }
 
 func (p clusterParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, "", "", err
 	}
-	return p.Parser.ParseWithOptions(ctx, p.rewrite(q), delim, multi, o)
+	return p.Parser.ParseWithOptions(ctx, p.rewrite(ctx, q), delim, multi, o)
 }
 
 func (p clusterParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, 0, err
 	}
-	return p.Parser.ParseOneWithOptions(ctx, p.rewrite(q), o)
+	return p.Parser.ParseOneWithOptions(ctx, p.rewrite(ctx, q), o)
 }
 
 // accounts carries users and grants to the secondaries: the persisted file

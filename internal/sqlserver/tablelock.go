@@ -385,6 +385,23 @@ func (g *tableGate) unlock(id uint32) {
 	g.mu.Unlock()
 }
 
+// inUse counts, per table, the table locks held or asked for (SHOW OPEN
+// TABLES' In_use); nil when there are none.
+func (g *tableGate) inUse() map[lockedTable]int {
+	if g == nil || g.holders.Load() == 0 {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[lockedTable]int{}
+	for _, l := range g.locks {
+		for ref := range l.tables {
+			out[ref]++
+		}
+	}
+	return out
+}
+
 // holds reports whether session id holds table locks.
 func (g *tableGate) holds(id uint32) bool {
 	if g.holders.Load() == 0 {

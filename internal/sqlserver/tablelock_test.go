@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,14 +13,20 @@ import (
 // lockTest is a server with database tl and helpers to run statements on
 // connections of their own.
 type lockTest struct {
-	t   *testing.T
-	db  *sql.DB
-	ctx context.Context
+	t     *testing.T
+	db    *sql.DB
+	ctx   context.Context
+	conns []*sql.Conn // closed after every other cleanup (the locks' release first)
 }
 
 func newLockTest(t *testing.T) *lockTest {
 	_, open := startServer(t)
 	lt := &lockTest{t: t, db: open("root", "", ""), ctx: context.Background()}
+	t.Cleanup(func() {
+		for _, c := range lt.conns {
+			c.Close()
+		}
+	})
 	for _, q := range []string{
 		"CREATE DATABASE tl",
 		"CREATE TABLE tl.t (id INT PRIMARY KEY, v INT)", "INSERT INTO tl.t VALUES (1, 0), (2, 0)",
@@ -38,7 +45,7 @@ func (lt *lockTest) conn() *sql.Conn {
 	if err != nil {
 		lt.t.Fatal(err)
 	}
-	lt.t.Cleanup(func() { c.Close() })
+	lt.conns = append(lt.conns, c)
 	return c
 }
 
@@ -144,6 +151,24 @@ func TestTableLocks(t *testing.T) {
 	}
 	if got := processStates(t, lt.db); got["SELECT v FROM tl.t WHERE id = 1"] != "Waiting for table metadata lock" {
 		t.Fatalf("SHOW PROCESSLIST: %v", got)
+	}
+	// SHOW OPEN TABLES counts the locks on each table.
+	rows, err = other.QueryContext(lt.ctx, "SHOW OPEN TABLES FROM tl WHERE In_use > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inUse []string
+	for rows.Next() {
+		var db, table string
+		var use, nameLocked int
+		if err := rows.Scan(&db, &table, &use, &nameLocked); err != nil {
+			t.Fatal(err)
+		}
+		inUse = append(inUse, fmt.Sprintf("%s.%s %d", db, table, use))
+	}
+	rows.Close()
+	if got := strings.Join(inUse, ", "); got != "tl.t 1, tl.u 1" {
+		t.Fatalf("SHOW OPEN TABLES … In_use > 0: %s", got)
 	}
 	lt.goesOn("SELECT of u", func() error {
 		var v int
