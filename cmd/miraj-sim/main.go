@@ -77,8 +77,9 @@ func main() {
 	close(next)
 	wg.Wait()
 
-	violations, writes, promotions, confirmed, waived, changes, stale, inPlace, txInPlace, held := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	violations, writes, promotions, confirmed, waived, changes, stale, inPlace, txInPlace, held, savepoints := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, o := range out {
+		savepoints += o.res.SavepointRollbacks
 		inPlace += o.res.InPlace
 		txInPlace += o.res.TxInPlace
 		held += o.res.SnapshotsHeld
@@ -94,7 +95,7 @@ func main() {
 		}
 	}
 	fmt.Printf("acknowledged writes=%d promotions=%d semi-sync confirmed=%d (left out by forced promotions or with every holder out of reach=%d)\n", writes, promotions, confirmed, waived)
-	fmt.Printf("row changes=%d (refused as stale=%d) one-row commits in place=%d transactions in place=%d snapshots held=%d\n", changes, stale, inPlace, txInPlace, held)
+	fmt.Printf("row changes=%d (refused as stale=%d) one-row commits in place=%d transactions in place=%d snapshots held=%d savepoints rolled back=%d\n", changes, stale, inPlace, txInPlace, held, savepoints)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)

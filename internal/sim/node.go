@@ -510,6 +510,10 @@ func (n *node) changeRow(db *storage.DB, name string, start journal.LSN, t *stor
 			n.tracef("row change %s id=%d: %v", name, id, err)
 			return
 		}
+		if n.w.rng.IntN(2) == 0 && !n.savepointRolledBack(tx, name) {
+			tx.Rollback()
+			return
+		}
 		if err := tx.Commit(bg); err != nil {
 			if !n.diskFailed(err) {
 				n.w.violate("write", fmt.Sprintf("%s: commit of a row change: %v", n.id, err))
@@ -521,6 +525,32 @@ func (n *node) changeRow(db *storage.DB, name string, start journal.LSN, t *stor
 		n.w.res.RowChanges++
 		n.committedWrite(db, name, id, start, lsn)
 	}
+}
+
+// savepointRolledBack takes a savepoint in tx (one row change made),
+// inserts a row, and rolls back to the savepoint: the change count
+// other sessions read (Tx.Modified, information_schema.INNODB_TRX) must
+// follow, 1 then 2 then 1 again, and the commit that follows holds the
+// first change only (checkSameRows and the ledger see the rest). It
+// reports whether tx can go on.
+func (n *node) savepointRolledBack(tx *storage.Tx, name string) bool {
+	count := func(want int64, when string) {
+		if got := tx.Modified(); got != want {
+			n.w.violate("tx change count", fmt.Sprintf("%s: database %s: %d row changes counted %s, want %d", n.id, name, got, when, want))
+		}
+	}
+	count(1, "after the first change")
+	sp := tx.Savepoint()
+	n.w.nextID++
+	if _, err := tx.Insert(dbTable, n.w.rowValues(n.w.nextID, n.id)); err != nil {
+		n.tracef("savepoint insert %s: %v", name, err)
+		return false
+	}
+	count(2, "after a second one")
+	tx.RollbackTo(sp)
+	count(1, "after ROLLBACK TO the savepoint between them")
+	n.w.res.SavepointRollbacks++
+	return true
 }
 
 // nthRow returns the k-th row of t in key order, nil past its end.

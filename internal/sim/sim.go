@@ -210,6 +210,9 @@ type Result struct {
 	// commit, whose catalog no one froze); SnapshotsHeld the snapshots
 	// writers held (Options.HeldSnapshots).
 	InPlace, TxInPlace, SnapshotsHeld int
+	// SavepointRollbacks counts the row-change transactions that rolled a
+	// second change back to a savepoint before they committed.
+	SavepointRollbacks int
 }
 
 const (

@@ -198,6 +198,38 @@ func TestLockReleasedAtRollbackAndCommit(t *testing.T) {
 	}
 }
 
+// WaitingSince tells another goroutine that an owner waits, and since when,
+// until its wait ends (information_schema.INNODB_TRX reads it).
+func TestWaitingSince(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	a, b := db.Begin(), db.Begin()
+	mustLock(t, a, 3, forUpdate)
+	if _, waiting := a.locks.WaitingSince(); waiting {
+		t.Fatal("the holder reported waiting")
+	}
+	before := time.Now()
+	got := goLock(b, 3, forUpdate)
+	awaitWaiters(t, e, 1)
+	since, waiting := b.locks.WaitingSince()
+	if !waiting || since.Before(before) || since.After(time.Now()) {
+		t.Fatalf("the waiter: waiting %v since %v (asked at %v)", waiting, since, before)
+	}
+	a.Rollback()
+	if res := <-got; res.err != nil || !res.ok {
+		t.Fatalf("waiter got %v %v", res.ok, res.err)
+	}
+	if _, waiting := b.locks.WaitingSince(); waiting {
+		t.Fatal("the waiter still reported waiting once granted")
+	}
+	b.Rollback()
+	var none *LockOwner
+	if _, waiting := none.WaitingSince(); waiting {
+		t.Fatal("a nil owner reported waiting")
+	}
+}
+
 // Shared locks are granted together; an exclusive request waits for all of
 // them; a sole shared holder upgrades at once.
 func TestSharedLocks(t *testing.T) {
