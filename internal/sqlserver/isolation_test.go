@@ -184,3 +184,32 @@ func TestReadOnlyTransactions(t *testing.T) {
 		t.Fatalf("%d rows (%v), want 4", n, err)
 	}
 }
+// SET TRANSACTION as a connection's first statement sets its next
+// transaction only.
+func TestSetTransactionFirstStatement(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"CREATE DATABASE f1", "CREATE TABLE f1.t (id INT PRIMARY KEY)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db2 := open("root", "", "")
+	db2.SetMaxOpenConns(1)
+	for _, q := range []string{"SET TRANSACTION READ ONLY", "START TRANSACTION", "INSERT INTO f1.t VALUES (1)"} {
+		_, err := db2.Exec(q)
+		if q == "INSERT INTO f1.t VALUES (1)" {
+			if mysqlErr(err) != "1792 25006 Cannot execute statement in a READ ONLY transaction." {
+				t.Fatalf("%v", err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"ROLLBACK", "START TRANSACTION", "INSERT INTO f1.t VALUES (1)", "COMMIT"} {
+		if _, err := db2.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}

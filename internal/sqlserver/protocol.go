@@ -198,7 +198,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			return err
 		}
 		if setsNextTransaction(q) {
-			return h.nextTransaction(c, func() error { return h.Handler.ComQuery(ctx, c, q, withFlags) })
+			return h.nextTransaction(ctx, c, q, func() error { return h.Handler.ComQuery(ctx, c, q, withFlags) })
 		}
 		return h.Handler.ComQuery(ctx, c, q, withFlags)
 	}
@@ -248,7 +248,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			}
 		}
 		if setsNextTransaction(q) {
-			return h.nextTransaction(c, func() error {
+			return h.nextTransaction(ctx, c, q, func() error {
 				rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
 				return err
 			})
@@ -365,21 +365,17 @@ func (h protocolHandler) release(adm admittance) {
 
 // nextTransaction runs SET TRANSACTION without a scope (run) for the
 // session's next transaction alone (Session.nextTransaction).
-func (h protocolHandler) nextTransaction(c *mysql.Conn, run func() error) error {
-	if sess := h.srv.session(c.ConnectionID); sess != nil {
-		return sess.nextTransaction(run)
-	}
-	// The connection's first statement: its session starts with the
-	// global values.
-	_, ro, _ := sql.SystemVariables.GetGlobal("transaction_read_only")
-	_, iso, _ := sql.SystemVariables.GetGlobal("transaction_isolation")
-	if err := run(); err != nil {
+func (h protocolHandler) nextTransaction(ctx context.Context, c *mysql.Conn, q string, run func() error) error {
+	// The session is made here if this is the connection's first
+	// statement.
+	if _, err := h.srv.sm.NewContextWithQuery(ctx, c, q); err != nil {
 		return err
 	}
-	if sess := h.srv.session(c.ConnectionID); sess != nil {
-		sess.next = &characteristics{readOnly: ro, isolation: iso}
+	sess := h.srv.session(c.ConnectionID)
+	if sess == nil {
+		return run()
 	}
-	return nil
+	return sess.nextTransaction(run)
 }
 
 // setsNextTransaction reports whether q is SET TRANSACTION without GLOBAL

@@ -40,21 +40,18 @@ type readLockGate struct {
 	changed chan struct{} // closed and replaced when a holder goes
 	// killed has a channel per waiting connection, closed by KILL QUERY
 	// (a statement waits here before it enters the process list).
-	killed map[uint32]chan struct{}
+	killed killSwitches
 }
 
 func newReadLockGate() *readLockGate {
-	return &readLockGate{held: map[uint32]bool{}, changed: make(chan struct{}), killed: map[uint32]chan struct{}{}}
+	return &readLockGate{held: map[uint32]bool{}, changed: make(chan struct{}), killed: killSwitches{}}
 }
 
 // interrupt ends connection id's wait, if it waits (KILL QUERY).
 func (g *readLockGate) interrupt(id uint32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if k, ok := g.killed[id]; ok {
-		close(k)
-		delete(g.killed, id)
-	}
+	g.killed.fire(id)
 }
 
 // errReadLocked is MySQL's answer to a write by the session that holds the
@@ -98,7 +95,7 @@ func (g *readLockGate) enter(ctx context.Context, id uint32) (bool, error) {
 			g.mu.Unlock()
 			continue
 		}
-		_, err := awaitKillable(ctx, &g.mu, g.killed, id, g.changed, nil)
+		_, err := g.killed.await(ctx, &g.mu, id, g.changed, nil)
 		g.mu.Unlock()
 		if err != nil {
 			return false, err
@@ -106,11 +103,23 @@ func (g *readLockGate) enter(ctx context.Context, id uint32) (bool, error) {
 	}
 }
 
-// awaitKillable waits, mu held (and held again on return), until ch is
-// closed, ctx ends or KILL QUERY of connection id closes the channel it
-// registers in killed (both 1317), or timeout fires (nil: none), which it
-// reports.
-func awaitKillable(ctx context.Context, mu *sync.Mutex, killed map[uint32]chan struct{}, id uint32, ch <-chan struct{}, timeout <-chan time.Time) (bool, error) {
+// killSwitches holds a channel per connection waiting at a gate (the
+// global read lock, the table locks), which KILL QUERY closes. The gate's
+// mutex guards it.
+type killSwitches map[uint32]chan struct{}
+
+// fire ends connection id's wait, if it waits.
+func (killed killSwitches) fire(id uint32) {
+	if k, ok := killed[id]; ok {
+		close(k)
+		delete(killed, id)
+	}
+}
+
+// await waits, mu held (and held again on return), until ch is closed,
+// ctx ends or KILL QUERY of connection id fires (both 1317), or timeout
+// fires (nil: none), which it reports.
+func (killed killSwitches) await(ctx context.Context, mu *sync.Mutex, id uint32, ch <-chan struct{}, timeout <-chan time.Time) (bool, error) {
 	kill := make(chan struct{})
 	killed[id] = kill
 	mu.Unlock()

@@ -128,7 +128,7 @@ type tableGate struct {
 	locks   map[uint32]*sessionLocks
 	running map[*admission]struct{}
 	changed chan struct{} // closed and replaced when a lock or an admission goes
-	killed  map[uint32]chan struct{}
+	killed  killSwitches
 	// sessions calls fn with each session of the server.
 	sessions func(fn func(id uint32, s *Session) bool)
 	// footprintOf reads the footprint of another session's statement in
@@ -139,7 +139,7 @@ type tableGate struct {
 func newTableGate(sessions func(fn func(id uint32, s *Session) bool), footprintOf func(q string) footprint) *tableGate {
 	return &tableGate{
 		locks: map[uint32]*sessionLocks{}, running: map[*admission]struct{}{},
-		changed: make(chan struct{}), killed: map[uint32]chan struct{}{},
+		changed: make(chan struct{}), killed: killSwitches{},
 		sessions: sessions, footprintOf: footprintOf,
 	}
 }
@@ -346,7 +346,7 @@ func (g *tableGate) wait(ctx context.Context, id uint32, deadline time.Time, pol
 	}
 	timer := time.NewTimer(left)
 	defer timer.Stop()
-	timedOut, err := awaitKillable(ctx, &g.mu, g.killed, id, g.changed, timer.C)
+	timedOut, err := g.killed.await(ctx, &g.mu, id, g.changed, timer.C)
 	if timedOut && !time.Now().Before(deadline) {
 		return errLockWaitTimeout()
 	}
@@ -417,10 +417,7 @@ func (g *tableGate) holds(id uint32) bool {
 func (g *tableGate) interrupt(id uint32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if k, ok := g.killed[id]; ok {
-		close(k)
-		delete(g.killed, id)
-	}
+	g.killed.fire(id)
 }
 
 // checkHolder checks a statement of the session holding locks: it may use
