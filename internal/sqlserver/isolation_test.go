@@ -184,6 +184,7 @@ func TestReadOnlyTransactions(t *testing.T) {
 		t.Fatalf("%d rows (%v), want 4", n, err)
 	}
 }
+
 // SET TRANSACTION as a connection's first statement sets its next
 // transaction only.
 func TestSetTransactionFirstStatement(t *testing.T) {
