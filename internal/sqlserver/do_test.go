@@ -10,16 +10,8 @@ func TestDoStatement(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
 	ctx := context.Background()
-	a, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := dbConn(t, db)
+	b := dbConn(t, db)
 
 	// Its effects: a named lock taken, seen from another connection.
 	if _, err := a.ExecContext(ctx, "DO GET_LOCK('job', 1), 2 + 2"); err != nil {

@@ -14,11 +14,7 @@ func TestIsolationLevels(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dbConn(t, db)
 	level := func() string {
 		t.Helper()
 		var s string
@@ -113,11 +109,7 @@ func TestReadOnlyTransactions(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dbConn(t, db)
 	exec := func(q string, args ...any) error {
 		_, err := c.ExecContext(ctx, q, args...)
 		return err

@@ -97,11 +97,7 @@ func TestTableOptionsAndShowErrors(t *testing.T) {
 	db := open("root", "", "")
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dbConn(t, db)
 	if _, err := c.ExecContext(ctx, "CREATE DATABASE o"); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,17 @@ func startServer(t *testing.T) (*Server, func(user, pass, db string) *sql.DB) {
 	return startServerWith(t, Config{})
 }
 
+// dbConn is a connection of its own from db, closed at the test's end.
+func dbConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // startServerWith is startServer with cfg (its Root is a temporary folder).
 func startServerWith(t *testing.T, cfg Config) (*Server, func(user, pass, db string) *sql.DB) {
 	t.Helper()
