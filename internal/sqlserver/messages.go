@@ -381,6 +381,7 @@ type insertErrors struct {
 	sql.RowIter
 	sess *Session
 	sch  sql.Schema
+	info *insertInfo // nil: the statement's OK has no info
 }
 
 func newInsertErrors(iter sql.RowIter, s *Session, sch sql.Schema) *insertErrors {
@@ -408,7 +409,10 @@ func (it *insertErrors) Close(ctx *sql.Context) error {
 
 func (it *insertErrors) Next(ctx *sql.Context) (sql.Row, error) {
 	r, err := it.RowIter.Next(ctx)
-	if err == nil || err == io.EOF {
+	if err == nil {
+		return it.info.add(ctx, r), nil
+	}
+	if err == io.EOF {
 		return r, err
 	}
 	var offending sql.Row

@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 )
@@ -114,6 +115,17 @@ type execBuilder struct{ sql.NodeExecBuilder }
 var _ sql.NodeExecBuilder = adminExec{}
 
 func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter, error) {
+	if s, ok := ctx.Session.(*Session); ok && s.insertSource.node != nil && s.insertSource.node == n {
+		// The rows of the INSERT being built: built as any node, then
+		// their text values for numeric columns checked (numtext.go).
+		src := s.insertSource
+		s.insertSource = insertSource{}
+		iter, err := x.exec.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		return newInsertRows(ctx, iter, src), nil
+	}
 	switch n := n.(type) {
 	case *plan.Set:
 		if err := x.checkSet(ctx, n); err != nil {
@@ -156,8 +168,19 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			return nil, nil
 		}
 		checked, same, err := checkArithmetic(n)
-		if err != nil || same {
+		if err != nil {
 			return nil, err
+		}
+		if u, ok := n.(*plan.Update); ok {
+			var sameText transform.TreeIdentity
+			checked, sameText, err = checkUpdateText(ctx, checked, u.Ignore)
+			if err != nil {
+				return nil, err
+			}
+			same = same && sameText
+		}
+		if same {
+			return nil, nil
 		}
 		return x.exec.Build(ctx, checked, row)
 	case *plan.CreateUser:
@@ -190,12 +213,16 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			n = n.WithSource(src)
 		}
 		s.buildingInsert = n
+		tally := &insertTally{}
+		s.insertSource = insertSource{node: n.Source, sch: n.Destination.Schema(), ignore: n.Ignore, tally: tally}
 		iter, err := x.exec.Build(ctx, n, row)
-		s.buildingInsert = nil
+		s.buildingInsert, s.insertSource = nil, insertSource{}
 		if err != nil {
 			return nil, err
 		}
-		return newInsertErrors(iter, s, n.Destination.Schema()), nil
+		it := newInsertErrors(iter, s, n.Destination.Schema())
+		it.info = newInsertInfo(n, tally)
+		return it, nil
 	case *plan.ShowTableStatus:
 		if !fromClient(ctx) {
 			return nil, nil // go-mysql-server's engine suites assert its own form

@@ -92,6 +92,9 @@ type Session struct {
 	// buildingInsert is the INSERT whose iterator adminExec is having
 	// built (it wraps the iterator).
 	buildingInsert *plan.InsertInto
+	// insertSource is the source of the INSERT being built, whose rows
+	// adminExec checks (numtext.go).
+	insertSource insertSource
 	// insertCalls counts the rows the current INSERT handed to the
 	// storage editor: the row an error is about is the next one.
 	insertCalls int

@@ -1,0 +1,247 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// Text written into a numeric column, as MySQL takes it. go-mysql-server
+// stores '' and '  ' as 0 without a word and refuses '12abc' with 1366,
+// in every sql_mode. MySQL, in a strict mode and without IGNORE, refuses
+// '' (1366, Incorrect integer value) and '12abc' (1265, Data truncated);
+// otherwise it warns with the same code and stores 0 or the number the
+// text begins with. The checks run on the values before go-mysql-server
+// converts them: the rows an INSERT (or LOAD DATA) hands on, and the
+// values of an UPDATE's assignments.
+
+// numericPrefix reads s as MySQL reads a number from text: leading white
+// space, a sign, digits with an optional fraction, an optional exponent,
+// trailing white space. It returns the number's text and whether s held
+// nothing else; "" when s does not begin with a number.
+func numericPrefix(s string) (num string, whole bool) {
+	const space = " \t\n\r"
+	t := strings.TrimLeft(s, space)
+	i := 0
+	if i < len(t) && (t[i] == '+' || t[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return "", false
+	}
+	end := i
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		j := i + 1
+		if j < len(t) && (t[j] == '+' || t[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(t) && t[k] >= '0' && t[k] <= '9' {
+			k++
+		}
+		if k > j {
+			end = k
+		}
+	}
+	return t[:end], strings.TrimRight(t[end:], space) == ""
+}
+
+// isNumericColumn reports the column types whose text values are checked.
+func isNumericColumn(t sql.Type) bool {
+	return types.IsInteger(t) || types.IsFloat(t) || types.IsDecimal(t)
+}
+
+// textValue returns v's text when it is a string value.
+func textValue(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case []byte:
+		return string(s), true
+	}
+	return "", false
+}
+
+// numericText checks text v written into column col at row at. It
+// returns the value to write instead (v itself when it is a number), or
+// MySQL's error when refuse is set; otherwise the difference is a warning.
+func numericText(ctx *sql.Context, col *sql.Column, v string, at int, refuse bool) (any, error) {
+	num, whole := numericPrefix(v)
+	if whole {
+		return v, nil
+	}
+	var code int
+	var state, msg string
+	if num == "" {
+		code, state = 1366, "HY000"
+		msg = fmt.Sprintf("Incorrect %s value: '%s' for column '%s' at row %d", valueKind(col.Type), v, col.Name, at)
+		num = "0"
+	} else {
+		code, state = 1265, "01000"
+		msg = fmt.Sprintf("Data truncated for column '%s' at row %d", col.Name, at)
+	}
+	if refuse {
+		return nil, mysql.NewSQLError(code, state, "%s", msg)
+	}
+	ctx.Warn(code, "%s", msg)
+	return num, nil
+}
+
+// refusesBadValues reports whether a statement refuses a value its column
+// cannot take (a strict sql_mode, no IGNORE) instead of warning.
+func refusesBadValues(ctx *sql.Context, ignore bool) bool {
+	if ignore {
+		return false
+	}
+	m := sql.LoadSqlMode(ctx)
+	return m.ModeEnabled("STRICT_TRANS_TABLES") || m.ModeEnabled("STRICT_ALL_TABLES")
+}
+
+// insertRows are the rows an INSERT's source hands on, in the
+// destination's column order (a longer row carries outer scope values
+// first, as go-mysql-server's insert takes it): it counts them (the
+// statement's info, insertinfo.go) and checks their text values for
+// numeric columns.
+type insertRows struct {
+	sql.RowIter
+	sch    sql.Schema
+	cols   []int // the numeric columns of sch
+	refuse bool
+	tally  *insertTally
+}
+
+func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.RowIter {
+	var cols []int
+	for i, c := range src.sch {
+		if isNumericColumn(c.Type) {
+			cols = append(cols, i)
+		}
+	}
+	tally := src.tally
+	if tally == nil {
+		tally = &insertTally{}
+	}
+	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, refuse: refusesBadValues(ctx, src.ignore), tally: tally}
+}
+
+func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
+	row, err := it.RowIter.Next(ctx)
+	if err != nil {
+		return row, err
+	}
+	it.tally.records++
+	off := len(row) - len(it.sch)
+	if off < 0 {
+		return row, nil
+	}
+	copied := false
+	for _, i := range it.cols {
+		s, ok := textValue(row[off+i])
+		if !ok {
+			continue
+		}
+		v, err := numericText(ctx, it.sch[i], s, it.tally.records, it.refuse)
+		if err != nil {
+			return nil, err
+		}
+		if v != s {
+			if !copied {
+				row, copied = row.Copy(), true
+			}
+			row[off+i] = v
+		}
+	}
+	return row, nil
+}
+
+func (it *insertRows) GetChildIter() sql.RowIter { return it.RowIter }
+
+func (it *insertRows) WithChildIter(child sql.RowIter) sql.RowIter {
+	c := *it
+	c.RowIter = child
+	return &c
+}
+
+// checkUpdateText wraps the value of each assignment of an UPDATE to a
+// numeric column that is text (a literal, a parameter, a string
+// expression) in a numericAssign.
+func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, transform.TreeIdentity, error) {
+	refuse := refusesBadValues(ctx, ignore)
+	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		sf, ok := e.(*expression.SetField)
+		if !ok {
+			return e, transform.SameTree, nil
+		}
+		gf, ok := sf.LeftChild.(*expression.GetField)
+		if !ok || !isNumericColumn(gf.Type()) || !types.IsText(sf.RightChild.Type()) {
+			return e, transform.SameTree, nil
+		}
+		if _, ok := sf.RightChild.(*numericAssign); ok {
+			return e, transform.SameTree, nil
+		}
+		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
+		return expression.NewSetField(sf.LeftChild, &numericAssign{Expression: sf.RightChild, col: col, refuse: refuse}), transform.NewTree, nil
+	})
+}
+
+// numericAssign is the text value of an UPDATE's assignment to a numeric
+// column, checked as MySQL does; it counts the rows it is evaluated for.
+type numericAssign struct {
+	sql.Expression
+	col    *sql.Column
+	refuse bool
+	rows   int
+}
+
+func (a *numericAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := a.Expression.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	a.rows++
+	s, ok := textValue(v)
+	if !ok {
+		return v, nil
+	}
+	return numericText(ctx, a.col, s, a.rows, a.refuse)
+}
+
+func (a *numericAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
+
+func (a *numericAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
+	}
+	c := *a
+	c.Expression = children[0]
+	return &c, nil
+}
+
+func (a *numericAssign) String() string { return a.Expression.String() }
+
+// insertSource is the source node of an INSERT being built, with the
+// destination's columns, whether the INSERT has IGNORE, and the count of
+// its rows.
+type insertSource struct {
+	node   sql.Node
+	sch    sql.Schema
+	ignore bool
+	tally  *insertTally
+}
