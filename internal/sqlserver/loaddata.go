@@ -268,8 +268,8 @@ func (it *loadIter) problem(ctx *sql.Context, code int, format string, args ...a
 
 // loadMissing is the value of a column whose field a line lacks, as MySQL
 // and MariaDB set it: NULL when that is its default (an AUTO_INCREMENT
-// column takes its next value then), else its type's zero value (0, ”)
-// — not its DEFAULT.
+// column takes its next value then), else its type's zero value (0, the
+// empty string), not its DEFAULT.
 func loadMissing(ctx *sql.Context, col *sql.Column, row sql.Row) (any, error) {
 	if col.AutoIncrement {
 		return nil, nil
