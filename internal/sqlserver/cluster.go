@@ -390,28 +390,50 @@ func (p clusterParser) ParseSimple(q string) (ast.Statement, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, err
 	}
-	return p.Parser.ParseSimple(p.rewrite(context.Background(), q))
+	return parseQuoting(p.rewrite(context.Background(), q), p.Parser.ParseSimple)
+}
+
+// parsed is what the parser's Parse and ParseWithOptions return.
+type parsed struct {
+	stmt             ast.Statement
+	query, remainder string
 }
 
 func (p clusterParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, "", "", err
 	}
-	return p.Parser.Parse(ctx, p.rewrite(ctx, q), multi)
+	r, err := parseQuoting(p.rewrite(ctx, q), func(q string) (parsed, error) {
+		s, query, rest, err := p.Parser.Parse(ctx, q, multi)
+		return parsed{s, query, rest}, err
+	})
+	return r.stmt, r.query, r.remainder, err
 }
 
 func (p clusterParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, "", "", err
 	}
-	return p.Parser.ParseWithOptions(ctx, p.rewrite(ctx, q), delim, multi, o)
+	r, err := parseQuoting(p.rewrite(ctx, q), func(q string) (parsed, error) {
+		s, query, rest, err := p.Parser.ParseWithOptions(ctx, q, delim, multi, o)
+		return parsed{s, query, rest}, err
+	})
+	return r.stmt, r.query, r.remainder, err
 }
 
 func (p clusterParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
 	if err := p.refuse(q); err != nil {
 		return nil, 0, err
 	}
-	return p.Parser.ParseOneWithOptions(ctx, p.rewrite(ctx, q), o)
+	type one struct {
+		stmt ast.Statement
+		n    int
+	}
+	r, err := parseQuoting(p.rewrite(ctx, q), func(q string) (one, error) {
+		s, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
+		return one{s, n}, err
+	})
+	return r.stmt, r.n, err
 }
 
 // accounts carries users and grants to the secondaries: the persisted file
