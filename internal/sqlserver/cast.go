@@ -29,7 +29,11 @@ const castRuleID analyzer.RuleId = 10_004
 //     binary too.
 //   - GREATEST and LEAST of DECIMALs (and integers) compare them as
 //     DECIMALs; go-mysql-server failed ("unsupported type for
-//     greatest/least argument: decimal.Decimal").
+//     greatest/least argument: decimal.Decimal"). Of integers they
+//     compare integers (go-mysql-server went through float64: 2^53 + 1
+//     and 2^53 were equal, and an unsigned value past BIGINT's range
+//     failed); of strings they compare under the arguments' collation
+//     (go-mysql-server compared bytes: LEAST('a', 'B') was 'B').
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
 //     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -50,6 +54,9 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
 					}
 				case *function.Greatest:
+					if x := newExtreme(ctx, "GREATEST", e.Args, true); x != nil {
+						return x, transform.NewTree, nil
+					}
 					if decimalArgs(e.Args) {
 						return newDecimalExtreme("GREATEST", e.Args, true), transform.NewTree, nil
 					}
@@ -58,6 +65,9 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 						return g, transform.NewTree, err
 					}
 				case *function.Least:
+					if x := newExtreme(ctx, "LEAST", e.Args, false); x != nil {
+						return x, transform.NewTree, nil
+					}
 					if decimalArgs(e.Args) {
 						return newDecimalExtreme("LEAST", e.Args, false), transform.NewTree, nil
 					}
@@ -236,4 +246,108 @@ func decimalsAsDoubles(args []sql.Expression) ([]sql.Expression, bool) {
 		}
 	}
 	return out, found
+}
+
+// newExtreme is GREATEST (greatest) or LEAST of integer arguments, or of
+// string arguments; nil for other arguments. Signed and unsigned integers
+// together compare as DECIMALs (an unsigned value past BIGINT's range is
+// kept).
+func newExtreme(ctx *sql.Context, name string, args []sql.Expression, greatest bool) sql.Expression {
+	allInt, allText, signed, unsigned := true, true, false, false
+	for _, a := range args {
+		t := a.Type()
+		integer, uns := integerKind(t)
+		allInt = allInt && integer
+		allText = allText && types.IsText(t)
+		signed = signed || (integer && !uns)
+		unsigned = unsigned || (integer && uns)
+	}
+	switch {
+	case allInt && signed && unsigned:
+		return newDecimalExtreme(name, args, greatest)
+	case allInt:
+		typ := sql.Type(types.Int64)
+		if unsigned {
+			typ = types.Uint64
+		}
+		return &scalarFunc{name: name, args: args,
+			typ: func([]sql.Expression) sql.Type { return typ },
+			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+				var best any
+				for i, v := range vals {
+					c, _, err := typ.Convert(ctx, v)
+					if err != nil {
+						return nil, err
+					}
+					if i == 0 {
+						best = c
+						continue
+					}
+					cmp, err := typ.Compare(ctx, c, best)
+					if err != nil {
+						return nil, err
+					}
+					if (greatest && cmp > 0) || (!greatest && cmp < 0) {
+						best = c
+					}
+				}
+				return best, nil
+			}}
+	case allText:
+		coll, coer := sql.GetCoercibility(ctx, args[0])
+		for _, a := range args[1:] {
+			c, k := sql.GetCoercibility(ctx, a)
+			coll, coer = sql.ResolveCoercibility(coll, coer, c, k)
+		}
+		if coll == sql.Collation_Unspecified {
+			coll = ctx.GetCollation()
+		}
+		typ := types.CreateLongText(coll)
+		return &stringExtreme{scalarFunc{name: name, args: args,
+			typ: func([]sql.Expression) sql.Type { return typ },
+			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+				var best any
+				for i, v := range vals {
+					s, _, err := typ.Convert(ctx, v)
+					if err != nil {
+						return nil, err
+					}
+					if i == 0 {
+						best = s
+						continue
+					}
+					cmp, err := typ.Compare(ctx, s, best)
+					if err != nil {
+						return nil, err
+					}
+					if (greatest && cmp > 0) || (!greatest && cmp < 0) {
+						best = s
+					}
+				}
+				return best, nil
+			}}, coll, coer}
+	}
+	return nil
+}
+
+// stringExtreme is GREATEST or LEAST of strings: its result has the
+// arguments' collation.
+type stringExtreme struct {
+	scalarFunc
+	coll sql.CollationID
+	coer byte
+}
+
+func (s *stringExtreme) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
+	return s.coll, s.coer
+}
+
+func (s *stringExtreme) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	f, err := s.scalarFunc.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	c := *s
+	c.scalarFunc = *f.(*scalarFunc)
+	return &c, nil
 }

@@ -7,6 +7,13 @@ SELECT 0.1 + 0.2 = 0.3, 0.1e0 + 0.2e0 = 0.3e0;
 SELECT ABS(-3), CEIL(1.2), FLOOR(-1.2), MOD(-7, 3), POW(2, 10), SQRT(16);
 SELECT 18446744073709551615, -9223372036854775808;
 SELECT GREATEST(1, 2.5, '3'), LEAST('a', 'B');
+-- Integers compare exactly (2^53 + 1 is not 2^53), strings under their
+-- collation.
+SELECT GREATEST(9007199254740993, 9007199254740992) AS g, LEAST(-5, 3) AS l, GREATEST(18446744073709551615, 1) AS u;
+CREATE TABLE gl (a VARCHAR(5) COLLATE utf8mb4_bin, b VARCHAR(5), i BIGINT UNSIGNED, j BIGINT);
+INSERT INTO gl VALUES ('a', 'B', 18446744073709551615, -9007199254740993);
+SELECT LEAST(a, 'B') AS x, LEAST(b, 'a') AS y, GREATEST(i, j) AS gi, LEAST(i, j) AS li, LEAST(j, -9007199254740992) AS lj FROM gl;
+DROP TABLE gl;
 SELECT CONV('ff', 16, 10), BIN(5), 5 & 3, 5 | 3, 5 ^ 3, 1 << 4;
 -- CASE, IF, IFNULL and COALESCE over DECIMALs and integers: one DECIMAL
 -- wide enough for every branch, with the most decimals among them.
