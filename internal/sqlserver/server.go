@@ -99,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
-		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).
+		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).
 		RemoveOnceAfterRule(replaceAggRule()).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}

@@ -18,3 +18,16 @@ SELECT id FROM a UNION ALL SELECT a_id FROM b;
 SELECT v FROM a WHERE id = (SELECT MAX(a_id) FROM b WHERE a_id < 5);
 SELECT id FROM a JOIN b ON a.id = b.a_id;
 DROP TABLE a, b;
+-- Joins on strings equal under the collation, not byte for byte, on
+-- tables large enough for a hash join.
+CREATE TABLE ha (id INT PRIMARY KEY, s VARCHAR(20));
+CREATE TABLE hb (id INT PRIMARY KEY, s VARCHAR(20), b VARCHAR(20) COLLATE utf8mb4_bin);
+INSERT INTO ha WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 900) SELECT n, CONCAT('Key', n) FROM r;
+INSERT INTO hb WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 900) SELECT n, CONCAT('KEY', n), CONCAT('KEY', n) FROM r;
+SELECT COUNT(*) FROM ha JOIN hb ON ha.s = hb.s;
+SELECT COUNT(*) FROM ha JOIN hb ON ha.s = hb.s AND ha.id = hb.id + 0;
+SELECT COUNT(*) FROM ha WHERE s IN (SELECT s FROM hb);
+SELECT COUNT(*) FROM ha WHERE NOT EXISTS (SELECT 1 FROM hb WHERE hb.s = ha.s);
+SELECT COUNT(*) FROM ha LEFT JOIN hb ON ha.s = hb.s WHERE hb.id IS NULL;
+SELECT COUNT(*) FROM ha JOIN hb ON ha.s = hb.b;
+DROP TABLE ha, hb;
