@@ -144,6 +144,11 @@ func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement
 	r := blankLockClauses(unwrapVersionComments(q))
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
 	parsed, rest = unblank(q, r, ';', parsed, rest)
+	if err == nil && ctx != nil {
+		if err = checkFullGroupBy(ctx, stmt); err != nil {
+			stmt = nil // the handler would run a statement it was given
+		}
+	}
 	return stmt, parsed, rest, err
 }
 
@@ -151,6 +156,11 @@ func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, 
 	r := blankLockClauses(unwrapVersionComments(q))
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
 	parsed, rest = unblank(q, r, delim, parsed, rest)
+	if c, ok := ctx.(*sql.Context); ok && err == nil {
+		if err = checkFullGroupBy(c, stmt); err != nil {
+			stmt = nil
+		}
+	}
 	return stmt, parsed, rest, err
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/sirupsen/logrus"
@@ -100,7 +102,8 @@ func New(cfg Config) (*Server, error) {
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).
-		RemoveOnceAfterRule(replaceAggRule()).Build()
+		RemoveOnceAfterRule(replaceAggRule()).
+		RemoveValidationRule(groupByRule.Id).AddPostValidationRule(groupByRule.Id, notForClients(groupByRule.Apply)).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
 	a.Catalog.StatsProvider = analyzeStats{a.Catalog.StatsProvider}
@@ -332,6 +335,34 @@ func (s *Server) Run(ctx context.Context) error {
 // Close releases the storage without serving (for tools and tests that
 // did not call Run).
 func (s *Server) Close() error { return s.storage.Close() }
+
+// groupByRule is go-mysql-server's check of ONLY_FULL_GROUP_BY, which a
+// client session does not run: groupby.go checks its statements as MySQL
+// does (go-mysql-server's refused SELECT * … GROUP BY the primary key,
+// and passed most of what MySQL refuses).
+var groupByRule = validationRule("validateGroupBy")
+
+// validationRule returns go-mysql-server's validation rule of that name
+// (its ids are not exported).
+func validationRule(name string) analyzer.Rule {
+	for _, r := range analyzer.DefaultValidationRules {
+		if r.Id.String() == name {
+			return r
+		}
+	}
+	panic("sqlserver: go-mysql-server has no " + name + " rule")
+}
+
+// notForClients runs an analyzer rule for the sessions of
+// go-mysql-server's engine suites only.
+func notForClients(rule analyzer.RuleFunc) analyzer.RuleFunc {
+	return func(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+		if fromClient(ctx) {
+			return n, transform.SameTree, nil
+		}
+		return rule(ctx, a, n, scope, sel, qFlags)
+	}
+}
 
 // replaceAggRule is go-mysql-server's rule that answers MIN or MAX of the
 // primary key's first column by ORDER BY … LIMIT 1: over no rows it

@@ -17,6 +17,14 @@ SELECT GROUP_CONCAT(grp ORDER BY id SEPARATOR ',') FROM m;
 SELECT COUNT(DISTINCT grp) FROM m;
 SELECT grp, MAX(amount) FROM m GROUP BY grp WITH ROLLUP;
 SELECT id, grp FROM m GROUP BY grp;
+-- ONLY_FULL_GROUP_BY: grouped columns and expressions, aliases, and what
+-- the primary key determines (MySQL 8; MariaDB does not follow keys).
+SELECT grp, qty FROM m GROUP BY grp ORDER BY grp;
+SELECT qty, COUNT(*) FROM m WHERE grp = 'a' GROUP BY grp;
+SELECT UPPER(grp), COUNT(*) FROM m GROUP BY UPPER(grp) ORDER BY 1;
+SELECT grp AS g, COUNT(*) FROM m GROUP BY g ORDER BY g;
+SELECT m.*, COUNT(*) FROM m GROUP BY id ORDER BY id;
+SELECT grp, COUNT(*) FROM m GROUP BY grp ORDER BY qty;
 SELECT BIT_AND(qty), BIT_OR(qty), STD(qty) FROM m;
 SELECT MAX(id), MIN(id) FROM m WHERE id > 1000;
 SELECT MAX(id) FROM m WHERE id IN (998, 999);
