@@ -266,7 +266,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		}
 		return nil, nil
 	case *plan.SetOp:
-		return x.unionDistinct(ctx, n, row)
+		return x.setOp(ctx, n, row)
 	case *plan.Distinct:
 		return x.distinct(ctx, n, n.Child, row)
 	case *plan.OrderedDistinct:

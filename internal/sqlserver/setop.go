@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"errors"
 	"io"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -12,7 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// UNION (DISTINCT) removes the rows MySQL takes for the same, under the
+// UNION (DISTINCT), INTERSECT and EXCEPT compare rows as MySQL does, under the
 // collation of each string column: 'apple' UNION 'Apple' is one row under
 // utf8mb4_0900_ai_ci. go-mysql-server v0.20 hashed the rows' values as
 // text (sql.HashOf), and made a column whose two sides' types differ a
@@ -23,23 +24,32 @@ import (
 // the connection's for literals), then ordered (ORDER BY, with the same
 // collations), then OFFSET and LIMIT, in the order the union applies them.
 
-// unionDistinct runs a UNION DISTINCT of a client session; nil leaves
-// other set operations to go-mysql-server.
-func (x adminExec) unionDistinct(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) || !n.Distinct || n.SetOpType != plan.UnionType {
+// setOp runs a UNION DISTINCT, an INTERSECT or an EXCEPT of a client
+// session over string columns with a collation; nil leaves the others to
+// go-mysql-server. INTERSECT and EXCEPT compare rows by distinctKey too
+// (go-mysql-server compared their hashes: 'apple' INTERSECT 'APPLE' was
+// empty); with ALL they keep as many copies of a row as MySQL does (the
+// fewer of the two sides', the left's less the right's).
+func (x adminExec) setOp(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowIter, error) {
+	if !fromClient(ctx) || (n.SetOpType == plan.UnionType && !n.Distinct) {
 		return nil, nil
 	}
 	sch := unionSchema(ctx, n)
 	if !hasCollatedString(sch) {
 		return nil, nil
 	}
-	all := *n
-	all.Distinct, all.SortFields, all.Limit, all.Offset = false, nil, nil, nil
-	iter, err := x.exec.Build(ctx, &all, row)
-	if err != nil {
+	var iter sql.RowIter
+	var err error
+	if n.SetOpType == plan.UnionType {
+		all := *n
+		all.Distinct, all.SortFields, all.Limit, all.Offset = false, nil, nil, nil
+		if iter, err = x.exec.Build(ctx, &all, row); err != nil {
+			return nil, err
+		}
+		iter = newCollatedDistinct(iter, sch)
+	} else if iter, err = x.intersectExcept(ctx, n, sch, row); err != nil {
 		return nil, err
 	}
-	iter = newCollatedDistinct(iter, sch)
 	if len(n.SortFields) > 0 {
 		iter = &keyedSortIter{child: iter, fields: retypeSortFields(n.SortFields, sch), idx: -1}
 	}
@@ -59,6 +69,126 @@ func (x adminExec) unionDistinct(ctx *sql.Context, n *plan.SetOp, row sql.Row) (
 	}
 	return w, nil
 }
+
+// intersectExcept returns the rows of an INTERSECT or EXCEPT, compared
+// under sch's collations.
+func (x adminExec) intersectExcept(ctx *sql.Context, n *plan.SetOp, sch sql.Schema, row sql.Row) (sql.RowIter, error) {
+	right, err := x.exec.Build(ctx, n.Right(), row)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	var key []byte
+	for {
+		r, err := right.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			right.Close(ctx)
+			return nil, err
+		}
+		if key, err = distinctKey(ctx, key[:0], sch, r); err != nil {
+			right.Close(ctx)
+			return nil, err
+		}
+		counts[string(key)]++
+	}
+	if err := right.Close(ctx); err != nil {
+		return nil, err
+	}
+	left, err := x.exec.Build(ctx, n.Left(), row)
+	if err != nil {
+		return nil, err
+	}
+	it := &keyedSetIter{left: left, sch: sch, counts: counts, intersect: n.SetOpType == plan.IntersectType,
+		distinct: n.Distinct, seen: map[string]bool{}}
+	if n.Distinct {
+		return it, nil
+	}
+	defer left.Close(ctx)
+	return it.allRows(ctx)
+}
+
+// keyedSetIter returns the rows of left that an INTERSECT or EXCEPT with
+// the rows counted in counts keeps.
+type keyedSetIter struct {
+	left      sql.RowIter
+	sch       sql.Schema
+	counts    map[string]int // the right side's rows by key; taken down as ALL matches them
+	intersect bool
+	distinct  bool
+	seen      map[string]bool // keys returned, for DISTINCT
+	key       []byte
+}
+
+func (it *keyedSetIter) Next(ctx *sql.Context) (sql.Row, error) {
+	for {
+		r, err := it.left.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if it.key, err = distinctKey(ctx, it.key[:0], it.sch, r); err != nil {
+			return nil, err
+		}
+		k := string(it.key)
+		if it.distinct {
+			if it.seen[k] || (it.counts[k] > 0) != it.intersect {
+				continue
+			}
+			it.seen[k] = true
+			return r, nil
+		}
+		return nil, errors.New("sqlserver: keyedSetIter without DISTINCT") // allRows serves ALL
+	}
+}
+
+// allRows reads the left side of an INTERSECT ALL or EXCEPT ALL and
+// returns, in the order their keys first came, as many copies of each
+// key's first row as MySQL keeps: the fewer of the two sides' counts
+// (INTERSECT), the left's less the right's (EXCEPT). MySQL, as MariaDB,
+// returns the first row of a key for each copy.
+func (it *keyedSetIter) allRows(ctx *sql.Context) (sql.RowIter, error) {
+	type entry struct {
+		row sql.Row
+		n   int
+	}
+	var order []string
+	byKey := map[string]*entry{}
+	for {
+		r, err := it.left.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if it.key, err = distinctKey(ctx, it.key[:0], it.sch, r); err != nil {
+			return nil, err
+		}
+		e := byKey[string(it.key)]
+		if e == nil {
+			e = &entry{row: r}
+			byKey[string(it.key)] = e
+			order = append(order, string(it.key))
+		}
+		e.n++
+	}
+	var rows []sql.Row
+	for _, k := range order {
+		e := byKey[k]
+		n := e.n - it.counts[k]
+		if it.intersect {
+			n = min(e.n, it.counts[k])
+		}
+		for range n {
+			rows = append(rows, e.row)
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
+
+func (it *keyedSetIter) Close(ctx *sql.Context) error { return it.left.Close(ctx) }
 
 // unionSchema is a union's schema with each string column in the
 // collation MySQL gives it: the two sides' collations resolved by their
