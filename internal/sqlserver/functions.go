@@ -24,6 +24,141 @@ var mysqlFunctions = []sql.Function{
 	sql.Function1{Name: "sec_to_time", Fn: func(s sql.Expression) sql.Expression {
 		return &scalarFunc{name: "SEC_TO_TIME", args: []sql.Expression{s}, typ: func([]sql.Expression) sql.Type { return types.Time }, eval: secToTimeEval}
 	}},
+	sql.FunctionN{Name: "insert", Fn: func(args ...sql.Expression) (sql.Expression, error) {
+		if len(args) != 4 {
+			return nil, sql.ErrInvalidArgumentNumber.New("INSERT", 4, len(args))
+		}
+		return &scalarFunc{name: "INSERT", args: args, typ: func([]sql.Expression) sql.Type { return types.LongText }, eval: insertEval}, nil
+	}},
+	sql.Function2{Name: "addtime", Fn: func(a, b sql.Expression) sql.Expression {
+		return &scalarFunc{name: "ADDTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(1)}
+	}},
+	sql.Function2{Name: "subtime", Fn: func(a, b sql.Expression) sql.Expression {
+		return &scalarFunc{name: "SUBTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(-1)}
+	}},
+}
+
+// insertEval is INSERT(str, pos, len, newstr): str with the len
+// characters from position pos replaced by newstr (the rest of str when
+// len goes past its end); str itself when pos is not within it.
+func insertEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+	s, _, err := types.LongText.Convert(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	repl, _, err := types.LongText.Convert(ctx, vals[3])
+	if err != nil {
+		return nil, err
+	}
+	pos, _, err := types.Int64.Convert(ctx, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	n, _, err := types.Int64.Convert(ctx, vals[2])
+	if err != nil {
+		return nil, err
+	}
+	runes := []rune(s.(string))
+	p, l := pos.(int64), n.(int64)
+	if p < 1 || p > int64(len(runes)) {
+		return s, nil
+	}
+	end := int64(len(runes))
+	if l >= 0 && p-1+l < end {
+		end = p - 1 + l
+	}
+	return string(runes[:p-1]) + repl.(string) + string(runes[end:]), nil
+}
+
+// addTimeType is ADDTIME's and SUBTIME's type: a DATETIME's for a DATETIME
+// (or TIMESTAMP), a TIME's for a TIME, text for text, as in MySQL.
+func addTimeType(args []sql.Expression) sql.Type {
+	t := args[0].Type()
+	switch {
+	case types.IsTime(t) && !types.IsTimespan(t):
+		return types.DatetimeMaxPrecision
+	case types.IsTimespan(t):
+		return types.Time
+	}
+	return types.LongText
+}
+
+// addTimeEval is ADDTIME (sign 1) or SUBTIME (-1): the first argument, a
+// time or a date and time, plus (minus) the second, a time. NULL, with a
+// warning, for an argument that is not one.
+func addTimeEval(sign int64) func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+	return func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+		d, _, err := types.Time.Convert(ctx, vals[1])
+		if err != nil || d == nil {
+			ctx.Warn(1292, "Incorrect time value: '%v'", vals[1])
+			return nil, nil
+		}
+		delta := sign * int64(d.(types.Timespan))
+		frac := hasFraction(vals[0]) || hasFraction(vals[1])
+		t0 := args[0].Type()
+		isDatetime := types.IsTime(t0) && !types.IsTimespan(t0)
+		if s, ok := vals[0].(string); ok && strings.Contains(strings.TrimSpace(s), "-") && strings.Count(s, ":") > 0 && strings.Contains(strings.TrimSpace(s), " ") {
+			isDatetime = true
+		}
+		if isDatetime {
+			dt, _, err := types.DatetimeMaxPrecision.Convert(ctx, vals[0])
+			t, ok := dt.(time.Time)
+			if err != nil || !ok {
+				ctx.Warn(1292, "Incorrect datetime value: '%v'", vals[0])
+				return nil, nil
+			}
+			t = t.Add(time.Duration(delta) * time.Microsecond)
+			if !types.IsText(addTimeType(args)) {
+				return t, nil
+			}
+			if frac {
+				return t.Format("2006-01-02 15:04:05.000000"), nil
+			}
+			return t.Format("2006-01-02 15:04:05"), nil
+		}
+		a, _, err := types.Time.Convert(ctx, vals[0])
+		if err != nil || a == nil {
+			ctx.Warn(1292, "Incorrect time value: '%v'", vals[0])
+			return nil, nil
+		}
+		sum := int64(a.(types.Timespan)) + delta
+		const maxMicros = maxTimeSeconds*1e6 + 999999
+		if sum > maxMicros || sum < -maxMicros {
+			ctx.Warn(1292, "Truncated incorrect time value: '%v'", sum)
+			sum = max(min(sum, maxTimeSeconds*1e6), -maxTimeSeconds*1e6)
+		}
+		ts := types.Timespan(sum)
+		if !types.IsText(addTimeType(args)) {
+			return ts, nil
+		}
+		neg := sum < 0
+		if neg {
+			sum = -sum
+		}
+		secs := sum / 1e6
+		text := fmt.Sprintf("%02d:%02d:%02d", secs/3600, secs/60%60, secs%60)
+		if frac {
+			text += fmt.Sprintf(".%06d", sum%1e6)
+		}
+		if neg {
+			text = "-" + text
+		}
+		return text, nil
+	}
+}
+
+// hasFraction reports a value with fractional seconds (text with a point,
+// or a time or date and time with microseconds).
+func hasFraction(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.Contains(x, ".")
+	case time.Time:
+		return x.Nanosecond() != 0
+	case types.Timespan:
+		return int64(x)%1e6 != 0
+	}
+	return false
 }
 
 // overridden are MySQL's versions of functions go-mysql-server has in

@@ -104,6 +104,8 @@ type mysqlMessage struct {
 
 // mysqlMessages is the table. The first row whose expression matches wins.
 var mysqlMessages = []mysqlMessage{
+	{1305, "42000", regexp.MustCompile(`^function: '(.*)' not found$`),
+		func(m []string, c msgContext) string { return "FUNCTION " + qualified(c.db, m[1]) + " does not exist" }},
 	{1305, "42000", regexp.MustCompile(`^stored procedure "(.*)" does not exist$`),
 		func(m []string, c msgContext) string { return "PROCEDURE " + c.procedureName(m[1]) + " does not exist" }},
 	{1214, "HY000", regexp.MustCompile(`^table does not support FULLTEXT indexes$`),

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,34 @@ func TestTextIntoNumericColumn(t *testing.T) {
 	}
 	if got, want := strings.Join(r.rows, " "), "1|0 2|12 3|7"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
+	}
+}
+
+// INSERT(), ADDTIME() and SUBTIME() answer as MySQL's; a function that
+// does not exist is 1305.
+func TestStringAndTimeFunctions(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	execAll(t, db, "CREATE DATABASE f")
+	c := dbConn(t, db)
+	if _, err := c.ExecContext(context.Background(), "USE f"); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"SELECT INSERT('abcdef', 2, 3, 'XY'), INSERT('abc', 0, 1, 'X'), INSERT('héllo', 2, 1, 'E')":        "[aXYef|abc|hEllo]",
+		"SELECT ADDTIME('01:00:00', '02:30:00'), SUBTIME('01:00:00', '02:00:00')":                          "[03:30:00|-01:00:00]",
+		"SELECT ADDTIME('2024-01-01 23:00:00', '02:00:00'), ADDTIME(CAST('10:00:00' AS TIME), '01:00:01')": "[2024-01-02 01:00:00|11:00:01]",
+	} {
+		r, err := query(t, c, q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		if got := fmt.Sprint(r.rows); got != want {
+			t.Errorf("%s = %s, want %s", q, got, want)
+		}
+	}
+	if _, err := query(t, c, "SELECT nosuchfn(1)"); err == nil || err.Error() != "Error 1305 (42000): FUNCTION f.nosuchfn does not exist" {
+		t.Errorf("SELECT nosuchfn(1): %v, want 1305 FUNCTION f.nosuchfn does not exist", err)
 	}
 }

@@ -30,3 +30,4 @@ SELECT CAST('x' AS SIGNED);
 INSERT INTO p (id) VALUES (3);
 UPDATE p SET n = n - 2;
 DROP TABLE ch, ch2, p;
+SELECT nosuchfn(1);

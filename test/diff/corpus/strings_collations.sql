@@ -31,4 +31,5 @@ SELECT s FROM w WHERE id IN (1, 2, 4) INTERSECT ALL SELECT s FROM wi;
 SELECT s FROM w WHERE id IN (1, 2, 4) EXCEPT ALL SELECT s FROM wi WHERE s <> 'banana';
 DROP TABLE wi;
 DROP TABLE wb;
+SELECT INSERT('abcdef', 2, 3, 'XY'), INSERT('abc', 0, 1, 'X'), INSERT('abc', 2, 100, 'X'), INSERT('héllo', 2, 1, 'E'), INSERT(NULL, 1, 1, 'x');
 DROP TABLE w;
