@@ -271,28 +271,8 @@ func newExtreme(ctx *sql.Context, name string, args []sql.Expression, greatest b
 			typ = types.Uint64
 		}
 		return &scalarFunc{name: name, args: args,
-			typ: func([]sql.Expression) sql.Type { return typ },
-			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
-				var best any
-				for i, v := range vals {
-					c, _, err := typ.Convert(ctx, v)
-					if err != nil {
-						return nil, err
-					}
-					if i == 0 {
-						best = c
-						continue
-					}
-					cmp, err := typ.Compare(ctx, c, best)
-					if err != nil {
-						return nil, err
-					}
-					if (greatest && cmp > 0) || (!greatest && cmp < 0) {
-						best = c
-					}
-				}
-				return best, nil
-			}}
+			typ:  func([]sql.Expression) sql.Type { return typ },
+			eval: extremeOf(typ, greatest)}
 	case allText:
 		coll, coer := sql.GetCoercibility(ctx, args[0])
 		for _, a := range args[1:] {
@@ -304,30 +284,36 @@ func newExtreme(ctx *sql.Context, name string, args []sql.Expression, greatest b
 		}
 		typ := types.CreateLongText(coll)
 		return &stringExtreme{scalarFunc{name: name, args: args,
-			typ: func([]sql.Expression) sql.Type { return typ },
-			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
-				var best any
-				for i, v := range vals {
-					s, _, err := typ.Convert(ctx, v)
-					if err != nil {
-						return nil, err
-					}
-					if i == 0 {
-						best = s
-						continue
-					}
-					cmp, err := typ.Compare(ctx, s, best)
-					if err != nil {
-						return nil, err
-					}
-					if (greatest && cmp > 0) || (!greatest && cmp < 0) {
-						best = s
-					}
-				}
-				return best, nil
-			}}, coll, coer}
+			typ:  func([]sql.Expression) sql.Type { return typ },
+			eval: extremeOf(typ, greatest)}, coll, coer}
 	}
 	return nil
+}
+
+// extremeOf evaluates GREATEST (greatest) or LEAST of values converted to
+// typ and compared by typ.
+func extremeOf(typ sql.Type, greatest bool) func(*sql.Context, []sql.Expression, []any) (any, error) {
+	return func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+		var best any
+		for i, v := range vals {
+			c, _, err := typ.Convert(ctx, v)
+			if err != nil {
+				return nil, err
+			}
+			if i == 0 {
+				best = c
+				continue
+			}
+			cmp, err := typ.Compare(ctx, c, best)
+			if err != nil {
+				return nil, err
+			}
+			if (greatest && cmp > 0) || (!greatest && cmp < 0) {
+				best = c
+			}
+		}
+		return best, nil
+	}
 }
 
 // stringExtreme is GREATEST or LEAST of strings: its result has the
