@@ -211,11 +211,11 @@ type numericAssign struct {
 }
 
 func (a *numericAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	a.rows++
 	v, err := a.Expression.Eval(ctx, row)
 	if err != nil || v == nil {
 		return v, err
 	}
-	a.rows++
 	s, ok := textValue(v)
 	if !ok {
 		return v, nil
