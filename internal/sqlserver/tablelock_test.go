@@ -86,6 +86,19 @@ func (lt *lockTest) blocked(what string, fn func() error) chan error {
 	return done
 }
 
+// waitFor waits up to 10 s for a statement of information_schema.PROCESSLIST
+// that meets cond.
+func (lt *lockTest) waitFor(what, cond string) {
+	lt.t.Helper()
+	c := lt.conn()
+	for deadline := time.Now().Add(10 * time.Second); lt.int(c, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "+cond) == 0; {
+		if time.Now().After(deadline) {
+			lt.t.Fatalf("%s did not show in the process list within 10 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // goesOn runs fn and checks it returns within 10 s without an error.
 func (lt *lockTest) goesOn(what string, fn func() error) {
 	lt.t.Helper()
@@ -244,11 +257,13 @@ func TestTableLockWaits(t *testing.T) {
 
 	// A statement in progress on t: the lock comes after it.
 	slow := make(chan time.Time, 1)
+	updater := lt.conn()
 	go func() {
-		lt.exec(lt.conn(), "UPDATE tl.t SET v = SLEEP(1) WHERE id = 1")
+		lt.exec(updater, "UPDATE tl.t SET v = SLEEP(1) WHERE id = 1")
 		slow <- time.Now()
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// The lock is asked for once the UPDATE runs (it sleeps a second).
+	lt.waitFor("the UPDATE", "INFO LIKE 'UPDATE tl.t SET v = SLEEP%'")
 	holder := lt.conn()
 	lt.must(holder, "LOCK TABLES tl.t WRITE")
 	select {
@@ -291,7 +306,7 @@ func TestTableLockWaits(t *testing.T) {
 	id := lt.int(victim, "SELECT CONNECTION_ID()")
 	killed := make(chan error, 1)
 	go func() { killed <- lt.exec(victim, "SELECT * FROM tl.t") }()
-	time.Sleep(300 * time.Millisecond)
+	lt.waitFor("the SELECT", fmt.Sprintf("ID = %d AND STATE = 'Waiting for table metadata lock'", id))
 	if _, err := lt.db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
 		t.Fatal(err)
 	}
