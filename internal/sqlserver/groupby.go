@@ -257,7 +257,25 @@ func (g *groupCheck) addSources(sc *groupScope, te ast.TableExpr, ctes map[strin
 		if te.Condition.On != nil {
 			sc.conds = append(sc.conds, te.Condition.On)
 		}
-		for _, c := range te.Condition.Using {
+		using := te.Condition.Using
+		if strings.HasPrefix(strings.ToLower(te.Join), "natural") {
+			// NATURAL: every column name the tables share (of all the
+			// tables so far: more equalities only pass more queries).
+			seen := map[string]bool{}
+			for _, s := range sc.sources {
+				if s.info == nil {
+					continue
+				}
+				for _, col := range s.info.schema.Schema {
+					name := strings.ToLower(col.Name)
+					if !seen[name] {
+						seen[name] = true
+						using = append(using, ast.NewColIdent(col.Name))
+					}
+				}
+			}
+		}
+		for _, c := range using {
 			// USING (c): the column of each side is the other's.
 			var eq []*ast.ColName
 			for _, s := range sc.sources {

@@ -38,6 +38,8 @@ func TestOnlyFullGroupBy(t *testing.T) {
 		{"SELECT COUNT(*), x.name FROM gb.e AS x",
 			"Error 1140 (42000): In aggregated query without GROUP BY, expression #2 of SELECT list contains nonaggregated column 'gb.x.name'; this is incompatible with sql_mode=only_full_group_by"},
 		{"SELECT d.title, COUNT(*) FROM gb.e JOIN gb.d ON d.id = e.dept GROUP BY e.dept", ""}, // e.dept = d.id → d.title
+		{"SELECT d.title, COUNT(*) FROM gb.e JOIN gb.d USING (id) GROUP BY e.id", ""},
+		{"SELECT d.title, COUNT(*) FROM gb.e NATURAL JOIN gb.d GROUP BY e.id", ""},
 		{"SELECT d.title, COUNT(*) FROM gb.e JOIN gb.d ON d.id >= e.dept GROUP BY e.dept",
 			"Error 1055 (42000): Expression #1 of SELECT list is not in GROUP BY clause and contains nonaggregated column 'gb.d.title' which is not functionally dependent on columns in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by"},
 		{"SELECT id FROM gb.d WHERE id IN (SELECT name FROM gb.e GROUP BY dept)",
