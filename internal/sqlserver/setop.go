@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"errors"
 	"io"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -71,124 +70,78 @@ func (x adminExec) setOp(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowI
 }
 
 // intersectExcept returns the rows of an INTERSECT or EXCEPT, compared
-// under sch's collations.
+// under sch's collations: for each key of the left side, in the order the
+// keys first came, copies of its first row (MySQL, as MariaDB, returns a
+// key's first row): one when DISTINCT keeps the key (it is on the right
+// side too for INTERSECT, not for EXCEPT), else as many as ALL keeps, the
+// fewer of the two sides' counts (INTERSECT) or the left's less the
+// right's (EXCEPT).
 func (x adminExec) intersectExcept(ctx *sql.Context, n *plan.SetOp, sch sql.Schema, row sql.Row) (sql.RowIter, error) {
-	right, err := x.exec.Build(ctx, n.Right(), row)
+	right, err := x.keyedRows(ctx, n.Right(), sch, row)
 	if err != nil {
 		return nil, err
 	}
-	counts := map[string]int{}
-	var key []byte
-	for {
-		r, err := right.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			right.Close(ctx)
-			return nil, err
-		}
-		if key, err = distinctKey(ctx, key[:0], sch, r); err != nil {
-			right.Close(ctx)
-			return nil, err
-		}
-		counts[string(key)]++
-	}
-	if err := right.Close(ctx); err != nil {
-		return nil, err
-	}
-	left, err := x.exec.Build(ctx, n.Left(), row)
+	left, err := x.keyedRows(ctx, n.Left(), sch, row)
 	if err != nil {
 		return nil, err
 	}
-	it := &keyedSetIter{left: left, sch: sch, counts: counts, intersect: n.SetOpType == plan.IntersectType,
-		distinct: n.Distinct, seen: map[string]bool{}}
-	if n.Distinct {
-		return it, nil
-	}
-	defer left.Close(ctx)
-	return it.allRows(ctx)
-}
-
-// keyedSetIter returns the rows of left that an INTERSECT or EXCEPT with
-// the rows counted in counts keeps.
-type keyedSetIter struct {
-	left      sql.RowIter
-	sch       sql.Schema
-	counts    map[string]int // the right side's rows by key; taken down as ALL matches them
-	intersect bool
-	distinct  bool
-	seen      map[string]bool // keys returned, for DISTINCT
-	key       []byte
-}
-
-func (it *keyedSetIter) Next(ctx *sql.Context) (sql.Row, error) {
-	for {
-		r, err := it.left.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if it.key, err = distinctKey(ctx, it.key[:0], it.sch, r); err != nil {
-			return nil, err
-		}
-		k := string(it.key)
-		if it.distinct {
-			if it.seen[k] || (it.counts[k] > 0) != it.intersect {
-				continue
-			}
-			it.seen[k] = true
-			return r, nil
-		}
-		return nil, errors.New("sqlserver: keyedSetIter without DISTINCT") // allRows serves ALL
-	}
-}
-
-// allRows reads the left side of an INTERSECT ALL or EXCEPT ALL and
-// returns, in the order their keys first came, as many copies of each
-// key's first row as MySQL keeps: the fewer of the two sides' counts
-// (INTERSECT), the left's less the right's (EXCEPT). MySQL, as MariaDB,
-// returns the first row of a key for each copy.
-func (it *keyedSetIter) allRows(ctx *sql.Context) (sql.RowIter, error) {
-	type entry struct {
-		row sql.Row
-		n   int
-	}
-	var order []string
-	byKey := map[string]*entry{}
-	for {
-		r, err := it.left.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if it.key, err = distinctKey(ctx, it.key[:0], it.sch, r); err != nil {
-			return nil, err
-		}
-		e := byKey[string(it.key)]
-		if e == nil {
-			e = &entry{row: r}
-			byKey[string(it.key)] = e
-			order = append(order, string(it.key))
-		}
-		e.n++
-	}
+	intersect := n.SetOpType == plan.IntersectType
 	var rows []sql.Row
-	for _, k := range order {
-		e := byKey[k]
-		n := e.n - it.counts[k]
-		if it.intersect {
-			n = min(e.n, it.counts[k])
+	for _, k := range left.order {
+		l, r := left.count[k], right.count[k]
+		var copies int
+		switch {
+		case n.Distinct && (r > 0) == intersect:
+			copies = 1
+		case n.Distinct:
+		case intersect:
+			copies = min(l, r)
+		default:
+			copies = max(l-r, 0)
 		}
-		for range n {
-			rows = append(rows, e.row)
+		for range copies {
+			rows = append(rows, left.first[k])
 		}
 	}
 	return sql.RowsToRowIter(rows...), nil
 }
 
-func (it *keyedSetIter) Close(ctx *sql.Context) error { return it.left.Close(ctx) }
+// keyedRows are the rows of one side of a set operation by distinctKey: the
+// keys in the order they first came, the first row and the count of each.
+type keyedRows struct {
+	order []string
+	first map[string]sql.Row
+	count map[string]int
+}
+
+// keyedRows reads the rows of n.
+func (x adminExec) keyedRows(ctx *sql.Context, n sql.Node, sch sql.Schema, row sql.Row) (*keyedRows, error) {
+	iter, err := x.exec.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	defer iter.Close(ctx)
+	out := &keyedRows{first: map[string]sql.Row{}, count: map[string]int{}}
+	var key []byte
+	for {
+		r, err := iter.Next(ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if key, err = distinctKey(ctx, key[:0], sch, r); err != nil {
+			return nil, err
+		}
+		k := string(key)
+		if out.count[k] == 0 {
+			out.order = append(out.order, k)
+			out.first[k] = r
+		}
+		out.count[k]++
+	}
+}
 
 // unionSchema is a union's schema with each string column in the
 // collation MySQL gives it: the two sides' collations resolved by their
