@@ -36,6 +36,11 @@ import (
 // stmt that ONLY_FULL_GROUP_BY refuses; nil when there is none, when the
 // session does not have the mode, or for another session.
 func checkFullGroupBy(ctx *sql.Context, stmt ast.Statement) error {
+	switch stmt.(type) {
+	case ast.SelectStatement, *ast.Insert, *ast.Update, *ast.Delete:
+	default:
+		return nil // no query in it (SET, BEGIN, COMMIT, DDL …)
+	}
 	s, ok := ctx.Session.(*Session)
 	if !ok || !s.mysql || s.engine == nil || !sql.LoadSqlMode(ctx).ModeEnabled("ONLY_FULL_GROUP_BY") {
 		return nil
