@@ -471,8 +471,8 @@ func (h protocolHandler) callWithoutDatabase(ctx context.Context, c *mysql.Conn,
 // would evaluate them (errors and warnings included) and their values
 // dropped; the answer is OK, as MySQL's.
 func (h protocolHandler) doStatement(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
-	stmt, rest, err := sqlparser.SplitStatement(q)
-	if err != nil || whole && strings.TrimSpace(rest) != "" {
+	stmt, end, ok := firstStatement(q, whole)
+	if !ok {
 		return 0, false, nil
 	}
 	w := words{s: stmt}
@@ -481,8 +481,17 @@ func (h protocolHandler) doStatement(ctx context.Context, c *mysql.Conn, q strin
 	if exprs == "" {
 		return 0, false, nil // the parser's 1064
 	}
-	end := len(q) - len(rest)
 	return end, true, h.Handler.ComQuery(ctx, c, "SELECT "+exprs, func(*sqltypes.Result, bool) error { return nil })
+}
+
+// firstStatement returns the first statement of q and where it ends in q;
+// ok is false when q cannot be split, or holds more with whole.
+func firstStatement(q string, whole bool) (stmt string, end int, ok bool) {
+	stmt, rest, err := sqlparser.SplitStatement(q)
+	if err != nil || whole && strings.TrimSpace(rest) != "" {
+		return "", 0, false
+	}
+	return stmt, len(q) - len(rest), true
 }
 
 // readLockStatement runs FLUSH TABLES WITH READ LOCK (readlock.go), and

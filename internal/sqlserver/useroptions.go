@@ -11,7 +11,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/repl"
 )
@@ -123,15 +122,14 @@ var alterUserLockRE = regexp.MustCompile(`(?is)^\s*alter\s+user\s+(if\s+exists\s
 // cannot log in (its connections stay). It needs CREATE USER (1227);
 // an account that does not exist is 1396, unless IF EXISTS.
 func (h protocolHandler) alterUserLock(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
-	stmt, rest, err := sqlparser.SplitStatement(q)
-	if err != nil || whole && strings.TrimSpace(rest) != "" {
+	stmt, end, ok := firstStatement(q, whole)
+	if !ok {
 		return 0, false, nil
 	}
 	m := alterUserLockRE.FindStringSubmatch(stmt)
 	if m == nil {
 		return 0, false, nil
 	}
-	end := len(q) - len(rest)
 	var accounts []mysql_db.UserPrimaryKey
 	for _, spec := range splitAccounts(m[2]) {
 		a, ok := parseAccount(spec)
@@ -276,15 +274,14 @@ var (
 // name that does, is 1396 and nothing is renamed; an account that holds
 // or is a role is refused (1235).
 func (h protocolHandler) renameUser(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
-	stmt, rest, err := sqlparser.SplitStatement(q)
-	if err != nil || whole && strings.TrimSpace(rest) != "" {
+	stmt, end, ok := firstStatement(q, whole)
+	if !ok {
 		return 0, false, nil
 	}
 	m := renameUserRE.FindStringSubmatch(stmt)
 	if m == nil {
 		return 0, false, nil
 	}
-	end := len(q) - len(rest)
 	type pair struct{ from, to mysql_db.UserPrimaryKey }
 	var pairs []pair
 	for _, spec := range splitAccounts(m[1]) {
