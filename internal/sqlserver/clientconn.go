@@ -100,6 +100,7 @@ type clientConn struct {
 	// nanoseconds; 0: not waiting); waitTimeout is the session's
 	// wait_timeout in seconds (0: the default). waittimeout.go.
 	idleSince, waitTimeout atomic.Int64
+	okFixes                okInfoFixes // OK packets whose info length Write puts in (okinfo.go)
 }
 
 // readSocket reads what the client sent (Read, admincmd.go, looks at it).
@@ -113,6 +114,7 @@ func (c *clientConn) readSocket(p []byte) (int, error) {
 }
 
 func (c *clientConn) Write(p []byte) (int, error) {
+	p = c.okFixes.apply(p)
 	n, err := c.sock.Write(p)
 	c.sent.Add(uint64(n))
 	return n, err

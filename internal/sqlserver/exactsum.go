@@ -95,7 +95,12 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 	// outer query's columns that read them were typed DOUBLE when it was
 	// planned.
 	byAlias := map[string]sql.Type{}
+	overSetOp := false // a projection of a UNION's result (retypeByPosition)
 	transform.Inspect(n, func(n sql.Node) bool {
+		if p, ok := n.(*plan.Project); ok {
+			_, isSetOp := p.Child.(*plan.SetOp)
+			overSetOp = overSetOp || isSetOp
+		}
 		if sa, ok := n.(*plan.SubqueryAlias); ok {
 			for _, c := range sa.Schema() {
 				if _, isDec := c.Type.(sql.DecimalType); isDec {
@@ -105,12 +110,14 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 		}
 		return true
 	})
-	if len(retyped) == 0 && len(byAlias) == 0 {
+	if len(retyped) == 0 && len(byAlias) == 0 && !overSetOp {
 		return n, same, nil
 	}
-	// The columns that read the aggregations' results get their type.
-	n, _, err = transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	// The columns that read the aggregations' results get their type,
+	// inside derived tables and UNIONs too (analysed already, they may
+	// read a derived table of their own: SELECT * FROM (… WITH ROLLUP) q).
+	n, _, err = transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		n, same, err := transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 			gf, ok := e.(*expression.GetField)
 			if !ok {
 				return e, transform.SameTree, nil
@@ -127,8 +134,52 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 			}
 			return expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable()).WithId(gf.Id()).(sql.Expression), transform.NewTree, nil
 		})
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		// The projection go-mysql-server puts on each side of a UNION
+		// whose column types differ reads its side's columns by position
+		// (their column ids are lost with their aliases'): AVG of an INT
+		// came back as 15, not 15.0000.
+		if p, ok := n.(*plan.Project); ok {
+			n, same = retypeByPosition(p, n, same)
+		}
+		return n, same, nil
 	})
 	return n, transform.NewTree, err
+}
+
+// retypeByPosition gives p's columns that read a column of p's child by
+// position and name the child's exact type, where they took
+// go-mysql-server's DOUBLE; n is p (same: unchanged) or the node
+// returned.
+func retypeByPosition(p *plan.Project, n sql.Node, same transform.TreeIdentity) (sql.Node, transform.TreeIdentity) {
+	under := p.Child.Schema()
+	if len(under) != len(p.Projections) {
+		return n, same
+	}
+	var projs []sql.Expression
+	for i, e := range p.Projections {
+		gf, ok := e.(*expression.GetField)
+		if !ok || !types.IsFloat(gf.Type()) || !strings.EqualFold(gf.Name(), under[i].Name) {
+			continue
+		}
+		if _, isDec := under[i].Type.(sql.DecimalType); !isDec {
+			continue
+		}
+		if projs == nil {
+			projs = append([]sql.Expression{}, p.Projections...)
+		}
+		projs[i] = expression.NewGetFieldWithTable(gf.Index(), int(gf.TableId()), under[i].Type, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable())
+	}
+	if projs == nil {
+		return n, same
+	}
+	np, err := p.WithExpressions(projs...)
+	if err != nil {
+		return n, same
+	}
+	return np, transform.NewTree
 }
 
 // exactAggOf returns e as an exact SUM or AVG, or nil when e is not a SUM

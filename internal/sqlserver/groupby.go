@@ -28,9 +28,11 @@ import (
 // The check reads the statement as parsed, with the definitions of the
 // tables it names. It errs on the side of the query: a column it cannot
 // place (a derived table's, a view's, a common table expression's, an
-// outer query's, an alias it does not know) passes, and so does anything
-// inside a subquery (each subquery is checked on its own), a window
-// function or ANY_VALUE().
+// outer query's, an alias it does not know) passes, and so does what an
+// aggregate function, a window function or ANY_VALUE() holds. A subquery
+// is checked on its own, and the columns of the grouped query that a
+// subquery in its select list or ORDER BY reads are checked as the
+// grouped query's.
 
 // checkFullGroupBy returns MySQL's error for the first grouped query of
 // stmt that ONLY_FULL_GROUP_BY refuses; nil when there is none, when the
@@ -148,6 +150,8 @@ type colRef struct {
 // groupScope is one grouped query: its sources, what its grouping
 // determines, and its select list.
 type groupScope struct {
+	g          *groupCheck
+	ctes       map[string]bool
 	sources    []*groupSource
 	incomplete bool // a source whose columns are not known
 	conds      []ast.Expr
@@ -163,7 +167,7 @@ func (g *groupCheck) selectOne(sel *ast.Select, ctes map[string]bool) error {
 	if !hasGroupBy && !hasAggregate(sel) {
 		return nil
 	}
-	sc := &groupScope{grouped: map[string]bool{}, determined: map[colRef]bool{}, aliases: map[string]ast.Expr{}, selectList: sel.SelectExprs}
+	sc := &groupScope{g: g, ctes: ctes, grouped: map[string]bool{}, determined: map[colRef]bool{}, aliases: map[string]ast.Expr{}, selectList: sel.SelectExprs}
 	for _, te := range sel.From {
 		g.addSources(sc, te, ctes)
 	}
@@ -530,7 +534,10 @@ func (sc *groupScope) firstUngrouped(e ast.Expr) (colRef, bool) {
 			return false, nil
 		}
 		switch n := node.(type) {
-		case *ast.Subquery, *ast.GroupConcatExpr:
+		case *ast.Subquery:
+			bad, found = sc.outerUngrouped(n.Select, nil)
+			return false, nil
+		case *ast.GroupConcatExpr:
 			return false, nil
 		case *ast.FuncExpr:
 			if n.Over != nil || n.IsAggregate() || n.Name.Lowered() == "any_value" {
@@ -548,6 +555,144 @@ func (sc *groupScope) firstUngrouped(e ast.Expr) (colRef, bool) {
 		return true, nil
 	}, e)
 	return bad, found
+}
+
+// innerScope is the FROM clause of a subquery: the names its sources go
+// by and the columns of those whose columns are known.
+type innerScope struct {
+	aliases map[string]bool
+	cols    map[string]bool
+	unknown bool // a source whose columns are not known
+}
+
+// outerUngrouped returns the first column of the grouped query that the
+// subquery q reads (outside aggregate functions) and the grouping does
+// not determine, as MySQL checks a correlated subquery in the select list
+// or ORDER BY. inner are the scopes of the subqueries q is inside; a
+// column that may belong to any of them, or to q's own FROM, passes.
+func (sc *groupScope) outerUngrouped(q ast.SelectStatement, inner []*innerScope) (colRef, bool) {
+	switch q := q.(type) {
+	case *ast.SetOp:
+		if c, bad := sc.outerUngrouped(q.Left, inner); bad {
+			return c, bad
+		}
+		return sc.outerUngrouped(q.Right, inner)
+	case *ast.ParenSelect:
+		return sc.outerUngrouped(q.Select, inner)
+	case *ast.Select:
+		is := &innerScope{aliases: map[string]bool{}, cols: map[string]bool{}}
+		var on []ast.SQLNode
+		for _, te := range q.From {
+			on = sc.innerSources(is, te, on)
+		}
+		if q.With != nil {
+			is.unknown = true // names of its own expressions: not followed
+		}
+		scopes := append(append([]*innerScope{}, inner...), is)
+		nodes := append([]ast.SQLNode{q.SelectExprs, q.GroupBy, q.OrderBy}, on...)
+		if q.Where != nil {
+			nodes = append(nodes, q.Where)
+		}
+		if q.Having != nil {
+			nodes = append(nodes, q.Having)
+		}
+		var bad colRef
+		found := false
+		for _, n := range nodes {
+			_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+				if found {
+					return false, nil
+				}
+				switch n := node.(type) {
+				case *ast.Subquery:
+					bad, found = sc.outerUngrouped(n.Select, scopes)
+					return false, nil
+				case *ast.GroupConcatExpr:
+					return false, nil
+				case *ast.FuncExpr:
+					if n.Over != nil || n.IsAggregate() || n.Name.Lowered() == "any_value" {
+						return false, nil
+					}
+				case *ast.ColName:
+					if innerColumn(scopes, n) {
+						return false, nil
+					}
+					if c, ok := sc.resolve(n); ok && !sc.determined[c] {
+						bad, found = c, true
+					}
+					return false, nil
+				}
+				if x, ok := node.(ast.Expr); ok && len(sc.grouped) > 0 && sc.grouped[groupText(x)] {
+					return false, nil
+				}
+				return true, nil
+			}, n)
+			if found {
+				return bad, true
+			}
+		}
+	}
+	return colRef{}, false
+}
+
+// innerSources adds a subquery's FROM item to is and returns on with the
+// conditions of its joins.
+func (sc *groupScope) innerSources(is *innerScope, te ast.TableExpr, on []ast.SQLNode) []ast.SQLNode {
+	switch te := te.(type) {
+	case *ast.AliasedTableExpr:
+		alias := strings.ToLower(te.As.String())
+		var ti *tableInfo
+		if tn, ok := te.Expr.(ast.TableName); ok {
+			if alias == "" {
+				alias = strings.ToLower(tn.Name.String())
+			}
+			db := tn.DbQualifier.String()
+			if db == "" {
+				db = sc.g.db
+			}
+			if !(tn.DbQualifier.IsEmpty() && sc.ctes[strings.ToLower(tn.Name.String())]) {
+				ti = sc.g.table(db, tn.Name.String())
+			}
+		}
+		is.aliases[alias] = true
+		if ti == nil {
+			is.unknown = true
+			return on
+		}
+		for _, c := range ti.schema.Schema {
+			is.cols[strings.ToLower(c.Name)] = true
+		}
+	case *ast.JoinTableExpr:
+		on = sc.innerSources(is, te.LeftExpr, on)
+		on = sc.innerSources(is, te.RightExpr, on)
+		if te.Condition.On != nil {
+			on = append(on, te.Condition.On)
+		}
+	case *ast.ParenTableExpr:
+		for _, e := range te.Exprs {
+			on = sc.innerSources(is, e, on)
+		}
+	default:
+		is.unknown = true
+	}
+	return on
+}
+
+// innerColumn reports whether a column reference may name a column of
+// one of the subqueries' own sources.
+func innerColumn(scopes []*innerScope, cn *ast.ColName) bool {
+	for _, is := range scopes {
+		if !cn.Qualifier.IsEmpty() {
+			if is.aliases[strings.ToLower(cn.Qualifier.Name.String())] {
+				return true
+			}
+			continue
+		}
+		if is.unknown || is.cols[cn.Name.Lowered()] {
+			return true
+		}
+	}
+	return false
 }
 
 // hasAggregate reports an aggregate function in a SELECT's select list,

@@ -137,31 +137,108 @@ func blankLockClauses(q string) string {
 type lockParser struct{ sql.Parser }
 
 func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
-	return p.Parser.ParseSimple(blankLockClauses(unwrapVersionComments(q)))
+	stmt, err := p.Parser.ParseSimple(rollupText(blankLockClauses(unwrapVersionComments(q))))
+	if err != nil {
+		return nil, err
+	}
+	return p.finish(nil, stmt)
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	r := blankLockClauses(unwrapVersionComments(q))
+	r := rollupText(blankLockClauses(unwrapVersionComments(q)))
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
 	parsed, rest = unblank(q, r, ';', parsed, rest)
-	if err == nil && ctx != nil {
-		if err = checkFullGroupBy(ctx, stmt); err != nil {
-			stmt = nil // the handler would run a statement it was given
-		}
+	if err == nil {
+		stmt, err = p.finish(ctx, stmt)
 	}
 	return stmt, parsed, rest, err
 }
 
 func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	r := blankLockClauses(unwrapVersionComments(q))
+	r := rollupText(blankLockClauses(unwrapVersionComments(q)))
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
 	parsed, rest = unblank(q, r, delim, parsed, rest)
-	if c, ok := ctx.(*sql.Context); ok && err == nil {
-		if err = checkFullGroupBy(c, stmt); err != nil {
-			stmt = nil
-		}
+	if err == nil {
+		c, _ := ctx.(*sql.Context)
+		stmt, err = p.finish(c, stmt)
 	}
 	return stmt, parsed, rest, err
+}
+
+func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
+	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, rollupText(blankLockClauses(unwrapVersionComments(q))), o)
+	if err == nil {
+		c, _ := ctx.(*sql.Context)
+		stmt, err = p.finish(c, stmt)
+	}
+	return stmt, n, err
+}
+
+// finish takes a parsed statement's WITH ROLLUP clauses (rollup.go),
+// checks ONLY_FULL_GROUP_BY (groupby.go) for a session's statement, and
+// rewrites the rollups. On an error the statement is nil: the handler
+// would run a statement it was given.
+func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement) (ast.Statement, error) {
+	trimColumnNames(stmt)
+	rollups, err := rollupSelects(stmt)
+	if err != nil {
+		return nil, err
+	}
+	if ctx != nil {
+		if err := checkFullGroupBy(ctx, stmt); err != nil {
+			return nil, err
+		}
+	}
+	if len(rollups) > 0 {
+		if ddl, ok := stmt.(*ast.DDL); ok && ddl.ViewSpec != nil {
+			return nil, errRollupUnsupported("a view")
+		}
+	}
+	for i := len(rollups) - 1; i >= 0; i-- {
+		if err := rewriteRollup(rollups[i], p.Parser.ParseSimple); err != nil {
+			return nil, err
+		}
+	}
+	return stmt, nil
+}
+
+// trimColumnNames takes what the parser left before a select-list
+// expression out of the name it gives the column: after a comment, the
+// name of "SELECT a /* c */, b" began with the comma (", b"), where MySQL
+// names the column b.
+func trimColumnNames(stmt ast.Statement) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if ae, ok := node.(*ast.AliasedExpr); ok && ae.InputExpression != "" {
+			ae.InputExpression = trimLeadingNoise(ae.InputExpression)
+		}
+		return true, nil
+	}, stmt)
+}
+
+// trimLeadingNoise returns s without the commas, white space and comments
+// it starts with.
+func trimLeadingNoise(s string) string {
+	for {
+		t := strings.TrimLeft(s, ", \t\r\n")
+		switch {
+		case strings.HasPrefix(t, "/*") && !strings.HasPrefix(t, "/*!"):
+			end := strings.Index(t[2:], "*/")
+			if end < 0 {
+				return t
+			}
+			t = t[2+end+2:]
+		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "-- "):
+			end := strings.IndexByte(t, '\n')
+			if end < 0 {
+				return t
+			}
+			t = t[end+1:]
+		}
+		if t == s {
+			return s
+		}
+		s = t
+	}
 }
 
 // unblank returns the rest of a multi-statement query as the client wrote

@@ -154,6 +154,9 @@ var emptyContext = sql.NewEmptyContext()
 func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result) {
 	if len(r.Fields) == 0 {
 		setStatusFlags(c, h.statusFlags(c))
+		if r.Info != "" {
+			fixOKInfo(c, r)
+		}
 	}
 }
 

@@ -15,7 +15,31 @@ SELECT -0, - 0.0, -0e0;
 SELECT SUM(amount) FROM m WHERE id > 100;
 SELECT GROUP_CONCAT(grp ORDER BY id SEPARATOR ',') FROM m;
 SELECT COUNT(DISTINCT grp) FROM m;
+SELECT id /* the key */, grp, qty /* a count */ , f FROM m ORDER BY id;
 SELECT grp, MAX(amount) FROM m GROUP BY grp WITH ROLLUP;
+-- WITH ROLLUP: super-aggregate rows after each group, grouped expressions
+-- left out are NULL (in expressions and HAVING too), the total last; not
+-- when no row is grouped.
+CREATE TABLE ru (a INT, b VARCHAR(5), c INT);
+INSERT INTO ru VALUES (1, 'x', 10), (1, 'y', 20), (2, 'x', 30), (2, NULL, 40), (NULL, 'z', 50);
+SELECT a, b, SUM(c), COUNT(*) FROM ru GROUP BY a, b WITH ROLLUP;
+SELECT a + 1, CONCAT(b, '!'), SUM(c) AS s FROM ru GROUP BY a, b WITH ROLLUP HAVING s > 30;
+SELECT a AS x, SUM(c) FROM ru GROUP BY x WITH ROLLUP;
+SELECT a, SUM(c) FROM ru GROUP BY 1 WITH ROLLUP;
+SELECT a, SUM(c) FROM ru GROUP BY a WITH ROLLUP LIMIT 2;
+SELECT * FROM (SELECT a, SUM(c) s FROM ru GROUP BY a WITH ROLLUP) q WHERE s > 60;
+SELECT a, COUNT(DISTINCT b), AVG(c), GROUP_CONCAT(b ORDER BY b) FROM ru GROUP BY a WITH ROLLUP;
+SELECT SUM(c) FROM ru WHERE c > 1000 GROUP BY a WITH ROLLUP;
+SELECT b, COUNT(*) FROM ru GROUP BY b WITH ROLLUP;
+SELECT a /* a comment */, SUM(c) FROM ru GROUP BY a WITH ROLLUP;
+SELECT a, SUM(c) FROM ru GROUP BY a WITH ROLLUP ORDER BY a DESC;
+SELECT a, b, GROUPING(a), GROUPING(a, b) FROM ru GROUP BY a, b WITH ROLLUP;
+SELECT 1 WITH ROLLUP;
+PREPARE st FROM 'SELECT a, SUM(c) FROM ru WHERE c > ? GROUP BY a WITH ROLLUP';
+SET @x = 15;
+EXECUTE st USING @x;
+DEALLOCATE PREPARE st;
+DROP TABLE ru;
 SELECT id, grp FROM m GROUP BY grp;
 -- ONLY_FULL_GROUP_BY: grouped columns and expressions, aliases, and what
 -- the primary key determines (MySQL 8; MariaDB does not follow keys).
@@ -35,5 +59,18 @@ SELECT COUNT(*), MAX(grp) FROM m;
 CREATE TABLE big (n INT);
 INSERT INTO big WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 999) SELECT n FROM s;
 SELECT SUM(n), AVG(n) FROM big;
+-- Correlated subqueries of a grouped query that read a grouped column the
+-- select list does not name, in the select list, HAVING and ORDER BY.
+CREATE TABLE gh (a INT, v INT);
+INSERT INTO gh VALUES (0, 100), (1, 200), (2, 300);
+CREATE TABLE gg (a INT, c INT);
+INSERT INTO gg SELECT n % 3, n FROM big;
+SELECT SUM(c), (SELECT v FROM gh WHERE gh.a = gg.a) AS s FROM gg GROUP BY a ORDER BY 1;
+SELECT SUM(c), (SELECT v FROM gh WHERE gh.a = gg.a) FROM gg GROUP BY a ORDER BY 1;
+SELECT COUNT(*) FROM gg GROUP BY a HAVING (SELECT v FROM gh WHERE gh.a = gg.a) > 150 ORDER BY 1;
+SELECT MAX(c) FROM gg GROUP BY a ORDER BY (SELECT v FROM gh WHERE gh.a = gg.a) DESC;
+SELECT MIN(c) AS m, (SELECT MAX(v) FROM gh WHERE gh.a <= gg.a) AS s, (SELECT MAX(v) FROM gh WHERE gh.a <= gg.a) + 1 AS s1 FROM gg GROUP BY a HAVING s > 100 ORDER BY s DESC;
+SELECT SUM(c), (SELECT v FROM gh WHERE gh.a = gg.c) FROM gg GROUP BY a ORDER BY 1;
+DROP TABLE gh, gg;
 SELECT SUM(n * 1000000) FROM big;
 DROP TABLE m, big;

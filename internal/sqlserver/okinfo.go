@@ -1,0 +1,137 @@
+package sqlserver
+
+import (
+	"bytes"
+	"crypto/tls"
+	"sync"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// The info string of an OK packet (Records: 3  Duplicates: 0  Warnings: 0,
+// Rows matched: 1  Changed: 1  Warnings: 0, Statement prepared) is a
+// length-encoded string after the warning count. vitess writes a '#' in
+// place of its length (the byte an error packet has before its SQLSTATE),
+// which clients read as a length of 35: MariaDB's client took a longer
+// info as it was and called a shorter one a malformed packet (2027), so
+// PREPARE … FROM '…' failed in every client that checks. The connection
+// (clientConn) puts the length there as it writes the packet: the result
+// tells it what the packet holds, and it changes the one byte of the
+// packet that has exactly that shape.
+
+// maxOKInfo keeps the length of an info string one byte long.
+const maxOKInfo = 250
+
+// okInfoFix is the OK packet with info a connection is about to write.
+type okInfoFix struct {
+	hashAt  int    // offset of the '#' from the packet's header
+	size    int    // payload length
+	payload []byte // the payload's first bytes: 0x00 and the two counts
+	tail    []byte // '#' and the info
+}
+
+// fixOKInfo readies c's connection to correct the OK packet of r (no
+// columns, an info string), shortening an info that would not fit in a
+// one-byte length. Over TLS the bytes are not seen: an info shorter than
+// the 35 bytes the '#' says is dropped there, which clients take.
+func fixOKInfo(c *mysql.Conn, r *sqltypes.Result) {
+	if len(r.Info) > maxOKInfo {
+		r.Info = r.Info[:maxOKInfo]
+	}
+	if _, isTLS := c.Conn.(*tls.Conn); isTLS {
+		if len(r.Info) < '#' {
+			r.Info = ""
+		}
+		return
+	}
+	cc := clientOf(c.Conn)
+	if cc == nil {
+		return
+	}
+	head := append([]byte{0}, lenEncInt(r.RowsAffected)...)
+	head = append(head, lenEncInt(r.InsertID)...)
+	cc.okFixes.add(&okInfoFix{
+		hashAt:  4 + len(head) + 4,
+		size:    len(head) + 4 + 1 + len(r.Info),
+		payload: head,
+		tail:    append([]byte{'#'}, r.Info...),
+	})
+}
+
+// maxPendingOKFixes bounds the packets a connection waits to correct: a
+// response of many statements writes their OK packets at once; one never
+// seen (split over two writes) is given up.
+const maxPendingOKFixes = 64
+
+// okInfoFixes are the OK packets a connection is to correct, in order.
+type okInfoFixes struct {
+	mu      sync.Mutex
+	pending []*okInfoFix
+}
+
+func (fs *okInfoFixes) add(f *okInfoFix) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.pending) == maxPendingOKFixes {
+		fs.pending = fs.pending[1:]
+	}
+	fs.pending = append(fs.pending, f)
+}
+
+// apply returns p with the pending packets it holds corrected.
+func (fs *okInfoFixes) apply(p []byte) []byte {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.pending) == 0 {
+		return p
+	}
+	kept := fs.pending[:0]
+	for _, f := range fs.pending {
+		if fixed, ok := f.patch(p); ok {
+			p = fixed
+			continue
+		}
+		kept = append(kept, f)
+	}
+	clear(fs.pending[len(kept):])
+	fs.pending = kept
+	return p
+}
+
+// patch returns p with the packet f describes corrected, and whether p
+// held it. p is not changed.
+func (f *okInfoFix) patch(p []byte) ([]byte, bool) {
+	for from := 0; from < len(p); {
+		i := bytes.Index(p[from:], f.tail)
+		if i < 0 {
+			return p, false
+		}
+		i += from
+		from = i + 1
+		start := i - f.hashAt
+		if start < 0 || start+4+f.size != i+len(f.tail) {
+			continue
+		}
+		if int(p[start])|int(p[start+1])<<8|int(p[start+2])<<16 != f.size || !bytes.HasPrefix(p[start+4:], f.payload) {
+			continue
+		}
+		out := bytes.Clone(p)
+		out[i] = byte(len(f.tail) - 1)
+		return out, true
+	}
+	return p, false
+}
+
+// lenEncInt is MySQL's length-encoded integer.
+func lenEncInt(v uint64) []byte {
+	switch {
+	case v < 251:
+		return []byte{byte(v)}
+	case v < 1<<16:
+		return []byte{0xfc, byte(v), byte(v >> 8)}
+	case v < 1<<24:
+		return []byte{0xfd, byte(v), byte(v >> 8), byte(v >> 16)}
+	}
+	return []byte{0xfe, byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24), byte(v >> 32), byte(v >> 40), byte(v >> 48), byte(v >> 56)}
+}
