@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -66,6 +67,7 @@ const maxPendingOKFixes = 64
 
 // okInfoFixes are the OK packets a connection is to correct, in order.
 type okInfoFixes struct {
+	n       atomic.Int32 // len(pending): writes without a fix take no lock
 	mu      sync.Mutex
 	pending []*okInfoFix
 }
@@ -77,10 +79,14 @@ func (fs *okInfoFixes) add(f *okInfoFix) {
 		fs.pending = fs.pending[1:]
 	}
 	fs.pending = append(fs.pending, f)
+	fs.n.Store(int32(len(fs.pending)))
 }
 
 // apply returns p with the pending packets it holds corrected.
 func (fs *okInfoFixes) apply(p []byte) []byte {
+	if fs.n.Load() == 0 {
+		return p
+	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if len(fs.pending) == 0 {
@@ -96,6 +102,7 @@ func (fs *okInfoFixes) apply(p []byte) []byte {
 	}
 	clear(fs.pending[len(kept):])
 	fs.pending = kept
+	fs.n.Store(int32(len(kept)))
 	return p
 }
 
