@@ -63,6 +63,9 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 				if cd := collatedCountDistinctOf(e); cd != nil && !windowed {
 					return cd, transform.NewTree, nil
 				}
+				if gc := groupConcatOf(e); gc != nil && !windowed {
+					return gc, transform.NewTree, nil
+				}
 				if d := doubleAggOf(e, windowed); d != nil {
 					retyped[d.Id()] = types.Float64
 					return d, transform.NewTree, nil

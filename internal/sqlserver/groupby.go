@@ -44,10 +44,10 @@ func checkFullGroupBy(ctx *sql.Context, stmt ast.Statement) error {
 		return nil // no query in it (SET, BEGIN, COMMIT, DDL …)
 	}
 	s, ok := ctx.Session.(*Session)
-	if !ok || !s.mysql || s.engine == nil || !sql.LoadSqlMode(ctx).ModeEnabled("ONLY_FULL_GROUP_BY") {
+	if !ok || !s.mysql || s.engine == nil {
 		return nil
 	}
-	g := &groupCheck{sess: s, db: ctx.GetCurrentDatabase()}
+	g := &groupCheck{sess: s, db: ctx.GetCurrentDatabase(), full: sql.LoadSqlMode(ctx).ModeEnabled("ONLY_FULL_GROUP_BY")}
 	switch st := stmt.(type) {
 	case ast.SelectStatement:
 		return g.query(st, nil)
@@ -65,6 +65,7 @@ func checkFullGroupBy(ctx *sql.Context, stmt ast.Statement) error {
 type groupCheck struct {
 	sess *Session
 	db   string // the session's database
+	full bool   // ONLY_FULL_GROUP_BY is on (else only ambiguity is checked)
 }
 
 // query checks a query and its subqueries; ctes are the names of the
@@ -158,6 +159,7 @@ type groupScope struct {
 	grouped    map[string]bool // expressions grouped, as groupText
 	determined map[colRef]bool
 	aliases    map[string]ast.Expr // select-list aliases
+	using      map[string]bool     // columns a join's USING or NATURAL makes one
 	selectList ast.SelectExprs
 }
 
@@ -167,7 +169,7 @@ func (g *groupCheck) selectOne(sel *ast.Select, ctes map[string]bool) error {
 	if !hasGroupBy && !hasAggregate(sel) {
 		return nil
 	}
-	sc := &groupScope{g: g, ctes: ctes, grouped: map[string]bool{}, determined: map[colRef]bool{}, aliases: map[string]ast.Expr{}, selectList: sel.SelectExprs}
+	sc := &groupScope{g: g, ctes: ctes, grouped: map[string]bool{}, determined: map[colRef]bool{}, aliases: map[string]ast.Expr{}, using: map[string]bool{}, selectList: sel.SelectExprs}
 	for _, te := range sel.From {
 		g.addSources(sc, te, ctes)
 	}
@@ -178,6 +180,12 @@ func (g *groupCheck) selectOne(sel *ast.Select, ctes map[string]bool) error {
 		if a, ok := se.(*ast.AliasedExpr); ok && !a.As.IsEmpty() {
 			sc.aliases[a.As.Lowered()] = a.Expr
 		}
+	}
+	if err := sc.checkAmbiguous(sel); err != nil {
+		return err
+	}
+	if !g.full {
+		return nil
 	}
 	for _, e := range sel.GroupBy {
 		sc.group(e)
@@ -224,6 +232,83 @@ func (g *groupCheck) selectOne(sel *ast.Select, ctes map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// checkAmbiguous returns MySQL's 1052 for a column of the grouped query
+// sel that names no table and that more than one of its tables has.
+// go-mysql-server v0.20 takes the first table's in a grouped query
+// (SELECT COUNT(id) FROM t JOIN u … counted t.id), where it refuses the
+// name in any other. In GROUP BY, HAVING and ORDER BY such a name is the
+// select list's column of that name, as in MySQL (SELECT u.g … GROUP BY
+// g groups by u.g): the name gets that column's table. Unless every
+// table's columns are known, nothing is refused.
+func (sc *groupScope) checkAmbiguous(sel *ast.Select) error {
+	if sc.incomplete || len(sc.sources) < 2 {
+		return nil
+	}
+	// GROUP BY, HAVING and ORDER BY take a name of the select list's
+	// first: an alias, or a column's name (GROUP BY g after SELECT t.g).
+	named := map[string]*ast.ColName{}
+	for _, se := range sel.SelectExprs {
+		if ae, ok := se.(*ast.AliasedExpr); ok {
+			if cn, isCol := ae.Expr.(*ast.ColName); isCol && ae.As.IsEmpty() {
+				if _, dup := named[cn.Name.Lowered()]; !dup {
+					named[cn.Name.Lowered()] = cn
+				}
+			}
+		}
+	}
+	check := func(n ast.SQLNode, clause string, aliases bool) error {
+		var err error
+		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+			if err != nil {
+				return false, nil
+			}
+			switch n := node.(type) {
+			case *ast.Subquery:
+				return false, nil
+			case *ast.ColName:
+				name := n.Name.Lowered()
+				if !n.Qualifier.IsEmpty() || sc.using[name] {
+					return false, nil
+				}
+				if _, isAlias := sc.aliases[name]; aliases && isAlias {
+					return false, nil
+				}
+				found := 0
+				for _, s := range sc.sources {
+					if s.info.schema.Schema.IndexOfColName(n.Name.String()) >= 0 {
+						found++
+					}
+				}
+				if col, ok := named[name]; aliases && ok {
+					if found > 1 && !col.Qualifier.IsEmpty() {
+						// go-mysql-server would take the first table's.
+						n.Qualifier = col.Qualifier
+					}
+					return false, nil
+				}
+				if found > 1 {
+					err = mysql.NewSQLError(mysql.ERNonUniq, "23000", "Column '%s' in %s is ambiguous", n.Name.String(), clause)
+				}
+				return false, nil
+			}
+			return true, nil
+		}, n)
+		return err
+	}
+	if err := check(sel.SelectExprs, "field list", false); err != nil {
+		return err
+	}
+	if err := check(sel.GroupBy, "group statement", true); err != nil {
+		return err
+	}
+	if sel.Having != nil {
+		if err := check(sel.Having, "having clause", true); err != nil {
+			return err
+		}
+	}
+	return check(sel.OrderBy, "order clause", true)
 }
 
 // groupByError is MySQL's 1055 (with GROUP BY) or 1140 (without).
@@ -285,6 +370,7 @@ func (g *groupCheck) addSources(sc *groupScope, te ast.TableExpr, ctes map[strin
 			}
 		}
 		for _, c := range using {
+			sc.using[c.Lowered()] = true
 			// USING (c): the column of each side is the other's.
 			var eq []*ast.ColName
 			for _, s := range sc.sources {
@@ -385,6 +471,16 @@ func (sc *groupScope) group(e ast.Expr) {
 					sc.group(a)
 				}
 				return
+			}
+			// A name more than one table has: the select list's column
+			// of that name (GROUP BY g after SELECT t.g), as MySQL takes it.
+			for _, se := range sc.selectList {
+				if ae, ok := se.(*ast.AliasedExpr); ok && ae.As.IsEmpty() {
+					if sel, isCol := ae.Expr.(*ast.ColName); isCol && !sel.Qualifier.IsEmpty() && sel.Name.Equal(cn.Name) {
+						sc.group(sel)
+						return
+					}
+				}
 			}
 		}
 	}

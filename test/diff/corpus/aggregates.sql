@@ -16,6 +16,25 @@ SELECT SUM(amount) FROM m WHERE id > 100;
 SELECT GROUP_CONCAT(grp ORDER BY id SEPARATOR ',') FROM m;
 SELECT COUNT(DISTINCT grp) FROM m;
 SELECT id /* the key */, grp, qty /* a count */ , f FROM m ORDER BY id;
+-- GROUP_CONCAT joins all its expressions; DISTINCT compares their values
+-- under the collation.
+CREATE TABLE gcw (id INT PRIMARY KEY, g INT, s VARCHAR(10)) COLLATE utf8mb4_general_ci;
+INSERT INTO gcw VALUES (1, 1, 'a'), (2, 1, 'A'), (3, 1, 'b'), (4, 2, 'B'), (5, 2, 'c'), (6, 2, NULL);
+SELECT GROUP_CONCAT(id, s ORDER BY id) FROM gcw;
+SELECT GROUP_CONCAT(DISTINCT s, g ORDER BY g, s) FROM gcw;
+SELECT g, GROUP_CONCAT(DISTINCT s ORDER BY s DESC SEPARATOR '|') FROM gcw GROUP BY g ORDER BY g;
+SELECT GROUP_CONCAT(DISTINCT id % 2, '-' ORDER BY id % 2) FROM gcw;
+SELECT g, GROUP_CONCAT(id, ':', s SEPARATOR ' ') FROM gcw GROUP BY g ORDER BY g;
+-- A name two joined tables have: refused in a grouped query, or, in GROUP
+-- BY, HAVING and ORDER BY, the select list's column of that name.
+SELECT COUNT(id) FROM gcw JOIN gcw g2 ON g2.id = gcw.id + 1;
+SELECT GROUP_CONCAT(s ORDER BY gcw.id) FROM gcw JOIN gcw g2 ON g2.id = gcw.id + 1;
+SELECT COUNT(*) FROM gcw JOIN gcw g2 ON g2.id = gcw.id + 1 HAVING MAX(id) > 1;
+SELECT g2.g, COUNT(*) FROM gcw JOIN gcw g2 ON g2.id = gcw.id + 1 GROUP BY g ORDER BY g;
+SELECT g2.g, COUNT(*) FROM gcw JOIN gcw g2 ON g2.id = gcw.id + 1 GROUP BY g HAVING g > 1;
+SELECT COUNT(*) FROM gcw JOIN gcw g2 USING (g);
+SELECT COUNT(g) FROM gcw JOIN gcw g2 USING (g);
+DROP TABLE gcw;
 SELECT grp, MAX(amount) FROM m GROUP BY grp WITH ROLLUP;
 -- WITH ROLLUP: super-aggregate rows after each group, grouped expressions
 -- left out are NULL (in expressions and HAVING too), the total last; not
