@@ -66,6 +66,9 @@ func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sc
 				if gc := groupConcatOf(e); gc != nil && !windowed {
 					return gc, transform.NewTree, nil
 				}
+				if r := peerRankOf(e); r != nil && windowed {
+					return r, transform.NewTree, nil
+				}
 				if d := doubleAggOf(e, windowed); d != nil {
 					retyped[d.Id()] = types.Float64
 					return d, transform.NewTree, nil

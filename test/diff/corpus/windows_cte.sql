@@ -14,3 +14,10 @@ WITH RECURSIVE f(n, x) AS (SELECT 1, 1 UNION ALL SELECT n + 1, x * (n + 1) FROM 
 WITH a AS (SELECT 1 AS x), b AS (SELECT x + 1 AS y FROM a) SELECT * FROM a, b;
 SELECT id, v, PERCENT_RANK() OVER (ORDER BY v) FROM s ORDER BY id;
 DROP TABLE s;
+-- Ranks of values equal under the collation are equal: 'a' and 'A' are
+-- peers under a case-insensitive collation, NULLs are peers.
+CREATE TABLE wr (id INT PRIMARY KEY, g INT, s VARCHAR(10)) COLLATE utf8mb4_general_ci;
+INSERT INTO wr VALUES (1, 1, 'a'), (2, 1, 'A'), (3, 1, 'b'), (4, 2, 'B'), (5, 2, 'b'), (6, 2, 'c'), (7, 2, NULL), (8, 1, NULL);
+SELECT id, s, RANK() OVER (ORDER BY s), DENSE_RANK() OVER (ORDER BY s), RANK() OVER (PARTITION BY g ORDER BY s DESC) FROM wr ORDER BY id;
+SELECT id, RANK() OVER w, DENSE_RANK() OVER w FROM wr WINDOW w AS (ORDER BY s, g) ORDER BY id;
+DROP TABLE wr;
