@@ -180,6 +180,7 @@ func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.Par
 // would run a statement it was given.
 func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement) (ast.Statement, error) {
 	trimColumnNames(stmt)
+	inlineNamedWindows(stmt)
 	rollups, err := rollupSelects(stmt)
 	if err != nil {
 		return nil, err

@@ -20,4 +20,8 @@ CREATE TABLE wr (id INT PRIMARY KEY, g INT, s VARCHAR(10)) COLLATE utf8mb4_gener
 INSERT INTO wr VALUES (1, 1, 'a'), (2, 1, 'A'), (3, 1, 'b'), (4, 2, 'B'), (5, 2, 'b'), (6, 2, 'c'), (7, 2, NULL), (8, 1, NULL);
 SELECT id, s, RANK() OVER (ORDER BY s), DENSE_RANK() OVER (ORDER BY s), RANK() OVER (PARTITION BY g ORDER BY s DESC) FROM wr ORDER BY id;
 SELECT id, RANK() OVER w, DENSE_RANK() OVER w FROM wr WINDOW w AS (ORDER BY s, g) ORDER BY id;
+-- Named windows beside other windows, and windows built on named ones.
+SELECT id, ROW_NUMBER() OVER w, ROW_NUMBER() OVER (ORDER BY id DESC) FROM wr WINDOW w AS (ORDER BY g, id) ORDER BY id;
+SELECT id, SUM(id) OVER (w ORDER BY id), COUNT(*) OVER (ORDER BY id) FROM wr WINDOW w AS (PARTITION BY g) ORDER BY id;
+SELECT id, SUM(id) OVER w2, SUM(id) OVER w1 FROM wr WINDOW w1 AS (PARTITION BY g), w2 AS (w1 ORDER BY id) ORDER BY id;
 DROP TABLE wr;
