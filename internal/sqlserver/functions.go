@@ -3,11 +3,13 @@ package sqlserver
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
 )
@@ -33,6 +35,7 @@ var mysqlFunctions = []sql.Function{
 	sql.Function2{Name: "addtime", Fn: func(a, b sql.Expression) sql.Expression {
 		return &scalarFunc{name: "ADDTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(1)}
 	}},
+	sql.Function2{Name: assignFunction, Fn: newAssign},
 	sql.Function2{Name: "subtime", Fn: func(a, b sql.Expression) sql.Expression {
 		return &scalarFunc{name: "SUBTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(-1)}
 	}},
@@ -164,6 +167,9 @@ func hasFraction(v any) bool {
 // overridden are MySQL's versions of functions go-mysql-server has in
 // another form (Provider.Function finds them first).
 var overridden = map[string]sql.Function{
+	"str_to_date": sql.Function2{Name: "str_to_date", Fn: func(d, f sql.Expression) sql.Expression {
+		return &strToDate{StrToDate: function.NewStrToDate(d, f).(*function.StrToDate)}
+	}},
 	"time_to_sec": sql.Function1{Name: "time_to_sec", Fn: func(t sql.Expression) sql.Expression {
 		return &scalarFunc{name: "TIME_TO_SEC", args: []sql.Expression{t}, typ: timeToSecType, eval: timeToSecEval}
 	}},
@@ -174,6 +180,53 @@ var overridden = map[string]sql.Function{
 func (p *Provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 	f, ok := overridden[strings.ToLower(name)]
 	return f, ok
+}
+
+// strToDate is STR_TO_DATE with the hour of a 12-hour clock read with its
+// AM or PM (%p, %r): go-mysql-server v0.20 read the marker and dropped it
+// (STR_TO_DATE('2:07 PM', '%h:%i %p') was 02:07:00, not 14:07:00).
+type strToDate struct {
+	*function.StrToDate
+}
+
+// amPM finds an AM or PM word in a date string.
+var amPM = regexp.MustCompile(`(?i)(?:^|[^a-z])(am|pm)(?:[^a-z]|$)`)
+
+func (s *strToDate) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := s.StrToDate.Eval(ctx, row)
+	t, ok := v.(time.Time)
+	if err != nil || !ok {
+		return v, err
+	}
+	format, err := s.Format.Eval(ctx, row)
+	if f, isStr := format.(string); err != nil || !isStr || !(strings.Contains(f, "%p") || strings.Contains(f, "%r")) {
+		return v, err
+	}
+	date, err := s.Date.Eval(ctx, row)
+	d, isStr := date.(string)
+	if err != nil || !isStr {
+		return v, err
+	}
+	m := amPM.FindAllStringSubmatch(d, -1)
+	if len(m) == 0 {
+		return v, nil
+	}
+	pm := strings.EqualFold(m[len(m)-1][1], "pm")
+	switch h := t.Hour(); {
+	case pm && h < 12:
+		t = t.Add(12 * time.Hour)
+	case !pm && h == 12:
+		t = t.Add(-12 * time.Hour)
+	}
+	return t, nil
+}
+
+func (s *strToDate) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	n, err := s.StrToDate.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &strToDate{StrToDate: n.(*function.StrToDate)}, nil
 }
 
 // timeToSecType: the seconds are a BIGINT for an integer, TIME or DATETIME

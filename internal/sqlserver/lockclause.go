@@ -137,28 +137,34 @@ func blankLockClauses(q string) string {
 type lockParser struct{ sql.Parser }
 
 func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
-	stmt, err := p.Parser.ParseSimple(rollupText(blankLockClauses(unwrapVersionComments(q))))
+	r, assigned := assignmentText(rollupText(blankLockClauses(unwrapVersionComments(q))))
+	stmt, err := p.Parser.ParseSimple(r)
 	if err != nil {
 		return nil, err
 	}
+	restoreAssignNames(stmt, assigned)
 	return p.finish(nil, stmt)
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	r := rollupText(blankLockClauses(unwrapVersionComments(q)))
+	rb := rollupText(blankLockClauses(unwrapVersionComments(q)))
+	r, assigned := assignmentText(rb)
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
-	parsed, rest = unblank(q, r, ';', parsed, rest)
+	parsed, rest = unblank(q, rb, ';', parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
+		restoreAssignNames(stmt, assigned)
 		stmt, err = p.finish(ctx, stmt)
 	}
 	return stmt, parsed, rest, err
 }
 
 func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	r := rollupText(blankLockClauses(unwrapVersionComments(q)))
+	rb := rollupText(blankLockClauses(unwrapVersionComments(q)))
+	r, assigned := assignmentText(rb)
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
-	parsed, rest = unblank(q, r, delim, parsed, rest)
+	parsed, rest = unblank(q, rb, delim, parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
+		restoreAssignNames(stmt, assigned)
 		c, _ := ctx.(*sql.Context)
 		stmt, err = p.finish(c, stmt)
 	}
@@ -166,8 +172,11 @@ func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, 
 }
 
 func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, rollupText(blankLockClauses(unwrapVersionComments(q))), o)
+	r, assigned := assignmentText(rollupText(blankLockClauses(unwrapVersionComments(q))))
+	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, r, o)
+	n = assigned.writtenPos(n)
 	if err == nil {
+		restoreAssignNames(stmt, assigned)
 		c, _ := ctx.(*sql.Context)
 		stmt, err = p.finish(c, stmt)
 	}

@@ -255,21 +255,16 @@ func processStates(t *testing.T, db *sql.DB) map[string]string {
 func TestTableLockWaits(t *testing.T) {
 	lt := newLockTest(t)
 
-	// A statement in progress on t: the lock comes after it.
-	slow := make(chan time.Time, 1)
+	// A statement in progress on t: the lock comes after it, so the lock
+	// holder reads what the UPDATE wrote.
 	updater := lt.conn()
-	go func() {
-		lt.exec(updater, "UPDATE tl.t SET v = SLEEP(1) WHERE id = 1")
-		slow <- time.Now()
-	}()
+	go lt.exec(updater, "UPDATE tl.t SET v = SLEEP(1) + 7 WHERE id = 1")
 	// The lock is asked for once the UPDATE runs (it sleeps a second).
 	lt.waitFor("the UPDATE", "INFO LIKE 'UPDATE tl.t SET v = SLEEP%'")
 	holder := lt.conn()
 	lt.must(holder, "LOCK TABLES tl.t WRITE")
-	select {
-	case <-slow:
-	default:
-		t.Fatal("LOCK TABLES … WRITE was granted while an UPDATE of the table ran")
+	if v := lt.int(holder, "SELECT v FROM tl.t WHERE id = 1"); v != 7 {
+		t.Fatalf("under LOCK TABLES … WRITE, v = %d: the lock was granted while an UPDATE of the table ran", v)
 	}
 
 	// Two READ locks share; a WRITE lock waits for both, and a

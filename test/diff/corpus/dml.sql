@@ -28,3 +28,17 @@ UPDATE c SET ti = ti + 1;
 SELECT ROW_COUNT();
 SELECT COUNT(*) FROM c;
 DROP TABLE c;
+-- User variables assigned within expressions: row numbers, running
+-- totals, a variable set in a derived table, and in UPDATE.
+CREATE TABLE uv (id INT PRIMARY KEY, name VARCHAR(10), score INT);
+INSERT INTO uv VALUES (1, 'ann', 10), (2, 'bob', 20), (3, 'cid', 20), (4, 'dan', NULL);
+SET @r := 0;
+SELECT (@r := @r + 1) AS rn, name FROM uv ORDER BY score DESC, name;
+SELECT @r;
+SET @t = 0;
+SELECT name, @t := @t + COALESCE(score, 0) AS running FROM uv ORDER BY id;
+SELECT @rank := @rank + 1 AS rnk, name FROM uv, (SELECT @rank := 0) init ORDER BY name;
+SET @i = 100;
+UPDATE uv SET score = (@i := @i + 1) ORDER BY id;
+SELECT id, score, @i FROM uv ORDER BY id;
+DROP TABLE uv;

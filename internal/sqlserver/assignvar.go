@@ -1,0 +1,203 @@
+package sqlserver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// User variables assigned within an expression, MySQL's
+// SELECT (@n := @n + 1) AS rn, name FROM t ORDER BY score, which numbers
+// rows or keeps running totals in applications written before window
+// functions. go-mysql-server v0.20's parser knows := only in SET (1064).
+// Before parsing, each @name := expr of a statement other than SET
+// becomes a call of assignFunction, which sets the variable to the
+// value and returns it; the column such an expression names keeps the
+// text the client wrote.
+//
+// The expression assigned runs to the first of , ) ; or a clause's
+// keyword (AS, FROM, WHERE, …) outside parentheses; an alias without AS
+// after it is not told from the expression, and the statement keeps the
+// parser's 1064.
+
+// assignFunction is the function @name := expr becomes.
+const assignFunction = "__miraj_assign"
+
+// assignStop are the words that end the expression assigned.
+var assignStop = map[string]bool{
+	"AS": true, "FROM": true, "WHERE": true, "GROUP": true, "HAVING": true, "ORDER": true,
+	"LIMIT": true, "INTO": true, "UNION": true, "INTERSECT": true, "EXCEPT": true,
+	"FOR": true, "LOCK": true, "WINDOW": true, "THEN": true, "ELSE": true, "END": true, "WHEN": true,
+}
+
+// assignment is one rewritten @name := expr: the text written and the
+// text it became, and where each starts.
+type assignment struct {
+	written, call  string
+	from, fromCall int
+}
+
+// assignments are the rewrites of one text, in order.
+type assignments []assignment
+
+// writtenPos maps a position of the rewritten text outside the rewrites
+// to the same place in the text before.
+func (as assignments) writtenPos(pos int) int {
+	shift := 0
+	for _, a := range as {
+		if pos < a.fromCall+len(a.call) {
+			break
+		}
+		shift += len(a.call) - len(a.written)
+	}
+	return pos - shift
+}
+
+// writtenRest maps rest, the end of the rewritten text r, to the end of
+// the text before, q.
+func (as assignments) writtenRest(q, r, rest string) string {
+	if len(as) == 0 || rest == "" {
+		return rest
+	}
+	at := strings.LastIndex(r, rest)
+	if at < 0 {
+		return rest
+	}
+	from, to := as.writtenPos(at), as.writtenPos(at+len(rest))
+	if from > to || to > len(q) {
+		return rest
+	}
+	return q[from:to]
+}
+
+// assignmentText returns q with its @name := expr rewritten, and the
+// rewrites made.
+func assignmentText(q string) (string, assignments) {
+	if !strings.Contains(q, ":=") {
+		return q, nil
+	}
+	words := scanWords(q, false)
+	if len(words) == 0 || words[0].text == "SET" {
+		return q, nil
+	}
+	var b strings.Builder
+	var done assignments
+	last := 0
+	for i := 0; i+3 < len(words); i++ {
+		at, name, colon, eq := words[i], words[i+1], words[i+2], words[i+3]
+		if at.text != "@" || at.word || !name.word || name.start != at.end || q[name.start] == '`' ||
+			colon.text != ":" || eq.text != "=" || eq.start != colon.end || (i > 0 && words[i-1].text == "@" && words[i-1].end == at.start) {
+			continue
+		}
+		// The expression: to the first stop outside parentheses.
+		end, depth := len(q), 0
+		j := i + 4
+		for ; j < len(words); j++ {
+			w := words[j]
+			if !w.word && (w.text == "(") {
+				depth++
+				continue
+			}
+			if !w.word && w.text == ")" {
+				if depth == 0 {
+					end = w.start
+					break
+				}
+				depth--
+				continue
+			}
+			if depth == 0 && ((!w.word && (w.text == "," || w.text == ";")) || (w.word && q[w.start] != '`' && assignStop[w.text])) {
+				end = w.start
+				break
+			}
+		}
+		if j == i+4 {
+			continue // nothing assigned
+		}
+		exprEnd := end
+		for exprEnd > eq.end && (q[exprEnd-1] == ' ' || q[exprEnd-1] == '\t' || q[exprEnd-1] == '\n' || q[exprEnd-1] == '\r') {
+			exprEnd--
+		}
+		call := assignFunction + "('" + strings.ReplaceAll(q[name.start:name.end], "'", "''") + "', " + strings.TrimLeft(q[eq.end:exprEnd], " \t\r\n") + ")"
+		b.WriteString(q[last:at.start])
+		done = append(done, assignment{written: q[at.start:exprEnd], call: call, from: at.start, fromCall: b.Len()})
+		b.WriteString(call)
+		last = exprEnd
+		// Assignments inside the expression (@a := @b := 1) are left to
+		// the parser.
+		for i+1 < len(words) && words[i+1].start < exprEnd {
+			i++
+		}
+	}
+	if done == nil {
+		return q, nil
+	}
+	b.WriteString(q[last:])
+	return b.String(), done
+}
+
+// restoreAssignNames gives the columns named after a rewritten expression
+// the text the client wrote.
+func restoreAssignNames(stmt ast.Statement, done assignments) {
+	if len(done) == 0 {
+		return
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if ae, ok := node.(*ast.AliasedExpr); ok && ae.InputExpression != "" && strings.Contains(ae.InputExpression, assignFunction) {
+			for _, a := range done {
+				ae.InputExpression = strings.ReplaceAll(ae.InputExpression, a.call, a.written)
+			}
+		}
+		return true, nil
+	}, stmt)
+}
+
+// assignExpr is __miraj_assign(name, value): the user variable name set
+// to value (NULL too), and value.
+type assignExpr struct {
+	name, value sql.Expression
+}
+
+var _ sql.FunctionExpression = (*assignExpr)(nil)
+
+func newAssign(name, value sql.Expression) sql.Expression {
+	return &assignExpr{name: name, value: value}
+}
+
+func (a *assignExpr) FunctionName() string { return assignFunction }
+func (a *assignExpr) Description() string {
+	return "sets a user variable within an expression (@name := expr)"
+}
+func (a *assignExpr) Resolved() bool             { return a.name.Resolved() && a.value.Resolved() }
+func (a *assignExpr) String() string             { return fmt.Sprintf("@%s := %s", a.name, a.value) }
+func (a *assignExpr) Type() sql.Type             { return a.value.Type() }
+func (a *assignExpr) IsNullable() bool           { return a.value.IsNullable() }
+func (a *assignExpr) Children() []sql.Expression { return []sql.Expression{a.name, a.value} }
+
+func (a *assignExpr) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 2)
+	}
+	return newAssign(children[0], children[1]), nil
+}
+
+func (a *assignExpr) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	n, err := a.name.Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	name, ok := n.(string)
+	if !ok {
+		return nil, sql.ErrInvalidArgument.New(assignFunction)
+	}
+	v, err := a.value.Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.SetUserVariable(ctx, strings.ToLower(name), v, a.value.Type()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
