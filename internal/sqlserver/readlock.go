@@ -44,8 +44,12 @@ type readLockGate struct {
 }
 
 func newReadLockGate() *readLockGate {
-	return &readLockGate{held: map[uint32]bool{}, changed: make(chan struct{}), killed: killSwitches{}}
+	return &readLockGate{held: map[uint32]bool{}, changed: make(chan struct{})}
 }
+
+// forgetKill drops a KILL QUERY of connection id kept from before its
+// statement began (killSwitches).
+func (g *readLockGate) forgetKill(id uint32) { g.killed.forget(&g.mu, id) }
 
 // interrupt ends connection id's wait, if it waits (KILL QUERY).
 func (g *readLockGate) interrupt(id uint32) {
@@ -106,22 +110,62 @@ func (g *readLockGate) enter(ctx context.Context, id uint32) (bool, error) {
 // killSwitches holds a channel per connection waiting at a gate (the
 // global read lock, the table locks), which KILL QUERY closes. The gate's
 // mutex guards it.
-type killSwitches map[uint32]chan struct{}
+//
+// A KILL QUERY of a connection not waiting yet is kept (a nil channel):
+// the process list shows a statement waiting before the statement asks
+// the gate, and a kill in between was lost, leaving the statement to
+// wait out lock_wait_timeout. A kept kill ends the connection's next wait
+// at this gate; each statement forgets those of the statement before
+// (forget), as MySQL's KILL QUERY ends only the statement it finds.
+type killSwitches struct {
+	waits map[uint32]chan struct{}
+	kept  atomic.Int32 // kills kept, read without the mutex by forget
+}
 
-// fire ends connection id's wait, if it waits.
-func (killed killSwitches) fire(id uint32) {
-	if k, ok := killed[id]; ok {
+// fire ends connection id's wait, or keeps the kill for it.
+func (killed *killSwitches) fire(id uint32) {
+	if killed.waits == nil {
+		killed.waits = map[uint32]chan struct{}{}
+	}
+	k, ok := killed.waits[id]
+	switch {
+	case ok && k != nil:
 		close(k)
-		delete(killed, id)
+		delete(killed.waits, id)
+	case !ok:
+		killed.waits[id] = nil
+		killed.kept.Add(1)
+	}
+}
+
+// forget drops a kill kept for connection id; mu is the gate's mutex, not
+// held.
+func (killed *killSwitches) forget(mu *sync.Mutex, id uint32) {
+	if killed.kept.Load() == 0 {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if k, ok := killed.waits[id]; ok && k == nil {
+		delete(killed.waits, id)
+		killed.kept.Add(-1)
 	}
 }
 
 // await waits, mu held (and held again on return), until ch is closed,
 // ctx ends or KILL QUERY of connection id fires (both 1317), or timeout
 // fires (nil: none), which it reports.
-func (killed killSwitches) await(ctx context.Context, mu *sync.Mutex, id uint32, ch <-chan struct{}, timeout <-chan time.Time) (bool, error) {
+func (killed *killSwitches) await(ctx context.Context, mu *sync.Mutex, id uint32, ch <-chan struct{}, timeout <-chan time.Time) (bool, error) {
+	if killed.waits == nil {
+		killed.waits = map[uint32]chan struct{}{}
+	}
+	if k, ok := killed.waits[id]; ok && k == nil {
+		delete(killed.waits, id) // killed before it waited
+		killed.kept.Add(-1)
+		return false, errInterrupted()
+	}
 	kill := make(chan struct{})
-	killed[id] = kill
+	killed.waits[id] = kill
 	mu.Unlock()
 	var err error
 	timedOut := false
@@ -135,8 +179,8 @@ func (killed killSwitches) await(ctx context.Context, mu *sync.Mutex, id uint32,
 		timedOut = true
 	}
 	mu.Lock()
-	if killed[id] == kill {
-		delete(killed, id)
+	if killed.waits[id] == kill {
+		delete(killed.waits, id)
 	}
 	return timedOut, err
 }

@@ -139,7 +139,7 @@ type tableGate struct {
 func newTableGate(sessions func(fn func(id uint32, s *Session) bool), footprintOf func(q string) footprint) *tableGate {
 	return &tableGate{
 		locks: map[uint32]*sessionLocks{}, running: map[*admission]struct{}{},
-		changed: make(chan struct{}), killed: killSwitches{},
+		changed: make(chan struct{}),
 		sessions: sessions, footprintOf: footprintOf,
 	}
 }
@@ -412,6 +412,10 @@ func (g *tableGate) holds(id uint32) bool {
 	l := g.locks[id]
 	return l != nil && l.granted
 }
+
+// forgetKill drops a KILL QUERY of connection id kept from before its
+// statement began (killSwitches).
+func (g *tableGate) forgetKill(id uint32) { g.killed.forget(&g.mu, id) }
 
 // interrupt ends connection id's wait, if it waits (KILL QUERY).
 func (g *tableGate) interrupt(id uint32) {
