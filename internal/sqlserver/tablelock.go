@@ -139,7 +139,7 @@ type tableGate struct {
 func newTableGate(sessions func(fn func(id uint32, s *Session) bool), footprintOf func(q string) footprint) *tableGate {
 	return &tableGate{
 		locks: map[uint32]*sessionLocks{}, running: map[*admission]struct{}{},
-		changed: make(chan struct{}),
+		changed:  make(chan struct{}),
 		sessions: sessions, footprintOf: footprintOf,
 	}
 }
