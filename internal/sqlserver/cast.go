@@ -34,6 +34,8 @@ const castRuleID analyzer.RuleId = 10_004
 //     and 2^53 were equal, and an unsigned value past BIGINT's range
 //     failed); of strings they compare under the arguments' collation
 //     (go-mysql-server compared bytes: LEAST('a', 'B') was 'B').
+//   - TIMESTAMPDIFF in MONTH, QUARTER and YEAR counts calendar months
+//     (timestampdiff.go); go-mysql-server counted 30-day periods.
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
 //     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -53,6 +55,8 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					if dateInterval(e) {
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
 					}
+				case *function.TimestampDiff:
+					return &timestampDiff{TimestampDiff: e}, transform.NewTree, nil
 				case *function.Greatest:
 					if x := newExtreme(ctx, "GREATEST", e.Args, true); x != nil {
 						return x, transform.NewTree, nil
