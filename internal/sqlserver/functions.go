@@ -167,6 +167,9 @@ func hasFraction(v any) bool {
 // overridden are MySQL's versions of functions go-mysql-server has in
 // another form (Provider.Function finds them first).
 var overridden = map[string]sql.Function{
+	"microsecond": sql.Function1{Name: "microsecond", Fn: func(t sql.Expression) sql.Expression {
+		return &scalarFunc{name: "MICROSECOND", args: []sql.Expression{t}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, eval: microsecondEval}
+	}},
 	"str_to_date": sql.Function2{Name: "str_to_date", Fn: func(d, f sql.Expression) sql.Expression {
 		return &strToDate{StrToDate: function.NewStrToDate(d, f).(*function.StrToDate)}
 	}},

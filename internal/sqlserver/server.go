@@ -112,6 +112,7 @@ func New(cfg Config) (*Server, error) {
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g, s)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), moreMySQLFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
 	s.engine = sqle.New(a, nil)
 	installLiveStatus()
