@@ -384,11 +384,13 @@ type insertErrors struct {
 	sess *Session
 	sch  sql.Schema
 	info *insertInfo // nil: the statement's OK has no info
+	// replace: the statement is a REPLACE (replacesame.go).
+	replace bool
 }
 
 func newInsertErrors(iter sql.RowIter, s *Session, sch sql.Schema) *insertErrors {
 	it := &insertErrors{RowIter: iter, sess: s, sch: sch}
-	s.insertCalls = 0
+	s.insertCalls, s.sameReplaced = 0, 0
 	s.inserting = it
 	return it
 }
@@ -412,6 +414,9 @@ func (it *insertErrors) Close(ctx *sql.Context) error {
 func (it *insertErrors) Next(ctx *sql.Context) (sql.Row, error) {
 	r, err := it.RowIter.Next(ctx)
 	if err == nil {
+		if it.replace {
+			r = countSameReplaced(ctx, it.sess, r)
+		}
 		return it.info.add(ctx, r), nil
 	}
 	if err == io.EOF {

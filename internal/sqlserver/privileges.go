@@ -222,6 +222,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		}
 		it := newInsertErrors(iter, s, n.Destination.Schema())
 		it.info = newInsertInfo(n, tally)
+		it.replace = n.IsReplace
 		return it, nil
 	case *plan.ShowTableStatus:
 		if !fromClient(ctx) {

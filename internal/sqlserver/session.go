@@ -98,6 +98,10 @@ type Session struct {
 	// insertCalls counts the rows the current INSERT handed to the
 	// storage editor: the row an error is about is the next one.
 	insertCalls int
+	// sameReplaced counts the rows the current INSERT met as duplicates
+	// that were the row it wrote, value for value: a REPLACE of such a
+	// row counts one row affected, not two (replacesame.go).
+	sameReplaced int
 }
 
 // Warn records a warning of the current statement, in MySQL's words for a

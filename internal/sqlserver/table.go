@@ -331,6 +331,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	e.sess.insertCalls++
 	vals := append([]any(nil), row...)
 	if _, err := e.tx.Insert(e.t.Name(), vals); err != nil {
+		noteSameRow(e.sess, vals, err)
 		return e.dupError(err)
 	}
 	return nil

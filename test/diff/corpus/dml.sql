@@ -42,3 +42,12 @@ SET @i = 100;
 UPDATE uv SET score = (@i := @i + 1) ORDER BY id;
 SELECT id, score, @i FROM uv ORDER BY id;
 DROP TABLE uv;
+-- REPLACE of a row that is already there, value for value, counts one row.
+CREATE TABLE rp (id INT PRIMARY KEY, v INT, s VARCHAR(5));
+INSERT INTO rp VALUES (1, 1, 'a');
+REPLACE INTO rp VALUES (1, 1, 'a');
+REPLACE INTO rp VALUES (1, 1, 'A');
+REPLACE INTO rp VALUES (1, 2, 'A'), (2, 2, 'b'), (3, 3, 'c');
+REPLACE INTO rp VALUES (2, 2, 'b'), (3, 5, 'c'), (4, 4, 'd');
+SELECT * FROM rp ORDER BY id;
+DROP TABLE rp;
