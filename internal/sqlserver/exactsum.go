@@ -435,23 +435,28 @@ type countDistinctBuffer struct {
 }
 
 func (b *countDistinctBuffer) Update(ctx *sql.Context, row sql.Row) error {
-	vals := make(sql.Row, len(b.exprs))
-	for i, e := range b.exprs {
-		v, err := e.Eval(ctx, row)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			return nil // a row with a NULL is not counted
-		}
-		vals[i] = v
-	}
-	var err error
-	if b.key, err = distinctKey(ctx, b.key[:0], b.sch, vals); err != nil {
-		return err
+	key, ok, err := distinctValuesKey(ctx, b.key[:0], b.exprs, b.sch, row)
+	b.key = key
+	if err != nil || !ok {
+		return err // a row with a NULL is not counted
 	}
 	b.seen[string(b.key)] = struct{}{}
 	return nil
+}
+
+// distinctValuesKey writes into b the distinctKey of the values of exprs
+// (of types sch) on row; false when one of them is NULL.
+func distinctValuesKey(ctx *sql.Context, b []byte, exprs []sql.Expression, sch sql.Schema, row sql.Row) ([]byte, bool, error) {
+	vals := make(sql.Row, len(exprs))
+	for i, e := range exprs {
+		v, err := e.Eval(ctx, row)
+		if err != nil || v == nil {
+			return b, false, err
+		}
+		vals[i] = v
+	}
+	b, err := distinctKey(ctx, b, sch, vals)
+	return b, err == nil, err
 }
 
 func (b *countDistinctBuffer) Eval(*sql.Context) (any, error) { return int64(len(b.seen)), nil }

@@ -623,6 +623,14 @@ func (sc *groupScope) star(se *ast.StarExpr) ([]colRef, bool) {
 // firstUngrouped returns the first column of e, outside aggregate
 // functions, that the grouping does not determine.
 func (sc *groupScope) firstUngrouped(e ast.Expr) (colRef, bool) {
+	return sc.ungroupedIn(e, nil)
+}
+
+// ungroupedIn returns the first column of the grouped query in n,
+// outside aggregate functions, that the grouping does not determine; n
+// is inside the subqueries of scopes (none: the grouped query's own
+// expression), whose own columns pass.
+func (sc *groupScope) ungroupedIn(n ast.SQLNode, scopes []*innerScope) (colRef, bool) {
 	var bad colRef
 	found := false
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
@@ -631,7 +639,7 @@ func (sc *groupScope) firstUngrouped(e ast.Expr) (colRef, bool) {
 		}
 		switch n := node.(type) {
 		case *ast.Subquery:
-			bad, found = sc.outerUngrouped(n.Select, nil)
+			bad, found = sc.outerUngrouped(n.Select, scopes)
 			return false, nil
 		case *ast.GroupConcatExpr:
 			return false, nil
@@ -640,6 +648,9 @@ func (sc *groupScope) firstUngrouped(e ast.Expr) (colRef, bool) {
 				return false, nil
 			}
 		case *ast.ColName:
+			if innerColumn(scopes, n) {
+				return false, nil
+			}
 			if c, ok := sc.resolve(n); ok && !sc.determined[c] {
 				bad, found = c, true
 			}
@@ -649,7 +660,7 @@ func (sc *groupScope) firstUngrouped(e ast.Expr) (colRef, bool) {
 			return false, nil
 		}
 		return true, nil
-	}, e)
+	}, n)
 	return bad, found
 }
 
@@ -692,39 +703,9 @@ func (sc *groupScope) outerUngrouped(q ast.SelectStatement, inner []*innerScope)
 		if q.Having != nil {
 			nodes = append(nodes, q.Having)
 		}
-		var bad colRef
-		found := false
 		for _, n := range nodes {
-			_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-				if found {
-					return false, nil
-				}
-				switch n := node.(type) {
-				case *ast.Subquery:
-					bad, found = sc.outerUngrouped(n.Select, scopes)
-					return false, nil
-				case *ast.GroupConcatExpr:
-					return false, nil
-				case *ast.FuncExpr:
-					if n.Over != nil || n.IsAggregate() || n.Name.Lowered() == "any_value" {
-						return false, nil
-					}
-				case *ast.ColName:
-					if innerColumn(scopes, n) {
-						return false, nil
-					}
-					if c, ok := sc.resolve(n); ok && !sc.determined[c] {
-						bad, found = c, true
-					}
-					return false, nil
-				}
-				if x, ok := node.(ast.Expr); ok && len(sc.grouped) > 0 && sc.grouped[groupText(x)] {
-					return false, nil
-				}
-				return true, nil
-			}, n)
-			if found {
-				return bad, true
+			if c, bad := sc.ungroupedIn(n, scopes); bad {
+				return c, true
 			}
 		}
 	}

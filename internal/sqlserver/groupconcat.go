@@ -121,20 +121,10 @@ type groupConcatBuffer struct {
 }
 
 func (b *groupConcatBuffer) Update(ctx *sql.Context, row sql.Row) error {
-	vals := make(sql.Row, len(b.exprs))
-	for i, e := range b.exprs {
-		v, err := e.Eval(ctx, row)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			return nil // left out, as the CONCAT of it is NULL
-		}
-		vals[i] = v
-	}
-	var err error
-	if b.key, err = distinctKey(ctx, b.key[:0], b.sch, vals); err != nil {
-		return err
+	key, ok, err := distinctValuesKey(ctx, b.key[:0], b.exprs, b.sch, row)
+	b.key = key
+	if err != nil || !ok {
+		return err // a row with a NULL is left out, as the CONCAT of it is NULL
 	}
 	if _, dup := b.seen[string(b.key)]; dup {
 		return nil
