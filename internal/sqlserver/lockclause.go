@@ -198,6 +198,9 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement) (ast.Statement,
 		if err := checkFullGroupBy(ctx, stmt); err != nil {
 			return nil, err
 		}
+		if s, ok := ctx.Session.(*Session); ok && s.mysql {
+			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
+		}
 	}
 	if len(rollups) > 0 {
 		if ddl, ok := stmt.(*ast.DDL); ok && ddl.ViewSpec != nil {
