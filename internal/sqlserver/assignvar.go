@@ -138,20 +138,15 @@ func assignmentText(q string) (string, assignments) {
 	return b.String(), done
 }
 
-// restoreAssignNames gives the columns named after a rewritten expression
-// the text the client wrote.
-func restoreAssignNames(stmt ast.Statement, done assignments) {
-	if len(done) == 0 {
+// restoreName gives a column named after a rewritten expression the text
+// the client wrote.
+func (as assignments) restoreName(ae *ast.AliasedExpr) {
+	if len(as) == 0 || !strings.Contains(ae.InputExpression, assignFunction) {
 		return
 	}
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if ae, ok := node.(*ast.AliasedExpr); ok && ae.InputExpression != "" && strings.Contains(ae.InputExpression, assignFunction) {
-			for _, a := range done {
-				ae.InputExpression = strings.ReplaceAll(ae.InputExpression, a.call, a.written)
-			}
-		}
-		return true, nil
-	}, stmt)
+	for _, a := range as {
+		ae.InputExpression = strings.ReplaceAll(ae.InputExpression, a.call, a.written)
+	}
 }
 
 // assignExpr is __miraj_assign(name, value): the user variable name set

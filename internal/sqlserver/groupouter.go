@@ -32,9 +32,18 @@ const groupOuterRuleID analyzer.RuleId = 10_010
 // projection's rows, where the column it reads is not. The outer
 // projection now reads the inner one's column instead.
 func groupOuterRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	n, same1, err := groupOuter(n, nil)
-	if err != nil {
-		return nil, transform.SameTree, err
+	same1 := transform.SameTree
+	grouped := false
+	transform.Inspect(n, func(n sql.Node) bool {
+		_, ok := n.(*plan.GroupBy)
+		grouped = grouped || ok
+		return !grouped
+	})
+	if grouped {
+		var err error
+		if n, same1, err = groupOuter(n, nil); err != nil {
+			return nil, transform.SameTree, err
+		}
 	}
 	n, same2, err := transform.Node(n, reuseAliases)
 	if err != nil {
@@ -125,17 +134,20 @@ func groupOuter(n sql.Node, above []*expression.GetField) (sql.Node, transform.T
 	if len(children) == 0 {
 		return n, same, nil
 	}
-	newChildren := make([]sql.Node, len(children))
-	changed := false
+	var newChildren []sql.Node // made once a child changes
 	for i, c := range children {
 		nc, s, err := groupOuter(c, refs)
 		if err != nil {
 			return nil, transform.SameTree, err
 		}
-		newChildren[i] = nc
-		changed = changed || s == transform.NewTree
+		if s == transform.NewTree && newChildren == nil {
+			newChildren = append([]sql.Node{}, children...)
+		}
+		if newChildren != nil {
+			newChildren[i] = nc
+		}
 	}
-	if !changed {
+	if newChildren == nil {
 		return n, same, nil
 	}
 	nn, err := n.WithChildren(newChildren...)

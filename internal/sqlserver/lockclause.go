@@ -137,62 +137,92 @@ func blankLockClauses(q string) string {
 type lockParser struct{ sql.Parser }
 
 func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
-	r, assigned := assignmentText(rollupText(blankLockClauses(unwrapVersionComments(q))))
+	_, r, assigned := readableText(q)
 	stmt, err := p.Parser.ParseSimple(r)
 	if err != nil {
 		return nil, err
 	}
-	restoreAssignNames(stmt, assigned)
-	return p.finish(nil, stmt)
+	return p.finish(nil, stmt, assigned)
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	rb := rollupText(blankLockClauses(unwrapVersionComments(q)))
-	r, assigned := assignmentText(rb)
+	rb, r, assigned := readableText(q)
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
 	parsed, rest = unblank(q, rb, ';', parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
-		restoreAssignNames(stmt, assigned)
-		stmt, err = p.finish(ctx, stmt)
+		stmt, err = p.finish(ctx, stmt, assigned)
 	}
 	return stmt, parsed, rest, err
 }
 
 func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	rb := rollupText(blankLockClauses(unwrapVersionComments(q)))
-	r, assigned := assignmentText(rb)
+	rb, r, assigned := readableText(q)
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
 	parsed, rest = unblank(q, rb, delim, parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
-		restoreAssignNames(stmt, assigned)
 		c, _ := ctx.(*sql.Context)
-		stmt, err = p.finish(c, stmt)
+		stmt, err = p.finish(c, stmt, assigned)
 	}
 	return stmt, parsed, rest, err
 }
 
 func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	r, assigned := assignmentText(rollupText(blankLockClauses(unwrapVersionComments(q))))
+	_, r, assigned := readableText(q)
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, r, o)
 	n = assigned.writtenPos(n)
 	if err == nil {
-		restoreAssignNames(stmt, assigned)
 		c, _ := ctx.(*sql.Context)
-		stmt, err = p.finish(c, stmt)
+		stmt, err = p.finish(c, stmt, assigned)
 	}
 	return stmt, n, err
 }
 
-// finish takes a parsed statement's WITH ROLLUP clauses (rollup.go),
-// checks ONLY_FULL_GROUP_BY (groupby.go) for a session's statement, and
-// rewrites the rollups. On an error the statement is nil: the handler
-// would run a statement it was given.
-func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement) (ast.Statement, error) {
-	trimColumnNames(stmt)
-	inlineNamedWindows(stmt)
-	rollups, err := rollupSelects(stmt)
-	if err != nil {
-		return nil, err
+// readableText returns q as the parser reads it: rb with the forms of the
+// same length rewritten (versioned comments, locking clauses, WITH
+// ROLLUP), and r, rb with its assignments in expressions rewritten
+// (assignvar.go), which changes lengths.
+func readableText(q string) (rb, r string, assigned assignments) {
+	rb = rollupText(blankLockClauses(unwrapVersionComments(q)))
+	r, assigned = assignmentText(rb)
+	return rb, r, assigned
+}
+
+// finish completes a parsed statement in one walk over it: the names of
+// its columns (trimLeadingNoise, and the text of rewritten assignments),
+// its named windows written into their OVER clauses (windowdefs.go), its
+// WITH ROLLUP clauses taken (rollup.go); then, for a session's statement,
+// it checks ONLY_FULL_GROUP_BY (groupby.go) and rewrites INSERT … SELECT
+// with VALUES() (insertvalues.go), and last the rollups. On an error the
+// statement is nil: the handler would run a statement it was given.
+func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, assigned assignments) (ast.Statement, error) {
+	body := stmt
+	if ex, ok := stmt.(*ast.Explain); ok {
+		body = ex.Statement // not walked into by ast.Walk
+	}
+	var rollups []*ast.Select
+	stray := false
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		switch n := node.(type) {
+		case *ast.AliasedExpr:
+			if n.InputExpression != "" {
+				n.InputExpression = trimLeadingNoise(n.InputExpression)
+				assigned.restoreName(n)
+			}
+		case *ast.Select:
+			if len(n.Window) > 0 {
+				inlineWindows(n)
+			}
+			if takeRollup(n) {
+				rollups = append(rollups, n)
+				stray = stray || len(n.GroupBy) == 0
+			}
+		case *ast.ColName:
+			stray = stray || isRollupMarker(n)
+		}
+		return true, nil
+	}, body)
+	if stray {
+		return nil, errRollupSyntax()
 	}
 	if ctx != nil {
 		if err := checkFullGroupBy(ctx, stmt); err != nil {
@@ -213,19 +243,6 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement) (ast.Statement,
 		}
 	}
 	return stmt, nil
-}
-
-// trimColumnNames takes what the parser left before a select-list
-// expression out of the name it gives the column: after a comment, the
-// name of "SELECT a /* c */, b" began with the comma (", b"), where MySQL
-// names the column b.
-func trimColumnNames(stmt ast.Statement) {
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if ae, ok := node.(*ast.AliasedExpr); ok && ae.InputExpression != "" {
-			ae.InputExpression = trimLeadingNoise(ae.InputExpression)
-		}
-		return true, nil
-	}, stmt)
 }
 
 // trimLeadingNoise returns s without the commas, white space and comments

@@ -68,39 +68,21 @@ func isRollupMarker(e ast.Expr) bool {
 	return ok && cn.Qualifier.IsEmpty() && cn.Name.String() == rollupMarker
 }
 
-// rollupSelects returns the SELECTs of stmt whose GROUP BY ends with the
-// marker, the marker taken off; an error when the marker stands anywhere
-// else (WITH ROLLUP where MySQL takes none).
-func rollupSelects(stmt ast.Statement) ([]*ast.Select, error) {
-	if ex, ok := stmt.(*ast.Explain); ok {
-		stmt = ex.Statement // not walked into by ast.Walk
+// takeRollup takes the marker off the end of sel's GROUP BY, reporting
+// whether it was there.
+func takeRollup(sel *ast.Select) bool {
+	if len(sel.GroupBy) == 0 || !isRollupMarker(sel.GroupBy[len(sel.GroupBy)-1]) {
+		return false
 	}
-	var sels []*ast.Select
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if sel, ok := node.(*ast.Select); ok && len(sel.GroupBy) > 0 && isRollupMarker(sel.GroupBy[len(sel.GroupBy)-1]) {
-			sel.GroupBy = sel.GroupBy[:len(sel.GroupBy)-1]
-			sels = append(sels, sel)
-		}
-		return true, nil
-	}, stmt)
-	stray := false
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if e, ok := node.(ast.Expr); ok && isRollupMarker(e) {
-			stray = true
-		}
-		return !stray, nil
-	}, stmt)
-	if stray {
-		return nil, mysql.NewSQLError(mysql.ERParseError, "42000",
-			"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'WITH ROLLUP'")
-	}
-	for _, sel := range sels {
-		if len(sel.GroupBy) == 0 {
-			return nil, mysql.NewSQLError(mysql.ERParseError, "42000",
-				"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'WITH ROLLUP'")
-		}
-	}
-	return sels, nil
+	sel.GroupBy = sel.GroupBy[:len(sel.GroupBy)-1]
+	return true
+}
+
+// errRollupSyntax is the parser's 1064 for WITH ROLLUP where MySQL takes
+// none (the marker left anywhere but at the end of a GROUP BY).
+func errRollupSyntax() error {
+	return mysql.NewSQLError(mysql.ERParseError, "42000",
+		"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'WITH ROLLUP'")
 }
 
 // errRollupUnsupported is MySQL's 1235 for what Miraj does not carry

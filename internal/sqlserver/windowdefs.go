@@ -6,27 +6,13 @@ import (
 
 // Named windows (SELECT RANK() OVER w … WINDOW w AS (ORDER BY s)) are
 // written into the OVER clauses that name them before the statement is
-// planned. go-mysql-server v0.20 kept the merged definition of an OVER
+// planned (lockParser.finish). go-mysql-server v0.20 kept the merged definition of an OVER
 // clause that names a window under the empty name, and merged the next
 // OVER clause without a name into it: RANK() OVER w, RANK() OVER (ORDER
 // BY id) failed with 1105 (window '' cannot inherit '' since both contain
 // order by clause). A definition MySQL would refuse (an OVER clause with
 // its own PARTITION BY, an ORDER BY or frame given twice, a window that
 // does not exist) is left for go-mysql-server to refuse.
-
-// inlineNamedWindows rewrites the OVER clauses of stmt's SELECTs that name
-// a window of their SELECT's WINDOW clause.
-func inlineNamedWindows(stmt ast.Statement) {
-	if ex, ok := stmt.(*ast.Explain); ok {
-		stmt = ex.Statement // not walked into by ast.Walk
-	}
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if sel, ok := node.(*ast.Select); ok && len(sel.Window) > 0 {
-			inlineWindows(sel)
-		}
-		return true, nil
-	}, stmt)
-}
 
 // inlineWindows rewrites sel's OVER clauses (not its subqueries').
 func inlineWindows(sel *ast.Select) {
