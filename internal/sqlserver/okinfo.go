@@ -107,8 +107,12 @@ func (fs *okInfoFixes) apply(p []byte) []byte {
 }
 
 // patch returns p with the packet f describes corrected, and whether p
-// held it. p is not changed.
+// held it. p is not changed. The packet is most often the last of p (the
+// whole response to a statement), which is looked at first.
 func (f *okInfoFix) patch(p []byte) ([]byte, bool) {
+	if start := len(p) - 4 - f.size; start >= 0 && f.holdsAt(p, start) {
+		return f.fixed(p, start+f.hashAt), true
+	}
 	for from := 0; from < len(p); {
 		i := bytes.Index(p[from:], f.tail)
 		if i < 0 {
@@ -116,18 +120,27 @@ func (f *okInfoFix) patch(p []byte) ([]byte, bool) {
 		}
 		i += from
 		from = i + 1
-		start := i - f.hashAt
-		if start < 0 || start+4+f.size != i+len(f.tail) {
-			continue
+		if start := i - f.hashAt; start >= 0 && f.holdsAt(p, start) {
+			return f.fixed(p, i), true
 		}
-		if int(p[start])|int(p[start+1])<<8|int(p[start+2])<<16 != f.size || !bytes.HasPrefix(p[start+4:], f.payload) {
-			continue
-		}
-		out := bytes.Clone(p)
-		out[i] = byte(len(f.tail) - 1)
-		return out, true
 	}
 	return p, false
+}
+
+// holdsAt reports whether the packet f describes starts at p[start].
+func (f *okInfoFix) holdsAt(p []byte, start int) bool {
+	end := start + 4 + f.size
+	if end > len(p) || int(p[start])|int(p[start+1])<<8|int(p[start+2])<<16 != f.size {
+		return false
+	}
+	return bytes.HasPrefix(p[start+4:], f.payload) && bytes.Equal(p[start+f.hashAt:end], f.tail)
+}
+
+// fixed returns a copy of p with the info length written at p[at].
+func (f *okInfoFix) fixed(p []byte, at int) []byte {
+	out := bytes.Clone(p)
+	out[at] = byte(len(f.tail) - 1)
+	return out
 }
 
 // lenEncInt is MySQL's length-encoded integer.
