@@ -121,39 +121,63 @@ func runScript(ctx context.Context, miraj, mariadb Target, s Script) ([]Result, 
 // execute runs q and reads its warnings when the server says it has some
 // (asking only then keeps ROW_COUNT() and FOUND_ROWS() of the next
 // statement as the script left them). An error of the server is part of
-// the outcome; the returned error is a broken connection.
+// the outcome; the returned error is a broken connection. A statement of
+// several results (a CALL: its procedure's result sets, then an OK) has
+// the columns and rows of each result set, each after the first behind a
+// "-- next result" line.
 func execute(c *mysql.Conn, q string) (Outcome, error) {
 	var o Outcome
-	res, warnings, err := c.ExecuteFetchWithWarningCount(q, maxRows, true)
-	if err != nil {
-		se, ok := err.(*mysql.SQLError)
-		if !ok || (se.Num >= 2000 && se.Num < 3000) { // 2xxx are the client library's (CR_…): the connection is gone
-			return o, err
-		}
-		o.Err = &SQLError{Code: se.Num, State: se.State, Message: se.Message}
-		return o, nil
+	if err := c.WriteComQuery(q); err != nil {
+		return o, err
 	}
-	for _, f := range res.Fields {
-		o.Columns = append(o.Columns, f.Name+" "+typeName(f))
-	}
-	for _, row := range res.Rows {
-		o.Rows = append(o.Rows, rowString(row))
-	}
-	if len(res.Fields) == 0 {
-		o.Affected = res.RowsAffected
-	}
-	if warnings > 0 {
-		w, err := c.ExecuteFetch("SHOW WARNINGS", maxRows, false)
+	for first := true; ; first = false {
+		res, status, warnings, err := c.ReadQueryResult(context.Background(), maxRows, true)
 		if err != nil {
-			return o, fmt.Errorf("SHOW WARNINGS: %w", err)
-		}
-		for _, row := range w.Rows {
-			if len(row) == 3 {
-				o.Warnings = append(o.Warnings, Warning{Level: row[0].ToString(), Code: row[1].ToString(), Message: row[2].ToString()})
+			se, ok := err.(*mysql.SQLError)
+			if !ok || (se.Num >= 2000 && se.Num < 3000) { // 2xxx are the client library's (CR_…): the connection is gone
+				return o, err
 			}
+			o.Err = &SQLError{Code: se.Num, State: se.State, Message: se.Message}
+			return o, nil
+		}
+		if !first && len(res.Fields) > 0 {
+			o.Columns = append(o.Columns, nextResult)
+			o.Rows = append(o.Rows, nextResult)
+		}
+		for _, f := range res.Fields {
+			o.Columns = append(o.Columns, f.Name+" "+typeName(f))
+		}
+		for _, row := range res.Rows {
+			o.Rows = append(o.Rows, rowString(row))
+		}
+		if first && len(res.Fields) == 0 {
+			o.Affected = res.RowsAffected
+		}
+		if status&mysql.ServerMoreResultsExists == 0 {
+			return o, o.readWarnings(c, warnings)
 		}
 	}
-	return o, nil
+}
+
+// nextResult stands between the result sets of one statement.
+const nextResult = "-- next result"
+
+// readWarnings reads the warnings of the statement just run into o when
+// the server said it has some.
+func (o *Outcome) readWarnings(c *mysql.Conn, warnings uint16) error {
+	if warnings == 0 {
+		return nil
+	}
+	w, err := c.ExecuteFetch("SHOW WARNINGS", maxRows, false)
+	if err != nil {
+		return fmt.Errorf("SHOW WARNINGS: %w", err)
+	}
+	for _, row := range w.Rows {
+		if len(row) == 3 {
+			o.Warnings = append(o.Warnings, Warning{Level: row[0].ToString(), Code: row[1].ToString(), Message: row[2].ToString()})
+		}
+	}
+	return nil
 }
 
 // typeName is the column's type as the protocol sends it, with the scale of

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -72,6 +73,70 @@ func (as assignments) writtenRest(q, r, rest string) string {
 	return q[from:to]
 }
 
+// writtenRoutine returns parsed, the text of stmt in r, as written in
+// q when stmt creates a procedure, trigger or event (go-mysql-server
+// keeps that text as the routine's definition, and cuts its body out of
+// it by the parser's positions, which it maps to q's): SHOW CREATE and
+// dumps show what the client wrote, and the definition is read again, as
+// a statement is, at each use.
+func (as assignments) writtenRoutine(stmt ast.Statement, q, r, parsed string) string {
+	ddl, ok := stmt.(*ast.DDL)
+	if len(as) == 0 || !ok || (ddl.ProcedureSpec == nil && ddl.TriggerSpec == nil && ddl.EventSpec == nil) {
+		return parsed
+	}
+	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
+	if lead+len(parsed) > len(r) || r[lead:lead+len(parsed)] != parsed {
+		return parsed
+	}
+	from, to := as.writtenPos(lead), as.writtenPos(lead+len(parsed))
+	start, end := as.writtenPos(ddl.SubStatementPositionStart), as.writtenPos(ddl.SubStatementPositionEnd)
+	if from > to || to > len(q) || start > end || end > len(q) {
+		return parsed
+	}
+	ddl.SubStatementPositionStart, ddl.SubStatementPositionEnd = start, end
+	return q[from:to]
+}
+
+// setListStop ends the search back for the SET of a list of assignments.
+var setListStop = map[string]bool{
+	"SELECT": true, "VALUES": true, "VALUE": true, "FROM": true, "WHERE": true, "BY": true,
+	"HAVING": true, "ON": true, "BEGIN": true, "DO": true, "THEN": true, "ELSE": true,
+}
+
+// setItem reports whether words[i] starts an item of a SET statement's
+// list (a procedure's or trigger's SET @n := …, which the parser reads).
+func setItem(words []sqlWord, i int) bool {
+	if i == 0 {
+		return false
+	}
+	if prev := words[i-1]; prev.word {
+		return prev.text == "SET"
+	} else if prev.text != "," {
+		return false
+	}
+	depth := 0
+	for k := i - 2; k >= 0; k-- {
+		w := words[k]
+		switch {
+		case !w.word && w.text == ")":
+			depth++
+		case !w.word && w.text == "(":
+			if depth == 0 {
+				return false
+			}
+			depth--
+		case depth > 0:
+		case !w.word && w.text == ";":
+			return false
+		case w.word && w.text == "SET":
+			return true
+		case w.word && setListStop[w.text]:
+			return false
+		}
+	}
+	return false
+}
+
 // assignmentText returns q with its @name := expr rewritten, and the
 // rewrites made.
 func assignmentText(q string) (string, assignments) {
@@ -88,7 +153,8 @@ func assignmentText(q string) (string, assignments) {
 	for i := 0; i+3 < len(words); i++ {
 		at, name, colon, eq := words[i], words[i+1], words[i+2], words[i+3]
 		if at.text != "@" || at.word || !name.word || name.start != at.end || q[name.start] == '`' ||
-			colon.text != ":" || eq.text != "=" || eq.start != colon.end || (i > 0 && words[i-1].text == "@" && words[i-1].end == at.start) {
+			colon.text != ":" || eq.text != "=" || eq.start != colon.end || (i > 0 && words[i-1].text == "@" && words[i-1].end == at.start) ||
+			setItem(words, i) {
 			continue
 		}
 		// The expression: to the first stop outside parentheses.

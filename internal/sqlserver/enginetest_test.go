@@ -383,6 +383,9 @@ func (h *harness) NewEngine(t *testing.T) (enginetest.QueryEngine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The suites run go-mysql-server's engine (its analyzer, its parser)
+	// over the storage; the server's parser is the package's global one.
+	e.Parser = sql.NewMysqlParser()
 	// The suites start with a session of their own.
 	h.mu.Lock()
 	h.session = nil

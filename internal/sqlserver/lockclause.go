@@ -132,6 +132,16 @@ func blankLockClauses(q string) string {
 	return string(b)
 }
 
+// newParser returns the server's parser over p, go-mysql-server's.
+func newParser(p sql.Parser) sql.Parser {
+	return lockParser{systemSchemaParser{clusterParser{p}}}
+}
+
+// go-mysql-server parses some text with its global parser rather than the
+// engine's: a procedure's definition at each CALL, for one. It reads that
+// text as the server reads a statement's.
+func init() { sql.GlobalParser = newParser(sql.GlobalParser) }
+
 // lockParser lets the parser read the locking clauses it does not know,
 // and MySQL's versioned comments as MySQL does (unwrapVersionComments).
 type lockParser struct{ sql.Parser }
@@ -142,7 +152,7 @@ func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.finish(nil, stmt, assigned)
+	return p.finish(nil, stmt, r, assigned)
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
@@ -150,7 +160,8 @@ func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
 	parsed, rest = unblank(q, rb, ';', parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
-		stmt, err = p.finish(ctx, stmt, assigned)
+		stmt, err = p.finish(ctx, stmt, r, assigned)
+		parsed = assigned.writtenRoutine(stmt, rb, r, parsed)
 	}
 	return stmt, parsed, rest, err
 }
@@ -161,7 +172,8 @@ func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, 
 	parsed, rest = unblank(q, rb, delim, parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
 		c, _ := ctx.(*sql.Context)
-		stmt, err = p.finish(c, stmt, assigned)
+		stmt, err = p.finish(c, stmt, r, assigned)
+		parsed = assigned.writtenRoutine(stmt, rb, r, parsed)
 	}
 	return stmt, parsed, rest, err
 }
@@ -172,7 +184,7 @@ func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.Par
 	n = assigned.writtenPos(n)
 	if err == nil {
 		c, _ := ctx.(*sql.Context)
-		stmt, err = p.finish(c, stmt, assigned)
+		stmt, err = p.finish(c, stmt, r, assigned)
 	}
 	return stmt, n, err
 }
@@ -187,14 +199,15 @@ func readableText(q string) (rb, r string, assigned assignments) {
 	return rb, r, assigned
 }
 
-// finish completes a parsed statement in one walk over it: the names of
-// its columns (trimLeadingNoise, and the text of rewritten assignments),
+// finish completes a parsed statement, text as the parser read it, in one
+// walk over it: the names of its columns (trimLeadingNoise, and the text
+// of rewritten assignments; those of a procedure's body, nameBodyColumns),
 // its named windows written into their OVER clauses (windowdefs.go), its
 // WITH ROLLUP clauses taken (rollup.go); then, for a session's statement,
 // it checks ONLY_FULL_GROUP_BY (groupby.go) and rewrites INSERT … SELECT
 // with VALUES() (insertvalues.go), and last the rollups. On an error the
 // statement is nil: the handler would run a statement it was given.
-func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, assigned assignments) (ast.Statement, error) {
+func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, assigned assignments) (ast.Statement, error) {
 	body := stmt
 	if ex, ok := stmt.(*ast.Explain); ok {
 		body = ex.Statement // not walked into by ast.Walk
@@ -224,6 +237,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, assigned assign
 	if stray {
 		return nil, errRollupSyntax()
 	}
+	nameBodyColumns(stmt, text, assigned)
 	if ctx != nil {
 		if err := checkFullGroupBy(ctx, stmt); err != nil {
 			return nil, err

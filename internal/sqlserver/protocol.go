@@ -323,6 +323,9 @@ type admittance struct {
 // release once it has run (unless it fails).
 func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q *string) (context.Context, admittance, error) {
 	sess := h.srv.session(c.ConnectionID)
+	if sess != nil {
+		sess.forgetProcParams()
+	}
 	// A KILL QUERY from before this statement does not end its waits.
 	h.srv.tables.forgetKill(c.ConnectionID)
 	h.srv.readLock.forgetKill(c.ConnectionID)

@@ -100,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
-		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).
+		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).AddPreAnalyzeRule(setDefaultRuleID, setDefaultRule).
 		AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).AddPostAnalyzeRule(groupOuterRuleID, groupOuterRule).
 		RemoveOnceAfterRule(replaceAggRule()).
 		RemoveValidationRule(groupByRule.Id).AddPostValidationRule(groupByRule.Id, notForClients(groupByRule.Apply)).Build()
@@ -127,7 +127,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
-	s.engine.Parser = lockParser{systemSchemaParser{clusterParser{s.engine.Parser}}}
+	s.engine.Parser = newParser(s.engine.Parser)
 	registerClusterVariables()
 	registerLockVariables()
 	registerMirajStatus()

@@ -69,6 +69,9 @@ type Session struct {
 	// last asked about (lockClause).
 	lockQuery string
 	lockMode  lockClause
+	// procParams holds the parameters of the procedures the client's
+	// statement calls (procparams.go).
+	procParams map[string]*sql.StoredProcParam
 	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
 	// it follows the server's.
 	syncOwn bool
