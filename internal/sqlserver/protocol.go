@@ -448,7 +448,7 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.callWithoutDatabase(ctx, c, q)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
-	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):
+	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"), isKeyword(first, "CREATE"), isKeyword(first, "DROP"):
 		return h.notBuiltAnswer(ctx, q)
 	}
 	return 0, false, nil
