@@ -291,7 +291,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if !fromClient(ctx) {
 			return nil, nil // go-mysql-server's engine suites assert its own form
 		}
-		return showColumns(ctx, n, row)
+		return showColumns(ctx, n, row, x.grants.db)
 	case *plan.ShowVariables:
 		if !fromClient(ctx) {
 			return nil, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -135,8 +136,11 @@ func takesDefaultNull(t sql.Type) bool {
 // writes Type and Default as MySQL does: the type without go-mysql-server's
 // " COLLATE …" (MySQL shows the collation only in SHOW FULL COLUMNS'
 // Collation), and a literal default as its value (Paris, an empty string),
-// not quoted ('Paris', ”). ORMs read both.
-func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row) (sql.RowIter, error) {
+// not quoted ('Paris', ”). ORMs read both. SHOW FULL COLUMNS' Collation is
+// the column's (go-mysql-server wrote utf8mb4_0900_bin for every text
+// column, none for ENUM and SET: Rails took every string column for case
+// sensitive), Privileges those the user has on the column.
+func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row, mdb *mysql_db.MySQLDb) (sql.RowIter, error) {
 	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
@@ -144,6 +148,7 @@ func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row) (sql.RowIte
 	typeCol, defaultCol := 1, 4
 	if n.Full {
 		defaultCol = 5
+		fullColumns(ctx, n, rows, mdb)
 	}
 	for _, r := range rows {
 		if len(r) <= defaultCol {
@@ -159,8 +164,50 @@ func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row) (sql.RowIte
 	return sql.RowsToRowIter(rows...), nil
 }
 
-// collateRE is the COLLATE clause go-mysql-server adds to a string type.
-var collateRE = regexp.MustCompile(` COLLATE \w+`)
+// columnPrivileges are the privileges SHOW FULL COLUMNS lists, in
+// MySQL's order.
+var columnPrivileges = []struct {
+	name string
+	typ  sql.PrivilegeType
+}{{"select", sql.PrivilegeType_Select}, {"insert", sql.PrivilegeType_Insert}, {"update", sql.PrivilegeType_Update}, {"references", sql.PrivilegeType_References}}
+
+// fullColumns writes the Collation and Privileges of SHOW FULL COLUMNS'
+// rows, one per column of n's table in order.
+func fullColumns(ctx *sql.Context, n *plan.ShowColumns, rows []sql.Row, mdb *mysql_db.MySQLDb) {
+	schema := n.TargetSchema()
+	if len(schema) != len(rows) {
+		return
+	}
+	db, table := "", ""
+	if rt, ok := n.Child.(*plan.ResolvedTable); ok {
+		db, table = rt.SqlDatabase.Name(), rt.Name()
+	}
+	for i, col := range schema {
+		r := rows[i]
+		if len(r) != 9 {
+			continue
+		}
+		r[2] = nil
+		if tc, ok := col.Type.(sql.TypeWithCollation); ok && tc.Collation() != sql.Collation_binary && !types.IsBinaryType(col.Type) {
+			r[2] = tc.Collation().String()
+		}
+		if mdb == nil || table == "" {
+			continue
+		}
+		var privs []string
+		for _, p := range columnPrivileges {
+			op := sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db, Table: table, Column: col.Name}, p.typ)
+			if mdb.UserHasPrivileges(ctx, op) {
+				privs = append(privs, p.name)
+			}
+		}
+		r[7] = strings.Join(privs, ",")
+	}
+}
+
+// collateRE is the CHARACTER SET and COLLATE clauses go-mysql-server adds
+// to a string type.
+var collateRE = regexp.MustCompile(` (?:CHARACTER SET|COLLATE) \w+`)
 
 // showVariables runs go-mysql-server's SHOW VARIABLES and writes the
 // values of boolean variables ON and OFF, as MySQL does (SELECT

@@ -54,8 +54,9 @@ func (t *Table) footprint(ctx *sql.Context) (data, index uint64, err error) {
 	return data, index, nil
 }
 
-// showTableStatus is SHOW TABLE STATUS with each table's Index_length and
-// Auto_increment (go-mysql-server's said 0 and NULL).
+// showTableStatus is SHOW TABLE STATUS with each table's Index_length,
+// Auto_increment and Comment (go-mysql-server's said 0, NULL and NULL),
+// InnoDB's Row_format (Dynamic) and an empty Create_options, as MySQL's.
 func showTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sql.RowIter, error) {
 	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
@@ -77,8 +78,19 @@ func showTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sq
 		if next, err := t.PeekNextAutoIncrementValue(ctx); err == nil && t.hasAutoIncrement() {
 			r[10] = next
 		}
+		if len(r) == 18 {
+			r[3], r[16], r[17] = "Dynamic", "", t.Comment()
+		}
 	}
 	return sql.RowsToRowIter(rows...), nil
+}
+
+// SHOW TABLE STATUS's last column is Comment in MySQL; go-mysql-server
+// names it Comments (its schema is shared: the name is set once).
+func init() {
+	if s := plan.NewShowTableStatus(nil).Schema(); len(s) == 18 && s[17].Name == "Comments" {
+		s[17].Name = "Comment"
+	}
 }
 
 // hasAutoIncrement reports whether a column of t is AUTO_INCREMENT.
