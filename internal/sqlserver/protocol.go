@@ -441,6 +441,9 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 	case isKeyword(first, "DO"):
 		return h.doStatement(ctx, c, q, whole)
 	case isKeyword(first, "ALTER"):
+		if end, done, err := h.notBuiltAnswer(ctx, q); done {
+			return end, done, err
+		}
 		return h.alterUserLock(ctx, c, q, whole)
 	case isKeyword(first, "RENAME"):
 		return h.renameUser(ctx, c, q, whole)
