@@ -38,11 +38,17 @@ const castRuleID analyzer.RuleId = 10_004
 //     (timestampdiff.go); go-mysql-server counted 30-day periods.
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
 //     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
+//   - A number where a date belongs is the date its digits spell
+//     (numbersAsDates, datenum.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
-	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+	n, datesSame, err := numbersAsDates(n)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	n, same, err := transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 			return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 				switch e := e.(type) {
@@ -88,6 +94,7 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 			})
 		})
 	})
+	return n, same && datesSame, err
 }
 
 // stringToInteger is CAST(… AS SIGNED | UNSIGNED) of a string.

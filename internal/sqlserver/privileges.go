@@ -163,7 +163,8 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return nil, nil
 	case *plan.Update, *plan.DeleteFrom:
 		// go-mysql-server plans a single-table UPDATE or DELETE without
-		// the post-analysis rules: integer arithmetic is checked here.
+		// the analyzer's own rules: integer arithmetic is checked here,
+		// numbers that meet dates read as dates.
 		if !fromClient(ctx) {
 			return nil, nil
 		}
@@ -171,6 +172,11 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err != nil {
 			return nil, err
 		}
+		checked, sameDates, err := numbersAsDates(checked)
+		if err != nil {
+			return nil, err
+		}
+		same = same && sameDates
 		if u, ok := n.(*plan.Update); ok {
 			var sameText transform.TreeIdentity
 			checked, sameText, err = checkUpdateText(ctx, checked, u.Ignore)
@@ -198,13 +204,19 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if s.buildingInsert == n {
 			return nil, nil // adminExec's own call below: go-mysql-server builds it
 		}
-		// A single-row INSERT … VALUES skips the post-analysis rules:
-		// its integer arithmetic is checked here.
+		// A single-row INSERT … VALUES skips the analyzer's own rules:
+		// its integer arithmetic is checked here, its numbers put in
+		// dates read as dates.
 		checked, _, err := checkArithmetic(n)
 		if err != nil {
 			return nil, err
 		}
 		n = checked.(*plan.InsertInto)
+		if dated, same, err := numbersAsDates(n); err != nil {
+			return nil, err
+		} else if !same {
+			n = dated.(*plan.InsertInto)
+		}
 		src, same, err := checkArithmetic(n.Source)
 		if err != nil {
 			return nil, err
