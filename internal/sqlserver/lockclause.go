@@ -150,7 +150,14 @@ func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
 	_, r, assigned := readableText(q)
 	stmt, err := p.Parser.ParseSimple(r)
 	if err != nil {
-		return nil, err
+		m, _ := blankModifiers(r)
+		if m == r {
+			return nil, err
+		}
+		if stmt, err = p.Parser.ParseSimple(m); err != nil {
+			return nil, err
+		}
+		r = m
 	}
 	return p.finish(nil, stmt, r, assigned)
 }
@@ -158,6 +165,14 @@ func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
 	rb, r, assigned := readableText(q)
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
+	if err != nil {
+		if m, delayed := blankModifiers(r); m != r {
+			if s2, p2, rest2, err2 := p.Parser.Parse(ctx, m, multi); err2 == nil {
+				stmt, parsed, rest, err, r = s2, p2, rest2, nil, m
+				warnDelayed(ctx, delayed)
+			}
+		}
+	}
 	parsed, rest = unblank(q, rb, ';', parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
 		stmt, err = p.finish(ctx, stmt, r, assigned)
@@ -169,6 +184,15 @@ func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement
 func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	rb, r, assigned := readableText(q)
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
+	if err != nil {
+		if m, delayed := blankModifiers(r); m != r {
+			if s2, p2, rest2, err2 := p.Parser.ParseWithOptions(ctx, m, delim, multi, o); err2 == nil {
+				stmt, parsed, rest, err, r = s2, p2, rest2, nil, m
+				c, _ := ctx.(*sql.Context)
+				warnDelayed(c, delayed)
+			}
+		}
+	}
 	parsed, rest = unblank(q, rb, delim, parsed, assigned.writtenRest(rb, r, rest))
 	if err == nil {
 		c, _ := ctx.(*sql.Context)
@@ -181,6 +205,15 @@ func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, 
 func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
 	_, r, assigned := readableText(q)
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, r, o)
+	if err != nil {
+		if m, delayed := blankModifiers(r); m != r {
+			if s2, n2, err2 := p.Parser.ParseOneWithOptions(ctx, m, o); err2 == nil {
+				stmt, n, err, r = s2, n2, nil, m
+				c, _ := ctx.(*sql.Context)
+				warnDelayed(c, delayed)
+			}
+		}
+	}
 	n = assigned.writtenPos(n)
 	if err == nil {
 		c, _ := ctx.(*sql.Context)

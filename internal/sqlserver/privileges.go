@@ -204,6 +204,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if s.buildingInsert == n {
 			return nil, nil // adminExec's own call below: go-mysql-server builds it
 		}
+		s.takeDelayed(ctx)
 		// A single-row INSERT … VALUES skips the analyzer's own rules:
 		// its integer arithmetic is checked here, its numbers put in
 		// dates read as dates.

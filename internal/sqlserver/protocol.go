@@ -325,6 +325,7 @@ func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q *string) (c
 	sess := h.srv.session(c.ConnectionID)
 	if sess != nil {
 		sess.forgetProcParams()
+		sess.delayed = ""
 	}
 	// A KILL QUERY from before this statement does not end its waits.
 	h.srv.tables.forgetKill(c.ConnectionID)

@@ -72,6 +72,9 @@ type Session struct {
 	// procParams holds the parameters of the procedures the client's
 	// statement calls (procparams.go).
 	procParams map[string]*sql.StoredProcParam
+	// delayed is INSERT or REPLACE when the statement parsed last was one
+	// with DELAYED, which its execution warns of (modifiers.go).
+	delayed string
 	// syncOwn: the session set its own @@cluster_sync_commit; otherwise
 	// it follows the server's.
 	syncOwn bool
