@@ -58,3 +58,23 @@ func TestBoundNumberAsDate(t *testing.T) {
 		t.Errorf("d = %q (%v), want 1999-12-31", d, err)
 	}
 }
+
+// withFraction writes a date and time with the digits of its column.
+func TestWithFraction(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"2024-03-05 14:30:00", 6, "2024-03-05 14:30:00.000000"},
+		{"2024-03-05 14:30:00.5", 3, "2024-03-05 14:30:00.500"},
+		{"2024-03-05 14:30:00.123", 3, "2024-03-05 14:30:00.123"},
+		{"2024-03-05 14:30:00.123456", 2, "2024-03-05 14:30:00.12"},
+		{"0000-00-00 00:00:00", 1, "0000-00-00 00:00:00.0"},
+		{"2024-03-05", 2, "2024-03-05"},
+	} {
+		if got, _ := withFraction(c.in, c.n); got != c.want {
+			t.Errorf("withFraction(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

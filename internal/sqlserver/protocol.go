@@ -178,6 +178,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
+			padFractions(r)
 			return cb(r, more)
 		}
 		if _, done, err := h.answerHere(ctx, c, q, true); done {
@@ -222,6 +223,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r)
+			padFractions(r)
 			return cb(r, more)
 		}
 		if end, done, err := h.answerHere(ctx, c, q, false); done {

@@ -1,0 +1,60 @@
+package sqlserver
+
+import (
+	"strings"
+
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// A DATETIME(n) value is written with n digits after the seconds, zeros
+// too ('2024-03-05 14:30:00.000000' for DATETIME(6), MySQL's form);
+// go-mysql-server left trailing zeros out ('2024-03-05 14:30:00',
+// '14:30:00.5' of DATETIME(3)). padFractions writes the text rows of a
+// result so; the binary protocol sends the microseconds as a number.
+
+// padFractions rewrites r's DATETIME values to the digits of their column:
+// a table's column, or a CAST that names fewer than 6 digits.
+// go-mysql-server types its date functions' results DATETIME(6) where
+// MySQL's have their argument's digits (DATE_SUB of a DATETIME has none),
+// so those are left as they are.
+func padFractions(r *sqltypes.Result) {
+	for i, f := range r.Fields {
+		if f.Decimals == 0 || f.Decimals > 6 || (f.Type != querypb.Type_DATETIME && f.Type != querypb.Type_TIMESTAMP) ||
+			(f.Decimals == 6 && f.OrgTable == "") {
+			continue
+		}
+		for _, row := range r.Rows {
+			if i >= len(row) || row[i].IsNull() {
+				continue
+			}
+			if s, ok := withFraction(row[i].ToString(), int(f.Decimals)); ok {
+				row[i] = sqltypes.MakeTrusted(f.Type, []byte(s))
+			}
+		}
+	}
+}
+
+// withFraction returns s, a date and time, with n digits after its
+// seconds; false when it already has them or is no date and time.
+func withFraction(s string, n int) (string, bool) {
+	sp := strings.IndexByte(s, ' ')
+	if sp < 0 {
+		return s, false
+	}
+	dot := strings.IndexByte(s[sp:], '.')
+	digits := 0
+	if dot >= 0 {
+		dot += sp
+		digits = len(s) - dot - 1
+	}
+	switch {
+	case digits == n:
+		return s, false
+	case dot < 0:
+		return s + "." + strings.Repeat("0", n), true
+	case digits < n:
+		return s + strings.Repeat("0", n-digits), true
+	}
+	return s[:dot+1+n], true
+}
