@@ -163,8 +163,11 @@ func numbersAsDates(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		}
 	}
 	n, exprsSame, err := transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if t := temporalOperands(e); t != nil {
+			return t, transform.NewTree, nil
+		}
 		switch e := e.(type) {
-		case *numberAsDatetime:
+		case *numberAsDatetime, *temporalNumber:
 			return e, transform.SameTree, nil
 		case *expression.Convert:
 			if types.IsTime(e.Type()) && numericType(e.Child.Type()) {

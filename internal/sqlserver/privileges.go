@@ -168,11 +168,11 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if !fromClient(ctx) {
 			return nil, nil
 		}
-		checked, same, err := checkArithmetic(n)
+		checked, sameDates, err := numbersAsDates(n)
 		if err != nil {
 			return nil, err
 		}
-		checked, sameDates, err := numbersAsDates(checked)
+		checked, same, err := checkArithmetic(checked)
 		if err != nil {
 			return nil, err
 		}
@@ -206,18 +206,18 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		}
 		s.takeDelayed(ctx)
 		// A single-row INSERT … VALUES skips the analyzer's own rules:
-		// its integer arithmetic is checked here, its numbers put in
-		// dates read as dates.
-		checked, _, err := checkArithmetic(n)
-		if err != nil {
-			return nil, err
-		}
-		n = checked.(*plan.InsertInto)
+		// its numbers put in dates are read as dates, its integer
+		// arithmetic checked here.
 		if dated, same, err := numbersAsDates(n); err != nil {
 			return nil, err
 		} else if !same {
 			n = dated.(*plan.InsertInto)
 		}
+		checked, _, err := checkArithmetic(n)
+		if err != nil {
+			return nil, err
+		}
+		n = checked.(*plan.InsertInto)
 		src, same, err := checkArithmetic(n.Source)
 		if err != nil {
 			return nil, err

@@ -55,3 +55,13 @@ SELECT * FROM dfr ORDER BY id;
 SELECT a, b FROM dfr WHERE id = 1;
 SELECT CAST('2024-03-05' AS DATETIME(2)), CAST('2024-03-05 01:02:03.456' AS DATETIME(1));
 DROP TABLE dfr;
+-- In arithmetic a DATE is YYYYMMDD, a TIME hhmmss, a DATETIME(n) YYYYMMDDhhmmss with its fraction.
+CREATE TABLE dar (id INT PRIMARY KEY, d DATE, t DATETIME, t3 DATETIME(3), tm TIME);
+INSERT INTO dar VALUES (1, '2024-03-05', '2024-03-05 14:30:00', '2024-03-05 14:30:00.5', '01:02:03');
+SELECT d + 0, d - 1, d * 1, d + 1.5, t + 0, t3 + 0, tm + 0, d / 2, -d FROM dar;
+SELECT d DIV 100, d MOD 100, ABS(d), ROUND(d), d % 7, -tm, tm * 2 FROM dar;
+SELECT d + INTERVAL 1 DAY, d - INTERVAL 1 MONTH FROM dar;
+SELECT id FROM dar WHERE d + 0 = 20240305;
+UPDATE dar SET id = d - 20240000 WHERE id = 1;
+SELECT id FROM dar;
+DROP TABLE dar;
