@@ -73,6 +73,23 @@ func insertEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
 	return string(runes[:p-1]) + repl.(string) + string(runes[end:]), nil
 }
 
+// timestampEval is TIMESTAMP(expr, time): the date and time expr plus the
+// time. NULL, with a warning, for an argument that is not one.
+func timestampEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+	dt, _, err := types.DatetimeMaxPrecision.Convert(ctx, vals[0])
+	t, ok := dt.(time.Time)
+	if err != nil || !ok {
+		ctx.Warn(1292, "Incorrect datetime value: '%v'", vals[0])
+		return nil, nil
+	}
+	d, _, err := types.Time.Convert(ctx, vals[1])
+	if err != nil || d == nil {
+		ctx.Warn(1292, "Incorrect time value: '%v'", vals[1])
+		return nil, nil
+	}
+	return t.Add(time.Duration(int64(d.(types.Timespan))) * time.Microsecond), nil
+}
+
 // addTimeType is ADDTIME's and SUBTIME's type: a DATETIME's for a DATETIME
 // (or TIMESTAMP), a TIME's for a TIME, text for text, as in MySQL.
 func addTimeType(args []sql.Expression) sql.Type {
@@ -172,6 +189,14 @@ var overridden = map[string]sql.Function{
 	}},
 	"str_to_date": sql.Function2{Name: "str_to_date", Fn: func(d, f sql.Expression) sql.Expression {
 		return &strToDate{StrToDate: function.NewStrToDate(d, f).(*function.StrToDate)}
+	}},
+	// TIMESTAMP(expr, time) adds the time to the date and time, as
+	// ADDTIME does; go-mysql-server knew one argument only (1105).
+	"timestamp": sql.FunctionN{Name: "timestamp", Fn: func(args ...sql.Expression) (sql.Expression, error) {
+		if len(args) != 2 {
+			return function.NewDatetime(args...)
+		}
+		return &scalarFunc{name: "TIMESTAMP", args: args, typ: func([]sql.Expression) sql.Type { return types.DatetimeMaxPrecision }, eval: timestampEval}, nil
 	}},
 	"time_to_sec": sql.Function1{Name: "time_to_sec", Fn: func(t sql.Expression) sql.Expression {
 		return &scalarFunc{name: "TIME_TO_SEC", args: []sql.Expression{t}, typ: timeToSecType, eval: timeToSecEval}
