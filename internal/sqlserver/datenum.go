@@ -18,8 +18,8 @@ import (
 // 14:30:00 (number_to_datetime). go-mysql-server refused every number but
 // 0: INSERT of 20240305 into a DATE column failed (1292), CAST(20240305 AS
 // DATE), DATE(20240305) and YEAR(20240305) were NULL, and d = 20240305 was
-// never true. castRule puts numberAsDatetime (or, for a literal, the text
-// it spells) in front of a number that meets a date there.
+// never true. numbersAsDates puts numberAsDatetime (or, for a literal,
+// the text it spells) in front of a number that meets a date there.
 
 // numberDatetimeText returns the DATETIME the digits of nr spell, with
 // micro microseconds, as MySQL's number_to_datetime reads them; false
@@ -83,12 +83,14 @@ func numberAsDate(v any) any {
 	var nr int64
 	micro := 0
 	switch x := v.(type) {
-	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint:
-		n, _, ok := intOf(x)
-		if !ok {
+	case int8, int16, int32, int64, int:
+		nr, _ = asInt64(x)
+	case uint8, uint16, uint32, uint64, uint:
+		u, _ := asUint64(x)
+		if u > math.MaxInt64 {
 			return v
 		}
-		nr = n
+		nr = int64(u)
 	case float32, float64:
 		f, _ := x.(float64)
 		if f32, ok := x.(float32); ok {
@@ -115,33 +117,6 @@ func numberAsDate(v any) any {
 		return t
 	}
 	return v
-}
-
-// intOf returns an integer value as an int64 (false past its range).
-func intOf(v any) (int64, bool, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true, true
-	case int16:
-		return int64(x), true, true
-	case int32:
-		return int64(x), true, true
-	case int64:
-		return x, true, true
-	case int:
-		return int64(x), true, true
-	case uint8:
-		return int64(x), false, true
-	case uint16:
-		return int64(x), false, true
-	case uint32:
-		return int64(x), false, true
-	case uint64:
-		return int64(x), false, x <= math.MaxInt64
-	case uint:
-		return int64(x), false, uint64(x) <= math.MaxInt64
-	}
-	return 0, false, false
 }
 
 // numericType reports whether t is a number MySQL would read as a date

@@ -112,24 +112,39 @@ func blankLockClauses(q string) string {
 	if indexFold(q, "for") < 0 && indexFold(q, "lock") < 0 {
 		return q
 	}
-	var b []byte
+	k := blanker{q: q}
 	for _, sp := range findLockClauses(scanWords(q, false)) {
-		if sp.known {
-			continue
-		}
-		if b == nil {
-			b = []byte(q)
-		}
-		for i := sp.start; i < sp.end; i++ {
-			if b[i] != '\n' {
-				b[i] = ' '
-			}
+		if !sp.known {
+			k.blank(sp.start, sp.end)
 		}
 	}
-	if b == nil {
-		return q
+	return k.text()
+}
+
+// blanker blanks spans of a text with spaces, keeping its length and its
+// line breaks (the parser's positions and line numbers hold).
+type blanker struct {
+	q string
+	b []byte // nil until a span is blanked
+}
+
+func (k *blanker) blank(from, to int) {
+	if k.b == nil {
+		k.b = []byte(k.q)
 	}
-	return string(b)
+	for i := from; i < to; i++ {
+		if k.b[i] != '\n' {
+			k.b[i] = ' '
+		}
+	}
+}
+
+// text returns the text with its spans blanked.
+func (k *blanker) text() string {
+	if k.b == nil {
+		return k.q
+	}
+	return string(k.b)
 }
 
 // newParser returns the server's parser over p, go-mysql-server's.

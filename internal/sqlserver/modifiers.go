@@ -6,8 +6,9 @@ import "github.com/dolthub/go-mysql-server/sql"
 // know, which change nothing in an engine of row versions without table
 // locks (MySQL ignores them for InnoDB too): SELECT HIGH_PRIORITY,
 // SQL_SMALL_RESULT, SQL_BIG_RESULT; INSERT, REPLACE, UPDATE and DELETE
-// LOW_PRIORITY (and INSERT HIGH_PRIORITY, DELETE QUICK); INSERT DELAYED,
-// which MySQL runs as an INSERT with a warning. DISTINCTROW is DISTINCT.
+// LOW_PRIORITY (and INSERT HIGH_PRIORITY, DELETE LOW_PRIORITY QUICK);
+// INSERT DELAYED, which MySQL runs as an INSERT with a warning.
+// DISTINCTROW is DISTINCT.
 // An index hint naming PRIMARY, naming no index or saying what it is FOR
 // is dropped (a hint steers the plan, never the answer). A statement the
 // parser refuses is read again with these blanked (blankModifiers): the
@@ -17,18 +18,8 @@ import "github.com/dolthub/go-mysql-server/sql"
 // and the statement (INSERT or REPLACE) it held with DELAYED, if any.
 func blankModifiers(q string) (string, string) {
 	words := scanWords(q, false)
-	var b []byte
+	k := blanker{q: q}
 	delayed := ""
-	blank := func(from, to int) {
-		if b == nil {
-			b = []byte(q)
-		}
-		for i := from; i < to; i++ {
-			if b[i] != '\n' {
-				b[i] = ' '
-			}
-		}
-	}
 	for i, w := range words {
 		if !w.word {
 			continue
@@ -38,11 +29,11 @@ func blankModifiers(q string) (string, string) {
 			for j := i + 1; j < len(words) && words[j].word; j++ {
 				switch words[j].text {
 				case "HIGH_PRIORITY", "SQL_SMALL_RESULT", "SQL_BIG_RESULT":
-					blank(words[j].start, words[j].end)
+					k.blank(words[j].start, words[j].end)
 					continue
 				case "DISTINCTROW":
-					blank(words[j].start, words[j].end)
-					copy(b[words[j].start:], "DISTINCT")
+					k.blank(words[j].start, words[j].end)
+					copy(k.b[words[j].start:], "DISTINCT")
 					continue
 				case "ALL", "DISTINCT", "STRAIGHT_JOIN", "SQL_CALC_FOUND_ROWS", "SQL_NO_CACHE", "SQL_CACHE", "SQL_BUFFER_RESULT":
 					continue
@@ -56,10 +47,10 @@ func blankModifiers(q string) (string, string) {
 			for j := i + 1; j < len(words) && words[j].word; j++ {
 				switch x := words[j].text; {
 				case x == "LOW_PRIORITY", x == "HIGH_PRIORITY" && w.text == "INSERT", x == "QUICK" && w.text == "DELETE":
-					blank(words[j].start, words[j].end)
+					k.blank(words[j].start, words[j].end)
 					continue
 				case x == "DELAYED" && (w.text == "INSERT" || w.text == "REPLACE"):
-					blank(words[j].start, words[j].end)
+					k.blank(words[j].start, words[j].end)
 					delayed = w.text
 					continue
 				case x == "IGNORE":
@@ -69,14 +60,11 @@ func blankModifiers(q string) (string, string) {
 			}
 		case "USE", "FORCE", "IGNORE":
 			if end, ok := droppedHint(words, i); ok {
-				blank(w.start, end)
+				k.blank(w.start, end)
 			}
 		}
 	}
-	if b == nil {
-		return q, ""
-	}
-	return string(b), delayed
+	return k.text(), delayed
 }
 
 // droppedHint reports whether words[i] starts an index hint the parser
