@@ -8,7 +8,7 @@ import "github.com/dolthub/go-mysql-server/sql"
 // SQL_SMALL_RESULT, SQL_BIG_RESULT; INSERT, REPLACE, UPDATE and DELETE
 // LOW_PRIORITY (and INSERT HIGH_PRIORITY, DELETE LOW_PRIORITY QUICK);
 // INSERT DELAYED, which MySQL runs as an INSERT with a warning.
-// DISTINCTROW is DISTINCT.
+// DISTINCTROW is DISTINCT; SHOW STORAGE ENGINES is SHOW ENGINES.
 // An index hint naming PRIMARY, naming no index or saying what it is FOR
 // is dropped (a hint steers the plan, never the answer). A statement the
 // parser refuses is read again with these blanked (blankModifiers): the
@@ -57,6 +57,10 @@ func blankModifiers(q string) (string, string) {
 					continue
 				}
 				break
+			}
+		case "SHOW":
+			if i+2 < len(words) && words[i+1].text == "STORAGE" && words[i+2].text == "ENGINES" {
+				k.blank(words[i+1].start, words[i+1].end) // SHOW [STORAGE] ENGINES
 			}
 		case "USE", "FORCE", "IGNORE":
 			if end, ok := droppedHint(words, i); ok {

@@ -7,8 +7,8 @@ import (
 
 // The modifiers MySQL takes and an InnoDB server ignores are read (they
 // were syntax errors, 1064); DISTINCTROW is DISTINCT; INSERT DELAYED runs
-// as an INSERT with MySQL's warning; text that only looks like them is
-// left alone.
+// as an INSERT with MySQL's warning; SHOW STORAGE ENGINES is SHOW ENGINES;
+// text that only looks like them is left alone.
 func TestStatementModifiers(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
@@ -35,6 +35,11 @@ func TestStatementModifiers(t *testing.T) {
 		if s := joinRows(got.rows); s != c.want {
 			t.Errorf("%s: %s, want %s", c.q, s, c.want)
 		}
+	}
+	var engine, support, comment string
+	var tx, xa, sp any
+	if err := db.QueryRow("SHOW STORAGE ENGINES").Scan(&engine, &support, &comment, &tx, &xa, &sp); err != nil || engine == "" {
+		t.Errorf("SHOW STORAGE ENGINES: %q %v", engine, err)
 	}
 	conn := dbConn(t, db)
 	if _, err := conn.ExecContext(context.Background(), "INSERT DELAYED INTO md.t VALUES (4, 'd')"); err != nil {
