@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/json"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -38,6 +39,8 @@ const castRuleID analyzer.RuleId = 10_004
 //     (timestampdiff.go); go-mysql-server counted 30-day periods.
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
 //     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
+//   - JSON_EXTRACT (->, ->>) reads simple paths as MySQL does
+//     (jsonpath.go).
 //   - A number where a date belongs is the date its digits spell
 //     (numbersAsDates, datenum.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -63,6 +66,8 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					}
 				case *function.TimestampDiff:
 					return &timestampDiff{TimestampDiff: e}, transform.NewTree, nil
+				case *json.JSONExtract:
+					return &jsonExtract{JSONExtract: e}, transform.NewTree, nil
 				case *function.Greatest:
 					if x := newExtreme(ctx, "GREATEST", e.Args, true); x != nil {
 						return x, transform.NewTree, nil

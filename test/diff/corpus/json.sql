@@ -13,3 +13,6 @@ INSERT INTO j VALUES (4, '{bad json');
 SELECT JSON_UNQUOTE('"x\\ty"');
 SELECT JSON_EXTRACT('{"a": 1.50}', '$.a');
 DROP TABLE j;
+-- Simple paths as MySQL reads them: a member of a non-object is no match, a position in a non-array reads it as an array of itself.
+SELECT JSON_EXTRACT('[1,2,3]', '$.a'), JSON_EXTRACT('{"a":1}', '$[0]'), JSON_EXTRACT('{"a":1}', '$[1]'), JSON_EXTRACT('[1,2,3]', '$[5]'), JSON_EXTRACT('{"a b": 2}', '$."a b"'), JSON_EXTRACT('[1,[2,3]]', '$[1][0]'), JSON_EXTRACT('"s"', '$[0]');
+SELECT JSON_EXTRACT('{"a":{"b":[]}}', '$.a.b'), JSON_EXTRACT('{"a":{"b":[]}}', '$.a.b[0]'), JSON_EXTRACT('{"a":[1,2]}', '$.a[*]'), JSON_EXTRACT('[1,2]', '$[0]', '$[1]');
