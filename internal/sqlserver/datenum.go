@@ -227,25 +227,36 @@ func dateArguments(f sql.FunctionExpression) sql.Expression {
 	if !ok {
 		return nil
 	}
-	children := f.Children()
-	out := append([]sql.Expression(nil), children...)
+	if at[0] == -1 {
+		at = nil
+		for i := range f.Children() {
+			at = append(at, i)
+		}
+	}
+	return withChildrenAt(f, at, func(c sql.Expression) sql.Expression { return asDate(c, false) })
+}
+
+// withChildrenAt returns e with wrap applied to its children at the
+// places at, or nil when wrap changed none.
+func withChildrenAt(e sql.Expression, at []int, wrap func(sql.Expression) sql.Expression) sql.Expression {
+	out := append([]sql.Expression(nil), e.Children()...)
 	changed := false
-	for i := range out {
-		if at[0] != -1 && i != at[0] {
+	for _, i := range at {
+		if i >= len(out) {
 			continue
 		}
-		if w := asDate(out[i], false); w != out[i] {
+		if w := wrap(out[i]); w != out[i] {
 			out[i], changed = w, true
 		}
 	}
 	if !changed {
 		return nil
 	}
-	e, err := f.WithChildren(out...)
+	n, err := e.WithChildren(out...)
 	if err != nil {
 		return nil
 	}
-	return e
+	return n
 }
 
 // datesOfComparison returns c with a number compared to a date read as a

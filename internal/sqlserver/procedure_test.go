@@ -2,47 +2,9 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 )
-
-// callColumns runs text (a CALL) on c and returns the names of its first
-// result's columns and its rows (values joined by |).
-func callColumns(t *testing.T, c *sql.Conn, text string, args ...any) (string, string) {
-	t.Helper()
-	rows, err := c.QueryContext(context.Background(), text, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for rows.Next() {
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var parts []string
-		for _, v := range vals {
-			parts = append(parts, string(v))
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	for rows.NextResultSet() {
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
-	return strings.Join(cols, ","), strings.Join(out, ";")
-}
 
 // TestProcedureResults: the columns of a procedure's SELECT are named as
 // written (a parameter or variable by its name, an expression by its
@@ -70,8 +32,8 @@ func TestProcedureResults(t *testing.T) {
 		{"CALL q(?)", []any{"ab"}, "x,UPPER(x),@v := x", "ab|AB|ab"},
 		{"CALL p(5)", nil, pCols, "5|7|6|5|lit|1|q|q5|1"},
 	} {
-		cols, rows := callColumns(t, c, call.text, call.args...)
-		if cols != call.cols || rows != call.rows {
+		cols, out := rowsAsText(t, c, call.text, call.args...)
+		if rows := strings.Join(out, ";"); cols != call.cols || rows != call.rows {
 			t.Errorf("%s: columns %s rows %s, want %s and %s", call.text, cols, rows, call.cols, call.rows)
 		}
 	}

@@ -1,16 +1,19 @@
 package sqlserver
 
 import (
+	"context"
 	"database/sql"
 	"strings"
 	"testing"
 )
 
-// rowsAsText runs q on db and returns its column names and its rows,
-// each value as text (NULL for NULL) joined by |.
-func rowsAsText(t *testing.T, db *sql.DB, q string) (string, []string) {
+// rowsAsText runs q on db (with args) and returns its column names joined
+// by commas and its rows, each value as text (NULL for NULL) joined by |.
+func rowsAsText(t *testing.T, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string, args ...any) (string, []string) {
 	t.Helper()
-	rows, err := db.Query(q)
+	rows, err := db.QueryContext(context.Background(), q, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

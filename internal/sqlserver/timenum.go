@@ -31,6 +31,9 @@ var _ sql.Expression = (*temporalNumber)(nil)
 // DATETIME or TIMESTAMP column with a fraction (others are read as
 // go-mysql-server reads them: YYYYMMDDhhmmss), e otherwise.
 func asNumber(e sql.Expression) sql.Expression {
+	if _, done := e.(*temporalNumber); done {
+		return e
+	}
 	t := e.Type()
 	switch {
 	case types.IsDateType(t), types.IsTimespan(t):
@@ -115,26 +118,5 @@ func temporalOperands(e sql.Expression) sql.Expression {
 	default:
 		return nil
 	}
-	children := e.Children()
-	out := append([]sql.Expression(nil), children...)
-	changed := false
-	for _, i := range at {
-		if i >= len(out) {
-			continue
-		}
-		if _, done := out[i].(*temporalNumber); done {
-			continue
-		}
-		if w := asNumber(out[i]); w != out[i] {
-			out[i], changed = w, true
-		}
-	}
-	if !changed {
-		return nil
-	}
-	n, err := e.WithChildren(out...)
-	if err != nil {
-		return nil
-	}
-	return n
+	return withChildrenAt(e, at, asNumber)
 }
