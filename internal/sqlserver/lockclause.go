@@ -163,78 +163,88 @@ type lockParser struct{ sql.Parser }
 
 func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
 	_, r, assigned := readableText(q)
-	stmt, err := p.Parser.ParseSimple(r)
+	out, r, err := readAgain(nil, r, func(text string) (parseOut, error) {
+		stmt, err := p.Parser.ParseSimple(text)
+		return parseOut{stmt: stmt}, err
+	})
 	if err != nil {
-		m, _ := blankModifiers(r)
-		if m == r {
-			return nil, err
-		}
-		if stmt, err = p.Parser.ParseSimple(m); err != nil {
-			return nil, err
-		}
-		r = m
+		return nil, err
 	}
-	return p.finish(nil, stmt, r, assigned)
+	return p.finish(nil, out.stmt, r, assigned)
 }
 
 func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
 	rb, r, assigned := readableText(q)
-	stmt, parsed, rest, err := p.Parser.Parse(ctx, r, multi)
-	if err != nil {
-		if m, delayed := blankModifiers(r); m != r {
-			if s2, p2, rest2, err2 := p.Parser.Parse(ctx, m, multi); err2 == nil {
-				stmt, parsed, rest, err, r = s2, p2, rest2, nil, m
-				warnDelayed(ctx, delayed)
-			}
-		}
+	out, r, err := readAgain(ctx, r, func(text string) (parseOut, error) {
+		stmt, parsed, rest, err := p.Parser.Parse(ctx, text, multi)
+		return parseOut{stmt: stmt, parsed: parsed, rest: rest}, err
+	})
+	return p.finishText(ctx, q, rb, r, ';', assigned, out, err)
+}
+
+func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+	rb, r, assigned := readableText(q)
+	c, _ := ctx.(*sql.Context)
+	out, r, err := readAgain(c, r, func(text string) (parseOut, error) {
+		stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, text, delim, multi, o)
+		return parseOut{stmt: stmt, parsed: parsed, rest: rest}, err
+	})
+	return p.finishText(c, q, rb, r, delim, assigned, out, err)
+}
+
+func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
+	_, r, assigned := readableText(q)
+	c, _ := ctx.(*sql.Context)
+	out, r, err := readAgain(c, r, func(text string) (parseOut, error) {
+		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, text, o)
+		return parseOut{stmt: stmt, n: n}, err
+	})
+	n, stmt := assigned.writtenPos(out.n), out.stmt
+	if err == nil {
+		stmt, err = p.finish(c, stmt, r, assigned)
 	}
-	parsed, rest = unblank(q, rb, ';', parsed, assigned.writtenRest(rb, r, rest))
+	return stmt, n, err
+}
+
+// parseOut is what one of the parser's entry points returned.
+type parseOut struct {
+	stmt         ast.Statement
+	parsed, rest string
+	n            int
+}
+
+// readAgain parses r and, when the parser refuses it, r once more with the
+// modifiers it does not know blanked (modifiers.go). It returns the
+// parse's result, the text it read (r when both attempts failed: the
+// first attempt's result and error stand) and its error.
+func readAgain(ctx *sql.Context, r string, parse func(text string) (parseOut, error)) (parseOut, string, error) {
+	out, err := parse(r)
+	if err == nil {
+		return out, r, nil
+	}
+	m, delayed := blankModifiers(r)
+	if m == r {
+		return out, r, err
+	}
+	again, err2 := parse(m)
+	if err2 != nil {
+		return out, r, err
+	}
+	warnDelayed(ctx, delayed)
+	return again, m, nil
+}
+
+// finishText completes what Parse and ParseWithOptions read of q: the
+// rest as the client wrote it (unblank), the statement (finish) and, for a
+// routine, its text as written (writtenRoutine).
+func (p lockParser) finishText(ctx *sql.Context, q, rb, r string, delim rune, assigned assignments, out parseOut, err error) (ast.Statement, string, string, error) {
+	stmt := out.stmt
+	parsed, rest := unblank(q, rb, delim, out.parsed, assigned.writtenRest(rb, r, out.rest))
 	if err == nil {
 		stmt, err = p.finish(ctx, stmt, r, assigned)
 		parsed = assigned.writtenRoutine(stmt, rb, r, parsed)
 	}
 	return stmt, parsed, rest, err
-}
-
-func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	rb, r, assigned := readableText(q)
-	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, r, delim, multi, o)
-	if err != nil {
-		if m, delayed := blankModifiers(r); m != r {
-			if s2, p2, rest2, err2 := p.Parser.ParseWithOptions(ctx, m, delim, multi, o); err2 == nil {
-				stmt, parsed, rest, err, r = s2, p2, rest2, nil, m
-				c, _ := ctx.(*sql.Context)
-				warnDelayed(c, delayed)
-			}
-		}
-	}
-	parsed, rest = unblank(q, rb, delim, parsed, assigned.writtenRest(rb, r, rest))
-	if err == nil {
-		c, _ := ctx.(*sql.Context)
-		stmt, err = p.finish(c, stmt, r, assigned)
-		parsed = assigned.writtenRoutine(stmt, rb, r, parsed)
-	}
-	return stmt, parsed, rest, err
-}
-
-func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	_, r, assigned := readableText(q)
-	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, r, o)
-	if err != nil {
-		if m, delayed := blankModifiers(r); m != r {
-			if s2, n2, err2 := p.Parser.ParseOneWithOptions(ctx, m, o); err2 == nil {
-				stmt, n, err, r = s2, n2, nil, m
-				c, _ := ctx.(*sql.Context)
-				warnDelayed(c, delayed)
-			}
-		}
-	}
-	n = assigned.writtenPos(n)
-	if err == nil {
-		c, _ := ctx.(*sql.Context)
-		stmt, err = p.finish(c, stmt, r, assigned)
-	}
-	return stmt, n, err
 }
 
 // readableText returns q as the parser reads it: rb with the forms of the
