@@ -218,12 +218,15 @@ type parseOut struct {
 // parse's result, the text it read (r when both attempts failed: the
 // first attempt's result and error stand) and its error.
 func readAgain(ctx *sql.Context, r string, parse func(text string) (parseOut, error)) (parseOut, string, error) {
-	out, err := parse(r)
+	// DELETE's modifiers first: the parser reads DELETE QUICK FROM t as
+	// the deletion of a table named QUICK.
+	read := blankDeleteModifiers(r)
+	out, err := parse(read)
 	if err == nil {
-		return out, r, nil
+		return out, read, nil
 	}
-	m, delayed := blankModifiers(r)
-	if m == r {
+	m, delayed := blankModifiers(read)
+	if m == read {
 		return out, r, err
 	}
 	again, err2 := parse(m)

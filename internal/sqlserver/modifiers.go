@@ -105,6 +105,58 @@ func droppedHint(words []sqlWord, i int) (int, bool) {
 	return words[j].end, true
 }
 
+// blankDeleteModifiers returns q with the modifiers of its DELETE
+// statements blanked: LOW_PRIORITY and QUICK, which change nothing here,
+// and IGNORE, which the parser does not take; an error the statement meets
+// (a foreign key's) then fails it rather than becoming a warning. MySQL
+// reads QUICK and IGNORE after DELETE as modifiers, never as a table's
+// name.
+func blankDeleteModifiers(q string) string {
+	if !containsFold(q, "DELETE") || !(containsFold(q, "QUICK") || containsFold(q, "IGNORE") || containsFold(q, "LOW_PRIORITY")) {
+		return q
+	}
+	words := scanWords(q, false)
+	k := blanker{q: q}
+	for i, w := range words {
+		if !w.word || w.text != "DELETE" || (i > 0 && !(words[i-1].text == ";" || words[i-1].text == "(")) {
+			continue
+		}
+		for j := i + 1; j < len(words) && words[j].word; j++ {
+			x := words[j].text
+			if x != "LOW_PRIORITY" && x != "QUICK" && x != "IGNORE" {
+				break
+			}
+			k.blank(words[j].start, words[j].end)
+		}
+	}
+	return k.text()
+}
+
+// containsFold reports whether s contains upper, an upper-case ASCII word,
+// in any case.
+func containsFold(s, upper string) bool {
+	n := len(upper)
+	for i := 0; i+n <= len(s); i++ {
+		if s[i]&^0x20 != upper[0] {
+			continue
+		}
+		j := 1
+		for ; j < n; j++ {
+			c := s[i+j]
+			if c >= 'a' && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			if c != upper[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
 // warnDelayed notes that the session's statement is an INSERT (or
 // REPLACE) DELAYED, which its execution warns of (the warnings of parsing
 // are cleared before the statement runs).

@@ -32,4 +32,9 @@ SELECT s FROM w WHERE id IN (1, 2, 4) EXCEPT ALL SELECT s FROM wi WHERE s <> 'ba
 DROP TABLE wi;
 DROP TABLE wb;
 SELECT INSERT('abcdef', 2, 3, 'XY'), INSERT('abc', 0, 1, 'X'), INSERT('abc', 2, 100, 'X'), INSERT('héllo', 2, 1, 'E'), INSERT(NULL, 1, 1, 'x');
+SELECT MAKE_SET(5, 'a', 'b', 'c'), MAKE_SET(1 | 4, 'hello', 'nice', NULL, 'world'), MAKE_SET(NULL, 'a'), MAKE_SET(0, 'a', 'b'), MAKE_SET(-1, 'a', 'b');
+SELECT id, MAKE_SET(id, s, 'x', 'y') FROM w ORDER BY id;
+SELECT EXPORT_SET(5, 'Y', 'N', ',', 4), EXPORT_SET(6, '1', '0', ',', 10), EXPORT_SET(5, 'Y', 'N', '', 3), EXPORT_SET(5, 'Y', NULL), EXPORT_SET(-1, '1', '0', '', 70);
+SELECT EXPORT_SET(5, 'Y', 'N');
+SELECT UUID_SHORT() > 0, UUID_SHORT() <> UUID_SHORT();
 DROP TABLE w;
