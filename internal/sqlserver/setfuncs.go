@@ -13,8 +13,8 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 )
 
-// MAKE_SET, EXPORT_SET and UUID_SHORT, which go-mysql-server v0.20 does
-// not have (1305 FUNCTION … does not exist).
+// MAKE_SET, EXPORT_SET, UUID_SHORT and BENCHMARK, which go-mysql-server
+// v0.20 does not have (1305 FUNCTION … does not exist).
 
 func init() {
 	mysqlFunctions = append(mysqlFunctions,
@@ -31,6 +31,9 @@ func init() {
 			return &scalarFunc{name: "EXPORT_SET", args: args, typ: exportSetType, eval: exportSetEval}, nil
 		}},
 		sql.Function0{Name: "uuid_short", Fn: func() sql.Expression { return uuidShort{} }},
+		sql.Function2{Name: "benchmark", Fn: func(n, e sql.Expression) sql.Expression {
+			return &benchmark{scalarFunc{name: "BENCHMARK", args: []sql.Expression{n, e}, typ: func([]sql.Expression) sql.Type { return types.Int32 }}}
+		}},
 	)
 }
 
@@ -136,6 +139,45 @@ func (f *makeSet) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		parts = append(parts, s.(string))
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// benchmark is BENCHMARK(count, expr): expr evaluated count times (for
+// its time), then 0; NULL for a NULL or negative count (with warning 1411
+// for a negative one). A NULL expr is evaluated too.
+type benchmark struct{ scalarFunc }
+
+func (f *benchmark) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	c, err := f.scalarFunc.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &benchmark{*c.(*scalarFunc)}, nil
+}
+
+func (f *benchmark) IsNonDeterministic() bool { return true }
+
+func (f *benchmark) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.args[0].Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	n, _, err := types.Int64.Convert(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	if n.(int64) < 0 {
+		ctx.Warn(1411, "Incorrect count value: '%d' for function benchmark", n.(int64))
+		return nil, nil
+	}
+	for i := int64(0); i < n.(int64); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err // KILL QUERY
+		}
+		if _, err := f.args[1].Eval(ctx, row); err != nil {
+			return nil, err
+		}
+	}
+	return int32(0), nil
 }
 
 // exportSetEval is EXPORT_SET(bits, on, off[, separator[, number_of_bits]]):
