@@ -47,6 +47,11 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
+	if s := ctx.Session.(*Session); s.hints != nil {
+		if err := s.checkIndexHints(ctx); err != nil {
+			return nil, transform.SameTree, err
+		}
+	}
 	n, datesSame, err := numbersAsDates(n)
 	if err != nil {
 		return nil, transform.SameTree, err

@@ -274,9 +274,12 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		body = ex.Statement // not walked into by ast.Walk
 	}
 	var rollups []*ast.Select
+	var hints []indexHint
 	stray := false
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
 		switch n := node.(type) {
+		case *ast.AliasedTableExpr:
+			hints = noteIndexHints(hints, n)
 		case *ast.AliasedExpr:
 			if n.InputExpression != "" {
 				n.InputExpression = trimLeadingNoise(n.InputExpression)
@@ -305,6 +308,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		}
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
+			s.hints = hints
 		}
 	}
 	if len(rollups) > 0 {

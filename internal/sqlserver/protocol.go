@@ -416,6 +416,7 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 		return nil // the connection's first statement: nothing before it
 	}
 	sess.diagnostic = isDiagnosticStatement(q)
+	sess.hints = nil // indexhint.go
 	if !sess.diagnostic {
 		sess.ClearWarnings()
 	}

@@ -19,6 +19,9 @@ import (
 // the storage transactions of its current transaction, one per database.
 type Session struct {
 	*sql.BaseSession
+	// hints are the indexes the hints of the statement last parsed name,
+	// for its analysis to check (indexhint.go).
+	hints []indexHint
 	// client is the connection's socket (nil for an internal session):
 	// its bytes are the session's Bytes_received and Bytes_sent.
 	client *clientConn
