@@ -57,9 +57,18 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 		return nil, transform.SameTree, err
 	}
 	n, same, err := transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		return transform.OneNodeExprsWithNode(n, func(node sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			_, projected := node.(*plan.Project)
 			return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 				switch e := e.(type) {
+				case *expression.UserVar:
+					// A variable not set when the statement was planned
+					// (SELECT @x := 5, @x) has no type, and its value went
+					// out as NULL whatever it was by then; MySQL sends it
+					// as a LONGBLOB string.
+					if projected && e.Type() == types.Null {
+						return expression.NewUserVarWithType(e.Name, types.LongText), transform.NewTree, nil
+					}
 				case *expression.Convert:
 					t := e.Type()
 					if (t == types.Int64 || t == types.Uint64) && types.IsText(e.Child.Type()) {

@@ -41,6 +41,8 @@ SELECT @rank := @rank + 1 AS rnk, name FROM uv, (SELECT @rank := 0) init ORDER B
 SET @i = 100;
 UPDATE uv SET score = (@i := @i + 1) ORDER BY id;
 SELECT id, score, @i FROM uv ORDER BY id;
+SELECT @fresh := 5, @fresh, @fresh_s := 'ab', @fresh_s, @never_set, @fresh + 1;
+SELECT name, @last := name, @last FROM uv ORDER BY id;
 DROP TABLE uv;
 -- REPLACE of a row that is already there, value for value, counts one row.
 CREATE TABLE rp (id INT PRIMARY KEY, v INT, s VARCHAR(5));
