@@ -152,7 +152,6 @@ func gmsIdentity(t *testing.T) {
 // yet ("bug:"), and go-mysql-server's own limitations on a backend like ours
 // ("go-mysql-server:"); "differs by design:" marks a deliberate difference.
 const (
-	whyTableCollation = "ALTER TABLE … COLLATE: tables do not implement sql.CollationAlterableTable yet"
 	whyExternalProcs  = "external (Go) stored procedures: only go-mysql-server's memory harness registers them"
 	whyPrefixIndexes  = "prefix indexes: our indexes cover whole values; UNIQUE/PRIMARY KEY col(n) is not enforced on the prefix"
 	whyRowSize        = "row size limit: MySQL's 65,535-byte row limit is not checked"
@@ -180,21 +179,20 @@ var skipped = map[string]string{
 	// Stored procedures
 	"fetch_captures_state_at_open": whyCursorAtOpen,
 	// DDL
-	"alter_table_does_not_change_column_collations":                                      whyTableCollation,
-	"multi_alter_with_invalid_schemas":                                                   whyRowSize,
-	"create_table_t1_like_mytable":                                                       whyIndexOrder,
+	"multi_alter_with_invalid_schemas": whyRowSize,
+	"create_table_t1_like_mytable":     whyIndexOrder,
 	"create_table_t1_(i_int_primary_key,_b1_blob,_b2_blob,_index(b1(10)),_index(b2(20))": whyIndexOrder,
-	"show_create_table_child;":                                                           whyIndexOrder,
-	"show_create_table_child4":                                                           whyIndexOrder,
-	"show_create_table_child4#01":                                                        whyIndexOrder,
-	"show_create_table_child5;":                                                          whyIndexOrder,
-	"test_index_naming":                                                                  whyIndexOrder,
-	"show_create_table_mytable":                                                          whyIndexOrder,
-	"add_column_first_default_expression":                                                whyAddColumnFirst,
-	"add_column_back_reference_to_default_literal":                                       whyAddColumnFirst,
-	"add_column_first_with_existing_defaults_still_functioning":                          whyAddColumnFirst,
-	"add_stored_column_first_with_expression":                                            whyAddColumnFirst,
-	"alter_table_long_ord_pk1_rename_column_y_to_yy":                                     whyNotTriaged,
+	"show_create_table_child;":                                  whyIndexOrder,
+	"show_create_table_child4":                                  whyIndexOrder,
+	"show_create_table_child4#01":                               whyIndexOrder,
+	"show_create_table_child5;":                                 whyIndexOrder,
+	"test_index_naming":                                         whyIndexOrder,
+	"show_create_table_mytable":                                 whyIndexOrder,
+	"add_column_first_default_expression":                       whyAddColumnFirst,
+	"add_column_back_reference_to_default_literal":              whyAddColumnFirst,
+	"add_column_first_with_existing_defaults_still_functioning": whyAddColumnFirst,
+	"add_stored_column_first_with_expression":                   whyAddColumnFirst,
+	"alter_table_long_ord_pk1_rename_column_y_to_yy":            whyNotTriaged,
 	// Information schema
 	"select_______table_name,_index_name,_comment,_non_unique,_group_concat(column_name_order_by_seq_in_index)": whyIndexOrder,
 	"information_schema.columns_with_srs_id_defined_in_spatial_columns":                                         whySRID,

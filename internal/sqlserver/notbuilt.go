@@ -31,6 +31,32 @@ var storedFunctionRE = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+repla
 // not a column's): go-mysql-server's parser reads the option and drops
 // it, so the statement did nothing and said OK.
 func alterTableComment(q string) bool {
+	return alterTableChange(q, func(w []sqlWord, i int) bool {
+		if w[i].text != "COMMENT" {
+			return false
+		}
+		j := i + 1
+		if j < len(w) && !w[j].word && w[j].text == "=" {
+			j++
+		}
+		return j < len(w) && w[j].text == "'"
+	})
+}
+
+// alterTableConvert reports whether q's first statement is an ALTER TABLE
+// … CONVERT TO CHARACTER SET: go-mysql-server's parser reads it as a
+// change of the table's default character set alone, leaving its columns
+// as they are.
+func alterTableConvert(q string) bool {
+	return alterTableChange(q, func(w []sqlWord, i int) bool {
+		return w[i].text == "CONVERT" && i+1 < len(w) && w[i+1].text == "TO"
+	})
+}
+
+// alterTableChange reports whether q's first statement is an ALTER TABLE
+// one of whose changes (at the top level, after a comma or the table's
+// name) is is: is(w, i) looks at the change starting with word w[i].
+func alterTableChange(q string, is func(w []sqlWord, i int) bool) bool {
 	w := scanWords(q, true)
 	i := 1
 	for i < len(w) && i < 3 && w[i].word && (w[i].text == "ONLINE" || w[i].text == "IGNORE") {
@@ -54,14 +80,8 @@ func alterTableComment(q string) bool {
 		case !x.word && x.text == ",":
 			start = true
 			continue
-		case start && x.word && x.text == "COMMENT":
-			j := i + 1
-			if j < len(w) && !w[j].word && w[j].text == "=" {
-				j++
-			}
-			if j < len(w) && w[j].text == "'" {
-				return true
-			}
+		case start && x.word && is(w, i):
+			return true
 		}
 		start = false
 	}
@@ -99,6 +119,9 @@ func notBuiltStatement(q string) (bool, error) {
 	}
 	if alterTableComment(q) {
 		return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "ALTER TABLE … COMMENT: a table's comment is the one CREATE TABLE gave it")
+	}
+	if alterTableConvert(q) {
+		return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "ALTER TABLE … CONVERT TO CHARACTER SET: change the columns with MODIFY, and the table's default with ALTER TABLE … CHARACTER SET")
 	}
 	if storedFunctionRE.MatchString(unwrapVersionComments(q)) {
 		return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "stored functions (CREATE FUNCTION); stored procedures are built")
