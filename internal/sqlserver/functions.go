@@ -314,13 +314,21 @@ func timeToSecEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, er
 }
 
 // scalarFunc is a function of a few arguments whose result is NULL when an
-// argument is.
+// argument is; or, with evalRow, one that evaluates its arguments itself.
 type scalarFunc struct {
 	name string
 	args []sql.Expression
 	typ  func(args []sql.Expression) sql.Type
 	eval func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error)
+	// evalRow, if set, is the function, given the unevaluated arguments;
+	// volatile: its result may differ between calls on the same row.
+	evalRow  func(ctx *sql.Context, args []sql.Expression, row sql.Row) (any, error)
+	volatile bool
 }
+
+var _ sql.NonDeterministicExpression = (*scalarFunc)(nil)
+
+func (f *scalarFunc) IsNonDeterministic() bool { return f.volatile }
 
 var _ sql.FunctionExpression = (*scalarFunc)(nil)
 
@@ -359,6 +367,9 @@ func (f *scalarFunc) WithChildren(children ...sql.Expression) (sql.Expression, e
 }
 
 func (f *scalarFunc) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if f.evalRow != nil {
+		return f.evalRow(ctx, f.args, row)
+	}
 	vals := make([]any, len(f.args))
 	for i, a := range f.args {
 		v, err := a.Eval(ctx, row)

@@ -22,7 +22,7 @@ func init() {
 			if len(args) < 2 {
 				return nil, sql.ErrInvalidArgumentNumber.New("MAKE_SET", "2 or more", len(args))
 			}
-			return &makeSet{scalarFunc{name: "MAKE_SET", args: args, typ: makeSetType}}, nil
+			return &scalarFunc{name: "MAKE_SET", args: args, typ: makeSetType, evalRow: makeSetEval}, nil
 		}},
 		sql.FunctionN{Name: "export_set", Fn: func(args ...sql.Expression) (sql.Expression, error) {
 			if len(args) < 3 || len(args) > 5 {
@@ -32,7 +32,7 @@ func init() {
 		}},
 		sql.Function0{Name: "uuid_short", Fn: func() sql.Expression { return uuidShort{} }},
 		sql.Function2{Name: "benchmark", Fn: func(n, e sql.Expression) sql.Expression {
-			return &benchmark{scalarFunc{name: "BENCHMARK", args: []sql.Expression{n, e}, typ: func([]sql.Expression) sql.Type { return types.Int32 }}}
+			return &scalarFunc{name: "BENCHMARK", args: []sql.Expression{n, e}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: benchmarkEval, volatile: true}
 		}},
 	)
 }
@@ -95,21 +95,11 @@ func bitsOf(ctx *sql.Context, v any) (uint64, bool) {
 	return uint64(i.(int64)), true
 }
 
-// makeSet is MAKE_SET(bits, str1, str2, …): the strings whose bit is set in
-// bits (str1 bit 0), comma-separated; NULL strings are left out, and a
-// NULL bits is NULL.
-type makeSet struct{ scalarFunc }
-
-func (f *makeSet) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	c, err := f.scalarFunc.WithChildren(children...)
-	if err != nil {
-		return nil, err
-	}
-	return &makeSet{*c.(*scalarFunc)}, nil
-}
-
-func (f *makeSet) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	b, err := f.args[0].Eval(ctx, row)
+// makeSetEval is MAKE_SET(bits, str1, str2, …): the strings whose bit is
+// set in bits (str1 bit 0), comma-separated; NULL strings are left out,
+// and a NULL bits is NULL.
+func makeSetEval(ctx *sql.Context, args []sql.Expression, row sql.Row) (any, error) {
+	b, err := args[0].Eval(ctx, row)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -118,7 +108,7 @@ func (f *makeSet) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, nil
 	}
 	var parts []string
-	for i, a := range f.args[1:] {
+	for i, a := range args[1:] {
 		if i >= 64 {
 			break
 		}
@@ -141,23 +131,11 @@ func (f *makeSet) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return strings.Join(parts, ","), nil
 }
 
-// benchmark is BENCHMARK(count, expr): expr evaluated count times (for
-// its time), then 0; NULL for a NULL or negative count (with warning 1411
-// for a negative one). A NULL expr is evaluated too.
-type benchmark struct{ scalarFunc }
-
-func (f *benchmark) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	c, err := f.scalarFunc.WithChildren(children...)
-	if err != nil {
-		return nil, err
-	}
-	return &benchmark{*c.(*scalarFunc)}, nil
-}
-
-func (f *benchmark) IsNonDeterministic() bool { return true }
-
-func (f *benchmark) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	v, err := f.args[0].Eval(ctx, row)
+// benchmarkEval is BENCHMARK(count, expr): expr evaluated count times
+// (for its time), then 0; NULL for a NULL or negative count (with warning
+// 1411 for a negative one). A NULL expr is evaluated too.
+func benchmarkEval(ctx *sql.Context, args []sql.Expression, row sql.Row) (any, error) {
+	v, err := args[0].Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -173,7 +151,7 @@ func (f *benchmark) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err // KILL QUERY
 		}
-		if _, err := f.args[1].Eval(ctx, row); err != nil {
+		if _, err := args[1].Eval(ctx, row); err != nil {
 			return nil, err
 		}
 	}
