@@ -110,7 +110,9 @@ func droppedHint(words []sqlWord, i int) (int, bool) {
 // and IGNORE, which the parser does not take; an error the statement meets
 // (a foreign key's) then fails it rather than becoming a warning. MySQL
 // reads QUICK and IGNORE after DELETE as modifiers, never as a table's
-// name.
+// name; DELETE is a reserved word, and where it is not a statement's (ON
+// DELETE, GRANT DELETE, a trigger's event) these words do not follow it.
+// A stored program's DELETE statements are read the same way.
 func blankDeleteModifiers(q string) string {
 	if !containsFold(q, "DELETE") || !(containsFold(q, "QUICK") || containsFold(q, "IGNORE") || containsFold(q, "LOW_PRIORITY")) {
 		return q
@@ -118,7 +120,7 @@ func blankDeleteModifiers(q string) string {
 	words := scanWords(q, false)
 	k := blanker{q: q}
 	for i, w := range words {
-		if !w.word || w.text != "DELETE" || (i > 0 && !(words[i-1].text == ";" || words[i-1].text == "(")) {
+		if !w.word || w.text != "DELETE" {
 			continue
 		}
 		for j := i + 1; j < len(words) && words[j].word; j++ {
