@@ -138,19 +138,37 @@ func setItem(words []sqlWord, i int) bool {
 }
 
 // assignmentText returns q with its @name := expr rewritten, and the
-// rewrites made.
+// rewrites made; and with the function INTERVAL(N, N1, …) named
+// intervalFunction, which the parser does not read (it takes INTERVAL for
+// a date interval's), the column it names keeping the text written.
 func assignmentText(q string) (string, assignments) {
-	if !strings.Contains(q, ":=") {
+	assigns, interval := strings.Contains(q, ":="), containsFold(q, "INTERVAL")
+	if !assigns && !interval {
 		return q, nil
 	}
 	words := scanWords(q, false)
-	if len(words) == 0 || words[0].text == "SET" {
+	if len(words) == 0 {
 		return q, nil
 	}
+	assigns = assigns && words[0].text != "SET"
 	var b strings.Builder
 	var done assignments
 	last := 0
 	for i := 0; i+3 < len(words); i++ {
+		if w := words[i]; interval && w.word && w.text == "INTERVAL" && q[w.start] != '`' && intervalCall(words, i) {
+			// The call keeps the case written ("__miraj_" + "Interval"):
+			// function names are read in any case, and restoreName gives
+			// each column back its own spelling.
+			call := "__miraj_" + q[w.start:w.end]
+			b.WriteString(q[last:w.start])
+			done = append(done, assignment{written: q[w.start:w.end], call: call, from: w.start, fromCall: b.Len()})
+			b.WriteString(call)
+			last = w.end
+			continue
+		}
+		if !assigns {
+			continue
+		}
 		at, name, colon, eq := words[i], words[i+1], words[i+2], words[i+3]
 		if at.text != "@" || at.word || !name.word || name.start != at.end || q[name.start] == '`' ||
 			colon.text != ":" || eq.text != "=" || eq.start != colon.end || (i > 0 && words[i-1].text == "@" && words[i-1].end == at.start) ||
@@ -207,12 +225,43 @@ func assignmentText(q string) (string, assignments) {
 // restoreName gives a column named after a rewritten expression the text
 // the client wrote.
 func (as assignments) restoreName(ae *ast.AliasedExpr) {
-	if len(as) == 0 || !strings.Contains(ae.InputExpression, assignFunction) {
+	if len(as) == 0 || !strings.Contains(ae.InputExpression, "__miraj_") {
 		return
 	}
 	for _, a := range as {
 		ae.InputExpression = strings.ReplaceAll(ae.InputExpression, a.call, a.written)
 	}
+}
+
+// intervalFunction is the function INTERVAL(N, N1, …) becomes (in the
+// case INTERVAL was written).
+const intervalFunction = "__miraj_interval"
+
+// intervalCall reports whether words[i], INTERVAL, is the function: a
+// parenthesized list of two or more follows it (a date interval's
+// INTERVAL (expr) unit has one expression).
+func intervalCall(words []sqlWord, i int) bool {
+	if i+1 >= len(words) || words[i+1].word || words[i+1].text != "(" {
+		return false
+	}
+	depth := 0
+	for _, w := range words[i+2:] {
+		switch {
+		case w.word:
+		case w.text == "(":
+			depth++
+		case w.text == ")":
+			if depth == 0 {
+				return false
+			}
+			depth--
+		case w.text == "," && depth == 0:
+			return true
+		case w.text == ";":
+			return false
+		}
+	}
+	return false
 }
 
 // assignExpr is __miraj_assign(name, value): the user variable name set

@@ -31,6 +31,12 @@ func init() {
 			return &scalarFunc{name: "EXPORT_SET", args: args, typ: exportSetType, eval: exportSetEval}, nil
 		}},
 		sql.Function0{Name: "uuid_short", Fn: func() sql.Expression { return uuidShort{} }},
+		sql.FunctionN{Name: intervalFunction, Fn: func(args ...sql.Expression) (sql.Expression, error) {
+			if len(args) < 2 {
+				return nil, sql.ErrInvalidArgumentNumber.New("INTERVAL", "2 or more", len(args))
+			}
+			return &scalarFunc{name: "INTERVAL", args: args, typ: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: intervalEval}, nil
+		}},
 		sql.Function2{Name: "benchmark", Fn: func(n, e sql.Expression) sql.Expression {
 			return &scalarFunc{name: "BENCHMARK", args: []sql.Expression{n, e}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: benchmarkEval, volatile: true}
 		}},
@@ -129,6 +135,55 @@ func makeSetEval(ctx *sql.Context, args []sql.Expression, row sql.Row) (any, err
 		parts = append(parts, s.(string))
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// intervalEval is INTERVAL(N, N1, N2, …): how many of N1, N2, … (in
+// ascending order) are at most N, as the index of the first greater one;
+// -1 when N is NULL. A NULL Nk counts as below N. Integers compare as
+// integers, other numbers as doubles.
+func intervalEval(ctx *sql.Context, args []sql.Expression, row sql.Row) (any, error) {
+	vals := make([]any, len(args))
+	ints := true
+	for i, a := range args {
+		v, err := a.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+		ints = ints && (v == nil || types.IsInteger(a.Type()))
+	}
+	if vals[0] == nil {
+		return int32(-1), nil
+	}
+	less := func(a, b any) (bool, error) { // a < b
+		if ints {
+			x, _, err := types.Int64.Convert(ctx, a)
+			if err != nil {
+				return false, err
+			}
+			y, _, err := types.Int64.Convert(ctx, b)
+			return err == nil && x.(int64) < y.(int64), err
+		}
+		x, _, err := types.Float64.Convert(ctx, a)
+		if err != nil {
+			return false, err
+		}
+		y, _, err := types.Float64.Convert(ctx, b)
+		return err == nil && x.(float64) < y.(float64), err
+	}
+	for i, v := range vals[1:] {
+		if v == nil {
+			continue
+		}
+		lt, err := less(vals[0], v)
+		if err != nil {
+			return nil, err
+		}
+		if lt {
+			return int32(i), nil
+		}
+	}
+	return int32(len(vals) - 1), nil
 }
 
 // benchmarkEval is BENCHMARK(count, expr): expr evaluated count times
