@@ -28,7 +28,7 @@ type indexHint struct {
 // erKeyDoesNotExist is MySQL's ER_KEY_DOES_NOT_EXITS.
 const erKeyDoesNotExist = 1176
 
-// noteIndexHints records on the session the indexes that t's hints name.
+// noteIndexHints returns hints with the indexes t's hints name added.
 func noteIndexHints(hints []indexHint, t *ast.AliasedTableExpr) []indexHint {
 	name, ok := t.Expr.(ast.TableName)
 	if !ok || t.Hints == nil {

@@ -1,8 +1,6 @@
 package sqlserver
 
 import (
-	"fmt"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 )
@@ -18,7 +16,7 @@ var _ sql.CollationAlterableTable = (*Table)(nil)
 // theirs, as in MySQL, and no row is written again.
 func (t *Table) ModifyDefaultCollation(ctx *sql.Context, collation sql.CollationID) error {
 	if t.temp {
-		return fmt.Errorf("temporary table %s: ALTER TABLE … CHARACTER SET is not supported", t.Name())
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "ALTER TABLE … CHARACTER SET of a temporary table")
 	}
 	ti := t.info
 	def, err := buildDef(t.Name(), ti.schema, collation, ti.meta.Comment, ti.meta.Indexes, ti.meta.Checks, ti.meta.ForeignKeys)
