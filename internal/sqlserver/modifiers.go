@@ -5,14 +5,16 @@ import "github.com/dolthub/go-mysql-server/sql"
 // MySQL's statements take modifiers go-mysql-server's parser does not
 // know, which change nothing in an engine of row versions without table
 // locks (MySQL ignores them for InnoDB too): SELECT HIGH_PRIORITY,
-// SQL_SMALL_RESULT, SQL_BIG_RESULT; INSERT, REPLACE, UPDATE and DELETE
-// LOW_PRIORITY (and INSERT HIGH_PRIORITY, DELETE LOW_PRIORITY QUICK);
-// INSERT DELAYED, which MySQL runs as an INSERT with a warning.
-// DISTINCTROW is DISTINCT; SHOW STORAGE ENGINES is SHOW ENGINES.
-// An index hint naming PRIMARY, naming no index or saying what it is FOR
-// is dropped (a hint steers the plan, never the answer). A statement the
-// parser refuses is read again with these blanked (blankModifiers): the
-// same length, so the parser's positions hold.
+// SQL_SMALL_RESULT, SQL_BIG_RESULT; INSERT, REPLACE and UPDATE
+// LOW_PRIORITY (and INSERT HIGH_PRIORITY); INSERT DELAYED, which MySQL
+// runs as an INSERT with a warning. DISTINCTROW is DISTINCT; SHOW STORAGE
+// ENGINES is SHOW ENGINES. An index hint naming PRIMARY, naming no index
+// or saying what it is FOR is dropped (a hint steers the plan, never the
+// answer). A statement the parser refuses is read again with these blanked
+// (blankModifiers): the same length, so the parser's positions hold.
+// DELETE's modifiers are blanked before the first reading
+// (blankDeleteModifiers): the parser takes DELETE QUICK FROM t for a
+// statement of its own.
 
 // blankModifiers returns q with the modifiers of its statements blanked,
 // and the statement (INSERT or REPLACE) it held with DELAYED, if any.
@@ -40,13 +42,13 @@ func blankModifiers(q string) (string, string) {
 				}
 				break
 			}
-		case "INSERT", "REPLACE", "UPDATE", "DELETE":
+		case "INSERT", "REPLACE", "UPDATE":
 			if i > 0 && !(words[i-1].text == ";" || words[i-1].text == "(") {
 				continue // ON DUPLICATE KEY UPDATE, a trigger's INSERT event…
 			}
 			for j := i + 1; j < len(words) && words[j].word; j++ {
 				switch x := words[j].text; {
-				case x == "LOW_PRIORITY", x == "HIGH_PRIORITY" && w.text == "INSERT", x == "QUICK" && w.text == "DELETE":
+				case x == "LOW_PRIORITY", x == "HIGH_PRIORITY" && w.text == "INSERT":
 					k.blank(words[j].start, words[j].end)
 					continue
 				case x == "DELAYED" && (w.text == "INSERT" || w.text == "REPLACE"):

@@ -70,8 +70,9 @@ func startServerWith(t *testing.T, cfg Config) (*Server, func(user, pass, db str
 }
 
 type result struct {
-	cols []string
-	rows []string
+	names []string // the columns' names
+	cols  []string // and their descriptions
+	rows  []string
 }
 
 func query(t *testing.T, q interface {
@@ -88,6 +89,7 @@ func query(t *testing.T, q interface {
 		n, _ := ct.Nullable()
 		l, _ := ct.Length()
 		p, s, _ := ct.DecimalSize()
+		r.names = append(r.names, ct.Name())
 		r.cols = append(r.cols, fmt.Sprintf("%s %s null=%v len=%d dec=%d,%d %v", ct.Name(), ct.DatabaseTypeName(), n, l, p, s, ct.ScanType()))
 	}
 	for rows.Next() {

@@ -13,35 +13,11 @@ func rowsAsText(t *testing.T, db interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, q string, args ...any) (string, []string) {
 	t.Helper()
-	rows, err := db.QueryContext(context.Background(), q, args...)
+	r, err := query(t, db, q, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = "NULL"
-			if v.Valid {
-				parts[i] = v.String
-			}
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(cols, ","), out
+	return strings.Join(r.names, ","), r.rows
 }
 
 // SHOW FULL COLUMNS gives each column's own collation (the table's
