@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -72,5 +73,42 @@ func TestOKInfoFixesTogether(t *testing.T) {
 	}
 	if len(fs.pending) != 0 {
 		t.Fatalf("%d fixes still pending", len(fs.pending))
+	}
+}
+
+// TestOKInfoPreparedLeavesNoFix runs prepared UPDATEs, whose OK packets
+// (COM_STMT_EXECUTE's) carry no info: no correction is left waiting on
+// the connection for a packet that never comes, which every later write
+// would look for again.
+func TestOKInfoPreparedLeavesNoFix(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	c := dbConn(t, db)
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)", "INSERT INTO d.t VALUES (1, 0)"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(q, ": ", err)
+		}
+	}
+	for i := range 10 {
+		// Arguments: go-sql-driver prepares the statement on the server.
+		if _, err := c.ExecContext(ctx, "UPDATE d.t SET v = ? WHERE id = ?", i+1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The text protocol's OK packet with info is still corrected.
+	if _, err := c.ExecContext(ctx, "UPDATE d.t SET v = 0 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// The package's tests run one at a time: the open connections are
+	// this test's.
+	pending := 0
+	clients.Lock()
+	for cc := range clients.open {
+		pending += int(cc.okFixes.n.Load())
+	}
+	clients.Unlock()
+	if pending != 0 {
+		t.Fatalf("%d OK packet corrections left waiting on the connection, want 0", pending)
 	}
 }

@@ -150,11 +150,13 @@ var emptyContext = sql.NewEmptyContext()
 // results are looked at: go-mysql-server sends them from the connection's
 // goroutine once the statement is over, whereas rows may be streamed while
 // the statement still runs on another goroutine (their EOF is handled by
-// afterCommand).
-func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result) {
+// afterCommand). text says the OK packet is the text protocol's, which
+// carries the info string; COM_STMT_EXECUTE's does not (vitess leaves it
+// out), and a correction waiting for it would wait for ever.
+func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result, text bool) {
 	if len(r.Fields) == 0 {
 		setStatusFlags(c, h.statusFlags(c))
-		if r.Info != "" {
+		if text && r.Info != "" {
 			fixOKInfo(c, r)
 		}
 	}
@@ -177,7 +179,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		// session.
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
-			h.okFlags(c, r)
+			h.okFlags(c, r, true)
 			padFractions(r)
 			return cb(r, more)
 		}
@@ -222,7 +224,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		}
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
-			h.okFlags(c, r)
+			h.okFlags(c, r, true)
 			padFractions(r)
 			return cb(r, more)
 		}
@@ -567,7 +569,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		return h.fixError(c, p.PrepareStmt, err)
 	}
 	withFlags := func(r *sqltypes.Result) error {
-		h.okFlags(c, r)
+		h.okFlags(c, r, false)
 		return cb(r)
 	}
 	ctx, adm, err := h.admit(ctx, c, &p.PrepareStmt)
