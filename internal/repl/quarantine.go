@@ -107,18 +107,22 @@ func (n *Node) quarantineDatabase(db *storage.DB, from journal.LSN, reason strin
 		return err
 	}
 	h, end := db.ReceivedHistory()
-	if from < db.Journal().Start() {
-		from = db.Journal().Start()
-	}
+	// A checkpoint written before the divergence was known may have let
+	// the journal go from before from: those transactions are in the
+	// folder's checkpoints alone, folded into the rows.
+	listed := max(from, db.Journal().Start())
 	rep := n.report(db, h, "the whole database folder (journal segments and checkpoints)", reason, from, end)
 	if err := n.st.MoveAside(db.Name(), dir); err != nil {
 		return err
 	}
+	if listed > from {
+		rep += foldedNote(dir, from, listed)
+	}
 	d := &storage.Describe{}
-	if err := journal.Scan(dir, from, d.Frame); err != nil {
-		rep += fmt.Sprintf("(the journal could not be read from LSN %d: %v)\n", from, err)
+	if err := journal.Scan(dir, listed, d.Frame); err != nil {
+		rep += fmt.Sprintf("(the journal could not be read from LSN %d: %v)\n", listed, err)
 	} else {
-		rep += fmt.Sprintf("Not on the primary's history (LSN %d to %d):\n", from, end) + describe(d)
+		rep += fmt.Sprintf("Not on the primary's history, in the journal (LSN %d to %d):\n", listed, end) + describe(d)
 	}
 	rep += "\nHow to read it: miraj-quarantine " + dir + " lists every transaction of its journal;\n" +
 		"to query it, copy this folder into an empty data directory as the folder of the\n" +
@@ -127,7 +131,28 @@ func (n *Node) quarantineDatabase(db *storage.DB, from journal.LSN, reason strin
 		return err
 	}
 	n.log.Warn(fmt.Sprintf("Cluster: database %s moved to quarantine in %s: %s", db.Name(), dir, reason), "database", db.Name())
+	if listed > from {
+		n.log.Warn(fmt.Sprintf("Cluster: database %s: its quarantined transactions from LSN %d to %d are only in the checkpoints of %s (a checkpoint let that part of the journal go)", db.Name(), from, listed, dir), "database", db.Name())
+	}
 	return nil
+}
+
+// foldedNote says that the transactions from LSN from to listed are no
+// longer in the quarantined journal: only the folder's checkpoints hold
+// them, folded into the rows with the rest of the database.
+func foldedNote(dir string, from, listed journal.LSN) string {
+	ckpts, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.ckpt"))
+	names := make([]string, len(ckpts))
+	for i, c := range ckpts {
+		names[i] = filepath.Base(c)
+	}
+	held := "no checkpoint file was found in this folder"
+	if len(names) > 0 {
+		held = "its checkpoints (" + strings.Join(names, ", ") + ") hold their rows, folded in with the rest of the database"
+	}
+	return fmt.Sprintf("The transactions from LSN %d to %d are no longer in the journal: a checkpoint written before the\n"+
+		"divergence was known let that part of the journal go, and %s.\n"+
+		"They cannot be listed one by one; query the folder (below) to see the rows.\n\n", from, listed, held)
 }
 
 // quarantineTail keeps the bytes of an unterminated transaction (cut at

@@ -22,7 +22,8 @@ import (
 //   - vanished (full): a durable committed transaction a node held is still
 //     held by it (in its journal, or in the copy its database was rebuilt
 //     from, at the same position of the same epoch), or is in its
-//     quarantine;
+//     quarantine (in the journal moved aside, or below its start in a
+//     checkpoint moved aside with it);
 //   - same rows (full): two nodes whose database is at the same position of
 //     the same history hold the same rows. A primary publishes at each
 //     commit the rows its transaction built, or re-applies its changes

@@ -1164,12 +1164,37 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 	eachTx(db, db.Journal().Start(), db.LSN(), func(lsn, _ journal.LSN, sum string) {
 		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
 	})
+	start, applied := db.Journal().Start(), db.LSN()
 	dest := filepath.Join(n.dir+"-quarantine", fmt.Sprintf("%d-%s", n.w.now, db.Name()))
 	os.MkdirAll(filepath.Dir(dest), 0o755)
 	if err := n.eng.MoveAside(db.Name(), dest); err != nil {
 		n.w.violate("quarantine", err.Error())
 	}
+	// Below the journal's start, a transaction the node held is in the
+	// checkpoints moved aside with it (a checkpoint let that part of the
+	// journal go before the divergence was known; the report says so):
+	// counted if a checkpoint in the quarantine folder is past it.
+	newest := newestCheckpoint(dest)
+	for k := range n.held {
+		if k.base == base && k.lsn < start && k.lsn < applied && k.lsn < newest && epochAt(hist, k.lsn) == k.epoch {
+			n.quarantined[k] = true
+		}
+	}
 	n.tracef("quarantine %s (%s)", db.Name(), strings.SplitN(reason, ":", 2)[0])
+}
+
+// newestCheckpoint returns the LSN of the newest checkpoint file in dir
+// (0: none), read from its name (checkpoint-<lsn>-<seq>.ckpt).
+func newestCheckpoint(dir string) journal.LSN {
+	var newest journal.LSN
+	names, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*-*.ckpt"))
+	for _, name := range names {
+		var lsn, seq uint64
+		if _, err := fmt.Sscanf(filepath.Base(name), "checkpoint-%d-%d.ckpt", &lsn, &seq); err == nil {
+			newest = max(newest, journal.LSN(lsn))
+		}
+	}
+	return newest
 }
 
 // overlapCommit is a one-row commit started while a group write was under

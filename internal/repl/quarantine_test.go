@@ -1,0 +1,123 @@
+package repl
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/miraj-db/miraj/internal/config"
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/storage"
+	"github.com/miraj-db/miraj/internal/transport"
+)
+
+// quarantineTestNode is a Node on an engine of its own holding database
+// d, whose journal has 20 transactions of one row each (segments of 4 KiB),
+// with the LSN each transaction starts at.
+func quarantineTestNode(t *testing.T) (*Node, *storage.DB, []journal.LSN) {
+	t.Helper()
+	root := t.TempDir()
+	bind := func(def *storage.TableDef) ([]storage.Compare, error) {
+		out := make([]storage.Compare, def.NumCols)
+		for i := range out {
+			out[i] = func(a, b any) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
+		}
+		return out, nil
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng, err := storage.Open(storage.Options{Root: filepath.Join(root, "data"), Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 4096, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	db, err := eng.CreateDatabase("d", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []journal.LSN
+	for i := range 20 {
+		starts = append(starts, db.LSN())
+		tx := db.Begin()
+		if i == 0 {
+			if err := tx.CreateTable(&storage.TableDef{Name: "t", NumCols: 2, AutoCol: -1, PK: []int{0}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := tx.Insert("t", []any{int64(i), strings.Repeat("x", 600)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &config.Cluster{Name: "c", Node: config.Node{ID: "n1"}, Members: []string{"n1"}}
+	n, err := New(Options{Config: cfg, Storage: eng, StateDir: filepath.Join(root, "miraj"), Logger: quiet,
+		Transport: &transport.Transport{}}) // never started: no peer is reached
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, db, starts
+}
+
+// quarantineReport quarantines db from LSN from and returns its report.
+func quarantineReport(t *testing.T, n *Node, db *storage.DB, from journal.LSN) string {
+	t.Helper()
+	if err := n.quarantineDatabase(db, from, "test"); err != nil {
+		t.Fatal(err)
+	}
+	reports, _ := filepath.Glob(filepath.Join(n.opts.StateDir, quarantineDir, "*", "*", "report.txt"))
+	if len(reports) != 1 {
+		t.Fatalf("%d reports, want 1", len(reports))
+	}
+	b, err := os.ReadFile(reports[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestQuarantineReportListsDivergedTransactions: with the whole diverged
+// stretch still in the journal, the report lists each of its
+// transactions and says nothing of checkpoints.
+func TestQuarantineReportListsDivergedTransactions(t *testing.T) {
+	n, db, starts := quarantineTestNode(t)
+	rep := quarantineReport(t, n, db, starts[15])
+	if !strings.Contains(rep, "transactions: 5 (5 committed)") {
+		t.Fatalf("the report does not list the 5 transactions after LSN %d:\n%s", starts[15], rep)
+	}
+	if strings.Contains(rep, "no longer in the journal") {
+		t.Fatalf("the report speaks of a journal cut by a checkpoint:\n%s", rep)
+	}
+}
+
+// TestQuarantineReportSaysWhatACheckpointFolded: a checkpoint let the
+// journal go past the point of divergence before the divergence was known.
+// The report says which transactions it can no longer list and where their
+// rows are, rather than starting its list at the journal's start as if
+// nothing came before.
+func TestQuarantineReportSaysWhatACheckpointFolded(t *testing.T) {
+	n, db, starts := quarantineTestNode(t)
+	for range 2 {
+		if err := n.st.Checkpoint(db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := db.Journal().Start()
+	if start <= starts[5] {
+		t.Fatalf("the checkpoints kept the journal from LSN %d: the test needs it cut past %d", start, starts[5])
+	}
+	rep := quarantineReport(t, n, db, starts[5])
+	want := fmt.Sprintf("The transactions from LSN %d to %d are no longer in the journal", starts[5], start)
+	if !strings.Contains(rep, want) || !strings.Contains(rep, "checkpoint-") {
+		t.Fatalf("the report does not say that LSN %d to %d is only in the checkpoints:\n%s", starts[5], start, rep)
+	}
+	if !strings.Contains(rep, fmt.Sprintf("LSN range: %d to ", starts[5])) {
+		t.Fatalf("the report's range does not start at the divergence (%d):\n%s", starts[5], rep)
+	}
+}
