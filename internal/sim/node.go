@@ -1161,10 +1161,10 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 	base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 	// From the journal's start, its first transaction included: if the
 	// journal starts inside one, what is listed for it matches nothing.
-	eachTx(db, db.Journal().Start(), db.LSN(), func(lsn, _ journal.LSN, sum string) {
+	start, applied := db.Journal().Start(), db.LSN()
+	eachTx(db, start, applied, func(lsn, _ journal.LSN, sum string) {
 		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
 	})
-	start, applied := db.Journal().Start(), db.LSN()
 	dest := filepath.Join(n.dir+"-quarantine", fmt.Sprintf("%d-%s", n.w.now, db.Name()))
 	os.MkdirAll(filepath.Dir(dest), 0o755)
 	if err := n.eng.MoveAside(db.Name(), dest); err != nil {
