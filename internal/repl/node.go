@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -113,6 +114,9 @@ type Node struct {
 		peers map[string]*peerStatus
 		// primaryLSN: last log end announced by the primary, per database.
 		primaryLSN map[string]journal.LSN
+		// streamed: per database (lower-case name), the primary whose
+		// stream last wrote to this secondary's journal (retentionFloor).
+		streamed map[string]streamedFrom
 		// lastApply: when this secondary last applied a batch.
 		lastApply time.Time
 		// followers (on a primary): positions of each secondary, by id.
@@ -181,6 +185,7 @@ func New(opts Options) (*Node, error) {
 	n.mu.role = st.Role
 	n.mu.peers = map[string]*peerStatus{}
 	n.mu.primaryLSN = map[string]journal.LSN{}
+	n.mu.streamed = map[string]streamedFrom{}
 	n.mu.followers = map[string]*follower{}
 	n.initSyncLocked()
 	for _, m := range n.cfg.Members {
@@ -661,6 +666,32 @@ func (n *Node) pinMembersLocked() {
 	}
 }
 
+// streamedFrom is a primary whose stream wrote to a database's journal:
+// frames appended or a copy installed. Its history then holds the whole
+// journal, the base id's incarnation of the database.
+type streamedFrom struct {
+	epoch   Epoch
+	primary string
+	base    []byte
+}
+
+// noteStreamed records that the primary of epoch on this link wrote to
+// db's journal.
+func (n *Node) noteStreamed(db *storage.DB, epoch Epoch, primary string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.mu.streamed[strings.ToLower(db.Name())] = streamedFrom{epoch: epoch, primary: primary, base: db.Latest().BaseID()}
+}
+
+// onPrimaryHistoryLocked reports whether this node knows db's journal to
+// be on the current primary's history: that primary's stream wrote to it
+// (in the current epoch, to this incarnation). Called with mu held.
+func (n *Node) onPrimaryHistoryLocked(db *storage.DB) bool {
+	s, ok := n.mu.streamed[strings.ToLower(db.Name())]
+	return ok && s.epoch == n.mu.state.Epoch && strings.EqualFold(s.primary, n.mu.state.Primary) &&
+		bytes.Equal(s.base, db.Latest().BaseID())
+}
+
 // retentionFloor keeps the journal that connected or known followers still
 // need, within journal_retention_mb.
 func (n *Node) retentionFloor(db *storage.DB) (journal.LSN, bool) {
@@ -668,6 +699,16 @@ func (n *Node) retentionFloor(db *storage.DB) (journal.LSN, bool) {
 	defer n.mu.Unlock()
 	floor, ok := journal.LSN(0), false
 	if n.mu.role != RolePrimary {
+		if !n.onPrimaryHistoryLocked(db) {
+			// Not known to be on the current primary's history (a
+			// former primary, fenced or demoted; a secondary whose
+			// primary or epoch changed, or not yet streamed to since a
+			// start): what diverges goes to quarantine, whole, so the
+			// journal is kept until the primary's stream writes to it.
+			// It does not grow meanwhile: only that stream writes to a
+			// node that is not primary.
+			return 0, true
+		}
 		// A secondary keeps promotion_catchup_mb of journal to serve the
 		// catch-up of a promoted peer (§17.4.1).
 		keep := journal.LSN(n.cfg.PromotionCatchupMB) << 20

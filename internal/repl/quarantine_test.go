@@ -97,12 +97,16 @@ func TestQuarantineReportListsDivergedTransactions(t *testing.T) {
 }
 
 // TestQuarantineReportSaysWhatACheckpointFolded: a checkpoint let the
-// journal go past the point of divergence before the divergence was known.
-// The report says which transactions it can no longer list and where their
-// rows are, rather than starting its list at the journal's start as if
-// nothing came before.
+// journal go past the point of divergence before the divergence was known
+// (here as a primary without followers, which keeps no journal for
+// them). The report says which transactions it can no longer list and
+// where their rows are, rather than starting its list at the journal's
+// start as if nothing came before.
 func TestQuarantineReportSaysWhatACheckpointFolded(t *testing.T) {
 	n, db, starts := quarantineTestNode(t)
+	n.mu.Lock()
+	n.mu.state.Role, n.mu.role = RolePrimary, RolePrimary
+	n.mu.Unlock()
 	for range 2 {
 		if err := n.st.Checkpoint(db); err != nil {
 			t.Fatal(err)
@@ -119,5 +123,66 @@ func TestQuarantineReportSaysWhatACheckpointFolded(t *testing.T) {
 	}
 	if !strings.Contains(rep, fmt.Sprintf("LSN range: %d to ", starts[5])) {
 		t.Fatalf("the report's range does not start at the divergence (%d):\n%s", starts[5], rep)
+	}
+}
+
+// TestUnstreamedJournalIsKept: a node that is not primary keeps its whole
+// journal through a checkpoint until its current primary's stream has
+// written to it (a former primary, fenced or demoted, or a secondary whose
+// epoch or primary changed), so that a quarantine of what diverged lists
+// every transaction; once streamed to, it keeps promotion_catchup_mb (0
+// here: the journal goes up to the checkpoint).
+func TestUnstreamedJournalIsKept(t *testing.T) {
+	checkpointAs := func(from *streamedFrom) (journal.LSN, []journal.LSN) {
+		t.Helper()
+		n, db, starts := quarantineTestNode(t)
+		n.mu.Lock()
+		n.mu.state = State{Role: RoleSecondary, Epoch: 3, Primary: "n2"}
+		n.mu.role = RoleSecondary
+		if from != nil {
+			if from.base == nil {
+				from.base = db.Latest().BaseID()
+			}
+			n.mu.streamed["d"] = *from
+		}
+		n.mu.Unlock()
+		if err := n.st.Checkpoint(db); err != nil {
+			t.Fatal(err)
+		}
+		return db.Journal().Start(), starts
+	}
+	for _, from := range []*streamedFrom{
+		nil,                       // never streamed to
+		{epoch: 2, primary: "n2"}, // by an earlier epoch's primary
+		{epoch: 3, primary: "n4"}, // by another primary of the epoch (a partition)
+		{epoch: 3, primary: "n2", base: []byte("another incarnation")},
+	} {
+		if start, starts := checkpointAs(from); start > starts[0] {
+			t.Fatalf("streamed to by %+v: the checkpoint let the journal go up to LSN %d", from, start)
+		}
+	}
+	if start, starts := checkpointAs(&streamedFrom{epoch: 3, primary: "N2"}); start <= starts[5] {
+		t.Fatalf("streamed to by the current primary: the journal still starts at LSN %d", start)
+	}
+}
+
+// TestQuarantineOfAFormerPrimaryListsEverything: a fenced former primary
+// checkpoints before the new primary's decision reaches it (simulator seed
+// 20692); its journal is kept, and the quarantine lists every transaction
+// after the divergence.
+func TestQuarantineOfAFormerPrimaryListsEverything(t *testing.T) {
+	n, db, starts := quarantineTestNode(t)
+	n.mu.Lock()
+	n.mu.state = State{Role: RoleFenced, Epoch: 2, Primary: "n3"}
+	n.mu.role = RoleFenced
+	n.mu.Unlock()
+	for range 2 {
+		if err := n.st.Checkpoint(db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := quarantineReport(t, n, db, starts[5])
+	if !strings.Contains(rep, "transactions: 15 (15 committed)") || strings.Contains(rep, "no longer in the journal") {
+		t.Fatalf("the report does not list the 15 transactions after LSN %d:\n%s", starts[5], rep)
 	}
 }

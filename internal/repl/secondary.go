@@ -273,6 +273,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 		if err != nil {
 			return err
 		}
+		n.noteStreamed(db, epoch, c.Peer().ID)
 		n.mu.Lock()
 		n.mu.lastApply = time.Now()
 		n.mu.Unlock()
@@ -323,6 +324,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 		if db.LSN() != lsn {
 			return fmt.Errorf("copy at LSN %d, announced %d", db.LSN(), lsn)
 		}
+		n.noteStreamed(db, epoch, c.Peer().ID)
 		n.log.Info(fmt.Sprintf("Cluster: copy of database %s installed at LSN %d", name, lsn), "database", name)
 		return n.ack(ctx, c, db, db.Journal().End(), epoch)
 	case msgDrop:

@@ -40,6 +40,11 @@ import (
 //     as the Go values they are). Under Options.Reindex the set of
 //     indexes changes while rows are written; "same rows" compares the
 //     sets too;
+//   - kept (at each checkpoint): a node that is not primary and whose
+//     current primary's stream has not written to a database's journal
+//     (a former primary, fenced or demoted; a new epoch or primary) lets
+//     none of that journal go: a quarantine of what diverged then lists
+//     every transaction (repl.Node.retentionFloor);
 //   - row commit (at each row change, Options.RowChanges): a change by
 //     key worked out on a row that another commit replaced since it was
 //     read is refused as stale, never committed (node.changeRow);

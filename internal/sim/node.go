@@ -66,6 +66,10 @@ type node struct {
 	// the last check; quarantined: those moved to its quarantine.
 	held        map[txKey]bool
 	quarantined map[txKey]bool
+	// streamed: per database, the primary whose stream last wrote to its
+	// journal (frames or a copy), as the server's repl.Node keeps it for
+	// its journal retention (memory only: a restart forgets it).
+	streamed map[string]streamedFrom
 
 	// open: a client transaction per database left open by a write, which
 	// the node's next write to that database commits after its own (see
@@ -182,6 +186,8 @@ func (n *node) start() error {
 	n.role = n.st.Role
 	n.link, n.linkPeer, n.welcomed = 0, "", false
 	n.followers = map[string]*follower{}
+	n.streamed = map[string]streamedFrom{}
+	eng.SetRetention(n.retention)
 	eng.CloseWrites()
 	n.openAt = 0
 	if n.role == repl.RolePrimary {
@@ -214,14 +220,51 @@ func (n *node) diskFailed(err error) bool {
 	return true
 }
 
+// streamedFrom is a primary whose stream wrote to a database's journal.
+type streamedFrom struct {
+	epoch   repl.Epoch
+	primary string
+	base    []byte
+}
+
+// noteStreamed records that the stream of primary, the node's current
+// one, wrote to db's journal.
+func (n *node) noteStreamed(db *storage.DB, primary string) {
+	n.streamed[db.Name()] = streamedFrom{epoch: n.st.Epoch, primary: primary, base: db.Latest().BaseID()}
+}
+
+// onPrimaryHistory reports whether the node knows db's journal to be on
+// its current primary's history: that primary's stream wrote to it, in
+// the current epoch, to this incarnation.
+func (n *node) onPrimaryHistory(db *storage.DB) bool {
+	s, ok := n.streamed[db.Name()]
+	return ok && s.epoch == n.st.Epoch && s.primary == n.st.Primary && bytes.Equal(s.base, db.Latest().BaseID())
+}
+
+// retention is the server's journal retention (repl.Node.retentionFloor)
+// for what a quarantine needs: a node that is not primary keeps its whole
+// journal until its current primary's stream has written to it. The
+// retention for followers and for a promoted peer's catch-up
+// (journal_retention_mb, promotion_catchup_mb) is not modelled.
+func (n *node) retention(db *storage.DB) (journal.LSN, bool) {
+	if n.role != repl.RolePrimary && !n.onPrimaryHistory(db) {
+		return 0, true
+	}
+	return 0, false
+}
+
 // checkpoint writes a checkpoint of each of the node's databases.
 func (n *node) checkpoint() {
 	for _, db := range n.eng.Databases() {
+		start, kept := db.Journal().Start(), n.role != repl.RolePrimary && !n.onPrimaryHistory(db)
 		if err := n.eng.Checkpoint(db); err != nil {
 			if !n.diskFailed(err) {
 				n.w.violate("checkpoint", fmt.Sprintf("%s: checkpoint of %s: %v", n.id, db.Name(), err))
 			}
 			return
+		}
+		if got := db.Journal().Start(); kept && got != start {
+			n.w.violate("kept", fmt.Sprintf("%s: a checkpoint of %s let its journal go from LSN %d to %d, not known to be on primary %s's history (epoch %d)", n.id, db.Name(), start, got, n.st.Primary, n.st.Epoch))
 		}
 		n.tracef("checkpoint %s lsn=%d durable=%d", db.Name(), db.LSN(), db.Journal().Durable())
 	}
@@ -1086,6 +1129,7 @@ func (n *node) receive(m message) {
 			w.violate("stream", fmt.Sprintf("%s: append to %s at %d from %s: %v", n.id, b.db, b.start, m.from, err))
 			return
 		}
+		n.noteStreamed(db, m.from)
 		n.ack(m, db)
 	case seedMsg:
 		if m.link != n.link {
@@ -1102,6 +1146,7 @@ func (n *node) receive(m message) {
 			w.violate("seed", fmt.Sprintf("%s: install %s: %v", n.id, b.db, err))
 			return
 		}
+		n.noteStreamed(db, m.from)
 		n.ack(m, db)
 	case dropMsg:
 		if m.link != n.link {

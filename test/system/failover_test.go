@@ -542,3 +542,51 @@ func TestIsolatedPrimaryWritesGoToQuarantine(t *testing.T) {
 		t.Fatalf("miraj-quarantine: %v\n%s", err, out)
 	}
 }
+
+// A former primary's writes that no one else received go to quarantine
+// listed one by one, even when the node checkpointed after it was fenced
+// and before it rejoined (a clean stop checkpoints): with
+// promotion_catchup_mb = 0 a secondary keeps no journal behind its
+// checkpoints, but a node whose current primary has not streamed to it yet
+// keeps all of its journal, since what diverges goes to quarantine. The
+// diverged writes span more than one 64 MiB journal segment, so a
+// checkpoint could let the first go.
+func TestFencedPrimaryCheckpointKeepsDivergedJournal(t *testing.T) {
+	c, ns, p1 := shopCluster(t, "promotion_catchup_mb = 0", "n1", "n2")
+	n1, n2 := ns[0], ns[1]
+	mustExec(t, p1, "CREATE TABLE shop.big (id INT PRIMARY KEY, b LONGTEXT)")
+	mustExec(t, p1, "INSERT INTO shop.t VALUES (1, 'both')")
+	caughtUp(t, n1, n2)
+	n2.kill()
+	const diverged = 100 // rows of 1 MB: about 100 MB of journal
+	for i := 1; i <= diverged; i++ {
+		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.big VALUES (%d, REPEAT('x', 1000000))", i))
+	}
+	n1.kill()
+	n2.restart()
+	p2 := designate(t, n2)
+	mustExec(t, p2, "INSERT INTO shop.t VALUES (2, 'n2')")
+
+	// n1 comes back, is fenced, and stops cleanly: a checkpoint.
+	n1.restart()
+	p1 = n1.open("")
+	waitFor(t, "the old primary to be fenced", 30*time.Second, func() bool { return one(t, p1, "SELECT @@cluster_role") == "FENCED" })
+	n1.stop()
+	n1.restart()
+	p1 = n1.open("")
+	waitFor(t, "the old primary to be fenced again", 30*time.Second, func() bool { return one(t, p1, "SELECT @@cluster_role") == "FENCED" })
+	mustExec(t, p1, "SET GLOBAL cluster_role = 'secondary'")
+	waitFor(t, "n1 to follow n2", 60*time.Second, func() bool {
+		var v sql.NullString
+		p1.QueryRow("SELECT v FROM shop.t WHERE id = 2").Scan(&v)
+		return v.String == "n2"
+	})
+	reports, _ := filepath.Glob(filepath.Join(c.dir, "data-n1", "miraj", "quarantaine", "*", "shop", "report.txt"))
+	if len(reports) != 1 {
+		t.Fatalf("n1's quarantine reports: %v", reports)
+	}
+	rep, _ := os.ReadFile(reports[0])
+	if want := fmt.Sprintf("transactions: %d (%d committed), rows changed: %d", diverged, diverged, diverged); !strings.Contains(string(rep), want) || strings.Contains(string(rep), "no longer in the journal") {
+		t.Fatalf("n1's quarantine report does not list the %d diverged transactions (%q):\n%s", diverged, want, rep)
+	}
+}
