@@ -10,7 +10,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
@@ -28,10 +30,29 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	d := &storage.Describe{}
-	if err := journal.Scan(flag.Arg(0), journal.LSN(*from), d.Frame); err != nil {
+	if err := list(os.Stdout, flag.Arg(0), journal.LSN(*from)); err != nil {
 		fmt.Fprintln(os.Stderr, "miraj-quarantine:", err)
 		os.Exit(1)
+	}
+}
+
+// list writes the transactions of the journal in dir from LSN from as
+// statements. When the journal starts after from and the folder has
+// checkpoints, it says that what came before is only in them.
+func list(w io.Writer, dir string, from journal.LSN) error {
+	d := &storage.Describe{}
+	first, seen := journal.LSN(0), false
+	frame := func(lsn journal.LSN, typ journal.FrameType, payload []byte) error {
+		if !seen {
+			first, seen = lsn, true
+		}
+		return d.Frame(lsn, typ, payload)
+	}
+	if err := journal.Scan(dir, from, frame); err != nil {
+		return err
+	}
+	if ckpts, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.ckpt")); seen && first > from && len(ckpts) > 0 {
+		fmt.Fprintf(w, "-- the journal starts at LSN %d: the transactions from LSN %d to there are only in the folder's checkpoints, folded into the rows\n", first, from)
 	}
 	rows := 0
 	for _, t := range d.Txns {
@@ -40,10 +61,11 @@ func main() {
 		if !t.At.IsZero() {
 			when = " at " + t.At.Format(time.RFC3339Nano)
 		}
-		fmt.Printf("-- transaction %d, LSN %d, %s%s\n", t.Txn, t.LSN, t.Ended, when)
+		fmt.Fprintf(w, "-- transaction %d, LSN %d, %s%s\n", t.Txn, t.LSN, t.Ended, when)
 		for _, op := range t.Ops {
-			fmt.Println(op + ";")
+			fmt.Fprintln(w, op+";")
 		}
 	}
-	fmt.Printf("-- %d transaction(s), %d row change(s)\n", len(d.Txns), rows)
+	fmt.Fprintf(w, "-- %d transaction(s), %d row change(s)\n", len(d.Txns), rows)
+	return nil
 }
