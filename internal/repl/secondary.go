@@ -102,7 +102,7 @@ func (n *Node) follow(ctx context.Context, c *transport.Conn, addr string) {
 		p.addr, p.role, p.epoch, p.state, p.connectedSince, p.lastError = addr, RolePrimary, epoch, "CONNECTED", time.Now(), ""
 	})
 	n.log.Info(fmt.Sprintf("Cluster: following primary %s (epoch %d) at %s", id, epoch, addr), "peer", id)
-	err = n.receive(ctx, c, epoch)
+	err = n.receive(ctx, c, epoch, primary)
 	n.setPeer(id, func(p *peerStatus) {
 		p.state, p.connectedSince = "DISCONNECTED", time.Time{}
 		if err != nil && ctx.Err() == nil {
@@ -130,6 +130,9 @@ func (n *Node) seedFile(db string) string {
 type applyWorker struct {
 	name string
 	q    chan transport.Frame
+	// primary: the link's primary, as its welcome named it (the node's
+	// state names the same).
+	primary string
 	// seed: the copy being received (owned by the worker's goroutine).
 	seed *os.File
 }
@@ -137,7 +140,7 @@ type applyWorker struct {
 // receive reads the primary's messages until the link fails, handing each
 // database's to its worker; ctx's end, a worker's failure or a silent link
 // (linkTimeout) ends it, and every worker has exited when it returns.
-func (n *Node) receive(ctx context.Context, c *transport.Conn, epoch Epoch) error {
+func (n *Node) receive(ctx context.Context, c *transport.Conn, epoch Epoch, primary string) error {
 	lctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	workers := map[string]*applyWorker{}
@@ -156,7 +159,7 @@ func (n *Node) receive(ctx context.Context, c *transport.Conn, epoch Epoch) erro
 			if err := transport.CheckFileName(name); err != nil {
 				return fmt.Errorf("database name %q refused: %w", name, err)
 			}
-			w = &applyWorker{name: name, q: make(chan transport.Frame, maxQueuedMessages)}
+			w = &applyWorker{name: name, q: make(chan transport.Frame, maxQueuedMessages), primary: primary}
 			workers[key] = w
 			wg.Add(1)
 			go func() {
@@ -273,7 +276,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 		if err != nil {
 			return err
 		}
-		n.noteStreamed(db, epoch, c.Peer().ID)
+		n.noteStreamed(db, epoch, w.primary)
 		n.mu.Lock()
 		n.mu.lastApply = time.Now()
 		n.mu.Unlock()
@@ -324,7 +327,7 @@ func (n *Node) applyMessage(ctx context.Context, c *transport.Conn, w *applyWork
 		if db.LSN() != lsn {
 			return fmt.Errorf("copy at LSN %d, announced %d", db.LSN(), lsn)
 		}
-		n.noteStreamed(db, epoch, c.Peer().ID)
+		n.noteStreamed(db, epoch, w.primary)
 		n.log.Info(fmt.Sprintf("Cluster: copy of database %s installed at LSN %d", name, lsn), "database", name)
 		return n.ack(ctx, c, db, db.Journal().End(), epoch)
 	case msgDrop:
