@@ -2,17 +2,13 @@ package main
 
 import (
 	"bytes"
-	"cmp"
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
+	"github.com/miraj-db/miraj/internal/storage/storagetest"
 )
 
 // TestListSaysWhatCheckpointsHold lists a database folder whose journal a
@@ -21,38 +17,7 @@ import (
 // journal holds; from an LSN inside it, it lists without that line.
 func TestListSaysWhatCheckpointsHold(t *testing.T) {
 	root := t.TempDir()
-	bind := func(def *storage.TableDef) ([]storage.Compare, error) {
-		out := make([]storage.Compare, def.NumCols)
-		for i := range out {
-			out[i] = func(a, b any) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
-		}
-		return out, nil
-	}
-	eng, err := storage.Open(storage.Options{Root: root, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 4096,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := eng.CreateDatabase("d", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var starts []journal.LSN
-	for i := range 20 {
-		starts = append(starts, db.LSN())
-		tx := db.Begin()
-		if i == 0 {
-			if err := tx.CreateTable(&storage.TableDef{Name: "t", NumCols: 2, AutoCol: -1, PK: []int{0}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := tx.Insert("t", []any{int64(i), strings.Repeat("x", 600)}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	eng, db, starts := storagetest.OneRowTxns(t, root, "d", 20)
 	if err := eng.Checkpoint(db); err != nil {
 		t.Fatal(err)
 	}

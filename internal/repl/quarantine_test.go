@@ -1,8 +1,6 @@
 package repl
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +12,7 @@ import (
 	"github.com/miraj-db/miraj/internal/config"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
+	"github.com/miraj-db/miraj/internal/storage/storagetest"
 	"github.com/miraj-db/miraj/internal/transport"
 )
 
@@ -23,39 +22,8 @@ import (
 func quarantineTestNode(t *testing.T) (*Node, *storage.DB, []journal.LSN) {
 	t.Helper()
 	root := t.TempDir()
-	bind := func(def *storage.TableDef) ([]storage.Compare, error) {
-		out := make([]storage.Compare, def.NumCols)
-		for i := range out {
-			out[i] = func(a, b any) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
-		}
-		return out, nil
-	}
+	eng, db, starts := storagetest.OneRowTxns(t, filepath.Join(root, "data"), "d", 20)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := storage.Open(storage.Options{Root: filepath.Join(root, "data"), Policy: storage.SaveCommit, Bind: bind, SegmentBytes: 4096, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	db, err := eng.CreateDatabase("d", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var starts []journal.LSN
-	for i := range 20 {
-		starts = append(starts, db.LSN())
-		tx := db.Begin()
-		if i == 0 {
-			if err := tx.CreateTable(&storage.TableDef{Name: "t", NumCols: 2, AutoCol: -1, PK: []int{0}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := tx.Insert("t", []any{int64(i), strings.Repeat("x", 600)}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cfg := &config.Cluster{Name: "c", Node: config.Node{ID: "n1"}, Members: []string{"n1"}}
 	n, err := New(Options{Config: cfg, Storage: eng, StateDir: filepath.Join(root, "miraj"), Logger: quiet,
 		Transport: &transport.Transport{}}) // never started: no peer is reached
