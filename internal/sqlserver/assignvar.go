@@ -142,7 +142,7 @@ func setItem(words []sqlWord, i int) bool {
 // intervalFunction, which the parser does not read (it takes INTERVAL for
 // a date interval's), the column it names keeping the text written.
 func assignmentText(q string) (string, assignments) {
-	assigns, interval := strings.Contains(q, ":="), containsFold(q, "INTERVAL")
+	assigns, interval := strings.Contains(q, ":="), indexFold(q, "INTERVAL") >= 0
 	if !assigns && !interval {
 		return q, nil
 	}

@@ -116,7 +116,7 @@ func droppedHint(words []sqlWord, i int) (int, bool) {
 // DELETE, GRANT DELETE, a trigger's event) these words do not follow it.
 // A stored program's DELETE statements are read the same way.
 func blankDeleteModifiers(q string) string {
-	if !containsFold(q, "DELETE") || !(containsFold(q, "QUICK") || containsFold(q, "IGNORE") || containsFold(q, "LOW_PRIORITY")) {
+	if indexFold(q, "DELETE") < 0 || indexFold(q, "QUICK") < 0 && indexFold(q, "IGNORE") < 0 && indexFold(q, "LOW_PRIORITY") < 0 {
 		return q
 	}
 	words := scanWords(q, false)
@@ -134,31 +134,6 @@ func blankDeleteModifiers(q string) string {
 		}
 	}
 	return k.text()
-}
-
-// containsFold reports whether s contains upper, an upper-case ASCII word,
-// in any case.
-func containsFold(s, upper string) bool {
-	n := len(upper)
-	for i := 0; i+n <= len(s); i++ {
-		if s[i]&^0x20 != upper[0] {
-			continue
-		}
-		j := 1
-		for ; j < n; j++ {
-			c := s[i+j]
-			if c >= 'a' && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			if c != upper[j] {
-				break
-			}
-		}
-		if j == n {
-			return true
-		}
-	}
-	return false
 }
 
 // warnDelayed notes that the session's statement is an INSERT (or

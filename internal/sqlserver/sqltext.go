@@ -198,8 +198,15 @@ func unwrapVersionComments(q string) string {
 // in s, ignoring case, or -1. Unlike searching a lower-cased copy it
 // neither allocates nor moves positions when s holds non-ASCII text.
 func indexFold(s, word string) int {
+	if word == "" {
+		return 0
+	}
+	// The first byte is looked at first, with ASCII's case bit set: equal
+	// in any case, two letters are equal then. Every parsed statement's
+	// text is searched so (DELETE's modifiers, INTERVAL, locking clauses).
+	first := word[0] | 0x20
 	for i := 0; i+len(word) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(word)], word) {
+		if s[i]|0x20 == first && strings.EqualFold(s[i:i+len(word)], word) {
 			return i
 		}
 	}
