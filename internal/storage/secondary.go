@@ -306,14 +306,14 @@ func (x *secondary) update(t *Table, old, r *Row, name string) {
 // pkLookup finds rows of one primary tree by the primary keys of entries,
 // with one key row it rewrites for each.
 type pkLookup struct {
-	primary *btree.BTreeG[*Row]
+	primary *rowTree
 	table   string
 	key     *rowExt
 	pkCol   int
 	signed  bool
 }
 
-func (x *secondary) lookup(t *Table, primary *btree.BTreeG[*Row]) *pkLookup {
+func (x *secondary) lookup(t *Table, primary *rowTree) *pkLookup {
 	l := &pkLookup{primary: primary, table: t.shape.def.Name, key: &rowExt{Row: Row{vf: flagExt}}, pkCol: x.pkCol, signed: x.pkSigned}
 	if x.pkCol >= 0 {
 		l.key.vals = make([]any, t.shape.def.NumCols)
@@ -342,7 +342,7 @@ func (l *pkLookup) row(pk uint64) *Row {
 // or nil. An index of integers counts its entries without reading a row.
 func (x *secondary) count(t *Table, lo, hi *Row) int {
 	if x.rows != nil {
-		return countRows(x.rows, lo, hi, func(a, b *Row) int { return t.shape.compareIndex(x.cols, a, b) })
+		return countRows(func(pivot *Row, down bool, fn func(*Row) bool) { walkRows(x.rows, pivot, down, fn) }, lo, hi, func(a, b *Row) int { return t.shape.compareIndex(x.cols, a, b) })
 	}
 	if x.ints == nil {
 		return 0
@@ -367,7 +367,7 @@ func (x *secondary) count(t *Table, lo, hi *Row) int {
 // reader returns how a walk of the index of integers x gets the row of an
 // entry: from primary by its primary key, or, for a caller that reads no
 // other column (only), made of the entry.
-func (x *secondary) reader(t *Table, primary *btree.BTreeG[*Row], only bool) func(e intEntry) *Row {
+func (x *secondary) reader(t *Table, primary *rowTree, only bool) func(e intEntry) *Row {
 	n := t.shape.def.NumCols
 	if only && n <= maxCompactValues {
 		var chunk []byte
@@ -540,7 +540,7 @@ func (x *secondary) startAt(s *shape, pivot *Row, down bool) start {
 // only: the caller reads no other column than the index's and the primary
 // key's, and an index of integers gives rows made of its entries (see
 // coverRow) instead of reading the rows.
-func (x *secondary) walk(t *Table, primary *btree.BTreeG[*Row], pivot *Row, down, only bool, fn func(r *Row) bool) {
+func (x *secondary) walk(t *Table, primary *rowTree, pivot *Row, down, only bool, fn func(r *Row) bool) {
 	if x.rows != nil {
 		walkRows(x.rows, pivot, down, fn)
 		return
@@ -592,9 +592,9 @@ func walkTree[T any](tree *btree.BTreeG[T], from T, all, down bool, fn func(T) b
 
 // countRows returns how many rows of tree lie from lo on (nil: from the
 // first) and not past hi (nil: to the last), as order places them.
-func countRows(tree *btree.BTreeG[*Row], lo, hi *Row, order func(a, b *Row) int) int {
+func countRows(walk func(pivot *Row, down bool, fn func(*Row) bool), lo, hi *Row, order func(a, b *Row) int) int {
 	n := 0
-	walkRows(tree, lo, false, func(r *Row) bool {
+	walk(lo, false, func(r *Row) bool {
 		if hi != nil && order(r, hi) > 0 {
 			return false
 		}

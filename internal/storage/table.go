@@ -210,7 +210,7 @@ func (s *shape) compareIndex(cols []int, a, b *Row) int {
 // (shareTrees).
 type Table struct {
 	shape   *shape
-	primary *btree.BTreeG[*Row]
+	primary *rowTree
 	indexes []*secondary
 	ctr     *counters
 	// schemaVer changes with every DDL on the table; lastWrite is the
@@ -254,7 +254,7 @@ func newTable(def *TableDef, bind Binder) (*Table, error) {
 	}
 	s := newShape(def, cmp)
 	t := &Table{shape: s, ctr: &counters{}, cloneMu: &sync.Mutex{}}
-	t.primary = btree.NewBTreeGOptions(func(a, b *Row) bool { return s.comparePrimary(a, b) < 0 }, btreeOpts)
+	t.primary = newRowTree(s)
 	for i := range def.Indexes {
 		t.indexes = append(t.indexes, newSecondary(s, def.Indexes[i].Cols))
 	}
@@ -313,7 +313,7 @@ func (t *Table) BumpAuto(v uint64) { bumpTo(&t.ctr.nextAuto, v) }
 
 // snapshotTrees returns read-only copies of the trees, safe to iterate while
 // the table is being written by its owner.
-func (t *Table) snapshotTrees() (*btree.BTreeG[*Row], []*secondary) {
+func (t *Table) snapshotTrees() (*rowTree, []*secondary) {
 	t.cloneMu.Lock()
 	defer t.cloneMu.Unlock()
 	ix := make([]*secondary, len(t.indexes))
@@ -359,7 +359,7 @@ func (t *Table) AscendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 		t.indexes[ix].walk(t, t.primary, pivot, false, false, fn)
 		return
 	}
-	walkRows(t.primary, pivot, false, fn)
+	t.primary.walk(pivot, false, fn)
 }
 
 // AscendIndexOnly is AscendIndex for a caller that reads no other column of
@@ -382,7 +382,7 @@ func (t *Table) CountRange(ix int, lo, hi *Row) int {
 	if ix >= 0 {
 		return t.indexes[ix].count(t, lo, hi)
 	}
-	return countRows(t.primary, lo, hi, t.shape.comparePrimary)
+	return countRows(t.primary.walk, lo, hi, t.shape.comparePrimary)
 }
 
 // IndexCovers reports whether every column of cols (-1 stands for none) is
@@ -406,7 +406,7 @@ func (t *Table) DescendIndex(ix int, pivot *Row, fn func(r *Row) bool) {
 		t.indexes[ix].walk(t, t.primary, pivot, true, false, fn)
 		return
 	}
-	walkRows(t.primary, pivot, true, fn)
+	t.primary.walk(pivot, true, fn)
 }
 
 // CompareCol compares two values of column col as the table's indexes do.
@@ -568,7 +568,7 @@ func (t *Table) unshareTail(from *Row) {
 	t.cloneMu.Lock()
 	defer t.cloneMu.Unlock()
 	c := t.primary.Copy()
-	c.AscendMut(from, func(*Row) bool { return true })
+	c.unshareFrom(from)
 	t.primary = c
 }
 
@@ -630,7 +630,7 @@ func lower(s string) string { return strings.ToLower(s) }
 // Cursor walks the rows of one index (or the primary key) of a table frozen
 // when the cursor was made, so the table's owner may write while it runs.
 type Cursor struct {
-	it      btree.IterG[*Row]
+	it      rowsIter
 	started bool
 	pivot   *Row
 	valid   bool
@@ -658,11 +658,11 @@ func (t *Table) Cursor(ix int, pivot *Row) *Cursor {
 		}
 		return c
 	}
-	tree := t.primary
 	if ix >= 0 {
-		tree = t.indexes[ix].rows
+		it := t.indexes[ix].rows.Copy().Iter()
+		return &Cursor{it: &it, pivot: pivot}
 	}
-	return &Cursor{it: tree.Copy().Iter(), pivot: pivot}
+	return &Cursor{it: t.primary.Copy().Iter(), pivot: pivot}
 }
 
 // Next returns the next row, or false at the end.
