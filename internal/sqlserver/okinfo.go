@@ -24,12 +24,17 @@ import (
 // maxOKInfo keeps the length of an info string one byte long.
 const maxOKInfo = 250
 
-// okInfoFix is the OK packet with info a connection is about to write.
+// okInfoFix is an OK packet a connection is about to write and the bytes
+// to put in it: the length of its info, or its warning count.
 type okInfoFix struct {
-	hashAt  int    // offset of the '#' from the packet's header
+	hashAt  int    // offset of the bytes to change from the packet's header
 	size    int    // payload length
 	payload []byte // the payload's first bytes: 0x00 and the two counts
-	tail    []byte // '#' and the info
+	tail    []byte // the packet's bytes from hashAt on: '#' and the info
+	put     []byte // what goes at hashAt
+	// once: the packet is the next write's or never (a prepared
+	// statement's, alone in its response); not kept waiting after.
+	once bool
 }
 
 // fixOKInfo readies c's connection to correct the OK packet of r (no
@@ -57,7 +62,42 @@ func fixOKInfo(c *mysql.Conn, r *sqltypes.Result) {
 		size:    len(head) + 4 + 1 + len(r.Info),
 		payload: head,
 		tail:    append([]byte{'#'}, r.Info...),
+		put:     []byte{byte(len(r.Info))},
 	})
+}
+
+// fixOKWarnings readies c's connection to put the warning count in the OK
+// packet that ends a prepared statement without a result set (r), whose
+// status flags are flags: vitess writes 0 there, where MariaDB counts the
+// statement's warnings, and drivers read the count to decide whether to
+// ask for them (Connector/J's getWarnings, mysql-connector-python's
+// warning_count). Over TLS the bytes are not seen: the count stays 0 there
+// (SHOW WARNINGS has them).
+func fixOKWarnings(c *mysql.Conn, r *sqltypes.Result, flags, warnings uint16) {
+	cc := clientOf(c.Conn)
+	if cc == nil || warnings == 0 {
+		return
+	}
+	if _, isTLS := c.Conn.(*tls.Conn); isTLS {
+		return
+	}
+	cc.okFixes.add(okWarningsFix(r.RowsAffected, r.InsertID, flags, warnings))
+}
+
+// okWarningsFix puts warnings in the OK packet vitess writes for a prepared
+// statement's result of affected rows, insertID and flags.
+func okWarningsFix(affected, insertID uint64, flags, warnings uint16) *okInfoFix {
+	head := append([]byte{0}, lenEncInt(affected)...)
+	head = append(head, lenEncInt(insertID)...)
+	head = append(head, byte(flags), byte(flags>>8))
+	return &okInfoFix{
+		hashAt:  4 + len(head),
+		size:    len(head) + 2,
+		payload: head,
+		tail:    []byte{0, 0},
+		put:     []byte{byte(warnings), byte(warnings >> 8)},
+		once:    true,
+	}
 }
 
 // maxPendingOKFixes bounds the packets a connection waits to correct: a
@@ -98,7 +138,9 @@ func (fs *okInfoFixes) apply(p []byte) []byte {
 			p = fixed
 			continue
 		}
-		kept = append(kept, f)
+		if !f.once {
+			kept = append(kept, f)
+		}
 	}
 	clear(fs.pending[len(kept):])
 	fs.pending = kept
@@ -136,10 +178,10 @@ func (f *okInfoFix) holdsAt(p []byte, start int) bool {
 	return bytes.HasPrefix(p[start+4:], f.payload) && bytes.Equal(p[start+f.hashAt:end], f.tail)
 }
 
-// fixed returns a copy of p with the info length written at p[at].
+// fixed returns a copy of p with f's bytes written at p[at].
 func (f *okInfoFix) fixed(p []byte, at int) []byte {
 	out := bytes.Clone(p)
-	out[at] = byte(len(f.tail) - 1)
+	copy(out[at:], f.put)
 	return out
 }
 

@@ -21,7 +21,7 @@ func TestOKInfoPatch(t *testing.T) {
 	fix := func(affected, insertID uint64) *okInfoFix {
 		head := append([]byte{0}, lenEncInt(affected)...)
 		head = append(head, lenEncInt(insertID)...)
-		return &okInfoFix{hashAt: 4 + len(head) + 4, size: len(head) + 5 + len(info), payload: head, tail: append([]byte{'#'}, info...)}
+		return &okInfoFix{hashAt: 4 + len(head) + 4, size: len(head) + 5 + len(info), payload: head, tail: append([]byte{'#'}, info...), put: []byte{byte(len(info))}}
 	}
 
 	// The packet alone, and after the rows of an earlier result in the
@@ -56,6 +56,30 @@ func TestOKInfoPatch(t *testing.T) {
 	}
 }
 
+// TestOKWarningsPatch puts a prepared statement's warning count in its OK
+// packet, which vitess writes with 0, and leaves other packets alone.
+func TestOKWarningsPatch(t *testing.T) {
+	packet := func(affected, insertID uint64, flags, warnings uint16) []byte {
+		payload := append([]byte{0}, lenEncInt(affected)...)
+		payload = append(payload, lenEncInt(insertID)...)
+		payload = append(payload, byte(flags), byte(flags>>8), byte(warnings), byte(warnings>>8))
+		return append([]byte{byte(len(payload)), 0, 0, 1}, payload...)
+	}
+	got, ok := okWarningsFix(300, 7, 2, 258).patch(packet(300, 7, 2, 0))
+	if want := packet(300, 7, 2, 258); !ok || !bytes.Equal(got, want) {
+		t.Fatalf("got %v (%v), want %v", got, ok, want)
+	}
+	for name, p := range map[string][]byte{
+		"other affected rows": packet(5, 7, 2, 0),
+		"other flags":         packet(300, 7, 3, 0),
+		"a count already":     packet(300, 7, 2, 1),
+	} {
+		if _, ok := okWarningsFix(300, 7, 2, 258).patch(p); ok {
+			t.Errorf("%s: patched", name)
+		}
+	}
+}
+
 // TestOKInfoFixesTogether corrects the OK packets of several statements
 // written at once (a multi-statement query).
 func TestOKInfoFixesTogether(t *testing.T) {
@@ -64,7 +88,7 @@ func TestOKInfoFixesTogether(t *testing.T) {
 	var p []byte
 	for i, info := range infos {
 		head := []byte{0, byte(2 - i), 0}
-		fs.add(&okInfoFix{hashAt: 4 + len(head) + 4, size: len(head) + 5 + len(info), payload: head, tail: append([]byte{'#'}, info...)})
+		fs.add(&okInfoFix{hashAt: 4 + len(head) + 4, size: len(head) + 5 + len(info), payload: head, tail: append([]byte{'#'}, info...), put: []byte{byte(len(info))}})
 		p = append(p, okPacket(byte(i+1), uint64(2-i), 0, info)...)
 	}
 	got := fs.apply(p)

@@ -152,12 +152,16 @@ var emptyContext = sql.NewEmptyContext()
 // the statement still runs on another goroutine (their EOF is handled by
 // afterCommand). text says the OK packet is the text protocol's, which
 // carries the info string; COM_STMT_EXECUTE's does not (vitess leaves it
-// out), and a correction waiting for it would wait for ever.
+// out), and a correction waiting for it would wait for ever; vitess
+// writes its warning count as 0, which the connection corrects.
 func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result, text bool) {
 	if len(r.Fields) == 0 {
 		setStatusFlags(c, h.statusFlags(c))
-		if text && r.Info != "" {
+		switch {
+		case text && r.Info != "":
 			fixOKInfo(c, r)
+		case !text:
+			fixOKWarnings(c, r, c.StatusFlags, h.WarningCount(c))
 		}
 	}
 }

@@ -4,8 +4,9 @@
 //
 // mysql2 hands the status flags of each OK packet to the caller
 // (ResultSetHeader.serverStatus): they must say IN_TRANS exactly while the
-// transaction is open. Prints one line per check; exits 1 at the first one
-// that fails.
+// transaction is open, and ResultSetHeader.warningStatus the statement's
+// warning count. Prints one line per check; exits 1 at the first one that
+// fails.
 'use strict';
 
 const mysql = require('mysql2/promise');
@@ -36,6 +37,15 @@ async function main() {
   let [h] = await c.query('INSERT INTO t VALUES (100, 0)');
   check('AUTOCOMMIT in the OK packet of an autocommitted INSERT', (h.serverStatus & SERVER_STATUS_AUTOCOMMIT) !== 0, true);
   check('IN_TRANS in the OK packet of an autocommitted INSERT', inTrans(h), false);
+  // The warning count of an OK packet, by which drivers decide whether
+  // to ask for the warnings: text protocol, then a prepared statement
+  // (execute: COM_STMT_EXECUTE).
+  [h] = await c.query('INSERT IGNORE INTO t VALUES (100, 1)');
+  check('warnings in the OK packet of INSERT IGNORE of a duplicate key', h.warningStatus, 1);
+  [h] = await c.execute('INSERT IGNORE INTO t VALUES (?, ?)', [100, 1]);
+  check('warnings in the OK packet of a prepared INSERT IGNORE of a duplicate key', h.warningStatus, 1);
+  [h] = await c.execute('UPDATE t SET v = ? WHERE id = ?', [2, 100]);
+  check('warnings in the OK packet of a prepared UPDATE without any', h.warningStatus, 0);
   await c.query('DELETE FROM t');
 
   [h] = await c.beginTransaction();
