@@ -13,7 +13,7 @@ import (
 // waited for the first bytes of a row at each of its fourteen or so
 // comparisons, most of them in rows it would not read again. The tree's
 // items carry, beside each row, its lead: the first primary key column's
-// value when it is an integer from 0 to 2⁶³−1 (the row number in a table
+// value when it is an integer from 0 to 2⁶³−2 (the row number in a table
 // without a primary key). Two items whose leads differ compare by them,
 // without reading a row; only items of the same lead, or without one,
 // compare their rows. The lead costs eight bytes a row.
@@ -43,10 +43,11 @@ func newRowTree(s *shape) *rowTree {
 
 // leadOf returns r's lead plus one, or 0 when it has none: r is a seek
 // row that sorts by its bound before the first column, or the column's
-// value is not an integer from 0 to 2⁶³−1. Leads order as the rows do:
+// value is not an integer from 0 to 2⁶³−2. Leads order as the rows do:
 // the first key column decides between rows whose values in it differ,
 // and two non-negative integers that fit in an int64 compare by value
-// whatever their kinds (compareRowCol).
+// whatever their kinds (compareRowCol); others, and an int64's largest,
+// are left to the rows' comparison, as they were.
 func (s *shape) leadOf(r *Row) uint64 {
 	if len(s.def.PK) == 0 {
 		if isSeek(r) || r.ID >= math.MaxInt64 {
