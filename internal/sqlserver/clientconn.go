@@ -101,6 +101,9 @@ type clientConn struct {
 	// wait_timeout in seconds (0: the default). waittimeout.go.
 	idleSince, waitTimeout atomic.Int64
 	okFixes                okInfoFixes // OK packets whose info length Write puts in (okinfo.go)
+	// afterWrite, when set, runs once after the next write: SHUTDOWN's
+	// stop, once its OK packet is on its way (shutdown.go).
+	afterWrite atomic.Pointer[func()]
 }
 
 // readSocket reads what the client sent (Read, admincmd.go, looks at it).
@@ -117,6 +120,11 @@ func (c *clientConn) Write(p []byte) (int, error) {
 	p = c.okFixes.apply(p)
 	n, err := c.sock.Write(p)
 	c.sent.Add(uint64(n))
+	if c.afterWrite.Load() != nil {
+		if f := c.afterWrite.Swap(nil); f != nil {
+			(*f)()
+		}
+	}
 	return n, err
 }
 

@@ -26,37 +26,48 @@ var syntaxErrorRE = regexp.MustCompile(`syntax error at position (\d+) near '([^
 // before it, when that is one (the parser stops after a keyword it
 // expected more of: FROM after SELECT now).
 func quoteStoppedWord(q string, err error) (string, bool) {
-	if err == nil {
-		return "", false
-	}
-	m := syntaxErrorRE.FindStringSubmatch(err.Error())
-	if m == nil {
-		return "", false
-	}
-	pos, _ := strconv.Atoi(m[1])
-	word := m[2]
-	// The position may be past the token named (the parser read ahead):
-	// the token is its last whole occurrence before the position.
-	end, start := -1, -1
-	if word != "" {
-		lower, w := asciiLower(q[:min(pos, len(q))]), asciiLower(word)
-		for i := strings.LastIndex(lower, w); i >= 0; i = strings.LastIndex(lower[:i], w) {
-			if (i == 0 || !isIdentByte(q[i-1])) && (i+len(w) == len(q) || !isIdentByte(q[i+len(w)])) {
-				start, end = i, i+len(w)
-				break
-			}
-		}
-	} else {
-		start, end = len(q), len(q)
-	}
-	if start < 0 {
+	start, end, ok := stoppedAt(q, err)
+	if !ok {
 		return "", false
 	}
 	if quotable(q, start, end) {
 		return q[:start] + "`" + q[start:end] + "`" + q[end:], true
 	}
-	// The word before, past white space.
-	e := start
+	if s, e := wordBefore(q, start); s < e && quotable(q, s, e) {
+		return q[:s] + "`" + q[s:e] + "`" + q[e:], true
+	}
+	return "", false
+}
+
+// stoppedAt returns where in q the token the parser stopped at (err) is.
+func stoppedAt(q string, err error) (start, end int, ok bool) {
+	if err == nil {
+		return 0, 0, false
+	}
+	m := syntaxErrorRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0, 0, false
+	}
+	pos, _ := strconv.Atoi(m[1])
+	word := m[2]
+	if word == "" {
+		return len(q), len(q), true
+	}
+	// The position may be past the token named (the parser read ahead):
+	// the token is its last whole occurrence before the position.
+	lower, w := asciiLower(q[:min(pos, len(q))]), asciiLower(word)
+	for i := strings.LastIndex(lower, w); i >= 0; i = strings.LastIndex(lower[:i], w) {
+		if (i == 0 || !isIdentByte(q[i-1])) && (i+len(w) == len(q) || !isIdentByte(q[i+len(w)])) {
+			return i, i + len(w), true
+		}
+	}
+	return 0, 0, false
+}
+
+// wordBefore returns where the word before q[at:] is, past white space
+// (start == end: none).
+func wordBefore(q string, at int) (start, end int) {
+	e := at
 	for e > 0 && (q[e-1] == ' ' || q[e-1] == '\t' || q[e-1] == '\n' || q[e-1] == '\r') {
 		e--
 	}
@@ -64,8 +75,22 @@ func quoteStoppedWord(q string, err error) (string, bool) {
 	for s > 0 && isIdentByte(q[s-1]) {
 		s--
 	}
-	if s < e && quotable(q, s, e) {
-		return q[:s] + "`" + q[s:e] + "`" + q[e:], true
+	return s, e
+}
+
+// hintKeyAsIndex returns q with the KEY the parser stopped at (err)
+// written INDEX when the word before it is USE, FORCE or IGNORE: MySQL
+// takes USE KEY (…), FORCE KEY and IGNORE KEY for the INDEX forms, the
+// parser only INDEX.
+func hintKeyAsIndex(q string, err error) (string, bool) {
+	start, end, ok := stoppedAt(q, err)
+	if !ok || !strings.EqualFold(q[start:end], "key") {
+		return "", false
+	}
+	s, e := wordBefore(q, start)
+	switch strings.ToLower(q[s:e]) {
+	case "use", "force", "ignore":
+		return q[:start] + "INDEX" + q[end:], true
 	}
 	return "", false
 }
@@ -100,7 +125,8 @@ func plainWord(w string) bool {
 }
 
 // parseQuoting runs parse on q, and again with the words it stops at
-// quoted (quoteStoppedWord); the first error when none of that parses.
+// quoted (quoteStoppedWord) or an index hint's KEY written INDEX
+// (hintKeyAsIndex); the first error when none of that parses.
 func parseQuoting[T any](q string, parse func(string) (T, error)) (T, error) {
 	res, err := parse(q)
 	first := err
@@ -108,10 +134,13 @@ func parseQuoting[T any](q string, parse func(string) (T, error)) (T, error) {
 		if err == nil {
 			return res, nil
 		}
-		var ok bool
-		if q, ok = quoteStoppedWord(q, err); !ok {
-			break
+		next, ok := quoteStoppedWord(q, err)
+		if !ok {
+			if next, ok = hintKeyAsIndex(q, err); !ok {
+				break
+			}
 		}
+		q = next
 		res, err = parse(q)
 	}
 	if err == nil {

@@ -66,3 +66,24 @@ func TestQuoteStoppedWord(t *testing.T) {
 		}
 	}
 }
+
+// hintKeyAsIndex writes INDEX for the KEY of USE, FORCE and IGNORE KEY
+// where the parser stopped at it, and nothing else.
+func TestHintKeyAsIndex(t *testing.T) {
+	for _, c := range []struct{ q, err, want string }{
+		{"select * from t use key (k)", "syntax error at position 23 near 'key'", "select * from t use INDEX (k)"},
+		{"SELECT * FROM t a USE\n  KEY(k) JOIN u", "syntax error at position 27 near 'KEY'", "SELECT * FROM t a USE\n  INDEX(k) JOIN u"},
+		{"select * from t force key for join (k)", "syntax error at position 25 near 'key'", "select * from t force INDEX for join (k)"},
+		{"select key from t", "syntax error at position 11 near 'key'", ""},
+		{"select * from t use kex (k)", "syntax error at position 24 near 'kex'", ""},
+		{"select * from t use key (k)", "syntax error at position 27 near ')'", ""},
+	} {
+		got, ok := hintKeyAsIndex(c.q, errors.New(c.err))
+		if !ok {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("hintKeyAsIndex(%q, %s) = %q, want %q", c.q, c.err, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"context"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -12,7 +14,9 @@ import (
 // which `mysqladmin shutdown` sends, arrives as it, admincmd.go): with the
 // SHUTDOWN privilege (1227 otherwise), the server answers OK and stops as
 // it does on SIGTERM — no new connections, a checkpoint of every
-// database, the journals closed.
+// database, the journals closed. The stop begins once the OK packet is
+// written: begun before, it closed the connection first now and then, and
+// mariadb-admin shutdown said *Lost connection to server during query*.
 func (h protocolHandler) shutdownStatement(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
 	w := words{s: q}
 	w.next()
@@ -33,11 +37,25 @@ func (h protocolHandler) shutdownStatement(ctx context.Context, c *mysql.Conn, q
 	}
 	client := sctx.Session.Client()
 	h.srv.log.Info("shutdown requested by SHUTDOWN", "user", client.User, "host", client.Address, "connection", c.ConnectionID)
-	switch {
-	case h.srv.onShutdown != nil:
-		h.srv.onShutdown()
-	case h.srv.stop != nil:
-		h.srv.stop()
+	stop := h.srv.onShutdown
+	if stop == nil {
+		stop = h.srv.stop
 	}
+	if stop == nil {
+		return end, true, nil
+	}
+	if cc := clientOf(c.Conn); cc != nil {
+		var once sync.Once
+		stopOnce := func() { once.Do(stop) }
+		cc.afterWrite.Store(&stopOnce)
+		// Should no write come (the client gone), the stop comes anyway.
+		time.AfterFunc(shutdownAnswerWait, stopOnce)
+		return end, true, nil
+	}
+	stop()
 	return end, true, nil
 }
+
+// shutdownAnswerWait bounds the wait for SHUTDOWN's OK packet to be written
+// before the server stops.
+const shutdownAnswerWait = 2 * time.Second
