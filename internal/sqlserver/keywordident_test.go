@@ -44,10 +44,12 @@ func TestKeywordNames(t *testing.T) {
 	}
 }
 
-// quoteStoppedWord quotes the word the parser stopped at, or the one
-// before it, when MySQL does not reserve it.
-func TestQuoteStoppedWord(t *testing.T) {
-	for _, c := range []struct{ q, err, want string }{
+// The repairs of a statement the parser refused: quoteStoppedWord quotes
+// the word the parser stopped at, or the one before it, when MySQL does
+// not reserve it; hintKeyAsIndex writes INDEX for the KEY of USE, FORCE
+// and IGNORE KEY where the parser stopped at it, and nothing else.
+func TestStatementRepairs(t *testing.T) {
+	checkRepairs(t, "quoteStoppedWord", quoteStoppedWord, []repairCase{
 		{"create table copy (a int)", "syntax error at position 18 near 'copy'", "create table `copy` (a int)"},
 		{"select * from t where now = 1", "syntax error at position 28 near 'now'", "select * from t where `now` = 1"},
 		{"select stddev from t", "syntax error at position 19 near 'from'", "select `stddev` from t"},
@@ -56,34 +58,30 @@ func TestQuoteStoppedWord(t *testing.T) {
 		{"select a from t order by", "syntax error at position 25 near 'by'", ""},
 		{"select _utf8 from t", "syntax error at position 18 near 'from'", ""},
 		{"select `next` from t", "syntax error at position 19 near 'from'", ""},
-	} {
-		got, ok := quoteStoppedWord(c.q, errors.New(c.err))
-		if !ok {
-			got = ""
-		}
-		if got != c.want {
-			t.Errorf("quoteStoppedWord(%q, %s) = %q, want %q", c.q, c.err, got, c.want)
-		}
-	}
-}
-
-// hintKeyAsIndex writes INDEX for the KEY of USE, FORCE and IGNORE KEY
-// where the parser stopped at it, and nothing else.
-func TestHintKeyAsIndex(t *testing.T) {
-	for _, c := range []struct{ q, err, want string }{
+	})
+	checkRepairs(t, "hintKeyAsIndex", hintKeyAsIndex, []repairCase{
 		{"select * from t use key (k)", "syntax error at position 23 near 'key'", "select * from t use INDEX (k)"},
 		{"SELECT * FROM t a USE\n  KEY(k) JOIN u", "syntax error at position 27 near 'KEY'", "SELECT * FROM t a USE\n  INDEX(k) JOIN u"},
 		{"select * from t force key for join (k)", "syntax error at position 25 near 'key'", "select * from t force INDEX for join (k)"},
 		{"select key from t", "syntax error at position 11 near 'key'", ""},
 		{"select * from t use kex (k)", "syntax error at position 24 near 'kex'", ""},
 		{"select * from t use key (k)", "syntax error at position 27 near ')'", ""},
-	} {
-		got, ok := hintKeyAsIndex(c.q, errors.New(c.err))
+	})
+}
+
+// repairCase is a statement, the parser's error, and the statement a
+// repair makes of them ("": none).
+type repairCase struct{ q, err, want string }
+
+func checkRepairs(t *testing.T, name string, repair func(string, error) (string, bool), cases []repairCase) {
+	t.Helper()
+	for _, c := range cases {
+		got, ok := repair(c.q, errors.New(c.err))
 		if !ok {
 			got = ""
 		}
 		if got != c.want {
-			t.Errorf("hintKeyAsIndex(%q, %s) = %q, want %q", c.q, c.err, got, c.want)
+			t.Errorf("%s(%q, %s) = %q, want %q", name, c.q, c.err, got, c.want)
 		}
 	}
 }
