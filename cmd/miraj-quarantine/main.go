@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
@@ -51,7 +50,7 @@ func list(w io.Writer, dir string, from journal.LSN) error {
 	if err := journal.Scan(dir, from, frame); err != nil {
 		return err
 	}
-	if ckpts, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.ckpt")); seen && first > from && len(ckpts) > 0 {
+	if ckpts, _ := storage.Checkpoints(dir); seen && first > from && len(ckpts) > 0 {
 		fmt.Fprintf(w, "-- the journal starts at LSN %d: the transactions from LSN %d to there are only in the folder's checkpoints, folded into the rows\n", first, from)
 	}
 	rows := 0

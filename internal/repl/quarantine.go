@@ -141,10 +141,10 @@ func (n *Node) quarantineDatabase(db *storage.DB, from journal.LSN, reason strin
 // longer in the quarantined journal: only the folder's checkpoints hold
 // them, folded into the rows with the rest of the database.
 func foldedNote(dir string, from, listed journal.LSN) string {
-	ckpts, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.ckpt"))
+	ckpts, _ := storage.Checkpoints(dir)
 	names := make([]string, len(ckpts))
 	for i, c := range ckpts {
-		names[i] = filepath.Base(c)
+		names[len(ckpts)-1-i] = filepath.Base(c.Path) // oldest first
 	}
 	held := "no checkpoint file was found in this folder"
 	if len(names) > 0 {

@@ -1229,17 +1229,12 @@ func (n *node) quarantine(db *storage.DB, reason string) {
 }
 
 // newestCheckpoint returns the LSN of the newest checkpoint file in dir
-// (0: none), read from its name (checkpoint-<lsn>-<seq>.ckpt).
+// (0: none).
 func newestCheckpoint(dir string) journal.LSN {
-	var newest journal.LSN
-	names, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*-*.ckpt"))
-	for _, name := range names {
-		var lsn, seq uint64
-		if _, err := fmt.Sscanf(filepath.Base(name), "checkpoint-%d-%d.ckpt", &lsn, &seq); err == nil {
-			newest = max(newest, journal.LSN(lsn))
-		}
+	if ckpts, _ := storage.Checkpoints(dir); len(ckpts) > 0 {
+		return ckpts[0].LSN
 	}
-	return newest
+	return 0
 }
 
 // overlapCommit is a one-row commit started while a group write was under

@@ -38,6 +38,24 @@ type ckptName struct {
 	path     string
 }
 
+// CheckpointFile is a checkpoint file of a database folder: the LSN it
+// was written at, and its path.
+type CheckpointFile struct {
+	LSN  journal.LSN
+	Path string
+}
+
+// Checkpoints returns the checkpoint files in dir (a database's folder,
+// or one moved to quarantine), newest first.
+func Checkpoints(dir string) ([]CheckpointFile, error) {
+	names, err := listCheckpoints(dir)
+	out := make([]CheckpointFile, len(names))
+	for i, c := range names {
+		out[i] = CheckpointFile{LSN: journal.LSN(c.lsn), Path: c.path}
+	}
+	return out, err
+}
+
 func listCheckpoints(dir string) ([]ckptName, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
