@@ -129,7 +129,9 @@ func abs(x int) int {
 	return x
 }
 
-// showIndexes is SHOW INDEX with each column's cardinality.
+// showIndexes is SHOW INDEX with each column's cardinality and, for a
+// column indexed by a prefix (KEY (c(10))), that prefix's length as its
+// Sub_part (go-mysql-server leaves it NULL).
 func showIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIter, error) {
 	rows, err := defaultRows(ctx, n, row)
 	if err != nil {
@@ -146,12 +148,29 @@ func showIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIte
 		if c, ok := t.cardinality(ctx, name, seq); ok {
 			r[5], r[6] = "A", c
 		}
+		r[7] = t.subPart(name, seq)
 	}
 	return sql.RowsToRowIter(rows...), nil
 }
 
+// subPart is SHOW INDEX's and information_schema.STATISTICS's Sub_part of
+// column seq (from 1) of index name: the length of its prefix, NULL when
+// the whole column is indexed.
+func (t *Table) subPart(name string, seq int) any {
+	for _, ix := range t.info.meta.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			if seq >= 1 && seq <= len(ix.Prefixes) && ix.Prefixes[seq-1] > 0 {
+				return int64(ix.Prefixes[seq-1])
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // countCardinalities sets the CARDINALITY of information_schema.STATISTICS's
-// rows.
+// rows, and their SUB_PART (see subPart: go-mysql-server writes 0 for a
+// whole column in an index with a prefix elsewhere).
 func countCardinalities(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 	tables := map[[2]string]*Table{}
 	for _, r := range rows {
@@ -172,6 +191,7 @@ func countCardinalities(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 		if n, ok := t.cardinality(ctx, index, seq); ok {
 			r[9] = n
 		}
+		r[10] = t.subPart(index, seq)
 	}
 }
 

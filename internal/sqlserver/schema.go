@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -92,6 +93,7 @@ func colDefault(d *sql.ColumnDefaultValue) string {
 
 // buildDef turns a SQL schema into a storage definition.
 func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string, indexes []metaIndex, checks []sql.CheckDefinition, fks []sql.ForeignKeyConstraint) (*storage.TableDef, error) {
+	indexes = keyOrder(sch.Schema, indexes)
 	m := &tableMeta{Collation: collation.Name(), Comment: comment, Indexes: indexes, Checks: checks, ForeignKeys: fks}
 	def := &storage.TableDef{Name: name, NumCols: len(sch.Schema), AutoCol: -1}
 	for i, c := range sch.Schema {
@@ -124,6 +126,40 @@ func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, 
 	}
 	def.Meta = meta
 	return def, nil
+}
+
+// keyOrder returns a table's indexes in the order MariaDB and MySQL keep
+// them, which SHOW CREATE TABLE, SHOW INDEX and information_schema.STATISTICS
+// list: unique keys over NOT NULL columns, then unique keys with a nullable
+// column, then the others; among unique keys of one kind, those without a
+// prefix part (KEY (c(10))) first; each group in the order its keys were
+// made. A key added later (ALTER TABLE … ADD UNIQUE) takes its group's
+// place, not the end.
+func keyOrder(sch sql.Schema, indexes []metaIndex) []metaIndex {
+	rank := func(ix metaIndex) int {
+		if !ix.Unique {
+			return 4
+		}
+		r := 0
+		for _, cn := range ix.Columns {
+			if pos := sch.IndexOfColName(cn); pos >= 0 && sch[pos].Nullable {
+				r = 2
+				break
+			}
+		}
+		for _, n := range ix.Prefixes {
+			if n > 0 {
+				return r + 1
+			}
+		}
+		return r
+	}
+	if slices.IsSortedFunc(indexes, func(a, b metaIndex) int { return rank(a) - rank(b) }) {
+		return indexes
+	}
+	out := slices.Clone(indexes)
+	slices.SortStableFunc(out, func(a, b metaIndex) int { return rank(a) - rank(b) })
+	return out
 }
 
 // info decodes a storage definition into a SQL schema (cached).

@@ -161,8 +161,9 @@ const erDuplicatedIndex = 1831
 var duplicateIndexRE = regexp.MustCompile(`^Duplicate index '(.*)' defined on the table '(.*)\.(.*)'\.`)
 
 // duplicateIndex says whether the index a 1831 warning names has the same
-// columns, in the same order, as another secondary index of its table (the
-// warning is then MySQL's too). The table is read in the session's
+// kind (unique or not), columns, in the same order, and column prefixes as
+// another secondary index of its table (the warning is then MySQL's too:
+// KEY (a) beside UNIQUE (a) is no duplicate). The table is read in the session's
 // transaction on its database when it has one, where the index was just
 // made, else in the last committed state.
 func (s *Session) duplicateIndex(msg string) bool {
@@ -183,19 +184,32 @@ func (s *Session) duplicateIndex(msg string) bool {
 	if !ok {
 		return true
 	}
-	idx := t.Def().Indexes
+	ti, err := info(t.Def())
+	if err != nil {
+		return true
+	}
+	idx := ti.meta.Indexes
 	for _, a := range idx {
 		if !strings.EqualFold(a.Name, m[1]) {
 			continue
 		}
 		for _, b := range idx {
-			if b.Name != a.Name && slices.Equal(a.Cols, b.Cols) {
+			if b.Name != a.Name && b.Unique == a.Unique && slices.EqualFunc(a.Columns, b.Columns, strings.EqualFold) &&
+				slices.Equal(prefixesOf(a), prefixesOf(b)) {
 				return true
 			}
 		}
 		return false
 	}
 	return true
+}
+
+// prefixesOf is the prefix length of each column of ix (0: the whole
+// column), whether or not its definition lists them.
+func prefixesOf(ix metaIndex) []uint16 {
+	out := make([]uint16, len(ix.Columns))
+	copy(out, ix.Prefixes)
+	return out
 }
 
 // openTx is the session's transaction on db, if it has one.
