@@ -161,11 +161,11 @@ const erDuplicatedIndex = 1831
 var duplicateIndexRE = regexp.MustCompile(`^Duplicate index '(.*)' defined on the table '(.*)\.(.*)'\.`)
 
 // duplicateIndex says whether the index a 1831 warning names has the same
-// kind (unique or not), columns, in the same order, and column prefixes as
-// another secondary index of its table (the warning is then MySQL's too:
-// KEY (a) beside UNIQUE (a) is no duplicate). The table is read in the session's
-// transaction on its database when it has one, where the index was just
-// made, else in the last committed state.
+// kind (unique or not), columns, in the same order, and column prefixes
+// as another secondary index of its table (the warning is then MySQL's
+// too: KEY (a) beside UNIQUE (a) is no duplicate). The table is read in
+// the session's transaction on its database when it has one, where the
+// index was just made, else in the last committed state.
 func (s *Session) duplicateIndex(msg string) bool {
 	m := duplicateIndexRE.FindStringSubmatch(msg)
 	if m == nil {
