@@ -154,7 +154,9 @@ func (killed *killSwitches) forget(mu *sync.Mutex, id uint32) {
 
 // await waits, mu held (and held again on return), until ch is closed,
 // ctx ends or KILL QUERY of connection id fires (both 1317), or timeout
-// fires (nil: none), which it reports.
+// fires (nil: none), which it reports. A kill that fires once ch has
+// woken the wait, before it has mu back, still ends it: the caller would
+// otherwise wait again, with the kill spent.
 func (killed *killSwitches) await(ctx context.Context, mu *sync.Mutex, id uint32, ch <-chan struct{}, timeout <-chan time.Time) (bool, error) {
 	if killed.waits == nil {
 		killed.waits = map[uint32]chan struct{}{}
@@ -181,6 +183,11 @@ func (killed *killSwitches) await(ctx context.Context, mu *sync.Mutex, id uint32
 	mu.Lock()
 	if killed.waits[id] == kill {
 		delete(killed.waits, id)
+	}
+	select {
+	case <-kill: // fired meanwhile (fire closes it under mu)
+		return false, errInterrupted()
+	default:
 	}
 	return timedOut, err
 }
