@@ -154,9 +154,6 @@ func keyOrder(sch sql.Schema, indexes []metaIndex) []metaIndex {
 		}
 		return r
 	}
-	if slices.IsSortedFunc(indexes, func(a, b metaIndex) int { return rank(a) - rank(b) }) {
-		return indexes
-	}
 	out := slices.Clone(indexes)
 	slices.SortStableFunc(out, func(a, b metaIndex) int { return rank(a) - rank(b) })
 	return out
