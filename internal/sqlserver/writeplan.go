@@ -333,7 +333,7 @@ func (g *pointGets) writeTarget(ctx *sql.Context, sess *Session, p *writePlan, p
 	// transaction's, without starting the transaction when they fail.
 	var cat *storage.Catalog
 	if tx, ok := sess.openTx(db); ok {
-		cat = tx.Catalog()
+		cat = tx.Meta()
 	} else {
 		cat = db.Latest()
 	}
@@ -417,11 +417,11 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	// The new row of an UPDATE, worked out on the row as the transaction
 	// sees it; nothing is written before every value is known to convert.
 	tx := sess.storageTx(db)
-	st, found := tx.Table(p.table)
+	st, found := tx.Meta().Table(p.table)
 	if !found || st.Def() != def {
 		return false, nil
 	}
-	old, found := st.Get(storage.KeyRow(key))
+	old, found := tx.Get(st, storage.KeyRow(key))
 	var oldVals, newVals []any
 	if found {
 		oldVals = old.Values()
@@ -440,7 +440,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 		if err := tx.LockRowForWrite(ctx, st, old, sess.lockWaitTimeout(ctx)); err != nil {
 			return true, sess.lockError(ctx, err)
 		}
-		if err := tx.DeleteRow(st, old); err != nil {
+		if err := tx.DeletePoint(st, old); err != nil {
 			return true, toSQLError(err)
 		}
 		changed = true
@@ -453,7 +453,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 			if err := tx.LockRowForWrite(ctx, st, old, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
-			if err := tx.UpdateRow(st, old, newVals); err != nil {
+			if err := tx.UpdatePoint(st, old, newVals); err != nil {
 				return true, toSQLError(err)
 			}
 			changed = true
@@ -819,7 +819,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		st, found = w.db.Latest().Table(p.table) // its definition and counters
 	} else {
 		tx = sess.storageTx(w.db)
-		st, found = tx.Table(p.table)
+		st, found = tx.Meta().Table(p.table)
 	}
 	if !found || st.Def() != def {
 		return false, nil
@@ -849,7 +849,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 			return false, nil
 		}
 	} else {
-		_, err = tx.Insert(def.Name, vals)
+		_, err = tx.InsertPoint(st, vals)
 	}
 	if err != nil {
 		var dup *storage.DuplicateError

@@ -129,6 +129,7 @@ func (tx *Tx) LockRow(ctx context.Context, name string, r *Row, req LockRequest)
 	if r.version() == pendingVer || tx.db.eng == nil {
 		return r, true, nil // the transaction's own write, locked already; or a scratch table
 	}
+	tx.materialize() // refresh changes the view
 	// The definition only: Latest does not freeze the catalog.
 	lt, ok := tx.db.Latest().Table(name)
 	if !ok {

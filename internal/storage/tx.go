@@ -27,6 +27,9 @@ type Tx struct {
 	base *Catalog
 	work *applier // nil until the first write
 	ops  []*Op
+	// applied counts the ops applied to the view (work): the rest are
+	// pending point writes (pointwrite.go).
+	applied int
 	// touched holds, per table, what this transaction's writes depend on:
 	// the row versions (and table definition) it saw. Commit checks them
 	// against the committed catalog.
@@ -91,6 +94,7 @@ type Savepoint struct {
 
 // Catalog returns the catalog as this transaction sees it.
 func (tx *Tx) Catalog() *Catalog {
+	tx.materialize()
 	if tx.work != nil {
 		return tx.work.cat
 	}
@@ -114,7 +118,7 @@ func (tx *Tx) touchTable(name string, ddl bool) *tableTouch {
 	key := lower(name)
 	tt, ok := tx.touched[key]
 	if !ok {
-		t, present := tx.Catalog().Table(name)
+		t, present := tx.Meta().Table(name)
 		tt = &tableTouch{present: present}
 		if present {
 			tt.schemaVer, tt.lastWrite = t.schemaVer, t.lastWrite
@@ -174,10 +178,12 @@ func (tx *Tx) doWith(op *Op, apply func(a *applier) error) error {
 	if tx.db.eng != nil && tx.db.eng.ReadOnly() {
 		return ErrReadOnly
 	}
+	tx.materialize()
 	if err := apply(tx.applier()); err != nil {
 		return err
 	}
 	tx.ops = append(tx.ops, op)
+	tx.applied = len(tx.ops)
 	tx.modified.Store(int64(len(tx.ops)))
 	return nil
 }
@@ -339,6 +345,7 @@ func (tx *Tx) DeleteObject(kind, name string) error {
 
 // Savepoint records the current state of the transaction.
 func (tx *Tx) Savepoint() Savepoint {
+	tx.materialize()
 	if tx.work == nil {
 		return Savepoint{cat: tx.base, nops: 0}
 	}
@@ -351,17 +358,18 @@ func (tx *Tx) Initial() Savepoint { return Savepoint{cat: tx.base, nops: 0} }
 
 // RollbackTo returns the transaction to a savepoint.
 func (tx *Tx) RollbackTo(sp Savepoint) {
+	tx.materialize()
 	if tx.work == nil || sp.cat == nil {
 		return
 	}
 	if sp.nops == 0 {
-		tx.work, tx.ops = nil, tx.ops[:0]
+		tx.work, tx.ops, tx.applied = nil, tx.ops[:0], 0
 		tx.modified.Store(0)
 		return
 	}
 	tx.work.cat = sp.cat.shallowClone()
 	tx.work.release()
-	tx.ops = tx.ops[:sp.nops]
+	tx.ops, tx.applied = tx.ops[:sp.nops], sp.nops
 	tx.modified.Store(int64(sp.nops))
 	tx.refreshAgain()
 }
@@ -369,7 +377,7 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 // Rollback ends the transaction without keeping anything.
 func (tx *Tx) Rollback() {
 	tx.done = true
-	tx.work, tx.ops = nil, nil
+	tx.work, tx.ops, tx.applied = nil, nil, 0
 	tx.releaseLocks()
 }
 
@@ -384,6 +392,10 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	defer tx.releaseLocks()
 	if len(tx.ops) == 0 {
 		return nil
+	}
+	if tx.work != nil {
+		// Tables of the view may be adopted: they must hold every write.
+		tx.materialize()
 	}
 	return tx.db.commit(ctx, tx)
 }
