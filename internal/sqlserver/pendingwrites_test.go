@@ -1,0 +1,139 @@
+package sqlserver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// In a transaction, compiled writes by key stay pending beside the
+// transaction's view (storage's pointwrite.go) until something else reads
+// it: every other statement of the transaction sees them as written, a
+// savepoint keeps them, a duplicate key is still 1062, and COMMIT makes
+// them visible to others at once, ROLLBACK drops them.
+func TestPendingKeyWritesInTransactions(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE pw",
+		"CREATE TABLE pw.t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(10), KEY kk (k))",
+		"INSERT INTO pw.t VALUES (1, 10, 'a'), (2, 20, 'b'), (3, 30, 'c')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	a, _ := db.Conn(ctx)
+	defer a.Close()
+	prep := func(q string) func(args ...any) error {
+		st, err := a.PrepareContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(args ...any) error { _, err := st.ExecContext(ctx, args...); return err }
+	}
+	update := prep("UPDATE pw.t SET k = k + ? WHERE id = ?")
+	del := prep("DELETE FROM pw.t WHERE id = ?")
+	ins := prep("INSERT INTO pw.t (id, k, c) VALUES (?, ?, ?)")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(q string, onA bool) string {
+		t.Helper()
+		var r result
+		var err error
+		if onA {
+			r, err = query(t, a, q)
+		} else {
+			r, err = query(t, db, q)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return fmt.Sprint(r.rows)
+	}
+	errNum := func(err error) uint16 { n, _ := mysqlErrorNumber(err); return n }
+	const all = "SELECT id, k, c FROM pw.t ORDER BY id"
+	const byK = "SELECT id FROM pw.t WHERE k > 15 ORDER BY k"
+
+	if _, err := a.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	before := s.points.written.Load()
+	must(update(5, 1))    // 1 15 a
+	must(del(2))          // gone
+	must(ins(2, 21, "B")) // back, new values
+	must(ins(4, 40, "d")) // new
+	must(update(100, 4))  // 4 140 d: an update of its own insert
+	if got := s.points.written.Load() - before; got != 5 {
+		t.Fatalf("%d of 5 writes compiled", got)
+	}
+	// Another connection sees none of it; this one sees all of it, by
+	// the primary key and through the k index.
+	if got := read(all, false); got != "[1|10|a 2|20|b 3|30|c]" {
+		t.Fatalf("another connection before COMMIT: %s", got)
+	}
+	if got := read(all, true); got != "[1|15|a 2|21|B 3|30|c 4|140|d]" {
+		t.Fatalf("the transaction's own view: %s", got)
+	}
+	if got := read(byK, true); got != "[2 3 4]" {
+		t.Fatalf("through the k index: %s", got)
+	}
+	// More pending writes, then a savepoint and writes rolled back to it.
+	must(update(1, 3)) // 3 31 c
+	if _, err := a.ExecContext(ctx, "SAVEPOINT s"); err != nil {
+		t.Fatal(err)
+	}
+	must(del(3))
+	must(ins(5, 50, "e"))
+	if err := ins(5, 51, "x"); errNum(err) != 1062 {
+		t.Fatalf("a second insert of id 5: %v, want 1062", err)
+	}
+	if _, err := a.ExecContext(ctx, "ROLLBACK TO SAVEPOINT s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("SELECT id, k FROM pw.t WHERE id IN (3, 5) ORDER BY id", true); got != "[3|31]" {
+		t.Fatalf("after ROLLBACK TO SAVEPOINT: %s", got)
+	}
+	// The modified rows count what is pending too.
+	if got := read("SELECT trx_rows_modified FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()", true); got != "[6]" {
+		t.Fatalf("INNODB_TRX.trx_rows_modified: %s, want 6", got)
+	}
+	if _, err := a.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(all, false); got != "[1|15|a 2|21|B 3|31|c 4|140|d]" {
+		t.Fatalf("another connection after COMMIT: %s", got)
+	}
+
+	// ROLLBACK drops pending writes; a conflict with another commit is
+	// found at COMMIT as for any write (1213).
+	if _, err := a.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	must(update(1, 1))
+	must(del(4))
+	if _, err := a.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(all, false); got != "[1|15|a 2|21|B 3|31|c 4|140|d]" {
+		t.Fatalf("after ROLLBACK: %s", got)
+	}
+	if _, err := a.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	must(update(1, 1))
+	if _, err := db.Exec("UPDATE pw.t SET c = 'z' WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ExecContext(ctx, "COMMIT"); errNum(err) != 1213 {
+		t.Fatalf("COMMIT after another commit wrote the row: %v, want 1213", err)
+	}
+	if got := read("SELECT k, c FROM pw.t WHERE id = 1", false); got != "[15|z]" {
+		t.Fatalf("after the conflict: %s", got)
+	}
+}
