@@ -154,12 +154,8 @@ func (tx *Tx) InsertPoint(t *Table, vals []any) (*Row, error) {
 	if r.NumValues() != t.shape.def.NumCols {
 		return tx.Insert(t.Name(), vals)
 	}
-	if op, ok := tx.pendingAt(t, lower(t.Name()), r); ok && op.Kind != OpDelete {
+	if _, exists := tx.Get(t, r); exists {
 		return tx.Insert(t.Name(), vals) // a duplicate: reported as usual
-	} else if !ok {
-		if _, exists := t.Get(r); exists {
-			return tx.Insert(t.Name(), vals)
-		}
 	}
 	tx.touchPoint(t, r)
 	tx.record(&Op{Kind: OpInsert, Table: t.Name(), Row: r})
