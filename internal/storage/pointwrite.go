@@ -165,8 +165,7 @@ func (tx *Tx) InsertPoint(t *Table, vals []any) (*Row, error) {
 // sameTable returns the view's version of t once the pending writes are
 // applied.
 func (tx *Tx) sameTable(t *Table) *Table {
-	tx.materialize()
-	if v, ok := tx.Catalog().tables.get(lower(t.Name())); ok {
+	if v, ok := tx.Table(t.Name()); ok {
 		return v
 	}
 	return t

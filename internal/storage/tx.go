@@ -95,10 +95,7 @@ type Savepoint struct {
 // Catalog returns the catalog as this transaction sees it.
 func (tx *Tx) Catalog() *Catalog {
 	tx.materialize()
-	if tx.work != nil {
-		return tx.work.cat
-	}
-	return tx.base
+	return tx.Meta()
 }
 
 // Table returns the table as this transaction sees it.
