@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 )
@@ -136,4 +137,115 @@ func TestPendingKeyWritesInTransactions(t *testing.T) {
 	if got := read("SELECT k, c FROM pw.t WHERE id = 1", false); got != "[15|z]" {
 		t.Fatalf("after the conflict: %s", got)
 	}
+}
+
+// A transaction whose first statements on a database are compiled writes
+// by key takes its snapshot at its first read (storage's deferred.go), as
+// InnoDB makes its read view at the first consistent read: until then it
+// holds none, so other commits change the committed rows in place, and a
+// write of it worked out on a row another commit replaced since fails with
+// 1213 at COMMIT (first committer wins), the rows as that one left them.
+func TestKeyWritesTakeTheSnapshotAtTheFirstRead(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE dw",
+		"CREATE TABLE dw.t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL, KEY kk (k))",
+		"INSERT INTO dw.t VALUES (1, 0, 0), (2, 0, 0), (3, 0, 0), (4, 0, 0)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	a, _ := db.Conn(ctx)
+	defer a.Close()
+	b, _ := db.Conn(ctx)
+	defer b.Close()
+	// Prepared before the transactions, as an application's statement
+	// cache does (a statement prepared inside one reads the catalog).
+	add := func(c interface {
+		PrepareContext(context.Context, string) (*sql.Stmt, error)
+	}) func(d, id int) error {
+		st, err := c.PrepareContext(ctx, "UPDATE dw.t SET v = v + ? WHERE id = ?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(d, id int) error { _, err := st.ExecContext(ctx, d, id); return err }
+	}
+	addA, addB := add(a), add(b)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := func(c interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, id int) int {
+		t.Helper()
+		var n int
+		must(c.QueryRowContext(ctx, "SELECT v FROM dw.t WHERE id = ?", id).Scan(&n))
+		return n
+	}
+	inPlace := func() int {
+		t.Helper()
+		var name string
+		var n int
+		must(db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Miraj_commits_in_place'").Scan(&name, &n))
+		return n
+	}
+	errNum := func(err error) uint16 { n, _ := mysqlErrorNumber(err); return n }
+	for i := 0; i < 3; i++ { // compiled from the second execution on
+		must(addA(0, 4))
+		must(addB(0, 4))
+	}
+
+	before := inPlace() // reads (and so freezes) the committed rows
+	must(addB(5, 4))    // copies what it writes, publishes fresh rows
+	must(exec(ctx, a, "BEGIN"))
+	must(addA(1, 1))
+	must(addB(10, 2))
+	if got := inPlace() - before; got != 1 {
+		t.Fatalf("a commit beside a transaction of writes by key changed the rows in place %d times, want 1", got)
+	}
+	if got := v(a, 2); got != 10 {
+		t.Fatalf("first read after another's commit: v = %d, want 10 (the snapshot is taken at the first read)", got)
+	}
+	must(addB(10, 2))
+	if got, own := v(a, 2), v(a, 1); got != 10 || own != 1 {
+		t.Fatalf("after the first read: v(2) = %d, want 10 (the snapshot stays); own v(1) = %d, want 1", got, own)
+	}
+	must(exec(ctx, a, "COMMIT"))
+
+	// Worked out on a row another commit replaced before COMMIT.
+	must(exec(ctx, a, "BEGIN"))
+	must(addA(1, 3))
+	must(addB(100, 3))
+	if err := exec(ctx, a, "COMMIT"); errNum(err) != 1213 {
+		t.Fatalf("COMMIT over a replaced row: %v, want 1213", err)
+	}
+	// Replaced before the first read: that read shows the transaction's
+	// own write over the newest rows, and COMMIT fails as well.
+	must(exec(ctx, a, "BEGIN"))
+	must(addA(1, 4))
+	must(addB(100, 4))
+	if got := v(a, 4); got != 6 {
+		t.Fatalf("own write read after another's commit of the row: v = %d, want 6", got)
+	}
+	if err := exec(ctx, a, "COMMIT"); errNum(err) != 1213 {
+		t.Fatalf("COMMIT over a row replaced before the snapshot: %v, want 1213", err)
+	}
+	var got []int
+	for id := 1; id <= 4; id++ {
+		got = append(got, v(db, id))
+	}
+	if fmt.Sprint(got) != "[1 20 100 105]" {
+		t.Fatalf("committed v: %v, want [1 20 100 105]", got)
+	}
+}
+
+func exec(ctx context.Context, c *sql.Conn, q string) error {
+	_, err := c.ExecContext(ctx, q)
+	return err
 }

@@ -355,7 +355,16 @@ func sessionOf(ctx *sql.Context) *Session {
 
 // storageTx returns the storage transaction of this session on db, starting
 // the SQL transaction or the database's part of it as needed.
-func (s *Session) storageTx(db *storage.DB) *storage.Tx {
+func (s *Session) storageTx(db *storage.DB) *storage.Tx { return s.dbTx(db, false) }
+
+// pointTx is storageTx for a compiled write by key (writeplan.go): the
+// database's part of the transaction, when it starts there, takes its
+// snapshot only when a statement first needs one
+// (storage.DB.BeginDeferred), so that while the transaction makes only
+// writes by key, commits change the committed trees in place.
+func (s *Session) pointTx(db *storage.DB) *storage.Tx { return s.dbTx(db, true) }
+
+func (s *Session) dbTx(db *storage.DB, deferred bool) *storage.Tx {
 	if s.txn == nil {
 		s.txn = s.newTxn()
 	}
@@ -365,7 +374,11 @@ func (s *Session) storageTx(db *storage.DB) *storage.Tx {
 	}
 	tx, ok := s.txn.dbs[key]
 	if !ok {
-		tx = db.Begin()
+		if deferred {
+			tx = db.BeginDeferred()
+		} else {
+			tx = db.Begin()
+		}
 		if s.txn.locks != nil {
 			tx.SetLockOwner(s.txn.locks)
 		}

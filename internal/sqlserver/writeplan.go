@@ -416,12 +416,15 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	}
 	// The new row of an UPDATE, worked out on the row as the transaction
 	// sees it; nothing is written before every value is known to convert.
-	tx := sess.storageTx(db)
+	tx := sess.pointTx(db)
 	st, found := tx.Meta().Table(p.table)
 	if !found || st.Def() != def {
 		return false, nil
 	}
-	old, found := tx.Get(st, storage.KeyRow(key))
+	old, found, err := tx.Get(st, storage.KeyRow(key))
+	if err != nil {
+		return true, sess.lockError(ctx, err)
+	}
 	var oldVals, newVals []any
 	if found {
 		oldVals = old.Values()
@@ -441,7 +444,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 			return true, sess.lockError(ctx, err)
 		}
 		if err := tx.DeletePoint(st, old); err != nil {
-			return true, toSQLError(err)
+			return true, sess.lockError(ctx, err)
 		}
 		changed = true
 	default:
@@ -454,7 +457,7 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 				return true, sess.lockError(ctx, err)
 			}
 			if err := tx.UpdatePoint(st, old, newVals); err != nil {
-				return true, toSQLError(err)
+				return true, sess.lockError(ctx, err)
 			}
 			changed = true
 		}
@@ -818,7 +821,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	if w.implicit {
 		st, found = w.db.Latest().Table(p.table) // its definition and counters
 	} else {
-		tx = sess.storageTx(w.db)
+		tx = sess.pointTx(w.db)
 		st, found = tx.Meta().Table(p.table)
 	}
 	if !found || st.Def() != def {
@@ -856,7 +859,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		if errors.As(err, &dup) {
 			return false, nil // the planner says which key, in MySQL's words
 		}
-		return true, toSQLError(err)
+		return true, sess.lockError(ctx, err)
 	}
 	res := &sqltypes.Result{RowsAffected: 1}
 	if auto >= 0 {

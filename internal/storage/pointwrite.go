@@ -31,16 +31,25 @@ func (tx *Tx) Meta() *Catalog {
 	if tx.work != nil {
 		return tx.work.cat
 	}
+	if tx.base == nil {
+		return tx.meta // deferred.go
+	}
 	return tx.base
 }
 
-// materialize applies the pending point writes to the view.
+// materialize applies the pending point writes to the view, taking the
+// snapshot first if the transaction is deferred.
 func (tx *Tx) materialize() {
+	tx.pin()
 	if tx.applied == len(tx.ops) {
 		return
 	}
 	a := tx.applier()
 	for _, op := range tx.ops[tx.applied:] {
+		if tx.doomed != nil {
+			tx.applyDoomed(a, op)
+			continue
+		}
 		var err error
 		if op.Kind == OpInsert {
 			err = a.insert(op, false) // its key was checked when written
@@ -74,14 +83,28 @@ func (tx *Tx) pendingAt(t *Table, name string, r *Row) (*Op, bool) {
 }
 
 // Get returns the row with key's primary key as the transaction sees it,
-// its pending point writes included; t is the table as Meta has it.
-func (tx *Tx) Get(t *Table, key *Row) (*Row, bool) {
+// its pending point writes included; t is the table as Meta has it. A
+// deferred transaction without its snapshot reads the newest committed
+// row; ErrConflict says the table changed definition since it began.
+func (tx *Tx) Get(t *Table, key *Row) (*Row, bool, error) {
 	if tx.applied < len(tx.ops) {
 		if op, ok := tx.pendingAt(t, lower(t.Name()), key); ok {
-			return op.Row, op.Kind != OpDelete
+			return op.Row, op.Kind != OpDelete, nil
 		}
 	}
-	return t.Get(key)
+	if tx.base == nil {
+		return tx.getLatest(t, key)
+	}
+	if tx.late {
+		// t may be of the definitions the transaction had before its
+		// snapshot, whose trees commits change in place.
+		name := t.Name()
+		if t, _ = tx.Meta().Table(name); t == nil {
+			return nil, false, fmt.Errorf("%w: table %s was dropped since the transaction began", ErrConflict, name)
+		}
+	}
+	r, found := t.Get(key)
+	return r, found, nil
 }
 
 // pointable reports whether a point write to t may stay pending.
@@ -103,14 +126,18 @@ func (tx *Tx) pointable(t *Table) bool {
 	return true
 }
 
-// touchPoint is touchRow for a point write: the pending writes at r's key
-// count as the transaction's own.
-func (tx *Tx) touchPoint(t *Table, r *Row) (found bool) {
-	if op, ok := tx.pendingAt(t, lower(t.Name()), r); ok {
-		return op.Kind != OpDelete // written by this transaction, touched then
+// touchPoint is touchRow for a point write of r, worked out on seen (nil:
+// the key was free): the pending writes at r's key count as the
+// transaction's own.
+func (tx *Tx) touchPoint(t *Table, r, seen *Row) {
+	if _, ok := tx.pendingAt(t, lower(t.Name()), r); ok {
+		return // written by this transaction, touched then
 	}
-	_, found = tx.touchRow(t, r)
-	return found
+	if tx.base == nil {
+		tx.touchSeen(t, r, seen)
+		return
+	}
+	tx.touchRow(t, r)
 }
 
 // record adds op, a point write, to the pending ones.
@@ -127,9 +154,17 @@ func (tx *Tx) record(op *Op) {
 func (tx *Tx) UpdatePoint(t *Table, old *Row, newVals []any) error {
 	nr := newRow(old.ID, newVals)
 	if !tx.pointable(t) || t.shape.comparePrimary(old, nr) != 0 || nr.NumValues() != t.shape.def.NumCols {
-		return tx.UpdateRow(tx.sameTable(t), old, newVals)
+		vt, err := tx.pointTable(t, old, true)
+		if err != nil {
+			return err
+		}
+		return tx.UpdateRow(vt, old, newVals)
 	}
-	tx.touchPoint(t, old)
+	vt, err := tx.pointTable(t, old, false)
+	if err != nil {
+		return err
+	}
+	tx.touchPoint(vt, old, old)
 	tx.record(&Op{Kind: OpUpdate, Table: t.Name(), Old: old, Row: nr})
 	return nil
 }
@@ -138,9 +173,17 @@ func (tx *Tx) UpdatePoint(t *Table, old *Row, newVals []any) error {
 // it), which may stay pending.
 func (tx *Tx) DeletePoint(t *Table, old *Row) error {
 	if !tx.pointable(t) {
-		return tx.DeleteRow(tx.sameTable(t), old)
+		vt, err := tx.pointTable(t, old, true)
+		if err != nil {
+			return err
+		}
+		return tx.DeleteRow(vt, old)
 	}
-	tx.touchPoint(t, old)
+	vt, err := tx.pointTable(t, old, false)
+	if err != nil {
+		return err
+	}
+	tx.touchPoint(vt, old, old)
 	tx.record(&Op{Kind: OpDelete, Table: t.Name(), Old: old})
 	return nil
 }
@@ -154,19 +197,48 @@ func (tx *Tx) InsertPoint(t *Table, vals []any) (*Row, error) {
 	if r.NumValues() != t.shape.def.NumCols {
 		return tx.Insert(t.Name(), vals)
 	}
-	if _, exists := tx.Get(t, r); exists {
+	if _, exists, err := tx.Get(t, r); err != nil {
+		return nil, err
+	} else if exists {
 		return tx.Insert(t.Name(), vals) // a duplicate: reported as usual
 	}
-	tx.touchPoint(t, r)
+	vt, err := tx.pointTable(t, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	tx.touchPoint(vt, r, nil)
 	tx.record(&Op{Kind: OpInsert, Table: t.Name(), Row: r})
 	return r, nil
 }
 
-// sameTable returns the view's version of t once the pending writes are
-// applied.
-func (tx *Tx) sameTable(t *Table) *Table {
-	if v, ok := tx.Table(t.Name()); ok {
-		return v
+// pointTable returns the table a point write of old (nil: an insert) to
+// t (as Meta has it) goes to: t itself while the transaction is deferred,
+// else the version of t that Meta has now, or with view the one the
+// transaction's view has (its pending writes applied; the snapshot taken
+// if not yet). A deferred transaction that took its snapshot may have read
+// old before: if its snapshot holds another version of the row, the write
+// is refused (ErrConflict), as its commit would be.
+func (tx *Tx) pointTable(t *Table, old *Row, view bool) (*Table, error) {
+	if !view && !tx.late {
+		return t, nil // deferred (no snapshot yet), or not deferred
 	}
-	return t
+	var vt *Table
+	var ok bool
+	if view {
+		vt, ok = tx.Table(t.Name())
+	} else {
+		vt, ok = tx.Meta().Table(t.Name())
+	}
+	switch {
+	case !ok && tx.late:
+		return nil, fmt.Errorf("%w: table %s was dropped since the transaction began", ErrConflict, t.Name())
+	case !ok:
+		return t, nil
+	}
+	if tx.late && old != nil && old.version() != pendingVer {
+		if cur, found := vt.locate(old); !found || cur.version() != old.version() && cur.version() != pendingVer {
+			return nil, fmt.Errorf("%w: a row of %s changed since it was read", ErrConflict, t.Name())
+		}
+	}
+	return vt, nil
 }

@@ -39,7 +39,11 @@ func (s *pointSide) get(name string, id int64) (*Row, bool) {
 		key = KeyRow([]any{id, "", int64(0)})
 	}
 	if s.point {
-		return s.tx.Get(t, key)
+		r, ok, err := s.tx.Get(t, key)
+		if err != nil {
+			panic(err)
+		}
+		return r, ok
 	}
 	return t.Get(key)
 }
@@ -226,7 +230,7 @@ func TestPointWritesStayPending(t *testing.T) {
 
 	tx = db.Begin()
 	kv, _ := tx.Meta().Table("kv")
-	old, _ := tx.Get(kv, KeyRow([]any{int64(2), int64(0), ""}))
+	old, _, _ := tx.Get(kv, KeyRow([]any{int64(2), int64(0), ""}))
 	if err := tx.UpdatePoint(kv, old, []any{int64(2), int64(2), "b"}); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +240,7 @@ func TestPointWritesStayPending(t *testing.T) {
 	if tx.work != nil || tx.applied != 0 || len(tx.ops) != 2 {
 		t.Fatalf("view built (%v), %d of %d ops applied: want both pending", tx.work != nil, tx.applied, len(tx.ops))
 	}
-	if r, ok := tx.Get(kv, KeyRow([]any{int64(2), int64(0), ""})); !ok || r.Value(2) != "b" {
+	if r, ok, _ := tx.Get(kv, KeyRow([]any{int64(2), int64(0), ""})); !ok || r.Value(2) != "b" {
 		t.Fatalf("Get of the pending update: %v %v", r, ok)
 	}
 	committedKV := func() string {

@@ -23,8 +23,17 @@ var ErrTxDone = errors.New("storage: transaction already ended")
 // catalog as it was when the transaction began, plus its own writes. A Tx is
 // used by one goroutine at a time.
 type Tx struct {
-	db   *DB
+	db *DB
+	// base is the snapshot; nil while a deferred transaction has not
+	// taken it (deferred.go), when meta has the definitions.
 	base *Catalog
+	meta *Catalog
+	// late: base was taken after the transaction began (deferred.go), so
+	// rows it read before may not be the snapshot's.
+	late bool
+	// doomed: the pending writes of a deferred transaction no longer fit
+	// the snapshot it took; its commit returns this error.
+	doomed error
 	work *applier // nil until the first write
 	ops  []*Op
 	// applied counts the ops applied to the view (work): the rest are
@@ -106,6 +115,7 @@ func (tx *Tx) Writes() bool { return len(tx.ops) > 0 }
 
 func (tx *Tx) applier() *applier {
 	if tx.work == nil {
+		tx.pin()
 		tx.work = newApplier(tx.base, pendingVer, tx.db.bind)
 	}
 	return tx.work
@@ -351,7 +361,10 @@ func (tx *Tx) Savepoint() Savepoint {
 }
 
 // Initial is the savepoint of the transaction before any write.
-func (tx *Tx) Initial() Savepoint { return Savepoint{cat: tx.base, nops: 0} }
+func (tx *Tx) Initial() Savepoint {
+	tx.pin()
+	return Savepoint{cat: tx.base, nops: 0}
+}
 
 // RollbackTo returns the transaction to a savepoint.
 func (tx *Tx) RollbackTo(sp Savepoint) {
@@ -389,6 +402,9 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	defer tx.releaseLocks()
 	if len(tx.ops) == 0 {
 		return nil
+	}
+	if tx.doomed != nil {
+		return tx.doomed
 	}
 	if tx.work != nil {
 		// Tables of the view may be adopted: they must hold every write.

@@ -75,7 +75,7 @@ func BenchmarkTxWriteOnlyTables(b *testing.B) {
 			get := func(tx *Tx, name string) (*Table, *Row, bool) {
 				if pending {
 					t, _ := tx.Meta().Table(name)
-					r, ok := tx.Get(t, key())
+					r, ok, _ := tx.Get(t, key())
 					return t, r, ok
 				}
 				t, _ := tx.Table(name)
