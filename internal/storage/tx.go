@@ -34,8 +34,8 @@ type Tx struct {
 	// doomed: the pending writes of a deferred transaction no longer fit
 	// the snapshot it took; its commit returns this error.
 	doomed error
-	work *applier // nil until the first write
-	ops  []*Op
+	work   *applier // nil until the first write
+	ops    []*Op
 	// applied counts the ops applied to the view (work): the rest are
 	// pending point writes (pointwrite.go).
 	applied int
