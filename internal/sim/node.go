@@ -75,6 +75,11 @@ type node struct {
 	// the node's next write to that database commits after its own (see
 	// clientWrite). Dropped when the node crashes or stops being primary.
 	open map[string]*openTx
+	// deferred: a row delete per database left open in a transaction
+	// without a snapshot, which the node's next row change to that
+	// database commits after its own (see deferredDelete). Dropped as
+	// open is.
+	deferred map[string]*deferredTx
 	// readAt: the table as the node's last row change read it, per
 	// database (Options.RowChanges works changes out on it again later).
 	readAt map[string]*storage.Table
@@ -84,6 +89,14 @@ type node struct {
 type openTx struct {
 	tx *storage.Tx
 	id int64
+}
+
+// deferredTx is a transaction begun without a snapshot
+// (storage.DB.BeginDeferred) that deleted row id, read as seen.
+type deferredTx struct {
+	tx   *storage.Tx
+	id   int64
+	seen *storage.Row
 }
 
 type follower struct {
@@ -275,7 +288,7 @@ func (n *node) crash() {
 	n.tracef("crash")
 	n.eng.Crash()
 	n.eng = nil
-	n.waits, n.synced, n.backlog, n.open = nil, nil, nil, nil
+	n.waits, n.synced, n.backlog, n.open, n.deferred = nil, nil, nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
 		if l := n.w.net.links[id]; l.a == n.id || l.b == n.id {
 			n.w.net.breakLink(n.w, id)
@@ -326,7 +339,10 @@ func (n *node) transition(next repl.State, why string) error {
 		for _, o := range n.open {
 			o.tx.Rollback()
 		}
-		n.open = nil
+		for _, d := range n.deferred {
+			d.tx.Rollback()
+		}
+		n.open, n.deferred = nil, nil
 	}
 	n.st = next
 	n.role = next.Role
@@ -501,6 +517,11 @@ func (n *node) clientWrite() {
 // from the table as the last change read it, or in a transaction that
 // moves the row to a new key or deletes it.
 func (n *node) changeRow(db *storage.DB, name string, start journal.LSN, t *storage.Table) {
+	if held := n.deferred[name]; held != nil {
+		// A delete left open (deferredDelete) commits after this change.
+		delete(n.deferred, name)
+		defer n.commitDeferred(db, name, held)
+	}
 	read := t
 	if old := n.readAt[name]; old != nil && n.w.rng.IntN(3) == 0 {
 		read = old
@@ -546,6 +567,12 @@ func (n *node) changeRow(db *storage.DB, name string, start journal.LSN, t *stor
 		}
 		n.w.res.RowChanges++
 		n.committedWrite(db, name, id, start, lsn)
+	case 3:
+		if id%2 == 0 {
+			n.deferredDelete(db, name, seen, id)
+			return
+		}
+		fallthrough
 	default:
 		// In a transaction: the row moves to a new key, or goes.
 		tx := db.Begin()
@@ -575,6 +602,81 @@ func (n *node) changeRow(db *storage.DB, name string, start journal.LSN, t *stor
 		n.w.gone[fmt.Sprintf("%s/%v", name, id)] = true
 		n.w.res.RowChanges++
 		n.committedWrite(db, name, id, start, lsn)
+	}
+}
+
+// deferredDelete deletes row id (seen) by its key in a transaction
+// without a snapshot (storage.DB.BeginDeferred), as a SQL transaction
+// whose first statement is a compiled DELETE by key: it reads the newest
+// committed row (Tx.Get) and leaves the delete pending. Half the time the
+// transaction is left open, and the node's next row change to the
+// database commits it after its own: other writes of the node come
+// between its read and its commit, row changes among them. The checker "deferred
+// write": its commit must fail (first committer wins) when a commit
+// replaced the row since it was read; "same rows" and the ledger see the
+// rest.
+func (n *node) deferredDelete(db *storage.DB, name string, seen *storage.Row, id int64) {
+	tx := db.BeginDeferred()
+	t, ok := tx.Meta().Table(dbTable)
+	if !ok {
+		tx.Rollback()
+		return
+	}
+	old, found, err := tx.Get(t, seen)
+	if err != nil || !found {
+		tx.Rollback() // gone, or the table redefined since
+		n.tracef("deferred delete %s id=%d: found %v, %v", name, id, found, err)
+		return
+	}
+	if err := tx.DeletePoint(t, old); err != nil {
+		n.w.violate("write", fmt.Sprintf("%s: deferred delete: %v", n.id, err))
+		return
+	}
+	d := &deferredTx{tx: tx, id: id, seen: old}
+	if n.w.rng.IntN(2) == 0 {
+		if n.deferred == nil {
+			n.deferred = map[string]*deferredTx{}
+		}
+		n.deferred[name] = d
+		n.tracef("deferred delete %s id=%d left open", name, id)
+		return
+	}
+	n.commitDeferred(db, name, d)
+}
+
+// commitDeferred commits d, checking it against the committed row.
+func (n *node) commitDeferred(db *storage.DB, name string, d *deferredTx) {
+	if n.eng == nil {
+		return // the change before it crashed the node: gone with it
+	}
+	replaced := false
+	db.Read(func(cat *storage.Catalog) {
+		t, ok := cat.Table(dbTable)
+		if !ok {
+			replaced = true
+			return
+		}
+		cur, found := t.Get(d.seen)
+		replaced = !found || cur != d.seen
+	})
+	start := db.LSN()
+	err := d.tx.Commit(bg)
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		n.w.res.DeferredConflicts++
+		n.tracef("deferred delete %s id=%d conflicts: %v", name, d.id, err)
+	case err != nil:
+		if !n.diskFailed(err) {
+			n.w.violate("write", fmt.Sprintf("%s: commit of a deferred delete: %v", n.id, err))
+		}
+	case replaced:
+		n.w.violate("deferred write", fmt.Sprintf("%s: database %s: a delete of row %d worked out on a version another commit replaced since was committed", n.id, name, d.id))
+	default:
+		lsn, _ := d.tx.Logged()
+		n.w.gone[fmt.Sprintf("%s/%v", name, d.id)] = true
+		n.w.res.RowChanges++
+		n.w.res.DeferredCommits++
+		n.committedWrite(db, name, d.id, start, lsn)
 	}
 }
 

@@ -213,6 +213,10 @@ type Result struct {
 	// SavepointRollbacks counts the row-change transactions that rolled a
 	// second change back to a savepoint before they committed.
 	SavepointRollbacks int
+	// DeferredCommits and DeferredConflicts count the commits of row
+	// deletes made without a snapshot (storage.DB.BeginDeferred), and
+	// those refused because a commit replaced the row since it was read.
+	DeferredCommits, DeferredConflicts int
 }
 
 const (
