@@ -26,8 +26,13 @@ import (
 //	BEGIN | START TRANSACTION | COMMIT
 //	UPDATE [db.]t SET col = expr [, …] WHERE pk1 = ? [AND pk2 = ? …]
 //	DELETE FROM [db.]t WHERE pk1 = ? [AND pk2 = ? …]
+//	UPDATE [db.]t SET col = expr [, …] WHERE <ranges of one column>
+//	DELETE FROM [db.]t WHERE <ranges of one column>
 //
-// where the WHERE clause names every column of the primary key once and
+// where the WHERE clause names every column of the primary key once, or
+// is ranges of a column that leads the primary key or an index in the
+// forms of range reads (rangeplan.go: `c BETWEEN ? AND ?`, `c IN (?, …)`,
+// comparisons, their OR; rangeWrite), and
 // expr is a parameter, a literal, or `c + n` / `c - n` of a signed integer
 // column c with a parameter or integer literal n. They run on the storage
 // transaction as the planner's execution does: in the session's
@@ -59,7 +64,10 @@ type writePlan struct {
 	db, table string
 	keyCols   []string
 	keyArgs   []string
-	sets      []setSpec
+	// rng: the WHERE clause as ranges of one column (rangeplan.go's
+	// forms), for an UPDATE or DELETE not by the whole primary key.
+	rng  *selectPlan
+	sets []setSpec
 	cols      []string // INSERT: the columns given
 	args      []string // INSERT: their parameters
 	// checked: the checks of the table written, kept while the
@@ -96,7 +104,7 @@ func parseWritePlan(query string) *writePlan {
 			return nil
 		}
 		p := &writePlan{kind: writeUpdate}
-		if !p.target(s.TableExprs[0]) || !p.keys(s.Where.Expr) {
+		if !p.target(s.TableExprs[0]) || !p.where(s.Where.Expr) {
 			return nil
 		}
 		for _, e := range s.Exprs {
@@ -139,7 +147,7 @@ func parseWritePlan(query string) *writePlan {
 			return nil
 		}
 		p := &writePlan{kind: writeDelete}
-		if !p.target(s.TableExprs[0]) || !p.keys(s.Where.Expr) {
+		if !p.target(s.TableExprs[0]) || !p.where(s.Where.Expr) {
 			return nil
 		}
 		return p
@@ -156,14 +164,17 @@ func (p *writePlan) target(te ast.TableExpr) bool {
 	return true
 }
 
-// keys reads pk1 = ? AND pk2 = ? … (pointPlan's rule).
-func (p *writePlan) keys(e ast.Expr) bool {
+// where reads pk1 = ? AND pk2 = ? … (pointPlan's rule), or ranges of one
+// column (selectPlan's), or both: which applies depends on the table.
+func (p *writePlan) where(e ast.Expr) bool {
 	pp := &pointPlan{}
-	if !pp.conjuncts(e) {
-		return false
+	if pp.conjuncts(e) {
+		p.keyCols, p.keyArgs = pp.keyCols, pp.keyArgs
 	}
-	p.keyCols, p.keyArgs = pp.keyCols, pp.keyArgs
-	return true
+	if r := (&selectPlan{}); r.disjuncts(e) && len(r.ranges) > 0 {
+		p.rng = r
+	}
+	return p.keyCols != nil || p.rng != nil
 }
 
 func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
@@ -409,6 +420,9 @@ func (g *pointGets) tryRowWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Pre
 	db, def, sch, implicit := w.db, w.def, w.sch, w.implicit
 	key, ok := primaryKey(ctx, sch, len(def.PK), p.keyCols, p.keyArgs, prep.BindVars)
 	if !ok {
+		if p.rng != nil {
+			return g.rangeWrite(ctx, c, prep, p, sess, w, callback)
+		}
 		return false, nil
 	}
 	if implicit {
@@ -582,6 +596,12 @@ func rowWriteResult(c *mysql.Conn, p *writePlan, sess *Session, found, changed b
 	if changed {
 		nchanged = 1
 	}
+	return writeResult(c, p, sess, matched, nchanged)
+}
+
+// writeResult is the OK packet of a compiled UPDATE or DELETE that matched
+// and changed so many rows (a DELETE changes what it matches).
+func writeResult(c *mysql.Conn, p *writePlan, sess *Session, matched, nchanged int) *sqltypes.Result {
 	res := &sqltypes.Result{RowsAffected: uint64(nchanged)}
 	if p.kind == writeUpdate {
 		if c.Capabilities&mysql.CapabilityClientFoundRows != 0 {
@@ -901,4 +921,143 @@ func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
 // end: such a statement is left to the planner.
 func strayTransaction(sess *Session) bool {
 	return sess.txn != nil && !sess.GetIgnoreAutoCommit() && sess.autocommit()
+}
+
+// rangeWrite runs a compiled UPDATE or DELETE of the rows whose column
+// p.rng.col is in the statement's ranges (rangeplan.go's forms, on a column
+// that leads the primary key or an index), on a snapshot as the planner's
+// does: the rows matched are read first (each is written once, whatever
+// the statement does to the column), every new row is worked out (a value
+// the planner would convert otherwise, or warn about, sends the statement
+// there with nothing written), the rows to change are locked (waiting on
+// others' locking reads), then written. In a transaction it runs on the
+// transaction's snapshot, and a failure undoes the statement alone; in
+// autocommit mode it is a transaction of its own, begun again on the
+// newest rows when a commit wrote one of its rows first, so that, as in
+// MySQL, it does not fail with 1213.
+func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, w writeTarget, callback func(*sqltypes.Result) error) (bool, error) {
+	pos := w.sch.IndexOfColName(p.rng.col)
+	if pos < 0 || w.sch[pos].Virtual {
+		return false, nil
+	}
+	ix, ok := leadingIndex(w.def, pos)
+	if !ok {
+		return false, nil
+	}
+	for attempt := 0; attempt < maxRowAttempts; attempt++ {
+		tx := sess.storageTx(w.db)
+		if w.implicit {
+			tx = w.db.Begin() // its own row locks, released when it ends
+		}
+		t, found := tx.Table(p.table)
+		if !found || t.Def() != w.def {
+			if w.implicit {
+				tx.Rollback()
+			}
+			return false, nil
+		}
+		matched, changes, ok := rangeChanges(ctx, p, w, t, ix, pos, prep.BindVars)
+		if !ok {
+			if w.implicit {
+				tx.Rollback()
+			}
+			return false, nil
+		}
+		sess.ClearWarnings()
+		done, err := applyRangeChanges(ctx, sess, p, w, tx, t, changes)
+		if !done {
+			continue // autocommit: a commit wrote one of the rows first
+		}
+		if err != nil {
+			return true, err
+		}
+		return true, callback(writeResult(c, p, sess, matched, len(changes)))
+	}
+	return false, nil // the rows keep changing: the planner's way
+}
+
+// rangeChange is a row a compiled range write changes: its new values
+// (nil: deleted).
+type rangeChange struct {
+	old  *storage.Row
+	vals []any
+}
+
+// rangeChanges reads the rows of t in p's ranges and works out what the
+// statement does to each: how many it matched and the ones it changes;
+// false when the planner has to say.
+func rangeChanges(ctx *sql.Context, p *writePlan, w writeTarget, t *storage.Table, ix, pos int, vars map[string]*querypb.BindVariable) (int, []rangeChange, bool) {
+	ranges, ok := p.rng.bind(ctx, t, w.sch[pos].Type, pos, vars)
+	if !ok {
+		return 0, nil, false
+	}
+	var matched []*storage.Row
+	scanRanges(t, ix, pos, ranges, false, func(r *storage.Row) { matched = append(matched, r) })
+	changes := make([]rangeChange, 0, len(matched))
+	for _, r := range matched {
+		if p.kind == writeDelete {
+			changes = append(changes, rangeChange{old: r})
+			continue
+		}
+		oldVals := r.Values()
+		newVals, ok := updatedRow(ctx, w.sch, w.def, p, oldVals, vars)
+		if !ok {
+			return 0, nil, false
+		}
+		equal, err := sql.Row(oldVals).Equals(ctx, sql.Row(newVals), w.sch)
+		if err != nil {
+			return 0, nil, false
+		}
+		if !equal {
+			changes = append(changes, rangeChange{old: r, vals: newVals})
+		}
+	}
+	return len(matched), changes, true
+}
+
+// applyRangeChanges locks and writes the changes in tx, then, in autocommit
+// mode, commits tx. It returns false when an autocommit transaction is to
+// begin again (a commit wrote one of its rows first).
+func applyRangeChanges(ctx *sql.Context, sess *Session, p *writePlan, w writeTarget, tx *storage.Tx, t *storage.Table, changes []rangeChange) (bool, error) {
+	fail := func(err error) (bool, error) {
+		if w.implicit {
+			tx.Rollback()
+			return true, toSQLError(err)
+		}
+		return true, sess.lockError(ctx, err)
+	}
+	for _, ch := range changes {
+		if err := tx.LockRowForWrite(ctx, t, ch.old, sess.lockWaitTimeout(ctx)); err != nil {
+			return fail(err)
+		}
+	}
+	var sp storage.Savepoint
+	if !w.implicit && len(changes) > 0 {
+		sp = tx.Savepoint()
+	}
+	for _, ch := range changes {
+		var err error
+		if ch.vals == nil {
+			err = tx.DeleteRow(t, ch.old)
+		} else {
+			err = tx.UpdateRow(t, ch.old, ch.vals)
+		}
+		if err != nil {
+			if !w.implicit {
+				tx.RollbackTo(sp) // the statement alone is undone
+			}
+			return fail(err)
+		}
+	}
+	if !w.implicit {
+		return true, nil
+	}
+	err := tx.Commit(ctx)
+	if errors.Is(err, storage.ErrConflict) {
+		return false, nil
+	}
+	if err != nil {
+		return true, toSQLError(err)
+	}
+	return true, nil
 }
