@@ -68,8 +68,8 @@ type writePlan struct {
 	// forms), for an UPDATE or DELETE not by the whole primary key.
 	rng  *selectPlan
 	sets []setSpec
-	cols      []string // INSERT: the columns given
-	args      []string // INSERT: their parameters
+	cols []string // INSERT: the columns given
+	args []string // INSERT: their parameters
 	// checked: the checks of the table written, kept while the
 	// definitions stay (a plan belongs to one connection).
 	checked targetCache
