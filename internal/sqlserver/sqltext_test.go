@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,27 @@ func TestIndexFold(t *testing.T) {
 	}
 	if least != 0 {
 		t.Errorf("indexFold allocates %v times", least)
+	}
+	// Against the byte-by-byte search, on random texts of few letters.
+	plain := func(s, word string) int {
+		for i := 0; i+len(word) <= len(s); i++ {
+			if s[i]|0x20 == word[0]|0x20 && strings.EqualFold(s[i:i+len(word)], word) {
+				return i
+			}
+		}
+		return -1
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "fFoOrR@`( x"
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		w := []string{"for", "FoR", "r", "`or", "@", "( x", "or"}[rng.IntN(7)]
+		if got, want := indexFold(string(b), w), plain(string(b), w); got != want {
+			t.Fatalf("indexFold(%q, %q) = %d, want %d", b, w, got, want)
+		}
 	}
 	if got := selectList("SELECT 'İ', b FROM t"); got != "SELECT 'İ', b " {
 		t.Errorf("selectList = %q", got)
