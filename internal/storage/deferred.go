@@ -25,7 +25,10 @@ import (
 // their tables, they no longer fit the snapshot: the transaction is doomed
 // (its commit returns ErrConflict, which it would have met anyway) and its
 // view holds its own writes over the newest rows, as InnoDB shows a
-// transaction's own changes over a read view taken after them.
+// transaction's own changes over a read view taken after them. A row read
+// before the snapshot (Get) and written after it is checked the same way
+// when it is written (pointTable): if the snapshot holds another version
+// of it, the write is refused (ErrConflict).
 //
 // Until then, Meta gives the definitions of the committed catalog as it
 // was at BeginDeferred: a commit since that changed a definition the
