@@ -157,29 +157,61 @@ func parseSelectPlan(query string) *selectPlan {
 			return nil // DISTINCT ordered by a column it does not return
 		}
 	}
-	if sel.Limit != nil {
-		if sel.Limit.Offset != nil {
-			return nil
-		}
-		switch v := sel.Limit.Rowcount.(type) {
-		case *ast.SQLVal:
-			switch v.Type {
-			case ast.ValArg:
-				p.limitArg = strings.TrimPrefix(string(v.Val), ":")
-			case ast.IntVal:
-				n, err := strconv.ParseInt(string(v.Val), 10, 64)
-				if err != nil || n < 0 {
-					return nil
-				}
-				p.limitN = n
-			default:
-				return nil
-			}
-		default:
-			return nil
-		}
+	if !p.parseLimit(sel.Limit) {
+		return nil
 	}
 	return p
+}
+
+// parseLimit reads LIMIT n or LIMIT ? (no OFFSET) into the plan.
+func (p *selectPlan) parseLimit(l *ast.Limit) bool {
+	if l == nil {
+		return true
+	}
+	if l.Offset != nil {
+		return false
+	}
+	v, ok := l.Rowcount.(*ast.SQLVal)
+	if !ok {
+		return false
+	}
+	switch v.Type {
+	case ast.ValArg:
+		p.limitArg = strings.TrimPrefix(string(v.Val), ":")
+	case ast.IntVal:
+		n, err := strconv.ParseInt(string(v.Val), 10, 64)
+		if err != nil || n < 0 {
+			return false
+		}
+		p.limitN = n
+	default:
+		return false
+	}
+	return true
+}
+
+// limited reports whether the plan has a LIMIT.
+func (p *selectPlan) limited() bool { return p.limitArg != "" || p.limitN >= 0 }
+
+// limit returns the plan's LIMIT for these parameters, -1 for none; false
+// when the parameter is not a count.
+func (p *selectPlan) limit(vars map[string]*querypb.BindVariable) (int64, bool) {
+	if p.limitArg == "" {
+		return p.limitN, true
+	}
+	bv, ok := vars[p.limitArg]
+	if !ok {
+		return 0, false
+	}
+	v, err := sqltypes.BindVariableToValue(bv)
+	if err != nil || !v.IsIntegral() {
+		return 0, false
+	}
+	n, err := sqltypes.ToInt64(v)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 func parseAgg(f *ast.FuncExpr) (aggSpec, bool) {
@@ -432,21 +464,9 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 			return false, nil
 		}
 	}
-	limit := p.limitN
-	if p.limitArg != "" {
-		bv, ok := prep.BindVars[p.limitArg]
-		if !ok {
-			return false, nil
-		}
-		v, err := sqltypes.BindVariableToValue(bv)
-		if err != nil || !v.IsIntegral() {
-			return false, nil
-		}
-		n, err := sqltypes.ToInt64(v)
-		if err != nil || n < 0 {
-			return false, nil
-		}
-		limit = n
+	limit, ok := p.limit(prep.BindVars)
+	if !ok {
+		return false, nil
 	}
 	if !g.srv.engine.Analyzer.Catalog.MySQLDb.UserHasPrivileges(ctx,
 		sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: dbName, Table: def.Name}, sql.PrivilegeType_Select)) {

@@ -26,8 +26,8 @@ import (
 //	BEGIN | START TRANSACTION | COMMIT
 //	UPDATE [db.]t SET col = expr [, …] WHERE pk1 = ? [AND pk2 = ? …]
 //	DELETE FROM [db.]t WHERE pk1 = ? [AND pk2 = ? …]
-//	UPDATE [db.]t SET col = expr [, …] WHERE <ranges of one column>
-//	DELETE FROM [db.]t WHERE <ranges of one column>
+//	UPDATE [db.]t SET col = expr [, …] WHERE <ranges of one column> [ORDER BY it] [LIMIT n]
+//	DELETE FROM [db.]t WHERE <ranges of one column> [ORDER BY it] [LIMIT n]
 //
 // where the WHERE clause names every column of the primary key once, or
 // is ranges of a column that leads the primary key or an index in the
@@ -100,11 +100,11 @@ func parseWritePlan(query string) *writePlan {
 	}
 	switch s := stmt.(type) {
 	case *ast.Update:
-		if s.With != nil || len(s.TableExprs) != 1 || s.Where == nil || len(s.OrderBy) > 0 || s.Limit != nil || s.Ignore != "" || len(s.Returning) > 0 {
+		if s.With != nil || len(s.TableExprs) != 1 || s.Where == nil || s.Ignore != "" || len(s.Returning) > 0 {
 			return nil
 		}
 		p := &writePlan{kind: writeUpdate}
-		if !p.target(s.TableExprs[0]) || !p.where(s.Where.Expr) {
+		if !p.target(s.TableExprs[0]) || !p.where(s.Where.Expr) || !p.orderLimit(s.OrderBy, s.Limit) {
 			return nil
 		}
 		for _, e := range s.Exprs {
@@ -143,11 +143,11 @@ func parseWritePlan(query string) *writePlan {
 		}
 		return p
 	case *ast.Delete:
-		if s.With != nil || len(s.TableExprs) != 1 || len(s.Targets) > 0 || s.Where == nil || len(s.OrderBy) > 0 || s.Limit != nil || s.Partitions != nil || len(s.Returning) > 0 {
+		if s.With != nil || len(s.TableExprs) != 1 || len(s.Targets) > 0 || s.Where == nil || s.Partitions != nil || len(s.Returning) > 0 {
 			return nil
 		}
 		p := &writePlan{kind: writeDelete}
-		if !p.target(s.TableExprs[0]) || !p.where(s.Where.Expr) {
+		if !p.target(s.TableExprs[0]) || !p.where(s.Where.Expr) || !p.orderLimit(s.OrderBy, s.Limit) {
 			return nil
 		}
 		return p
@@ -171,10 +171,31 @@ func (p *writePlan) where(e ast.Expr) bool {
 	if pp.conjuncts(e) {
 		p.keyCols, p.keyArgs = pp.keyCols, pp.keyArgs
 	}
-	if r := (&selectPlan{}); r.disjuncts(e) && len(r.ranges) > 0 {
+	if r := (&selectPlan{limitN: -1}); r.disjuncts(e) && len(r.ranges) > 0 {
 		p.rng = r
 	}
 	return p.keyCols != nil || p.rng != nil
+}
+
+// orderLimit reads an UPDATE's or DELETE's ORDER BY and LIMIT: ORDER BY the
+// range's column, ascending, and LIMIT n or LIMIT ? (rangeWrite checks
+// the column). Either makes the statement a range write only.
+func (p *writePlan) orderLimit(order ast.OrderBy, limit *ast.Limit) bool {
+	if len(order) == 0 && limit == nil {
+		return true
+	}
+	if p.rng == nil || len(order) > 1 {
+		return false
+	}
+	p.keyCols, p.keyArgs = nil, nil
+	for _, o := range order {
+		c, ok := o.Expr.(*ast.ColName)
+		if !ok || !c.Qualifier.IsEmpty() || o.Direction == ast.DescScr {
+			return false
+		}
+		p.rng.order = append(p.rng.order, orderSpec{col: c.Name.String()})
+	}
+	return p.rng.parseLimit(limit)
 }
 
 func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
@@ -944,6 +965,17 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 	if !ok {
 		return false, nil
 	}
+	// ORDER BY is the range's column, whose index gives the rows in its
+	// order (ties by primary key, as the planner's stable sort of them);
+	// a LIMIT without ORDER BY takes the rows in the primary key's order
+	// (the planner's scan), so the range must be on it.
+	if o := p.rng.order; len(o) > 0 && !strings.EqualFold(o[0].col, p.rng.col) || len(o) == 0 && p.rng.limited() && ix != -1 {
+		return false, nil
+	}
+	limit, ok := p.rng.limit(prep.BindVars)
+	if !ok {
+		return false, nil
+	}
 	for attempt := 0; attempt < maxRowAttempts; attempt++ {
 		tx := sess.storageTx(w.db)
 		if w.implicit {
@@ -956,7 +988,7 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 			}
 			return false, nil
 		}
-		matched, changes, ok := rangeChanges(ctx, p, w, t, ix, pos, prep.BindVars)
+		matched, changes, ok := rangeChanges(ctx, p, w, t, ix, pos, limit, prep.BindVars)
 		if !ok {
 			if w.implicit {
 				tx.Rollback()
@@ -983,16 +1015,20 @@ type rangeChange struct {
 	vals []any
 }
 
-// rangeChanges reads the rows of t in p's ranges and works out what the
-// statement does to each: how many it matched and the ones it changes;
-// false when the planner has to say.
-func rangeChanges(ctx *sql.Context, p *writePlan, w writeTarget, t *storage.Table, ix, pos int, vars map[string]*querypb.BindVariable) (int, []rangeChange, bool) {
+// rangeChanges reads the rows of t in p's ranges (the first limit of them
+// when limit is not -1) and works out what the statement does to each:
+// how many it matched and the ones it changes; false when the planner has
+// to say.
+func rangeChanges(ctx *sql.Context, p *writePlan, w writeTarget, t *storage.Table, ix, pos int, limit int64, vars map[string]*querypb.BindVariable) (int, []rangeChange, bool) {
 	ranges, ok := p.rng.bind(ctx, t, w.sch[pos].Type, pos, vars)
 	if !ok {
 		return 0, nil, false
 	}
 	var matched []*storage.Row
 	scanRanges(t, ix, pos, ranges, false, func(r *storage.Row) { matched = append(matched, r) })
+	if limit >= 0 && int64(len(matched)) > limit {
+		matched = matched[:limit]
+	}
 	changes := make([]rangeChange, 0, len(matched))
 	for _, r := range matched {
 		if p.kind == writeDelete {

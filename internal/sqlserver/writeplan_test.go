@@ -130,6 +130,17 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 		{"DELETE FROM w2 WHERE a BETWEEN ? AND ? AND a <> 7", func() []any { a := rng.IntN(42); return []any{a, a} }},
 		{"UPDATE wu SET u = ? WHERE id < ?", func() []any { return []any{rng.IntN(500), rng.IntN(3)} }},
 		{"UPDATE wc SET v = ? WHERE id IN (?, ?)", func() []any { return []any{rng.IntN(120), id(), id()} }},
+		// ORDER BY the range's column and LIMIT; LIMIT alone on the
+		// primary key; on the k index without ORDER BY, or DESC (the
+		// planner's).
+		{"UPDATE w SET c = ? WHERE id > ? LIMIT 2", func() []any { return []any{str(), id()} }},
+		{"DELETE FROM w WHERE id >= ? ORDER BY id LIMIT ?", func() []any { return []any{id(), rng.IntN(3)} }},
+		{"UPDATE w SET k = k + 1 WHERE k BETWEEN ? AND ? ORDER BY k LIMIT 3", func() []any { a := rng.IntN(100); return []any{a, a + rng.IntN(5)} }},
+		{"UPDATE w SET t = ? WHERE k >= ? ORDER BY k LIMIT ?", func() []any { return []any{small(), rng.IntN(110), rng.IntN(4)} }},
+		{"UPDATE w SET pad = ? WHERE k > ? LIMIT 2", func() []any { return []any{str(), rng.IntN(100)} }},
+		{"DELETE FROM w WHERE k = ? ORDER BY k DESC LIMIT 1", func() []any { return []any{rng.IntN(100)} }},
+		{"UPDATE w SET c = 'zero' WHERE id = ? LIMIT 0", func() []any { return []any{id()} }},
+		{"UPDATE w2 SET v = ? WHERE a = ? ORDER BY a LIMIT 2", func() []any { return []any{small(), rng.IntN(42)} }},
 	}
 	prepared := map[string][2]*sql.Stmt{}
 	prepare := func(q string) [2]*sql.Stmt {
