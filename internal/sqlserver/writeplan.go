@@ -977,9 +977,11 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 		return false, nil
 	}
 	for attempt := 0; attempt < maxRowAttempts; attempt++ {
-		tx := sess.storageTx(w.db)
+		var tx *storage.Tx
 		if w.implicit {
 			tx = w.db.Begin() // its own row locks, released when it ends
+		} else {
+			tx = sess.storageTx(w.db)
 		}
 		t, found := tx.Table(p.table)
 		if !found || t.Def() != w.def {
