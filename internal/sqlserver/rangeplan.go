@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -496,12 +497,23 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 	case countOnly || ends || counted:
 	case p.whole:
 		rows = slices.Grow(rows, t.Len())
-		t.Scan(func(r *storage.Row) bool { rows = append(rows, r); return true })
+		var sc scanning
+		var err error
+		t.Scan(func(r *storage.Row) bool {
+			rows = append(rows, r)
+			err = sc.step(ctx, 1)
+			return err == nil
+		})
+		if err != nil {
+			return true, err
+		}
 	default:
 		// Rows are read through the index alone when it holds every
 		// column the statement reads (a covering index).
 		only := t.IndexCovers(ix, append(append([]int{pos}, proj...), order...))
-		scanRanges(t, ix, pos, ranges, only, func(r *storage.Row) { rows = append(rows, r) })
+		if err := scanRanges(ctx, t, ix, pos, ranges, only, func(r *storage.Row) { rows = append(rows, r) }); err != nil {
+			return true, err
+		}
 	}
 	sc.rows = rows
 
@@ -734,8 +746,10 @@ func countRanges(t *storage.Table, ix, pos int, ranges []valueRange) int {
 // scanRanges calls fn for each row of index ix (-1: primary) whose column
 // pos is in one of the ranges, in index order. NULLs are in no range. only:
 // fn reads no other column than the index's and the primary key's
-// (Table.AscendIndexOnly).
-func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, only bool, fn func(r *storage.Row)) {
+// (Table.AscendIndexOnly). It stops with the error of ctx once ctx ends
+// (KILL QUERY; see scanning).
+func scanRanges(ctx context.Context, t *storage.Table, ix, pos int, ranges []valueRange, only bool, fn func(r *storage.Row)) error {
+	var sc scanning
 	ascend := t.AscendIndex
 	if only {
 		ascend = t.AscendIndexOnly
@@ -775,17 +789,48 @@ func scanRanges(t *storage.Table, ix, pos int, ranges []valueRange, only bool, f
 			}
 			batch = batch[:0]
 		}
+		var err error
 		ascend(ix, pivot, func(row *storage.Row) bool {
 			batch = append(batch, row)
 			if len(batch) == storage.WarmBatch {
 				work()
+				err = sc.step(ctx, storage.WarmBatch)
 			}
-			return !past
+			return !past && err == nil
 		})
+		if err != nil {
+			return err
+		}
 		if !past {
 			work()
 		}
 	}
+	return nil
+}
+
+// scanning checks, every scanCheckRows rows a compiled statement reads or
+// writes, whether its context ended (KILL QUERY, the connection's end), so
+// that a statement over many rows stops as the planner's does.
+type scanning struct {
+	rows   int
+	writes bool // the rows are being written
+}
+
+const scanCheckRows = 1024
+
+// scanPause, when set (by tests), is called at each check.
+var scanPause atomic.Pointer[func(writes bool)]
+
+func (s *scanning) step(ctx context.Context, rows int) error {
+	s.rows += rows
+	if s.rows < scanCheckRows {
+		return nil
+	}
+	s.rows = 0
+	if f := scanPause.Load(); f != nil {
+		(*f)(s.writes)
+	}
+	return ctx.Err()
 }
 
 // distinctRows keeps the first of the rows whose projected values MySQL

@@ -990,12 +990,12 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 			}
 			return false, nil
 		}
-		matched, changes, ok := rangeChanges(ctx, p, w, t, ix, pos, limit, prep.BindVars)
-		if !ok {
+		matched, changes, ok, err := rangeChanges(ctx, p, w, t, ix, pos, limit, prep.BindVars)
+		if err != nil || !ok {
 			if w.implicit {
 				tx.Rollback()
 			}
-			return false, nil
+			return err != nil, err
 		}
 		sess.ClearWarnings()
 		done, err := applyRangeChanges(ctx, sess, p, w, tx, t, changes)
@@ -1020,37 +1020,43 @@ type rangeChange struct {
 // rangeChanges reads the rows of t in p's ranges (the first limit of them
 // when limit is not -1) and works out what the statement does to each:
 // how many it matched and the ones it changes; false when the planner has
-// to say.
-func rangeChanges(ctx *sql.Context, p *writePlan, w writeTarget, t *storage.Table, ix, pos int, limit int64, vars map[string]*querypb.BindVariable) (int, []rangeChange, bool) {
+// to say; the context's error when it ended (KILL QUERY).
+func rangeChanges(ctx *sql.Context, p *writePlan, w writeTarget, t *storage.Table, ix, pos int, limit int64, vars map[string]*querypb.BindVariable) (int, []rangeChange, bool, error) {
 	ranges, ok := p.rng.bind(ctx, t, w.sch[pos].Type, pos, vars)
 	if !ok {
-		return 0, nil, false
+		return 0, nil, false, nil
 	}
 	var matched []*storage.Row
-	scanRanges(t, ix, pos, ranges, false, func(r *storage.Row) { matched = append(matched, r) })
+	if err := scanRanges(ctx, t, ix, pos, ranges, false, func(r *storage.Row) { matched = append(matched, r) }); err != nil {
+		return 0, nil, false, err
+	}
 	if limit >= 0 && int64(len(matched)) > limit {
 		matched = matched[:limit]
 	}
 	changes := make([]rangeChange, 0, len(matched))
+	var sc scanning
 	for _, r := range matched {
 		if p.kind == writeDelete {
 			changes = append(changes, rangeChange{old: r})
 			continue
 		}
+		if err := sc.step(ctx, 1); err != nil {
+			return 0, nil, false, err
+		}
 		oldVals := r.Values()
 		newVals, ok := updatedRow(ctx, w.sch, w.def, p, oldVals, vars)
 		if !ok {
-			return 0, nil, false
+			return 0, nil, false, nil
 		}
 		equal, err := sql.Row(oldVals).Equals(ctx, sql.Row(newVals), w.sch)
 		if err != nil {
-			return 0, nil, false
+			return 0, nil, false, nil
 		}
 		if !equal {
 			changes = append(changes, rangeChange{old: r, vals: newVals})
 		}
 	}
-	return len(matched), changes, true
+	return len(matched), changes, true, nil
 }
 
 // applyRangeChanges locks and writes the changes in tx, then, in autocommit
@@ -1073,11 +1079,14 @@ func applyRangeChanges(ctx *sql.Context, sess *Session, p *writePlan, w writeTar
 	if !w.implicit && len(changes) > 0 {
 		sp = tx.Savepoint()
 	}
+	sc := scanning{writes: true}
 	for _, ch := range changes {
-		var err error
-		if ch.vals == nil {
+		err := sc.step(ctx, 1) // KILL QUERY undoes the statement
+		switch {
+		case err != nil:
+		case ch.vals == nil:
 			err = tx.DeleteRow(t, ch.old)
-		} else {
+		default:
 			err = tx.UpdateRow(t, ch.old, ch.vals)
 		}
 		if err != nil {
