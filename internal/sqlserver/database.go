@@ -111,6 +111,25 @@ func (d *Database) Name() string { return d.db.Name() }
 
 func (d *Database) tx(ctx *sql.Context) *storage.Tx { return sessionOf(ctx).storageTx(d.db) }
 
+// defs returns the catalog in which the statement resolves the names of
+// this database: the transaction's. A statement being prepared reads no
+// rows, so in a transaction that has not yet taken its snapshot (writes by
+// key alone, storage.DB.BeginDeferred) it reads the definitions the
+// transaction's writes use, without taking it: a client that prepares
+// each statement it runs (go-sql-driver does) gets the snapshot at its
+// first read, as one that prepared them before.
+func (d *Database) defs(ctx *sql.Context) *storage.Catalog {
+	s := sessionOf(ctx)
+	if !s.preparing {
+		return d.tx(ctx).Catalog()
+	}
+	tx := s.pointTx(d.db)
+	if tx.Pinned() {
+		return tx.Catalog()
+	}
+	return tx.Meta()
+}
+
 // tempTx returns the session's transaction on its temporary tables of this
 // database, or nil when it has none.
 func (d *Database) tempTx(ctx *sql.Context) *storage.Tx {
@@ -132,7 +151,7 @@ func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table
 			return &Table{db: d, info: ti, temp: true}, true, nil
 		}
 	}
-	t, ok := d.tx(ctx).Table(name)
+	t, ok := d.defs(ctx).Table(name)
 	if !ok {
 		return nil, false, nil
 	}
@@ -144,7 +163,7 @@ func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table
 }
 
 func (d *Database) GetTableNames(ctx *sql.Context) ([]string, error) {
-	return d.tx(ctx).Catalog().TableNames(), nil
+	return d.defs(ctx).TableNames(), nil
 }
 
 func (d *Database) IsReadOnly() bool { return false }
@@ -234,7 +253,7 @@ func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
 
 func (d *Database) GetCollation(ctx *sql.Context) sql.CollationID {
 	var o dbOptions
-	if json.Unmarshal(d.tx(ctx).Catalog().Options(), &o) == nil && o.Collation != "" {
+	if json.Unmarshal(d.defs(ctx).Options(), &o) == nil && o.Collation != "" {
 		if c, err := sql.ParseCollation("", o.Collation, false); err == nil {
 			return c
 		}
@@ -281,7 +300,7 @@ func (d *Database) DropView(ctx *sql.Context, name string) error {
 }
 
 func (d *Database) GetViewDefinition(ctx *sql.Context, name string) (sql.ViewDefinition, bool, error) {
-	o, ok := d.tx(ctx).Catalog().Object(objView, name)
+	o, ok := d.defs(ctx).Object(objView, name)
 	if !ok {
 		return sql.ViewDefinition{}, false, nil
 	}
@@ -299,7 +318,7 @@ func viewDef(o *storage.Object) sql.ViewDefinition {
 
 func (d *Database) AllViews(ctx *sql.Context) ([]sql.ViewDefinition, error) {
 	var out []sql.ViewDefinition
-	for _, o := range d.tx(ctx).Catalog().Objects(objView) {
+	for _, o := range d.defs(ctx).Objects(objView) {
 		out = append(out, viewDef(o))
 	}
 	return out, nil
@@ -307,7 +326,7 @@ func (d *Database) AllViews(ctx *sql.Context) ([]sql.ViewDefinition, error) {
 
 func (d *Database) GetTriggers(ctx *sql.Context) ([]sql.TriggerDefinition, error) {
 	var out []sql.TriggerDefinition
-	for _, o := range d.tx(ctx).Catalog().Objects(objTrigger) {
+	for _, o := range d.defs(ctx).Objects(objTrigger) {
 		var t sql.TriggerDefinition
 		if err := json.Unmarshal(o.Data, &t); err != nil {
 			return nil, err
@@ -348,7 +367,7 @@ func (d *Database) DropTrigger(ctx *sql.Context, name string) error {
 }
 
 func (d *Database) GetStoredProcedure(ctx *sql.Context, name string) (sql.StoredProcedureDetails, bool, error) {
-	o, ok := d.tx(ctx).Catalog().Object(objProcedure, name)
+	o, ok := d.defs(ctx).Object(objProcedure, name)
 	if !ok {
 		return sql.StoredProcedureDetails{}, false, nil
 	}
@@ -361,7 +380,7 @@ func (d *Database) GetStoredProcedure(ctx *sql.Context, name string) (sql.Stored
 
 func (d *Database) GetStoredProcedures(ctx *sql.Context) ([]sql.StoredProcedureDetails, error) {
 	var out []sql.StoredProcedureDetails
-	for _, o := range d.tx(ctx).Catalog().Objects(objProcedure) {
+	for _, o := range d.defs(ctx).Objects(objProcedure) {
 		var p sql.StoredProcedureDetails
 		if err := json.Unmarshal(o.Data, &p); err != nil {
 			return nil, err

@@ -163,7 +163,8 @@ func TestKeyWritesTakeTheSnapshotAtTheFirstRead(t *testing.T) {
 	b, _ := db.Conn(ctx)
 	defer b.Close()
 	// Prepared before the transactions, as an application's statement
-	// cache does (a statement prepared inside one reads the catalog).
+	// cache does (TestStatementsPreparedInATransactionTakeNoSnapshot
+	// prepares them inside).
 	add := func(c interface {
 		PrepareContext(context.Context, string) (*sql.Stmt, error)
 	}) func(d, id int) error {
@@ -201,8 +202,8 @@ func TestKeyWritesTakeTheSnapshotAtTheFirstRead(t *testing.T) {
 		must(addB(0, 4))
 	}
 
-	before := inPlace() // reads (and so freezes) the committed rows
-	must(addB(5, 4))    // copies what it writes, publishes fresh rows
+	must(addB(5, 4))
+	before := inPlace()
 	must(exec(ctx, a, "BEGIN"))
 	must(addA(1, 1))
 	must(addB(10, 2))
@@ -248,4 +249,76 @@ func TestKeyWritesTakeTheSnapshotAtTheFirstRead(t *testing.T) {
 func exec(ctx context.Context, c *sql.Conn, q string) error {
 	_, err := c.ExecContext(ctx, q)
 	return err
+}
+
+// A client that prepares each statement it runs inside the transaction
+// (go-sql-driver without interpolateParams: prepare, execute, close) gets
+// the same: preparing a write by key resolves its table without taking the
+// snapshot, so commits beside the transaction go in place and its first
+// read sees them, and the prepared read after it sees its own write.
+func TestStatementsPreparedInATransactionTakeNoSnapshot(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{
+		"CREATE DATABASE dp",
+		"CREATE TABLE dp.t (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO dp.t VALUES (1, 0), (2, 0), (3, 0)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	a, _ := db.Conn(ctx)
+	defer a.Close()
+	b, _ := db.Conn(ctx)
+	defer b.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each call prepares, executes and closes its statement.
+	add := func(c *sql.Conn, d, id int) error {
+		_, err := c.ExecContext(ctx, "UPDATE dp.t SET v = v + ? WHERE id = ?", d, id)
+		return err
+	}
+	v := func(c *sql.Conn, id int) int {
+		t.Helper()
+		var n int
+		must(c.QueryRowContext(ctx, "SELECT v FROM dp.t WHERE id = ?", id).Scan(&n))
+		return n
+	}
+	inPlace := func() int {
+		t.Helper()
+		var name string
+		var n int
+		must(db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Miraj_commits_in_place'").Scan(&name, &n))
+		return n
+	}
+	for i := 0; i < 2; i++ {
+		must(add(a, 0, 3))
+		must(add(b, 0, 3))
+	}
+	must(add(b, 1, 3)) // copies what it writes after the reads above
+	before := inPlace()
+	must(exec(ctx, a, "BEGIN"))
+	must(add(a, 1, 1))
+	must(add(a, 1, 1))
+	must(add(b, 10, 2))
+	if got := inPlace() - before; got != 1 {
+		t.Fatalf("a commit beside a transaction of prepared writes by key changed the rows in place %d times, want 1", got)
+	}
+	if got, own := v(a, 2), v(a, 1); got != 10 || own != 2 {
+		t.Fatalf("first reads: v(2) = %d, want 10 (the snapshot is taken at the first read); own v(1) = %d, want 2", got, own)
+	}
+	must(add(b, 10, 2))
+	if got := v(a, 2); got != 10 {
+		t.Fatalf("after the first read: v(2) = %d, want 10 (the snapshot stays)", got)
+	}
+	must(exec(ctx, a, "COMMIT"))
+	if got := v(a, 1); got != 2 {
+		t.Fatalf("committed v(1) = %d, want 2", got)
+	}
 }

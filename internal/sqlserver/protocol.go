@@ -299,8 +299,12 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 			before[i] = sessionCounter(sess, name)
 		}
 	}
+	if sess != nil {
+		sess.preparing = true
+	}
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
 	if sess != nil {
+		sess.preparing = false
 		// A prepare is not an execution: what the planner counted in
 		// Com_insert, Com_update or Com_delete while it bound the
 		// statement is taken back, so that they count executions, as

@@ -63,6 +63,9 @@ type Session struct {
 	// as in MySQL (an UPDATE … JOIN updates each row once). Counted: two
 	// editors of one statement may freeze the same table.
 	frozen map[frozenKey]*frozenTable
+	// preparing: the statement is being prepared (COM_STMT_PREPARE), which
+	// resolves names in definitions without taking a snapshot (defs).
+	preparing bool
 	// writing counts the editors between StatementBegin and the end of
 	// their statement. A commit asked for meanwhile comes from a stored
 	// procedure run by a trigger: MySQL does not commit inside a
