@@ -133,6 +133,11 @@ func (f *adminFilter) ours(cmd []byte) bool {
 // here and with those changed here changed. The time it waits counts
 // against wait_timeout (waittimeout.go).
 func (c *clientConn) Read(p []byte) (int, error) {
+	if c.holding {
+		if err := c.sendHeld(); err != nil {
+			return 0, err
+		}
+	}
 	c.idleSince.Store(time.Now().UnixNano())
 	n, err := c.read(p)
 	c.idleSince.Store(0)

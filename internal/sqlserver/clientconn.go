@@ -104,6 +104,36 @@ type clientConn struct {
 	// afterWrite, when set, runs once after the next write: SHUTDOWN's
 	// stop, once its OK packet is on its way (shutdown.go).
 	afterWrite atomic.Pointer[func()]
+	// holding: the writes up to the connection's next read are kept in
+	// held and sent as one (holdWrites).
+	holding bool
+	held    []byte
+}
+
+// maxHeld bounds the bytes holdWrites keeps back.
+const maxHeld = 64 << 10
+
+// holdWrites has the writes up to the connection's next read go out in one
+// write(2), when the read begins: vitess writes each packet of a
+// COM_STMT_PREPARE response (the statement's OK, a definition per
+// parameter and per column, their EOFs) on its own, which costs a system
+// call and a wake-up of the client each. Called from the connection's
+// goroutine, as Write and Read are.
+func (c *clientConn) holdWrites() { c.holding = true }
+
+// sendHeld writes what holdWrites kept and ends the holding.
+func (c *clientConn) sendHeld() error {
+	c.holding = false
+	if len(c.held) == 0 {
+		return nil
+	}
+	_, err := c.sock.Write(c.held)
+	if cap(c.held) > maxHeld {
+		c.held = nil
+	} else {
+		c.held = c.held[:0]
+	}
+	return err
 }
 
 // readSocket reads what the client sent (Read, admincmd.go, looks at it).
@@ -118,6 +148,16 @@ func (c *clientConn) readSocket(p []byte) (int, error) {
 
 func (c *clientConn) Write(p []byte) (int, error) {
 	p = c.okFixes.apply(p)
+	if c.holding {
+		if len(c.held)+len(p) <= maxHeld && c.afterWrite.Load() == nil {
+			c.held = append(c.held, p...)
+			c.sent.Add(uint64(len(p)))
+			return len(p), nil
+		}
+		if err := c.sendHeld(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := c.sock.Write(p)
 	c.sent.Add(uint64(n))
 	if c.afterWrite.Load() != nil {

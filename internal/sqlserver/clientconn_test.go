@@ -2,9 +2,12 @@ package sqlserver
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +171,131 @@ func TestClientConnCloseWakesBlockedRead(t *testing.T) {
 		if n := s.ln.open.Load(); n != 0 {
 			t.Fatalf("%s: %d connections counted open after close", mode, n)
 		}
+	}
+}
+
+// The response to COM_STMT_PREPARE (the statement's OK packet, a definition
+// per parameter and per column, their EOF packets) goes out in one write
+// system call, not one per packet: the process's write calls (client and
+// server are both in it) go up by two per prepare, the client's request
+// and the server's response.
+func TestPrepareResponseIsOneWrite(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	if _, err := db.Exec("CREATE DATABASE pw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE pw.t (id INT PRIMARY KEY, a INT, b VARCHAR(10))"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	writes := func() int {
+		t.Helper()
+		b, err := os.ReadFile("/proc/self/io")
+		if err != nil {
+			t.Skip("no /proc/self/io:", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatal("no syscw in /proc/self/io")
+		return 0
+	}
+	for _, q := range []string{
+		"SELECT a, b FROM pw.t WHERE id BETWEEN ? AND ?",
+		"UPDATE pw.t SET a = ?, b = ? WHERE id = ?",
+	} {
+		if st, err := conn.PrepareContext(ctx, q); err != nil { // warm
+			t.Fatal(err)
+		} else {
+			st.Close()
+		}
+		best := -1
+		for i := 0; i < 5 && best != 2; i++ { // another goroutine of the process may write meanwhile
+			before := writes()
+			st, err := conn.PrepareContext(ctx, q)
+			n := writes() - before
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if best < 0 || n < best {
+				best = n
+			}
+		}
+		if best != 2 {
+			t.Fatalf("PREPARE %s: %d write calls, want 2 (the request, the response)", q, best)
+		}
+	}
+	// The statements work.
+	if _, err := conn.ExecContext(ctx, "INSERT INTO pw.t VALUES (1, 2, 'x')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "UPDATE pw.t SET a = ?, b = ? WHERE id = ?", 5, "y", 1); err != nil {
+		t.Fatal(err)
+	}
+	var a int
+	var b string
+	if err := conn.QueryRowContext(ctx, "SELECT a, b FROM pw.t WHERE id BETWEEN ? AND ?", 1, 1).Scan(&a, &b); err != nil || a != 5 || b != "y" {
+		t.Fatalf("after the prepared UPDATE: %d %q %v, want 5 \"y\"", a, b, err)
+	}
+}
+
+// A client that prepares, executes and closes each statement (go-sql-driver
+// without interpolateParams) leaves no compiled plan behind for the
+// statements it closed, and its repeated texts are compiled once.
+func TestClosedStatementsLeaveNoPlans(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE cs", "CREATE TABLE cs.t (id INT PRIMARY KEY, v INT)", "INSERT INTO cs.t VALUES (1, 0)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var id uint32
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	before, compiles := s.points.written.Load(), s.points.compiles.Load()
+	const n = 1000
+	for i := 0; i < n; i++ {
+		if _, err := conn.ExecContext(ctx, "UPDATE cs.t SET v = v + ? WHERE id = ?", 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v int
+	if err := conn.QueryRowContext(ctx, "SELECT v FROM cs.t WHERE id = 1").Scan(&v); err != nil || v != n {
+		t.Fatalf("v = %d (%v), want %d", v, err, n)
+	}
+	if got := s.points.written.Load() - before; got != n {
+		t.Fatalf("%d of the %d UPDATEs compiled, want all", got, n)
+	}
+	if got := s.points.compiles.Load() - compiles; got != 1 {
+		t.Fatalf("the UPDATE's text was compiled %d times, want once", got)
+	}
+	var plans, texts int
+	if err := conn.Raw(func(any) error {
+		cp := s.points.conn(id)
+		plans, texts = len(cp.plans), len(cp.prepared)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if plans > 64 || texts != 1 {
+		t.Fatalf("after %d statements prepared and closed: %d plans kept by statement, %d by text; want at most 64 and 1", n, plans, texts)
 	}
 }

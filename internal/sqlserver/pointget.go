@@ -157,6 +157,7 @@ type pointGets struct {
 	answered atomic.Int64 // point lookups answered here (tests read it)
 	ranged   atomic.Int64 // range reads answered here (rangeplan.go)
 	written  atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
+	compiles atomic.Int64 // prepared statements' texts compiled (tests read it)
 	// pids numbers the compiled statements in the process list, apart
 	// from go-mysql-server's own numbers.
 	pids atomic.Uint64
@@ -171,7 +172,11 @@ type pointGets struct {
 // connPlans is what one connection compiled.
 type connPlans struct {
 	plans map[uint32]*compiled // statement → plan
-	texts map[string]*compiled // normalized text → plan (textplan.go)
+	// prepared: a prepared statement's text → its plan, for a client that
+	// prepares the same statements again (go-sql-driver prepares, executes
+	// and closes each statement with arguments).
+	prepared map[string]*compiled
+	texts    map[string]*compiled // normalized text → plan (textplan.go)
 	// shapes: a statement's text without its literals → what parsing it
 	// gave (textshape.go)
 	shapes map[string]*textShape
@@ -202,11 +207,25 @@ func newPointGets(s *Server) *pointGets {
 }
 
 func (g *pointGets) plan(c *mysql.Conn, prep *mysql.PrepareData) *compiled {
-	byStmt := g.conn(c.ConnectionID).plans
-	p, seen := byStmt[prep.StatementID]
+	cp := g.conn(c.ConnectionID)
+	p, seen := cp.plans[prep.StatementID]
 	if !seen || p.text != prep.PrepareStmt {
-		p = compile(prep.PrepareStmt)
-		byStmt[prep.StatementID] = p
+		if p = cp.prepared[prep.PrepareStmt]; p == nil {
+			g.compiles.Add(1)
+			p = compile(prep.PrepareStmt)
+			bounded(&cp.prepared, maxTextPlans)[prep.PrepareStmt] = p
+		}
+		if len(cp.plans) >= 2*len(c.PrepareData)+64 {
+			// COM_STMT_CLOSE drops a statement from c.PrepareData
+			// (vitess answers it without the handler): the plans of
+			// closed statements go.
+			for id := range cp.plans {
+				if _, open := c.PrepareData[id]; !open {
+					delete(cp.plans, id)
+				}
+			}
+		}
+		cp.plans[prep.StatementID] = p
 	}
 	return p
 }

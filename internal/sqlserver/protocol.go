@@ -282,6 +282,9 @@ func (h protocolHandler) ComInitDB(c *mysql.Conn, db string) error {
 }
 
 func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	if cc := clientOf(c.Conn); cc != nil {
+		cc.holdWrites() // the response's packets go out together
+	}
 	h.beginStatement(ctx, c, "") // a prepare commits nothing
 	if lock, unlock, _ := readLockCommand(q); lock || unlock || isLockTables(q) {
 		h.afterCommand(c)
