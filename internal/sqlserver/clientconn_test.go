@@ -270,7 +270,7 @@ func TestClosedStatementsLeaveNoPlans(t *testing.T) {
 	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	before, compiles := s.points.written.Load(), s.points.compiles.Load()
+	before, compiles, reprepared := s.points.written.Load(), s.points.compiles.Load(), s.points.reprepared.Load()
 	const n = 1000
 	for i := 0; i < n; i++ {
 		if _, err := conn.ExecContext(ctx, "UPDATE cs.t SET v = v + ? WHERE id = ?", 1, 1); err != nil {
@@ -287,6 +287,9 @@ func TestClosedStatementsLeaveNoPlans(t *testing.T) {
 	if got := s.points.compiles.Load() - compiles; got != 1 {
 		t.Fatalf("the UPDATE's text was compiled %d times, want once", got)
 	}
+	if got := s.points.reprepared.Load() - reprepared; got != n-1 {
+		t.Fatalf("%d of the %d prepares answered without the planner, want all but the first", got, n)
+	}
 	var plans, texts int
 	if err := conn.Raw(func(any) error {
 		cp := s.points.conn(id)
@@ -298,4 +301,82 @@ func TestClosedStatementsLeaveNoPlans(t *testing.T) {
 	if plans > 64 || texts != 1 {
 		t.Fatalf("after %d statements prepared and closed: %d plans kept by statement, %d by text; want at most 64 and 1", n, plans, texts)
 	}
+}
+
+// A write prepared again on a connection is answered without the planner
+// only while nothing its prepare depends on changed: after a DDL, or in
+// another current database, the prepare gives what it gives on a fresh
+// connection (here errors: an unknown column, an unknown table).
+func TestRepreparedWritesFollowDefinitions(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE rp", "CREATE DATABASE rq", "CREATE TABLE rp.t (id INT PRIMARY KEY, v INT)", "INSERT INTO rp.t VALUES (1, 0)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const upd = "UPDATE t SET v = v + ? WHERE id = ?"
+	// fresh prepares upd on a new connection in database dbName.
+	fresh := func(dbName string) error {
+		t.Helper()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.ExecContext(ctx, "USE "+dbName); err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.PrepareContext(ctx, upd)
+		if err == nil {
+			st.Close()
+		}
+		return err
+	}
+	run := func(q string) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("USE rp")
+	for i := 0; i < 3; i++ {
+		if _, err := conn.ExecContext(ctx, upd, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.points.reprepared.Load() == 0 {
+		t.Fatal("no prepare answered without the planner")
+	}
+	check := func(what string) {
+		t.Helper()
+		before := s.points.reprepared.Load()
+		_, err := conn.ExecContext(ctx, upd, 1, 1)
+		want := fresh(what)
+		got, _ := mysqlErrorNumber(err)
+		wantNum, _ := mysqlErrorNumber(want)
+		if want == nil || got != wantNum {
+			t.Fatalf("%s: prepared again: %v; on a fresh connection: %v", what, err, want)
+		}
+		if s.points.reprepared.Load() != before {
+			t.Fatalf("%s: answered without the planner", what)
+		}
+	}
+	run("ALTER TABLE rp.t DROP COLUMN v")
+	check("rp")
+	run("ALTER TABLE rp.t ADD COLUMN v INT NOT NULL DEFAULT 0")
+	if _, err := conn.ExecContext(ctx, upd, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	run("USE rq")
+	check("rq")
+	run("USE rp")
+	run("DROP TABLE rp.t")
+	check("rp")
 }

@@ -158,6 +158,7 @@ type pointGets struct {
 	ranged   atomic.Int64 // range reads answered here (rangeplan.go)
 	written  atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
 	compiles atomic.Int64 // prepared statements' texts compiled (tests read it)
+	reprepared atomic.Int64 // prepares answered by preparedBefore (tests read it)
 	// pids numbers the compiled statements in the process list, apart
 	// from go-mysql-server's own numbers.
 	pids atomic.Uint64
@@ -176,6 +177,9 @@ type connPlans struct {
 	// prepares the same statements again (go-sql-driver prepares, executes
 	// and closes each statement with arguments).
 	prepared map[string]*compiled
+	// preparedOK: a write's text → what its last prepare through the
+	// planner depended on (preparedBefore).
+	preparedOK map[string]preparedKey
 	texts    map[string]*compiled // normalized text → plan (textplan.go)
 	// shapes: a statement's text without its literals → what parsing it
 	// gave (textshape.go)
@@ -241,6 +245,82 @@ func compile(text string) *compiled {
 		p.write = parseWritePlan(text)
 	}
 	return p
+}
+
+// preparedKey is what the prepare of a compiled write depends on besides
+// its text: the session's database (where an unqualified name resolves),
+// the database of the table written and that database's definitions as
+// the session sees them.
+type preparedKey struct {
+	current string
+	db      *storage.DB
+	defs    uint64
+}
+
+// preparedKeyOf returns the preparedKey of the compiled write cp in sess;
+// false for any other statement, or when the session has temporary tables
+// (which hide others).
+func (g *pointGets) preparedKeyOf(sess *Session, cp *compiled) (preparedKey, bool) {
+	w := cp.write
+	if w == nil || w.table == "" || len(sess.temp) > 0 {
+		return preparedKey{}, false
+	}
+	k := preparedKey{current: sess.GetCurrentDatabase()}
+	name := w.db
+	if name == "" {
+		name = k.current
+	}
+	db, ok := g.srv.storage.Database(name)
+	if name == "" || !ok {
+		return preparedKey{}, false
+	}
+	cat := db.Latest()
+	if tx, ok := sess.openTx(db); ok {
+		cat = tx.Meta()
+	}
+	k.db, k.defs = db, cat.Defs()
+	return k, true
+}
+
+// preparedBefore reports whether the text q, a compiled write, was
+// prepared through the planner on this connection with the same
+// preparedKey: preparing it again would parse and bind it to the same
+// answer (no result columns, no error). A client that prepares each
+// statement where it runs it (go-sql-driver) then pays the parse once.
+// Privileges are checked at execution, as the planner's prepare does not
+// check them either. Texts with double quotes, bars or backslashes, which
+// the SQL mode may make the parser read otherwise, are prepared again.
+func (g *pointGets) preparedBefore(c *mysql.Conn, sess *Session, q string) bool {
+	cp := g.conn(c.ConnectionID)
+	prev, seen := cp.preparedOK[q]
+	p := cp.prepared[q]
+	if !seen || p == nil {
+		return false
+	}
+	k, ok := g.preparedKeyOf(sess, p)
+	if !ok || k != prev {
+		return false
+	}
+	g.reprepared.Add(1)
+	return true
+}
+
+// notePrepared records that the planner prepared q, a statement without
+// result columns, without error (preparedBefore).
+func (g *pointGets) notePrepared(c *mysql.Conn, sess *Session, q string) {
+	if strings.ContainsAny(q, "\"|\\") {
+		return
+	}
+	cp := g.conn(c.ConnectionID)
+	p := cp.prepared[q]
+	if p == nil {
+		g.compiles.Add(1)
+		p = compile(q)
+		bounded(&cp.prepared, maxTextPlans)[q] = p
+	}
+	if k, ok := g.preparedKeyOf(sess, p); ok {
+		bounded(&cp.preparedOK, maxTextPlans)[q] = k
+	}
 }
 
 func (g *pointGets) forget(connID uint32) {

@@ -296,6 +296,11 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 		p.PrepareStmt = rq
 	}
 	sess := h.srv.session(c.ConnectionID)
+	if sess != nil && h.srv.points.preparedBefore(c, sess, q) {
+		h.count(c, "Com_stmt_prepare")
+		h.afterCommand(c)
+		return nil, nil
+	}
 	var before [3]uint64
 	if sess != nil {
 		for i, name := range bindCounted {
@@ -308,6 +313,9 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
 	if sess != nil {
 		sess.preparing = false
+		if err == nil && f == nil {
+			h.srv.points.notePrepared(c, sess, q)
+		}
 		// A prepare is not an execution: what the planner counted in
 		// Com_insert, Com_update or Com_delete while it bound the
 		// statement is taken back, so that they count executions, as
