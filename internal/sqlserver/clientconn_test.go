@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // echoServer answers each line a client sends with the line and the mode
@@ -379,4 +382,112 @@ func TestRepreparedWritesFollowDefinitions(t *testing.T) {
 	run("USE rp")
 	run("DROP TABLE rp.t")
 	check("rp")
+}
+
+// rawPrepare sends COM_STMT_PREPARE of q on c (a vitess client connection,
+// between commands) and returns the response's packets, the statement id
+// cut out of the first (ids differ between connections).
+func rawPrepare(t *testing.T, c *mysql.Conn, q string) []string {
+	t.Helper()
+	body := append([]byte{0x16}, q...)
+	pkt := append([]byte{byte(len(body)), byte(len(body) >> 8), byte(len(body) >> 16), 0}, body...)
+	c.Conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Conn.Write(pkt); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []byte {
+		var hdr [4]byte
+		if _, err := io.ReadFull(c.Conn, hdr[:]); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+		if _, err := io.ReadFull(c.Conn, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := read()
+	if first[0] != 0 || len(first) < 12 {
+		t.Fatalf("PREPARE %s: %q", q, first)
+	}
+	cols, params := int(binary.LittleEndian.Uint16(first[5:])), int(binary.LittleEndian.Uint16(first[7:]))
+	out := []string{fmt.Sprintf("%x", append(first[:1:1], first[5:]...))}
+	for _, n := range []int{params, cols} {
+		if n == 0 {
+			continue
+		}
+		for i := 0; i <= n; i++ { // the definitions, then an EOF packet
+			out = append(out, fmt.Sprintf("%x", read()))
+		}
+	}
+	return out
+}
+
+// A SELECT prepared again on a connection is answered with the result
+// columns the planner gave, byte for byte what a fresh connection gets,
+// and after the table's definition changes with the new ones.
+func TestRepreparedSelectsDescribeTheirColumns(t *testing.T) {
+	s, _ := startServer(t)
+	host, portStr, _ := net.SplitHostPort(s.Addr().String())
+	port, _ := strconv.Atoi(portStr)
+	connect := func() *mysql.Conn {
+		c, err := mysql.Connect(context.Background(), &mysql.ConnParams{Host: host, Port: port, Uname: "root", DisableClientDeprecateEOF: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+	a := connect()
+	for _, q := range []string{"CREATE DATABASE rs", "CREATE TABLE rs.t (id INT PRIMARY KEY, v INT, c VARCHAR(10))"} {
+		if _, err := a.ExecuteFetch(q, 10, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{
+		"SELECT v, c FROM rs.t WHERE id = ?",
+		"SELECT c FROM rs.t WHERE id BETWEEN ? AND ? ORDER BY c",
+		"SELECT COUNT(*), SUM(v) FROM rs.t WHERE id BETWEEN ? AND ?",
+	}
+	var settings []string // the session's, for the fresh connections
+	compare := func(what string) [][]string {
+		t.Helper()
+		var got [][]string
+		for _, q := range queries {
+			before := s.points.reprepared.Load()
+			again := rawPrepare(t, a, q)
+			if s.points.reprepared.Load() == before && what == "same definitions" {
+				t.Fatalf("%s: %s prepared through the planner again", what, q)
+			}
+			b := connect()
+			for _, set := range settings {
+				if _, err := b.ExecuteFetch(set, 10, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if fresh := rawPrepare(t, b, q); fmt.Sprint(again) != fmt.Sprint(fresh) {
+				t.Fatalf("%s: %s: prepared again\n%v\nfresh\n%v", what, q, again, fresh)
+			}
+			got = append(got, again)
+		}
+		return got
+	}
+	for _, q := range queries {
+		rawPrepare(t, a, q)
+	}
+	old := compare("same definitions")
+	if _, err := a.ExecuteFetch("ALTER TABLE rs.t MODIFY v BIGINT, MODIFY c VARCHAR(40)", 10, false); err != nil {
+		t.Fatal(err)
+	}
+	altered := compare("after ALTER TABLE")
+	if fmt.Sprint(altered) == fmt.Sprint(old) {
+		t.Fatal("the columns' description did not change with their types")
+	}
+	settings = []string{"SET character_set_results = latin1"}
+	if _, err := a.ExecuteFetch(settings[0], 10, false); err != nil {
+		t.Fatal(err)
+	}
+	if now := compare("after SET character_set_results"); fmt.Sprint(now) == fmt.Sprint(altered) {
+		t.Fatal("the columns' description did not change with the character set of results")
+	}
 }

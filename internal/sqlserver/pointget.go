@@ -177,9 +177,9 @@ type connPlans struct {
 	// prepares the same statements again (go-sql-driver prepares, executes
 	// and closes each statement with arguments).
 	prepared map[string]*compiled
-	// preparedOK: a write's text → what its last prepare through the
-	// planner depended on (preparedBefore).
-	preparedOK map[string]preparedKey
+	// preparedOK: a compiled statement's text → what its last prepare
+	// through the planner gave and depended on (preparedBefore).
+	preparedOK map[string]preparedEntry
 	texts    map[string]*compiled // normalized text → plan (textplan.go)
 	// shapes: a statement's text without its literals → what parsing it
 	// gave (textshape.go)
@@ -247,26 +247,42 @@ func compile(text string) *compiled {
 	return p
 }
 
-// preparedKey is what the prepare of a compiled write depends on besides
-// its text: the session's database (where an unqualified name resolves),
-// the database of the table written and that database's definitions as
-// the session sees them.
+// preparedKey is what the prepare of a compiled statement depends on
+// besides its text: the session's database (where an unqualified name
+// resolves), the database of the table the statement names and that
+// database's definitions as the session sees them, and the character set
+// of results (in which the result columns are described).
 type preparedKey struct {
 	current string
 	db      *storage.DB
 	defs    uint64
+	cs      sql.CharacterSetID
 }
 
-// preparedKeyOf returns the preparedKey of the compiled write cp in sess;
-// false for any other statement, or when the session has temporary tables
-// (which hide others).
+// preparedEntry is what a prepare through the planner gave: the result
+// columns (nil for a write), under the key it was made with.
+type preparedEntry struct {
+	key    preparedKey
+	fields []*querypb.Field
+}
+
+// preparedKeyOf returns the preparedKey of the compiled statement cp in
+// sess; false for a statement without a table (BEGIN, COMMIT), or when the
+// session has temporary tables (which hide others).
 func (g *pointGets) preparedKeyOf(sess *Session, cp *compiled) (preparedKey, bool) {
-	w := cp.write
-	if w == nil || w.table == "" || len(sess.temp) > 0 {
+	var name, table string
+	switch {
+	case cp.point != nil:
+		name, table = cp.point.db, cp.point.table
+	case cp.sel != nil:
+		name, table = cp.sel.db, cp.sel.table
+	case cp.write != nil:
+		name, table = cp.write.db, cp.write.table
+	}
+	if table == "" || len(sess.temp) > 0 {
 		return preparedKey{}, false
 	}
-	k := preparedKey{current: sess.GetCurrentDatabase()}
-	name := w.db
+	k := preparedKey{current: sess.GetCurrentDatabase(), cs: sess.GetCharacterSetResults()}
 	if name == "" {
 		name = k.current
 	}
@@ -282,32 +298,32 @@ func (g *pointGets) preparedKeyOf(sess *Session, cp *compiled) (preparedKey, boo
 	return k, true
 }
 
-// preparedBefore reports whether the text q, a compiled write, was
-// prepared through the planner on this connection with the same
-// preparedKey: preparing it again would parse and bind it to the same
-// answer (no result columns, no error). A client that prepares each
+// preparedBefore returns the result columns of the text q, a compiled
+// statement, when it was prepared through the planner on this connection
+// with the same preparedKey: preparing it again would parse and bind it to
+// the same answer (those columns, no error). A client that prepares each
 // statement where it runs it (go-sql-driver) then pays the parse once.
 // Privileges are checked at execution, as the planner's prepare does not
 // check them either. Texts with double quotes, bars or backslashes, which
 // the SQL mode may make the parser read otherwise, are prepared again.
-func (g *pointGets) preparedBefore(c *mysql.Conn, sess *Session, q string) bool {
+func (g *pointGets) preparedBefore(c *mysql.Conn, sess *Session, q string) ([]*querypb.Field, bool) {
 	cp := g.conn(c.ConnectionID)
 	prev, seen := cp.preparedOK[q]
 	p := cp.prepared[q]
 	if !seen || p == nil {
-		return false
+		return nil, false
 	}
 	k, ok := g.preparedKeyOf(sess, p)
-	if !ok || k != prev {
-		return false
+	if !ok || k != prev.key {
+		return nil, false
 	}
 	g.reprepared.Add(1)
-	return true
+	return prev.fields, true
 }
 
-// notePrepared records that the planner prepared q, a statement without
-// result columns, without error (preparedBefore).
-func (g *pointGets) notePrepared(c *mysql.Conn, sess *Session, q string) {
+// notePrepared records that the planner prepared q without error, with the
+// result columns fields (preparedBefore).
+func (g *pointGets) notePrepared(c *mysql.Conn, sess *Session, q string, fields []*querypb.Field) {
 	if strings.ContainsAny(q, "\"|\\") {
 		return
 	}
@@ -319,7 +335,7 @@ func (g *pointGets) notePrepared(c *mysql.Conn, sess *Session, q string) {
 		bounded(&cp.prepared, maxTextPlans)[q] = p
 	}
 	if k, ok := g.preparedKeyOf(sess, p); ok {
-		bounded(&cp.preparedOK, maxTextPlans)[q] = k
+		bounded(&cp.preparedOK, maxTextPlans)[q] = preparedEntry{key: k, fields: fields}
 	}
 }
 

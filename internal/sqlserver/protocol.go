@@ -296,10 +296,12 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 		p.PrepareStmt = rq
 	}
 	sess := h.srv.session(c.ConnectionID)
-	if sess != nil && h.srv.points.preparedBefore(c, sess, q) {
-		h.count(c, "Com_stmt_prepare")
-		h.afterCommand(c)
-		return nil, nil
+	if sess != nil {
+		if f, ok := h.srv.points.preparedBefore(c, sess, q); ok {
+			h.count(c, "Com_stmt_prepare")
+			h.afterCommand(c)
+			return f, nil
+		}
 	}
 	var before [3]uint64
 	if sess != nil {
@@ -313,8 +315,8 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
 	if sess != nil {
 		sess.preparing = false
-		if err == nil && f == nil {
-			h.srv.points.notePrepared(c, sess, q)
+		if err == nil {
+			h.srv.points.notePrepared(c, sess, q, f)
 		}
 		// A prepare is not an execution: what the planner counted in
 		// Com_insert, Com_update or Com_delete while it bound the
