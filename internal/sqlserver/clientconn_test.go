@@ -491,3 +491,50 @@ func TestRepreparedSelectsDescribeTheirColumns(t *testing.T) {
 		t.Fatal("the columns' description did not change with the character set of results")
 	}
 }
+
+// A statement prepared again after the user lost a privilege it needs is
+// refused by the prepare with 1142, as on a fresh connection, not answered
+// from what the last prepare gave.
+func TestRepreparedStatementsCheckPrivileges(t *testing.T) {
+	s, open := startServer(t)
+	db := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE pv", "CREATE TABLE pv.t (id INT PRIMARY KEY, v INT)", "INSERT INTO pv.t VALUES (1, 0)",
+		"CREATE USER u@'%' IDENTIFIED BY 'p'", "GRANT SELECT, UPDATE ON pv.* TO u@'%'"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	conn, err := open("u", "p", "").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	upd, sel := "UPDATE pv.t SET v = v + ? WHERE id = ?", "SELECT v FROM pv.t WHERE id = ?"
+	prepare := func(q string) error {
+		st, err := conn.PrepareContext(ctx, q)
+		if err == nil {
+			st.Close()
+		}
+		return err
+	}
+	for _, q := range []string{upd, sel, upd, sel} {
+		if err := prepare(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.points.reprepared.Load() < 2 {
+		t.Fatal("the prepares were not answered without the planner")
+	}
+	for _, c := range []struct{ revoke, q string }{
+		{"REVOKE UPDATE ON pv.* FROM u@'%'", upd},
+		{"REVOKE SELECT ON pv.* FROM u@'%'", sel},
+	} {
+		if _, err := db.Exec(c.revoke); err != nil {
+			t.Fatal(err)
+		}
+		if num, _ := mysqlErrorNumber(prepare(c.q)); num != 1142 {
+			t.Fatalf("after %s: PREPARE %s: want 1142", c.revoke, c.q)
+		}
+	}
+}

@@ -248,15 +248,17 @@ func compile(text string) *compiled {
 }
 
 // preparedKey is what the prepare of a compiled statement depends on
-// besides its text: the session's database (where an unqualified name
-// resolves), the database of the table the statement names and that
-// database's definitions as the session sees them, and the character set
-// of results (in which the result columns are described).
+// besides its text and the user's privileges: the session's database
+// (where an unqualified name resolves), the database of the table the
+// statement names and that database's definitions as the session sees
+// them, and the character set of results (in which the result columns are
+// described).
 type preparedKey struct {
 	current string
 	db      *storage.DB
 	defs    uint64
 	cs      sql.CharacterSetID
+	table   string
 }
 
 // preparedEntry is what a prepare through the planner gave: the result
@@ -294,8 +296,27 @@ func (g *pointGets) preparedKeyOf(sess *Session, cp *compiled) (preparedKey, boo
 	if tx, ok := sess.openTx(db); ok {
 		cat = tx.Meta()
 	}
-	k.db, k.defs = db, cat.Defs()
+	k.db, k.defs, k.table = db, cat.Defs(), table
 	return k, true
+}
+
+// preparePrivileges are the privileges on its table that a compiled
+// statement's prepare is answered without the planner only with: what its
+// execution checks (a superset of what the planner's prepare checks, which
+// refuses with 1142 what they lack).
+func preparePrivileges(cp *compiled) []sql.PrivilegeType {
+	if w := cp.write; w != nil {
+		switch w.kind {
+		case writeInsert:
+			return []sql.PrivilegeType{sql.PrivilegeType_Insert}
+		case writeUpdate:
+			return []sql.PrivilegeType{sql.PrivilegeType_Update, sql.PrivilegeType_Select}
+		case writeDelete:
+			return []sql.PrivilegeType{sql.PrivilegeType_Delete, sql.PrivilegeType_Select}
+		}
+		return nil
+	}
+	return []sql.PrivilegeType{sql.PrivilegeType_Select}
 }
 
 // preparedBefore returns the result columns of the text q, a compiled
@@ -303,10 +324,11 @@ func (g *pointGets) preparedKeyOf(sess *Session, cp *compiled) (preparedKey, boo
 // with the same preparedKey: preparing it again would parse and bind it to
 // the same answer (those columns, no error). A client that prepares each
 // statement where it runs it (go-sql-driver) then pays the parse once.
-// Privileges are checked at execution, as the planner's prepare does not
-// check them either. Texts with double quotes, bars or backslashes, which
-// the SQL mode may make the parser read otherwise, are prepared again.
-func (g *pointGets) preparedBefore(c *mysql.Conn, sess *Session, q string) ([]*querypb.Field, bool) {
+// The user must hold the statement's privileges on its table now
+// (preparePrivileges), or the planner prepares it (and refuses it with
+// 1142). Texts with double quotes, bars or backslashes, which the SQL mode
+// may make the parser read otherwise, are prepared again.
+func (g *pointGets) preparedBefore(goctx context.Context, c *mysql.Conn, sess *Session, q string) ([]*querypb.Field, bool) {
 	cp := g.conn(c.ConnectionID)
 	prev, seen := cp.preparedOK[q]
 	p := cp.prepared[q]
@@ -316,6 +338,14 @@ func (g *pointGets) preparedBefore(c *mysql.Conn, sess *Session, q string) ([]*q
 	k, ok := g.preparedKeyOf(sess, p)
 	if !ok || k != prev.key {
 		return nil, false
+	}
+	ctx := sql.NewContext(goctx, sql.WithSession(sess))
+	subject := sql.PrivilegeCheckSubject{Database: k.db.Name(), Table: k.table}
+	mdb := g.srv.engine.Analyzer.Catalog.MySQLDb
+	for _, priv := range preparePrivileges(p) {
+		if !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, priv)) {
+			return nil, false
+		}
 	}
 	g.reprepared.Add(1)
 	return prev.fields, true

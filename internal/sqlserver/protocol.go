@@ -297,7 +297,7 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 	}
 	sess := h.srv.session(c.ConnectionID)
 	if sess != nil {
-		if f, ok := h.srv.points.preparedBefore(c, sess, q); ok {
+		if f, ok := h.srv.points.preparedBefore(ctx, c, sess, q); ok {
 			h.count(c, "Com_stmt_prepare")
 			h.afterCommand(c)
 			return f, nil
