@@ -153,11 +153,11 @@ func (p *pointPlan) conjuncts(e ast.Expr) bool {
 // pointGets answers eligible prepared statements; it sits in the protocol
 // handler, which knows connections, and finds sessions by connection id.
 type pointGets struct {
-	srv      *Server
-	answered atomic.Int64 // point lookups answered here (tests read it)
-	ranged   atomic.Int64 // range reads answered here (rangeplan.go)
-	written  atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
-	compiles atomic.Int64 // prepared statements' texts compiled (tests read it)
+	srv        *Server
+	answered   atomic.Int64 // point lookups answered here (tests read it)
+	ranged     atomic.Int64 // range reads answered here (rangeplan.go)
+	written    atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
+	compiles   atomic.Int64 // prepared statements' texts compiled (tests read it)
 	reprepared atomic.Int64 // prepares answered by preparedBefore (tests read it)
 	// pids numbers the compiled statements in the process list, apart
 	// from go-mysql-server's own numbers.
@@ -180,7 +180,7 @@ type connPlans struct {
 	// preparedOK: a compiled statement's text → what its last prepare
 	// through the planner gave and depended on (preparedBefore).
 	preparedOK map[string]preparedEntry
-	texts    map[string]*compiled // normalized text → plan (textplan.go)
+	texts      map[string]*compiled // normalized text → plan (textplan.go)
 	// shapes: a statement's text without its literals → what parsing it
 	// gave (textshape.go)
 	shapes map[string]*textShape
