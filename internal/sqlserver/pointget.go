@@ -292,11 +292,7 @@ func (g *pointGets) preparedKeyOf(sess *Session, cp *compiled) (preparedKey, boo
 	if name == "" || !ok {
 		return preparedKey{}, false
 	}
-	cat := db.Latest()
-	if tx, ok := sess.openTx(db); ok {
-		cat = tx.Meta()
-	}
-	k.db, k.defs, k.table = db, cat.Defs(), table
+	k.db, k.defs, k.table = db, sess.defsIn(db).Defs(), table
 	return k, true
 }
 

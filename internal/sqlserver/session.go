@@ -215,6 +215,16 @@ func prefixesOf(ix metaIndex) []uint16 {
 	return out
 }
 
+// defsIn returns the catalog whose definitions the session sees in db,
+// without starting a transaction or taking a snapshot: its transaction's
+// (Meta) when it has one there, else the committed catalog.
+func (s *Session) defsIn(db *storage.DB) *storage.Catalog {
+	if tx, ok := s.openTx(db); ok {
+		return tx.Meta()
+	}
+	return db.Latest()
+}
+
 // openTx is the session's transaction on db, if it has one.
 func (s *Session) openTx(db *storage.DB) (*storage.Tx, bool) {
 	if s.txn == nil || db.Journal() == nil {

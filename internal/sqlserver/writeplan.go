@@ -363,12 +363,7 @@ func (g *pointGets) writeTarget(ctx *sql.Context, sess *Session, p *writePlan, p
 	}
 	// The checks read the definitions of the committed catalog or the
 	// transaction's, without starting the transaction when they fail.
-	var cat *storage.Catalog
-	if tx, ok := sess.openTx(db); ok {
-		cat = tx.Meta()
-	} else {
-		cat = db.Latest()
-	}
+	cat := sess.defsIn(db)
 	tc := &p.checked
 	if tc.db != db || tc.defs != cat.Defs() {
 		*tc = targetCache{db: db, defs: cat.Defs()}

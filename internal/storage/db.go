@@ -109,7 +109,14 @@ func (db *DB) Snapshot() *Catalog { return db.frozen().cat }
 
 // Begin starts a transaction on the committed catalog as it is now.
 func (db *DB) Begin() *Tx {
-	tx := &Tx{db: db, base: db.frozen().cat, touched: map[string]*tableTouch{}}
+	tx := db.newTx()
+	tx.base = db.frozen().cat
+	return tx
+}
+
+// newTx returns a transaction on db without its snapshot or definitions.
+func (db *DB) newTx() *Tx {
+	tx := &Tx{db: db, touched: map[string]*tableTouch{}}
 	if db.eng != nil {
 		tx.lockSeq = db.eng.locks.ownerSeq.Add(1)
 	}

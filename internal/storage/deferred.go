@@ -38,10 +38,8 @@ import (
 // BeginDeferred starts a transaction that takes its snapshot only when it
 // first needs one (see above).
 func (db *DB) BeginDeferred() *Tx {
-	tx := &Tx{db: db, meta: db.Latest(), touched: map[string]*tableTouch{}}
-	if db.eng != nil {
-		tx.lockSeq = db.eng.locks.ownerSeq.Add(1)
-	}
+	tx := db.newTx()
+	tx.meta = db.Latest()
 	return tx
 }
 
