@@ -184,6 +184,10 @@ type connPlans struct {
 	// shapes: a statement's text without its literals → what parsing it
 	// gave (textshape.go)
 	shapes map[string]*textShape
+	// longTexts and longShapes are texts and shapes of statements longer
+	// than maxTextLen (INSERTs of many rows), kept apart and fewer.
+	longTexts  map[string]*compiled
+	longShapes map[string]*textShape
 }
 
 // conn returns the plans of connection id.

@@ -23,17 +23,25 @@ import (
 // connection that sends more distinct shapes starts over.
 const maxTextPlans = 256
 
-// maxTextLen bounds the text statements parsed here: a longer one (a
-// dump's multi-row INSERT) has no compiled shape, and parsing it twice
-// would cost what it costs to run.
-const maxTextLen = 4096
+// maxTextLen bounds the text statements parsed here: a longer one has
+// no compiled shape, and parsing it twice would cost what it costs to run.
+// An INSERT of many rows (maxInsertTextLen) is worth it: its shape repeats
+// (an application's batches), and its compiled form writes the rows
+// without the planner. A dump's INSERTs, of a megabyte each, are longer.
+const (
+	maxTextLen       = 4096
+	maxInsertTextLen = 64 << 10
+	// maxLongTexts bounds the plans and the shapes of such long
+	// statements kept per connection (tens of kilobytes each).
+	maxLongTexts = 8
+)
 
 // textVerbs are the first words of the statements worth parsing here.
 var textVerbs = []string{"select", "insert", "update", "delete", "begin", "commit", "start"}
 
 // tryText answers a text statement if it has a compiled shape.
 func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Conn, q string, callback func(*sqltypes.Result) error) (bool, error) {
-	if g.off.Load() || len(q) > maxTextLen || !startsWithVerb(q) {
+	if g.off.Load() || len(q) > maxInsertTextLen || len(q) > maxTextLen && !startsWithFold(q, "insert") || !startsWithVerb(q) {
 		return false, nil
 	}
 	var key, norm string
@@ -99,6 +107,13 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 	return key, ts.norm, vars, true
 }
 
+// startsWithFold reports whether q's first word, past spaces and
+// parentheses, starts with verb (lower-case), in any case.
+func startsWithFold(q, verb string) bool {
+	q = strings.TrimLeft(q, " \t\r\n(")
+	return len(q) >= len(verb) && strings.EqualFold(q[:len(verb)], verb)
+}
+
 func startsWithVerb(q string) bool {
 	q = strings.TrimLeft(q, " \t\r\n(")
 	for _, v := range textVerbs {
@@ -146,10 +161,14 @@ func parameterize(stmt ast.Statement) map[string]*querypb.BindVariable {
 // under key.
 func (g *pointGets) textPlan(c *mysql.Conn, key, norm string) *compiled {
 	cp := g.conn(c.ConnectionID)
-	p, ok := cp.texts[key]
+	texts, limit := &cp.texts, maxTextPlans
+	if len(key) > maxTextLen {
+		texts, limit = &cp.longTexts, maxLongTexts
+	}
+	p, ok := (*texts)[key]
 	if !ok {
 		p = compile(norm)
-		bounded(&cp.texts, maxTextPlans)[key] = p
+		bounded(texts, limit)[key] = p
 	}
 	return p
 }

@@ -169,7 +169,12 @@ const maxTextShapes = 256
 // textShape returns the shape kept on c, if any, for a statement of shape
 // shape whose literals are lits.
 func (g *pointGets) textShape(c *mysql.Conn, shape []byte, lits []shapeLiteral) *textShape {
-	ts := g.conn(c.ConnectionID).shapes[string(shape)]
+	cp := g.conn(c.ConnectionID)
+	shapes := cp.shapes
+	if len(shape) > maxTextLen {
+		shapes = cp.longShapes
+	}
+	ts := shapes[string(shape)]
 	if ts == nil || len(ts.ints) != len(lits) {
 		return nil
 	}
@@ -183,7 +188,12 @@ func (g *pointGets) textShape(c *mysql.Conn, shape []byte, lits []shapeLiteral) 
 
 // keepTextShape keeps ts on c under shape.
 func (g *pointGets) keepTextShape(c *mysql.Conn, shape []byte, ts *textShape) {
-	bounded(&g.conn(c.ConnectionID).shapes, maxTextShapes)[string(shape)] = ts
+	cp := g.conn(c.ConnectionID)
+	if len(shape) > maxTextLen {
+		bounded(&cp.longShapes, maxLongTexts)[string(shape)] = ts
+		return
+	}
+	bounded(&cp.shapes, maxTextShapes)[string(shape)] = ts
 }
 
 // bounded returns the cache *m, emptied first when it holds limit entries.

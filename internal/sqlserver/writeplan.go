@@ -68,8 +68,8 @@ type writePlan struct {
 	// forms), for an UPDATE or DELETE not by the whole primary key.
 	rng  *selectPlan
 	sets []setSpec
-	cols []string // INSERT: the columns given
-	args []string // INSERT: their parameters
+	cols []string   // INSERT: the columns given; nil: all of them, in order
+	rows [][]string // INSERT: the parameters of each row, in cols' order
 	// checked: the checks of the table written, kept while the
 	// definitions stay (a plan belongs to one connection).
 	checked targetCache
@@ -129,17 +129,26 @@ func parseWritePlan(query string) *writePlan {
 			return nil
 		}
 		if s.Action != ast.InsertStr || s.Ignore != "" || s.With != nil || len(s.OnDup) > 0 || len(s.Partitions) > 0 ||
-			len(rows) != 1 || len(s.Columns) == 0 || len(s.Columns) != len(rows[0]) || len(s.Returning) > 0 {
+			len(rows) == 0 || len(rows) > maxInsertRows || len(s.Returning) > 0 {
 			return nil
 		}
 		p := &writePlan{kind: writeInsert, db: s.Table.DbQualifier.String(), table: s.Table.Name.String()}
-		for i, c := range s.Columns {
-			arg, ok := argName(rows[0][i])
-			if !ok {
+		for _, c := range s.Columns {
+			p.cols = append(p.cols, c.String())
+		}
+		for _, row := range rows {
+			if len(row) != len(rows[0]) || len(s.Columns) > 0 && len(row) != len(s.Columns) {
 				return nil
 			}
-			p.cols = append(p.cols, c.String())
-			p.args = append(p.args, arg)
+			args := make([]string, len(row))
+			for i, e := range row {
+				arg, ok := argName(e)
+				if !ok {
+					return nil
+				}
+				args[i] = arg
+			}
+			p.rows = append(p.rows, args)
 		}
 		return p
 	case *ast.Delete:
@@ -744,9 +753,19 @@ func paramValue(bv *querypb.BindVariable, typ sql.Type) (any, bool) {
 	return nil, false
 }
 
-// tryInsert answers INSERT INTO t (cols) VALUES (?, …): every other column
-// takes its literal default (or NULL), an AUTO_INCREMENT column left out,
-// NULL or 0 takes the next value, as expression.AutoIncrement does.
+// maxInsertRows bounds the rows of a compiled INSERT … VALUES; a longer
+// one goes to the planner.
+const maxInsertRows = 1000
+
+// tryInsert answers INSERT INTO t [(cols)] VALUES (?, …), (?, …) …: every
+// other column takes its literal default (or NULL), an AUTO_INCREMENT
+// column left out, NULL or 0 takes the next value, as
+// expression.AutoIncrement does. A statement of several rows writes all of
+// them or none: one meeting a duplicate key sends the statement to the
+// planner (which says which key, in MySQL's words) with nothing written;
+// on a table with an AUTO_INCREMENT column, each of its rows must take
+// the next value (the planner's otherwise), so that none is taken for a
+// statement the planner then runs. Its rows take consecutive values.
 func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
 	w, ok := g.writeTarget(ctx, sess, p, sql.PrivilegeType_Insert)
 	if !ok {
@@ -758,155 +777,246 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 			return false, nil // a duplicate would have taken an AUTO_INCREMENT value
 		}
 	}
-	vals := make([]any, len(sch))
-	given := make([]bool, len(sch))
-	for i, name := range p.cols {
-		pos := sch.IndexOfColName(name)
-		if pos < 0 || given[pos] {
+	auto := -1
+	for pos, col := range sch {
+		if col.AutoIncrement {
+			auto = pos
+		}
+	}
+	rows := make([][]any, len(p.rows))
+	generated := false
+	for r, args := range p.rows {
+		vals, gen, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, auto)
+		if !ok || len(p.rows) > 1 && auto >= 0 && !gen {
 			return false, nil
 		}
-		given[pos] = true
-		bv, ok := prep.BindVars[p.args[i]]
-		if !ok {
+		rows[r], generated = vals, gen
+	}
+
+	// In autocommit mode a row is committed on its own with CommitRow,
+	// checked against the committed table, and several rows in a
+	// transaction of their own; in a transaction they go into its view.
+	var tx *storage.Tx
+	var st *storage.Table
+	found := false
+	switch {
+	case !w.implicit:
+		tx = sess.pointTx(w.db)
+		st, found = tx.Meta().Table(p.table)
+	case len(rows) == 1:
+		st, found = w.db.Latest().Table(p.table) // its definition and counters
+	default:
+		tx = w.db.BeginDeferred()
+		st, found = tx.Meta().Table(p.table)
+	}
+	if !found || st.Def() != def {
+		if w.implicit && tx != nil {
+			tx.Rollback()
+		}
+		return false, nil
+	}
+	var first int64
+	if auto >= 0 {
+		var next uint64
+		if generated {
+			next = st.TakeAutos(uint64(len(rows)))
+		}
+		for _, vals := range rows {
+			v := vals[auto]
+			if generated {
+				v, next = next, next+1
+			} else if n := v.(int64); n > 0 {
+				st.BumpAuto(uint64(n) + 1)
+			}
+			out, ok := convertExact(ctx, sch[auto].Type, v)
+			if !ok {
+				// The counter ran past the column's range: what to
+				// do is the planner's.
+				if w.implicit && tx != nil {
+					tx.Rollback()
+				}
+				return false, nil
+			}
+			vals[auto] = out
+		}
+		first, _ = asInt64(rows[0][auto])
+	}
+	sess.ClearWarnings()
+	if planner, err := writeInsertRows(ctx, w, tx, st, rows); planner || err != nil {
+		if planner {
 			return false, nil
+		}
+		if w.implicit {
+			return true, toSQLError(err)
+		}
+		return true, sess.lockError(ctx, err)
+	}
+	res := &sqltypes.Result{RowsAffected: uint64(len(rows))}
+	if auto >= 0 {
+		res.InsertID = uint64(first)
+		if generated {
+			sess.SetLastQueryInfoInt(sql.LastInsertId, first)
+		}
+	}
+	if len(rows) > 1 {
+		res.Info = fmt.Sprintf("Records: %d  Duplicates: 0  Warnings: 0", len(rows))
+	}
+	sess.SetLastQueryInfoInt(sql.RowCount, int64(len(rows)))
+	return true, callback(res)
+}
+
+// insertedRow works out the values of one row of a compiled INSERT: the
+// parameters args of the columns cols, the literal defaults of the others.
+// The AUTO_INCREMENT column's (auto; -1: none) is left as given, an int64,
+// or nil with generated set when the row takes the next value. False: the
+// row is the planner's (a value that does not convert exactly, a missing
+// value without a default, a default that is an expression).
+func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars map[string]*querypb.BindVariable, auto int) (vals []any, generated, ok bool) {
+	vals = make([]any, len(sch))
+	given := make([]bool, len(sch))
+	if cols == nil && len(args) != len(sch) {
+		return nil, false, false // the planner's 1136
+	}
+	for i := range args {
+		pos := i
+		if cols != nil {
+			pos = sch.IndexOfColName(cols[i])
+		}
+		if pos < 0 || given[pos] {
+			return nil, false, false
+		}
+		given[pos] = true
+		bv, ok := vars[args[i]]
+		if !ok {
+			return nil, false, false
 		}
 		v, err := sqltypes.BindVariableToValue(bv)
 		if err != nil {
-			return false, nil
+			return nil, false, false
 		}
 		if v.IsNull() {
-			if !sch[pos].AutoIncrement {
-				return false, nil
+			if pos != auto {
+				return nil, false, false
 			}
 			continue
 		}
 		raw, ok := paramValue(bv, sch[pos].Type)
 		if !ok {
-			return false, nil
+			return nil, false, false
 		}
 		vals[pos] = raw
 	}
-	auto := -1
 	for pos, col := range sch {
-		if col.AutoIncrement {
-			auto = pos
+		if pos == auto {
 			continue
 		}
 		if !given[pos] {
 			if col.Default == nil {
 				if !col.Nullable {
-					return false, nil // no default: the planner's error or implicit value
+					return nil, false, false // no default: the planner's error or implicit value
 				}
 				continue
 			}
 			if !col.Default.IsLiteral() {
-				return false, nil
+				return nil, false, false
 			}
 			d, err := col.Default.Eval(ctx, nil)
 			if err != nil {
-				return false, nil
+				return nil, false, false
 			}
 			vals[pos] = d
 		}
 		if vals[pos] == nil {
 			if !col.Nullable {
-				return false, nil
+				return nil, false, false
 			}
 			continue
 		}
 		out, ok := convertExact(ctx, col.Type, vals[pos])
 		if !ok {
-			return false, nil
+			return nil, false, false
 		}
 		vals[pos] = out
 	}
-	// The AUTO_INCREMENT column last: its counter moves only for a row
-	// that is otherwise sure to be written.
-	generated := false
-	if auto >= 0 {
-		col := sch[auto]
-		v := vals[auto]
-		if v != nil {
-			n, isInt := v.(int64)
-			if !isInt {
-				return false, nil
-			}
-			switch {
-			case n < 0:
-			case n == 0:
-				if sql.LoadSqlMode(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
-					break
-				}
-				v = nil
-			}
+	if auto < 0 {
+		return vals, false, true
+	}
+	v := vals[auto]
+	if v != nil {
+		n, isInt := v.(int64)
+		if !isInt {
+			return nil, false, false
 		}
-		if v == nil {
-			generated = true
-		}
-		if _, ok := convertExact(ctx, col.Type, orZero(v)); !ok {
-			return false, nil
+		switch {
+		case n < 0:
+		case n == 0:
+			if sql.LoadSqlMode(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
+				break
+			}
+			v = nil
 		}
 	}
+	if _, ok := convertExact(ctx, sch[auto].Type, orZero(v)); !ok {
+		return nil, false, false
+	}
+	vals[auto] = v
+	return vals, v == nil, true
+}
 
-	// In autocommit mode the row is committed on its own with CommitRow,
-	// checked against the committed table; in a transaction it goes into
-	// the transaction's view.
-	var tx *storage.Tx
-	var st *storage.Table
-	found := false
-	if w.implicit {
-		st, found = w.db.Latest().Table(p.table) // its definition and counters
-	} else {
-		tx = sess.pointTx(w.db)
-		st, found = tx.Meta().Table(p.table)
-	}
-	if !found || st.Def() != def {
-		return false, nil
-	}
-	if auto >= 0 {
-		v := vals[auto]
-		if generated {
-			v = st.TakeAuto()
-		} else if n := v.(int64); n > 0 {
-			st.BumpAuto(uint64(n) + 1)
-		}
-		out, ok := convertExact(ctx, sch[auto].Type, v)
-		if !ok {
-			// The counter ran past the column's range: what to do
-			// is the planner's.
-			return false, nil
-		}
-		vals[auto] = out
-	}
-	sess.ClearWarnings()
-	var err error
-	if w.implicit {
-		_, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: vals})
+// writeInsertRows writes the rows of a compiled INSERT to st: in autocommit
+// mode one row with CommitRow, several in tx, their own transaction,
+// committed here; in a transaction, into tx, the statement undone alone if
+// a row fails. planner says the statement goes to the planner with nothing
+// written (a duplicate key, a row committed at a key meanwhile, a table
+// redefined).
+func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storage.Table, rows [][]any) (planner bool, err error) {
+	if tx == nil {
+		_, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: rows[0]})
 		if errors.Is(err, storage.ErrStale) {
 			// A row with this key was committed since the snapshot (the
 			// planner reports the duplicate), or the table was redefined.
-			return false, nil
+			return true, nil
 		}
-	} else {
-		_, err = tx.InsertPoint(st, vals)
+		return isDuplicate(err), err
 	}
-	if err != nil {
-		var dup *storage.DuplicateError
-		if errors.As(err, &dup) {
-			return false, nil // the planner says which key, in MySQL's words
+	var sp storage.Savepoint
+	if !w.implicit && len(rows) > 1 {
+		sp = tx.Savepoint()
+	}
+	name := st.Name()
+	for _, vals := range rows {
+		// The table as Meta has it now: a savepoint, or a row past the
+		// pending writes' bound, brings the view up to date.
+		t, ok := tx.Meta().Table(name)
+		if !ok || t.Def() != st.Def() {
+			err = fmt.Errorf("%w: table %s was redefined", storage.ErrConflict, name)
+			break
 		}
-		return true, sess.lockError(ctx, err)
-	}
-	res := &sqltypes.Result{RowsAffected: 1}
-	if auto >= 0 {
-		id, _ := asInt64(vals[auto])
-		res.InsertID = uint64(id)
-		if generated {
-			sess.SetLastQueryInfoInt(sql.LastInsertId, id)
+		if _, err = tx.InsertPoint(t, vals); err != nil {
+			break
 		}
 	}
-	sess.SetLastQueryInfoInt(sql.RowCount, 1)
-	return true, callback(res)
+	switch {
+	case err != nil && w.implicit:
+		tx.Rollback()
+		return isDuplicate(err) || errors.Is(err, storage.ErrConflict), err
+	case err != nil:
+		if len(rows) > 1 {
+			tx.RollbackTo(sp)
+		}
+		return isDuplicate(err), err
+	case !w.implicit:
+		return false, nil
+	}
+	err = tx.Commit(ctx)
+	return errors.Is(err, storage.ErrConflict), err
+}
+
+// isDuplicate reports a duplicate key, which the planner reports in MySQL's
+// words.
+func isDuplicate(err error) bool {
+	var dup *storage.DuplicateError
+	return errors.As(err, &dup)
 }
 
 func orZero(v any) any {

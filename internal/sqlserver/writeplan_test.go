@@ -113,6 +113,28 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 			return []any{id, small(), str(), small()}
 		}},
 		{"DELETE FROM wi WHERE id = ?", func() []any { return []any{rng.IntN(600)} }},
+		// Several rows: all written or none (a duplicate key, within
+		// the statement or with a row already there, is the planner's);
+		// AUTO_INCREMENT values all taken, or the planner's.
+		{"INSERT INTO w VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)", func() []any {
+			return []any{id(), small(), str(), str(), rng.IntN(100), rng.IntN(9), id(), small(), str(), str(), rng.IntN(100), rng.IntN(9)}
+		}},
+		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?)", func() []any {
+			a := 230 + rng.IntN(40)
+			return []any{a, small(), str(), a + 1 + rng.IntN(3), small(), str(), a + 2 + rng.IntN(3), rng.IntN(2), str()}
+		}},
+		{"INSERT INTO wi (k, c) VALUES (?, ?), (?, ?), (?, ?)", func() []any { return []any{small(), str(), small(), str(), small(), str()} }},
+		{"INSERT INTO wi (id, c) VALUES (?, ?), (?, ?)", func() []any {
+			ids := []any{0, nil, 600 + rng.IntN(100)}
+			return []any{ids[rng.IntN(3)], str(), ids[rng.IntN(3)], str()}
+		}},
+		{"INSERT INTO w2 (a, b, v) VALUES (?, ?, ?), (?, ?, ?)", func() []any {
+			b := []string{"x", "X", "y", "q"}
+			return []any{rng.IntN(45), b[rng.IntN(4)], small(), rng.IntN(45), b[rng.IntN(4)], small()}
+		}},
+		{"INSERT INTO wu VALUES (?, ?), (?, ?)", func() []any { return []any{id(), rng.IntN(500), id(), rng.IntN(500)} }},
+		{"INSERT INTO w2 VALUES (?, ?, ?)", func() []any { return []any{rng.IntN(45), []string{"x", "y"}[rng.IntN(2)], small()} }},
+		{"INSERT INTO wi VALUES (?, ?, ?, ?), (?, ?, ?, ?)", func() []any { return []any{nil, small(), str(), small(), 0, small(), str(), small()} }},
 		// Ranges of one column (rangeWrite): of the primary key, of the k
 		// index (which some of them change), of a composite key's first
 		// column; open ranges; values that overflow or set a unique key

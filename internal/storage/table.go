@@ -308,6 +308,11 @@ func (t *Table) NextAuto() uint64 { return t.ctr.nextAuto.Load() }
 // TakeAuto hands out the next AUTO_INCREMENT value.
 func (t *Table) TakeAuto() uint64 { return t.ctr.nextAuto.Add(1) - 1 }
 
+// TakeAutos hands out n consecutive AUTO_INCREMENT values and returns the
+// first: the rows of one INSERT take consecutive values, whatever other
+// inserts run beside it.
+func (t *Table) TakeAutos(n uint64) uint64 { return t.ctr.nextAuto.Add(n) - n }
+
 // BumpAuto makes sure the next AUTO_INCREMENT value is at least v.
 func (t *Table) BumpAuto(v uint64) { bumpTo(&t.ctr.nextAuto, v) }
 

@@ -17,10 +17,12 @@ func TestClientStatements(t *testing.T) {
 	db := s.open("")
 	mustExec(t, db, "CREATE DATABASE shop")
 	mustExec(t, db, "CREATE TABLE shop.sales (region VARCHAR(10), item VARCHAR(10), qty INT)")
+	mustExec(t, db, "CREATE TABLE shop.items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(10))")
 
 	out, ok := runAdmin(t, client, s, "root", "-vvv", "shop", "-e",
 		"INSERT INTO sales VALUES ('north', 'pen', 3), ('north', 'ink', 2), ('south', 'pen', 5), ('south', 'pad', 1);"+
 			"UPDATE sales SET qty = qty + 1 WHERE item = 'pad';"+
+			"INSERT INTO items (name) VALUES ('pen'), ('ink'), ('pad');"+
 			"PREPARE top FROM 'SELECT region, item, SUM(qty) FROM sales WHERE qty >= ? GROUP BY region, item WITH ROLLUP';"+
 			"SET @min = 2;"+
 			"EXECUTE top USING @min;"+
@@ -30,6 +32,7 @@ func TestClientStatements(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Records: 4  Duplicates: 0  Warnings: 0\n",
+		"Records: 3  Duplicates: 0  Warnings: 0\n", // a compiled INSERT's
 		"Rows matched: 1  Changed: 1  Warnings: 0\n",
 		"Statement prepared\n",
 	} {
