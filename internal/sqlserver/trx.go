@@ -35,6 +35,22 @@ func (t *txn) attach(tx *storage.Tx) {
 	t.txs.Store(&list)
 }
 
+// listAlone lists in INNODB_TRX, until the returned function is called, an
+// autocommit statement that runs without the session's transaction (a
+// compiled write, writeplan.go): its row locks are o's (nil: none), its
+// changes tx's (nil: a row committed alone, CommitRow). A planner's
+// autocommit statement is listed through the session's transaction.
+func (s *Session) listAlone(o *storage.LockOwner, tx *storage.Tx) (end func()) {
+	t := &txn{locks: o, id: trxIDs.Add(1), started: time.Now()}
+	list := make([]*storage.Tx, 0, 1)
+	if tx != nil {
+		list = append(list, tx)
+	}
+	t.txs.Store(&list)
+	s.trx.Store(t)
+	return func() { s.trx.CompareAndSwap(t, nil) }
+}
+
 // needProcess: information_schema.INNODB_TRX.
 var needProcess = requirement{static: []sql.PrivilegeType{sql.PrivilegeType_Process}, text: "PROCESS"}
 

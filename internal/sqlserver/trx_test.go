@@ -98,3 +98,87 @@ func TestInnodbTrx(t *testing.T) {
 		t.Fatalf("transactions listed after every COMMIT: %+v", got)
 	}
 }
+
+// An autocommit UPDATE that runs compiled (writeplan.go), without the
+// session's transaction, is listed while it waits for a row lock, as the
+// planner's is: by key and by a range of keys.
+func TestInnodbTrxListsCompiledAutocommitWrites(t *testing.T) {
+	s, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE ia", "CREATE TABLE ia.t (id INT PRIMARY KEY, v INT)", "INSERT INTO ia.t VALUES (1, 0), (2, 0)"} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ctx := context.Background()
+	conn := func() (*sql.Conn, int64) {
+		c, err := root.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		var id int64
+		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return c, id
+	}
+	holder, _ := conn()
+	for _, q := range []string{"BEGIN", "SELECT * FROM ia.t WHERE id = 1 FOR UPDATE"} {
+		if _, err := holder.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	byKey, keyID := conn()
+	byRange, rangeID := conn()
+	before := s.points.written.Load()
+	done := make(chan error, 2)
+	// Arguments: go-sql-driver prepares the statements, which are compiled.
+	go func() { _, err := byKey.ExecContext(ctx, "UPDATE ia.t SET v = ? WHERE id = ?", 7, 1); done <- err }()
+	go func() {
+		_, err := byRange.ExecContext(ctx, "UPDATE ia.t SET v = v + 1 WHERE id BETWEEN ? AND ?", 1, 2)
+		done <- err
+	}()
+	waiting := func() map[int64]string {
+		rows, err := root.Query("SELECT trx_mysql_thread_id, trx_state FROM information_schema.INNODB_TRX")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[int64]string{}
+		for rows.Next() {
+			var id int64
+			var state string
+			if err := rows.Scan(&id, &state); err != nil {
+				t.Fatal(err)
+			}
+			out[id] = state
+		}
+		return out
+	}
+	var got map[int64]string
+	for range 100 {
+		if got = waiting(); got[keyID] == "LOCK WAIT" && got[rangeID] == "LOCK WAIT" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got[keyID] != "LOCK WAIT" || got[rangeID] != "LOCK WAIT" {
+		t.Fatalf("INNODB_TRX while the autocommit UPDATEs wait: %v, want connections %d and %d in LOCK WAIT", got, keyID, rangeID)
+	}
+	if _, err := holder.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The two UPDATEs and the holder's COMMIT.
+	if n := s.points.written.Load() - before; n != 3 {
+		t.Fatalf("%d statements ran compiled, want the 2 UPDATEs and the COMMIT", n)
+	}
+	if got := waiting(); len(got) != 0 {
+		t.Fatalf("transactions listed after the statements: %v", got)
+	}
+}

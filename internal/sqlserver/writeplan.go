@@ -563,6 +563,7 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 		}
 		if locker == nil {
 			locker = g.srv.storage.NewLockOwner()
+			defer sess.listAlone(locker, nil)()
 			if err := w.db.LockRowForWrite(ctx, locker, t, old, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}
@@ -807,6 +808,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		st, found = w.db.Latest().Table(p.table) // its definition and counters
 	default:
 		tx = w.db.BeginDeferred()
+		defer sess.listAlone(nil, tx)()
 		st, found = tx.Meta().Table(p.table)
 	}
 	if !found || st.Def() != def {
@@ -1083,8 +1085,10 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 	}
 	for attempt := 0; attempt < maxRowAttempts; attempt++ {
 		var tx *storage.Tx
+		end := func() {}
 		if w.implicit {
 			tx = w.db.Begin() // its own row locks, released when it ends
+			end = sess.listAlone(tx.LockOwner(), tx)
 		} else {
 			tx = sess.storageTx(w.db)
 		}
@@ -1093,6 +1097,7 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 			if w.implicit {
 				tx.Rollback()
 			}
+			end()
 			return false, nil
 		}
 		matched, changes, ok, err := rangeChanges(ctx, p, w, t, ix, pos, limit, prep.BindVars)
@@ -1100,10 +1105,12 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 			if w.implicit {
 				tx.Rollback()
 			}
+			end()
 			return err != nil, err
 		}
 		sess.ClearWarnings()
 		done, err := applyRangeChanges(ctx, sess, p, w, tx, t, changes)
+		end()
 		if !done {
 			continue // autocommit: a commit wrote one of the rows first
 		}

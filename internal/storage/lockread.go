@@ -49,6 +49,10 @@ func (tx *Tx) SetLockOwner(o *LockOwner) {
 	tx.locks, tx.ownLocks = o, false
 }
 
+// LockOwner returns the owner of the transaction's row locks: the one
+// SetLockOwner gave, or its own, released when it ends.
+func (tx *Tx) LockOwner() *LockOwner { return tx.lockOwner() }
+
 func (tx *Tx) lockOwner() *LockOwner {
 	if tx.locks == nil {
 		tx.locks, tx.ownLocks = &LockOwner{m: tx.db.eng.locks, seq: tx.lockSeq}, true
