@@ -515,9 +515,13 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 	// locker holds the row's write lock, taken before the first commit
 	// attempt (it waits for another transaction's SELECT … FOR UPDATE).
 	var locker *storage.LockOwner
+	var end func() // its listing in INNODB_TRX
 	defer func() {
 		if locker != nil {
 			locker.Release()
+		}
+		if end != nil {
+			end()
 		}
 	}()
 	for attempt := 0; ; attempt++ {
@@ -563,7 +567,12 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 		}
 		if locker == nil {
 			locker = g.srv.storage.NewLockOwner()
-			defer sess.listAlone(locker, nil)()
+			// Listed in INNODB_TRX once it waits for the lock.
+			locker.SetOnWait(func() {
+				if end == nil {
+					end = sess.listAlone(locker, nil)
+				}
+			})
 			if err := w.db.LockRowForWrite(ctx, locker, t, old, sess.lockWaitTimeout(ctx)); err != nil {
 				return true, sess.lockError(ctx, err)
 			}

@@ -182,7 +182,16 @@ type LockOwner struct {
 	// held and waiting are guarded by m.mu.
 	held    []*lockEntry
 	waiting *lockWaiter
+	// onWait, if set, is called by the owner's goroutine when a request
+	// of its starts to wait (SetOnWait).
+	onWait func()
 }
+
+// SetOnWait makes f be called, on the requesting goroutine and without
+// the lock manager's mutex, each time a lock request of o starts to wait:
+// what a statement that runs without a transaction of its session does to
+// show itself as waiting. Set it before o's first request.
+func (o *LockOwner) SetOnWait(f func()) { o.onWait = f }
 
 func newLockManager() *lockManager {
 	m := &lockManager{after: time.After, maxHeld: MaxLocksPerOwner}
@@ -461,6 +470,9 @@ func (m *lockManager) acquire(ctx context.Context, o *LockOwner, tk lockTableKey
 		}
 	}
 	m.mu.Unlock()
+	if o.onWait != nil {
+		o.onWait()
+	}
 
 	var why error
 	select {
