@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	gosql "database/sql"
 	"fmt"
 	"net"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dolthub/vitess/go/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 )
 
 // An INSERT of several rows, prepared or as text (one longer than the
@@ -159,5 +161,112 @@ func TestInsertsOfSeveralRows(t *testing.T) {
 	}
 	if got := one("SELECT COUNT(*), MIN(id), MAX(id) FROM k WHERE id >= 3000"); got != "100 3000 3099;" {
 		t.Fatalf("rows of the transaction of 100: %s, want 100 3000 3099", got)
+	}
+}
+
+// INSERT … ON DUPLICATE KEY UPDATE, compiled: the affected rows MySQL
+// counts (1 inserted, 2 changed, 0 left as it was, 1 with
+// CLIENT_FOUND_ROWS), the planner's for each, and the rows.
+func TestUpsertsCountAsMySQL(t *testing.T) {
+	s, open := startServer(t)
+	root := open("root", "", "")
+	for _, q := range []string{"CREATE DATABASE up", "CREATE TABLE up.t (id INT PRIMARY KEY, n INT NOT NULL, c VARCHAR(10))",
+		"CREATE TABLE up.a (id INT AUTO_INCREMENT PRIMARY KEY, v INT)"} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	cfg := gomysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = "root", "tcp", s.Addr().String(), "up"
+	cfg.AllowNativePasswords, cfg.ClientFoundRows = true, true
+	found, err := gosql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer found.Close()
+	plain := open("root", "", "up")
+	steps := []struct {
+		db        *gosql.DB
+		q         string
+		args      []any
+		want      int64 // affected rows
+		wantTable string
+	}{
+		{plain, "INSERT INTO t (id, n, c) VALUES (?, ?, ?), (?, ?, ?) ON DUPLICATE KEY UPDATE c = VALUES(c)", []any{1, 1, "a", 2, 2, "b"}, 2, "1 1 a;2 2 b;"},
+		{plain, "INSERT INTO t (id, n, c) VALUES (?, ?, ?), (?, ?, ?) ON DUPLICATE KEY UPDATE c = VALUES(c)", []any{1, 1, "z", 3, 3, "c"}, 3, "1 1 z;2 2 b;3 3 c;"},
+		{plain, "INSERT INTO t (id, n, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE c = VALUES(c)", []any{2, 0, "b"}, 0, "1 1 z;2 2 b;3 3 c;"},
+		{found, "INSERT INTO t (id, n, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE c = VALUES(c)", []any{2, 0, "b"}, 1, "1 1 z;2 2 b;3 3 c;"},
+		{plain, "INSERT INTO t (id, n) VALUES (?, ?), (?, ?) ON DUPLICATE KEY UPDATE n = n + ?", []any{3, 0, 3, 0, 10}, 4, "1 1 z;2 2 b;3 23 c;"},
+	}
+	table := func() string {
+		rows, err := root.Query("SELECT id, n, c FROM up.t ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var id, n int
+			var c gosql.NullString
+			if err := rows.Scan(&id, &n, &c); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%d %d %s;", id, n, c.String)
+		}
+		return b.String()
+	}
+	for i, st := range steps {
+		before := s.points.written.Load()
+		res, err := st.db.Exec(st.q, st.args...)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if s.points.written.Load() == before {
+			t.Fatalf("step %d: answered by the planner", i)
+		}
+		n, _ := res.RowsAffected()
+		if n != st.want {
+			t.Errorf("step %d %s %v: %d rows affected, want %d", i, st.q, st.args, n, st.want)
+		}
+		if got := table(); got != st.wantTable {
+			t.Fatalf("step %d: table %s, want %s", i, got, st.wantTable)
+		}
+	}
+	// The planner counts the same.
+	if _, err := root.Exec("DELETE FROM up.t"); err != nil {
+		t.Fatal(err)
+	}
+	s.points.off.Store(true)
+	defer s.points.off.Store(false)
+	for i, st := range steps {
+		res, err := st.db.Exec(st.q, st.args...)
+		if err != nil {
+			t.Fatalf("planner, step %d: %v", i, err)
+		}
+		if n, _ := res.RowsAffected(); n != st.want {
+			t.Errorf("planner, step %d: %d rows affected, want %d", i, n, st.want)
+		}
+	}
+
+	// The OK packet's insert id is 0 on a table without AUTO_INCREMENT,
+	// whatever LAST_INSERT_ID() is, through either path (go-mysql-server
+	// put LAST_INSERT_ID() there).
+	c, err := plain.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(context.Background(), "INSERT INTO up.a (v) VALUES (1), (2)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, compiled := range []bool{false, true} {
+		s.points.off.Store(!compiled)
+		res, err := c.ExecContext(context.Background(), "INSERT INTO t (id, n) VALUES (?, ?) ON DUPLICATE KEY UPDATE n = n + 1", 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := res.LastInsertId(); id != 0 {
+			t.Errorf("compiled %v: insert id %d, want 0 (no AUTO_INCREMENT column)", compiled, id)
+		}
 	}
 }

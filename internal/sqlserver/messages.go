@@ -386,6 +386,21 @@ type insertErrors struct {
 	info *insertInfo // nil: the statement's OK has no info
 	// replace: the statement is a REPLACE (replacesame.go).
 	replace bool
+	// noInsertID: a REPLACE or INSERT … ON DUPLICATE KEY UPDATE of a
+	// table without an AUTO_INCREMENT column, whose OK packet's insert id
+	// is 0 in MySQL; go-mysql-server put the session's LAST_INSERT_ID()
+	// there.
+	noInsertID bool
+}
+
+// hasAutoIncrement reports whether sch has an AUTO_INCREMENT column.
+func hasAutoIncrement(sch sql.Schema) bool {
+	for _, c := range sch {
+		if c.AutoIncrement {
+			return true
+		}
+	}
+	return false
 }
 
 func newInsertErrors(iter sql.RowIter, s *Session, sch sql.Schema) *insertErrors {
@@ -416,6 +431,12 @@ func (it *insertErrors) Next(ctx *sql.Context) (sql.Row, error) {
 	if err == nil {
 		if it.replace {
 			r = countSameReplaced(ctx, it.sess, r)
+		}
+		if it.noInsertID && len(r) == 1 {
+			if ok, isOK := r[0].(types.OkResult); isOK && ok.InsertID != 0 {
+				ok.InsertID = 0
+				r = sql.NewRow(ok)
+			}
 		}
 		return it.info.add(ctx, r), nil
 	}

@@ -308,6 +308,9 @@ func preparePrivileges(cp *compiled) []sql.PrivilegeType {
 	if w := cp.write; w != nil {
 		switch w.kind {
 		case writeInsert:
+			if len(w.sets) > 0 { // ON DUPLICATE KEY UPDATE
+				return []sql.PrivilegeType{sql.PrivilegeType_Insert, sql.PrivilegeType_Update, sql.PrivilegeType_Select}
+			}
 			return []sql.PrivilegeType{sql.PrivilegeType_Insert}
 		case writeUpdate:
 			return []sql.PrivilegeType{sql.PrivilegeType_Update, sql.PrivilegeType_Select}

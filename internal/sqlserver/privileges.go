@@ -236,6 +236,7 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		it := newInsertErrors(iter, s, n.Destination.Schema())
 		it.info = newInsertInfo(n, tally)
 		it.replace = n.IsReplace
+		it.noInsertID = (n.IsReplace || len(n.OnDupExprs) > 0) && !hasAutoIncrement(n.Destination.Schema())
 		return it, nil
 	case *plan.ShowTableStatus:
 		if !fromClient(ctx) {

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -67,7 +68,7 @@ type writePlan struct {
 	// rng: the WHERE clause as ranges of one column (rangeplan.go's
 	// forms), for an UPDATE or DELETE not by the whole primary key.
 	rng  *selectPlan
-	sets []setSpec
+	sets []setSpec  // UPDATE's assignments, INSERT's ON DUPLICATE KEY UPDATE
 	cols []string   // INSERT: the columns given; nil: all of them, in order
 	rows [][]string // INSERT: the parameters of each row, in cols' order
 	// checked: the checks of the table written, kept while the
@@ -84,6 +85,7 @@ type setSpec struct {
 	neg  bool        // c - n
 	nArg string      // n as a parameter
 	nLit int64       // n as a literal
+	ins  string      // ON DUPLICATE KEY UPDATE col = VALUES(ins), "" otherwise
 }
 
 // parseWritePlan returns the compiled form of a write, or nil.
@@ -128,7 +130,7 @@ func parseWritePlan(query string) *writePlan {
 		default:
 			return nil
 		}
-		if s.Action != ast.InsertStr || s.Ignore != "" || s.With != nil || len(s.OnDup) > 0 || len(s.Partitions) > 0 ||
+		if s.Action != ast.InsertStr || s.Ignore != "" || s.With != nil || len(s.Partitions) > 0 ||
 			len(rows) == 0 || len(rows) > maxInsertRows || len(s.Returning) > 0 {
 			return nil
 		}
@@ -149,6 +151,13 @@ func parseWritePlan(query string) *writePlan {
 				args[i] = arg
 			}
 			p.rows = append(p.rows, args)
+		}
+		for _, e := range s.OnDup {
+			set, ok := parseUpsertSet(e)
+			if !ok {
+				return nil
+			}
+			p.sets = append(p.sets, set)
 		}
 		return p
 	case *ast.Delete:
@@ -253,6 +262,20 @@ func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
 	return setSpec{}, false
 }
 
+// parseUpsertSet reads an assignment of ON DUPLICATE KEY UPDATE: an
+// UPDATE's forms (parseSet), or col = VALUES(c), the value the row would
+// have inserted into c.
+func parseUpsertSet(e *ast.AssignmentExpr) (setSpec, bool) {
+	v, ok := e.Expr.(*ast.ValuesFuncExpr)
+	if !ok {
+		return parseSet(e)
+	}
+	if !e.Name.Qualifier.IsEmpty() || v.Name == nil || !v.Name.Qualifier.IsEmpty() {
+		return setSpec{}, false
+	}
+	return setSpec{col: e.Name.Name.String(), ins: v.Name.Name.String()}, true
+}
+
 // counter is the Com_ status variable the planner counts a statement of
 // kind k in ("" for BEGIN and COMMIT, which it does not count).
 func (k writeKind) counter() string {
@@ -316,6 +339,9 @@ func (g *pointGets) write(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareDa
 		sess.SetTransaction(nil)
 		noRows(sess)
 		return true, callback(&sqltypes.Result{})
+	}
+	if p.kind == writeInsert && len(p.sets) > 0 {
+		return g.tryUpsert(ctx, c, prep, p, sess, callback)
 	}
 	if p.kind == writeInsert {
 		return g.tryInsert(ctx, prep, p, sess, callback)
@@ -596,13 +622,20 @@ const maxRowAttempts = 8
 // when a value does not convert exactly (or the statement sets a key
 // column), which leaves the statement to the planner.
 func updatedRow(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, p *writePlan, old []any, vars map[string]*querypb.BindVariable) ([]any, bool) {
+	return updatedRowWith(ctx, sch, def, p.sets, old, nil, vars)
+}
+
+// updatedRowWith is updatedRow of the assignments sets, VALUES(c) taking
+// c's value in ins (ON DUPLICATE KEY UPDATE: the row that was to be
+// inserted).
+func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, sets []setSpec, old, ins []any, vars map[string]*querypb.BindVariable) ([]any, bool) {
 	newVals := append([]any(nil), old...)
-	for _, s := range p.sets {
+	for _, s := range sets {
 		pos := sch.IndexOfColName(s.col)
 		if pos < 0 || sch[pos].PrimaryKey || inUniqueIndex(def, pos) {
 			return nil, false
 		}
-		v, ok := setValue(ctx, sch, s, old, vars)
+		v, ok := setValue(ctx, sch, s, old, ins, vars)
 		if !ok {
 			return nil, false
 		}
@@ -687,8 +720,14 @@ func inUniqueIndex(def *storage.TableDef, col int) bool {
 // setValue is the value an assignment gives, before conversion to the
 // column; false when only the planner can say (a NULL in arithmetic, an
 // overflow, a column of another kind).
-func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row []any, vars map[string]*querypb.BindVariable) (any, bool) {
+func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row, ins []any, vars map[string]*querypb.BindVariable) (any, bool) {
 	switch {
+	case s.ins != "":
+		pos := sch.IndexOfColName(s.ins)
+		if pos < 0 || ins == nil {
+			return nil, false
+		}
+		return ins[pos], true
 	case s.arg != "":
 		bv, ok := vars[s.arg]
 		pos := sch.IndexOfColName(s.col)
@@ -1021,6 +1060,167 @@ func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storag
 	}
 	err = tx.Commit(ctx)
 	return errors.Is(err, storage.ErrConflict), err
+}
+
+// tryUpsert answers INSERT … VALUES … ON DUPLICATE KEY UPDATE with the
+// assignments of a compiled UPDATE (col = ?, a literal, col ± n) or col =
+// VALUES(c): each row is inserted or, when a row has its primary key
+// already (one written by an earlier row of the statement included), that
+// row is updated as the assignments say, worked out on it. The counts are
+// MySQL's: 1 for a row inserted, 2 for a row changed, 0 for one the
+// assignments leave as it was (1 with CLIENT_FOUND_ROWS). All rows are
+// written or none, as for tryInsert. A table with an AUTO_INCREMENT
+// column, a unique secondary index (whose duplicates update too) or an ON
+// UPDATE column is the planner's, as is an assignment to a key column.
+func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
+	w, ok := g.writeTarget(ctx, sess, p, sql.PrivilegeType_Insert)
+	if !ok {
+		return false, nil
+	}
+	mdb := g.srv.engine.Analyzer.Catalog.MySQLDb
+	subject := sql.PrivilegeCheckSubject{Database: w.db.Name(), Table: w.def.Name}
+	for _, priv := range []sql.PrivilegeType{sql.PrivilegeType_Update, sql.PrivilegeType_Select} {
+		if !mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(subject, priv)) {
+			return false, nil
+		}
+	}
+	def, sch := w.def, w.sch
+	for _, ix := range def.Indexes {
+		if ix.Unique {
+			return false, nil
+		}
+	}
+	for _, col := range sch {
+		if col.AutoIncrement || col.OnUpdate != nil {
+			return false, nil
+		}
+	}
+	rows := make([][]any, len(p.rows))
+	for r, args := range p.rows {
+		vals, _, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, -1)
+		if !ok {
+			return false, nil
+		}
+		rows[r] = vals
+	}
+
+	var tx *storage.Tx
+	var sp storage.Savepoint
+	if w.implicit {
+		tx = w.db.BeginDeferred()
+		defer sess.listAlone(tx.LockOwner(), tx)()
+	} else {
+		tx = sess.pointTx(w.db)
+		if len(rows) > 1 {
+			sp = tx.Savepoint()
+		}
+	}
+	// fail ends the statement with nothing of it written: to the planner
+	// (err nil), or with err.
+	fail := func(err error) (bool, error) {
+		switch {
+		case w.implicit:
+			tx.Rollback()
+		case len(rows) > 1:
+			tx.RollbackTo(sp)
+		}
+		switch {
+		case err == nil || isDuplicate(err):
+			return false, nil
+		case w.implicit:
+			return true, toSQLError(err)
+		}
+		return true, sess.lockError(ctx, err)
+	}
+	sess.ClearWarnings()
+	affected := 0
+	foundRows := c.Capabilities&mysql.CapabilityClientFoundRows != 0
+	for _, vals := range rows {
+		t, ok := tx.Meta().Table(p.table)
+		if !ok || t.Def() != def {
+			return fail(nil)
+		}
+		old, found, err := tx.Get(t, storage.KeyRow(vals))
+		if err != nil {
+			return fail(err)
+		}
+		if !found {
+			if _, err := tx.InsertPoint(t, vals); err != nil {
+				return fail(err)
+			}
+			affected++
+			continue
+		}
+		oldVals := old.Values()
+		newVals, ok := updatedRowWith(ctx, sch, def, p.sets, oldVals, vals, prep.BindVars)
+		if !ok {
+			return fail(nil)
+		}
+		equal, err := sql.Row(oldVals).Equals(ctx, sql.Row(newVals), sch)
+		if err != nil {
+			return fail(nil)
+		}
+		if equal && foundRows {
+			affected++
+		}
+		if equal && sameValues(oldVals, newVals) {
+			continue
+		}
+		// Values that compare equal but differ (a letter's case under a
+		// _ci collation) are written and counted unchanged, as the
+		// planner's statement does.
+		if err := tx.LockRowForWrite(ctx, t, old, sess.lockWaitTimeout(ctx)); err != nil {
+			return fail(err)
+		}
+		if err := tx.UpdatePoint(t, old, newVals); err != nil {
+			return fail(err)
+		}
+		if !equal {
+			affected += 2
+		}
+	}
+	if w.implicit {
+		err := tx.Commit(ctx)
+		if errors.Is(err, storage.ErrConflict) {
+			return false, nil // a commit wrote one of its keys first: the planner's
+		}
+		if err != nil {
+			return true, toSQLError(err)
+		}
+	}
+	sess.SetLastQueryInfoInt(sql.RowCount, int64(affected))
+	return true, callback(&sqltypes.Result{RowsAffected: uint64(affected)})
+}
+
+// sameValues reports whether a and b hold the same values, not only ones
+// that compare equal: false when unsure.
+func sameValues(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		switch x := a[i].(type) {
+		case nil:
+			if b[i] != nil {
+				return false
+			}
+		case string:
+			if y, ok := b[i].(string); !ok || x != y {
+				return false
+			}
+		case int64, int32, int16, int8, int, uint64, uint32, uint16, uint8, uint, float64, float32, bool:
+			if a[i] != b[i] {
+				return false
+			}
+		case []byte:
+			if y, ok := b[i].([]byte); !ok || !bytes.Equal(x, y) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isDuplicate reports a duplicate key, which the planner reports in MySQL's

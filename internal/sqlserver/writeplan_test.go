@@ -134,6 +134,24 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 		}},
 		{"INSERT INTO wu VALUES (?, ?), (?, ?)", func() []any { return []any{id(), rng.IntN(500), id(), rng.IntN(500)} }},
 		{"INSERT INTO w2 VALUES (?, ?, ?)", func() []any { return []any{rng.IntN(45), []string{"x", "y"}[rng.IntN(2)], small()} }},
+		// ON DUPLICATE KEY UPDATE: inserted, updated (2), left as it was
+		// (0), a key given twice in one statement; VALUES(); an AUTO_INCREMENT
+		// table, a unique key, an assignment to the key (the planner's).
+		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE k = k + 1", func() []any { return []any{id(), small(), str()} }},
+		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?), (?, ?, ?) ON DUPLICATE KEY UPDATE c = VALUES(c), n = ?", func() []any {
+			a := id()
+			return []any{a, small(), str(), []any{a, id()}[rng.IntN(2)], small(), str(), rng.IntN(9)}
+		}},
+		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE c = c", func() []any { return []any{id(), small(), str()} }},
+		{"INSERT INTO w (id, k, c, pad) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE pad = VALUES(pad), t = ?", func() []any {
+			return []any{id(), small(), str(), str(), small()}
+		}},
+		{"INSERT INTO w2 (a, b, v) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE v = v + ?", func() []any {
+			return []any{rng.IntN(45), []string{"x", "X", "y"}[rng.IntN(3)], small(), small()}
+		}},
+		{"INSERT INTO wi (id, k) VALUES (?, ?) ON DUPLICATE KEY UPDATE k = VALUES(k)", func() []any { return []any{rng.IntN(600), small()} }},
+		{"INSERT INTO wu (id, u) VALUES (?, ?) ON DUPLICATE KEY UPDATE u = ?", func() []any { return []any{id(), rng.IntN(500), rng.IntN(500)} }},
+		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE id = ?", func() []any { return []any{id(), small(), str(), 300 + rng.IntN(50)} }},
 		{"INSERT INTO wi VALUES (?, ?, ?, ?), (?, ?, ?, ?)", func() []any { return []any{nil, small(), str(), small(), 0, small(), str(), small()} }},
 		// Ranges of one column (rangeWrite): of the primary key, of the k
 		// index (which some of them change), of a composite key's first
