@@ -183,6 +183,14 @@ type Log struct {
 	fsyncs atomic.Uint64
 }
 
+// InBlocks reports whether the current segment is written in whole blocks
+// (direct I/O, or WriteBlocks) rather than as the bytes come.
+func (l *Log) InBlocks() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.direct
+}
+
 // Fsyncs returns how many times the log fsync'd a segment file.
 func (l *Log) Fsyncs() uint64 { return l.fsyncs.Load() }
 

@@ -69,9 +69,19 @@ type Options struct {
 // journalOptions are the options of a database's journal in dir whose
 // recovery starts at start: the engine's segment size, logger, and the
 // simulator's and crash tests' hooks.
+//
+// Under SavePeriodic a commit is acknowledged once its frames are written
+// to the OS, not to the disk: they go through the page cache (a copy,
+// about 5 µs), where direct I/O would have each commit wait for the
+// device's write (75 µs here) and leave the fsync every interval only the
+// disk's cache to flush. A process crash loses nothing either way.
 func (e *Engine) journalOptions(dir string, start journal.LSN) journal.Options {
+	writes := e.opts.JournalWrites
+	if writes == journal.WriteAuto && e.opts.Policy == SavePeriodic {
+		writes = journal.WriteBuffered
+	}
 	return journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: start, Logger: e.log,
-		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: e.opts.JournalWrites}
+		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: writes}
 }
 
 // Engine is the set of databases under a data directory.

@@ -675,3 +675,27 @@ func (s *tableSet) must(key string) *Table {
 	t, _ := s.get(key)
 	return t
 }
+
+// TestPeriodicPolicyWritesThroughThePageCache: under the periodic policy a
+// commit is acknowledged once written to the OS, so its frames go through
+// the page cache, not with direct I/O, which makes each commit wait for
+// the device; the commit policy uses direct I/O where the file system
+// takes it.
+func TestPeriodicPolicyWritesThroughThePageCache(t *testing.T) {
+	probe, err := journal.Open(journal.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := probe.InBlocks() // the file system takes O_DIRECT
+	probe.Close()
+	for _, c := range []struct {
+		policy SavePolicy
+		blocks bool
+	}{{SaveCommit, direct}, {SavePeriodic, false}} {
+		e, _ := openEngine(t, t.TempDir(), c.policy)
+		db := setup(t, e)
+		if got := db.Journal().InBlocks(); got != c.blocks {
+			t.Errorf("%v: the journal written in blocks (direct I/O) %v, want %v", c.policy, got, c.blocks)
+		}
+	}
+}
