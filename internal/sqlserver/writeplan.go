@@ -71,6 +71,9 @@ type writePlan struct {
 	sets []setSpec  // UPDATE's assignments, INSERT's ON DUPLICATE KEY UPDATE
 	cols []string   // INSERT: the columns given; nil: all of them, in order
 	rows [][]string // INSERT: the parameters of each row, in cols' order
+	// lits: INSERT: the values of literals written in its rows, under
+	// the names rows give them (literal)
+	lits map[string]*querypb.BindVariable
 	// checked: the checks of the table written, kept while the
 	// definitions stay (a plan belongs to one connection).
 	checked targetCache
@@ -146,7 +149,9 @@ func parseWritePlan(query string) *writePlan {
 			for i, e := range row {
 				arg, ok := argName(e)
 				if !ok {
-					return nil
+					if arg, ok = p.literal(e); !ok {
+						return nil
+					}
 				}
 				args[i] = arg
 			}
@@ -260,6 +265,35 @@ func parseSet(e *ast.AssignmentExpr) (setSpec, bool) {
 		return s, true
 	}
 	return setSpec{}, false
+}
+
+// literal names an integer or string literal of an INSERT's row (a
+// prepared statement's text keeps them), kept in p.lits as a parameter
+// would be bound.
+func (p *writePlan) literal(e ast.Expr) (string, bool) {
+	v, ok := e.(*ast.SQLVal)
+	if !ok {
+		return "", false
+	}
+	var bv *querypb.BindVariable
+	switch v.Type {
+	case ast.IntVal:
+		n, err := strconv.ParseInt(string(v.Val), 10, 64)
+		if err != nil {
+			return "", false
+		}
+		bv = sqltypes.Int64BindVariable(n)
+	case ast.StrVal:
+		bv = sqltypes.StringBindVariable(string(v.Val))
+	default:
+		return "", false
+	}
+	if p.lits == nil {
+		p.lits = map[string]*querypb.BindVariable{}
+	}
+	name := "\x00lit" + strconv.Itoa(len(p.lits))
+	p.lits[name] = bv
+	return name, true
 }
 
 // parseUpsertSet reads an assignment of ON DUPLICATE KEY UPDATE: an
@@ -835,7 +869,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	rows := make([][]any, len(p.rows))
 	generated := false
 	for r, args := range p.rows {
-		vals, gen, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, auto)
+		vals, gen, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, p.lits, auto)
 		if !ok || len(p.rows) > 1 && auto >= 0 && !gen {
 			return false, nil
 		}
@@ -916,12 +950,13 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 }
 
 // insertedRow works out the values of one row of a compiled INSERT: the
-// parameters args of the columns cols, the literal defaults of the others.
+// parameters args of the columns cols (bound in vars, or literals in
+// lits), the literal defaults of the others.
 // The AUTO_INCREMENT column's (auto; -1: none) is left as given, an int64,
 // or nil with generated set when the row takes the next value. False: the
 // row is the planner's (a value that does not convert exactly, a missing
 // value without a default, a default that is an expression).
-func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars map[string]*querypb.BindVariable, auto int) (vals []any, generated, ok bool) {
+func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars, lits map[string]*querypb.BindVariable, auto int) (vals []any, generated, ok bool) {
 	vals = make([]any, len(sch))
 	given := make([]bool, len(sch))
 	if cols == nil && len(args) != len(sch) {
@@ -938,7 +973,9 @@ func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars map
 		given[pos] = true
 		bv, ok := vars[args[i]]
 		if !ok {
-			return nil, false, false
+			if bv, ok = lits[args[i]]; !ok {
+				return nil, false, false
+			}
 		}
 		v, err := sqltypes.BindVariableToValue(bv)
 		if err != nil {
@@ -1097,13 +1134,37 @@ func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepa
 	}
 	rows := make([][]any, len(p.rows))
 	for r, args := range p.rows {
-		vals, _, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, -1)
+		vals, _, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, p.lits, -1)
 		if !ok {
 			return false, nil
 		}
 		rows[r] = vals
 	}
 
+	// In autocommit mode the statement is a transaction of its own, begun
+	// again on the newest rows when a commit wrote one of its keys first
+	// (two clients inserting the same new key), so that, as in MySQL, it
+	// does not fail with 1213.
+	for attempt := 0; attempt < maxRowAttempts; attempt++ {
+		affected, retry, ok, err := upsertRows(ctx, c, prep, p, sess, w, rows)
+		if retry {
+			continue
+		}
+		if !ok || err != nil {
+			return ok, err
+		}
+		sess.SetLastQueryInfoInt(sql.RowCount, int64(affected))
+		return true, callback(&sqltypes.Result{RowsAffected: uint64(affected)})
+	}
+	return false, nil // its keys keep changing: the planner's way
+}
+
+// upsertRows writes the rows of tryUpsert and returns the rows affected;
+// retry says an autocommit statement is to begin again (a commit wrote
+// one of its keys first), ok false that it goes to the planner with
+// nothing written.
+func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, w writeTarget, rows [][]any) (affected int, retry, ok bool, err error) {
+	def, sch := w.def, w.sch
 	var tx *storage.Tx
 	var sp storage.Savepoint
 	if w.implicit {
@@ -1117,7 +1178,7 @@ func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepa
 	}
 	// fail ends the statement with nothing of it written: to the planner
 	// (err nil), or with err.
-	fail := func(err error) (bool, error) {
+	fail := func(err error) (int, bool, bool, error) {
 		switch {
 		case w.implicit:
 			tx.Rollback()
@@ -1126,14 +1187,13 @@ func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepa
 		}
 		switch {
 		case err == nil || isDuplicate(err):
-			return false, nil
+			return 0, false, false, nil
 		case w.implicit:
-			return true, toSQLError(err)
+			return 0, false, true, toSQLError(err)
 		}
-		return true, sess.lockError(ctx, err)
+		return 0, false, true, sess.lockError(ctx, err)
 	}
 	sess.ClearWarnings()
-	affected := 0
 	foundRows := c.Capabilities&mysql.CapabilityClientFoundRows != 0
 	for _, vals := range rows {
 		t, ok := tx.Meta().Table(p.table)
@@ -1182,14 +1242,13 @@ func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepa
 	if w.implicit {
 		err := tx.Commit(ctx)
 		if errors.Is(err, storage.ErrConflict) {
-			return false, nil // a commit wrote one of its keys first: the planner's
+			return 0, true, false, nil
 		}
 		if err != nil {
-			return true, toSQLError(err)
+			return 0, false, true, toSQLError(err)
 		}
 	}
-	sess.SetLastQueryInfoInt(sql.RowCount, int64(affected))
-	return true, callback(&sqltypes.Result{RowsAffected: uint64(affected)})
+	return affected, false, true, nil
 }
 
 // sameValues reports whether a and b hold the same values, not only ones

@@ -152,6 +152,10 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 		{"INSERT INTO wi (id, k) VALUES (?, ?) ON DUPLICATE KEY UPDATE k = VALUES(k)", func() []any { return []any{rng.IntN(600), small()} }},
 		{"INSERT INTO wu (id, u) VALUES (?, ?) ON DUPLICATE KEY UPDATE u = ?", func() []any { return []any{id(), rng.IntN(500), rng.IntN(500)} }},
 		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE id = ?", func() []any { return []any{id(), small(), str(), 300 + rng.IntN(50)} }},
+		// Literals in the rows of a prepared statement.
+		{"INSERT INTO w (id, k, c) VALUES (?, 7, 'lit'), (?, ?, ?) ON DUPLICATE KEY UPDATE k = k + 1", func() []any { return []any{id(), id(), small(), str()} }},
+		{"INSERT INTO wi (k, c, n) VALUES (-3, ?, 12), (?, 'Apple', 300)", func() []any { return []any{str(), small()} }},
+		{"INSERT INTO w2 (a, b, v) VALUES (?, 'x', 1), (?, 'X', 2)", func() []any { return []any{rng.IntN(45), rng.IntN(45)} }},
 		{"INSERT INTO wi VALUES (?, ?, ?, ?), (?, ?, ?, ?)", func() []any { return []any{nil, small(), str(), small(), 0, small(), str(), small()} }},
 		// Ranges of one column (rangeWrite): of the primary key, of the k
 		// index (which some of them change), of a composite key's first
