@@ -7,6 +7,22 @@ import (
 	"time"
 )
 
+// connWithID returns a connection of db, closed at the test's end, and
+// its CONNECTION_ID().
+func connWithID(t *testing.T, db *sql.DB) (*sql.Conn, int64) {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var id int64
+	if err := c.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return c, id
+}
+
 // information_schema.INNODB_TRX lists the open transactions: who runs,
 // who waits for a row lock (and since when), their connection, statement,
 // rows changed and locked; PROCESS is needed to read it.
@@ -22,18 +38,7 @@ func TestInnodbTrx(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	conn := func() (*sql.Conn, int64) {
-		c, err := root.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		var id int64
-		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		return c, id
-	}
+	conn := func() (*sql.Conn, int64) { return connWithID(t, root) }
 	a, aid := conn()
 	b, bid := conn()
 	for _, q := range []string{"BEGIN", "INSERT INTO it.t VALUES (3, 0)", "UPDATE it.t SET v = 5 WHERE id = 2", "SELECT * FROM it.t WHERE id = 1 FOR UPDATE"} {
@@ -111,18 +116,7 @@ func TestInnodbTrxListsCompiledAutocommitWrites(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	conn := func() (*sql.Conn, int64) {
-		c, err := root.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		var id int64
-		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		return c, id
-	}
+	conn := func() (*sql.Conn, int64) { return connWithID(t, root) }
 	holder, _ := conn()
 	for _, q := range []string{"BEGIN", "SELECT * FROM ia.t WHERE id = 1 FOR UPDATE"} {
 		if _, err := holder.ExecContext(ctx, q); err != nil {
