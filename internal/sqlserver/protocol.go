@@ -204,13 +204,15 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			return err
 		}
 		defer h.release(adm)
-		if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
-			return err
-		}
-		if setsNextTransaction(q) {
-			return h.nextTransaction(ctx, c, q, func() error { return h.Handler.ComQuery(ctx, c, q, withFlags) })
-		}
-		return h.Handler.ComQuery(ctx, c, q, withFlags)
+		return h.againOnConflict(c, &withFlags, func() error {
+			if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
+				return err
+			}
+			if setsNextTransaction(q) {
+				return h.nextTransaction(ctx, c, q, func() error { return h.Handler.ComQuery(ctx, c, q, withFlags) })
+			}
+			return h.Handler.ComQuery(ctx, c, q, withFlags)
+		})
 	}
 	written := q
 	q, _ = rewriteQuantified(q)
@@ -251,21 +253,23 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		}
 		defer h.release(adm)
-		// One statement (no ';' but a last one): compiled if it can be.
-		if i := strings.IndexByte(q, ';'); i < 0 || strings.TrimSpace(q[i+1:]) == "" {
-			if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
-				rest = ""
-				return err
+		return h.againOnConflict(c, &withFlags, func() error {
+			// One statement (no ';' but a last one): compiled if it can be.
+			if i := strings.IndexByte(q, ';'); i < 0 || strings.TrimSpace(q[i+1:]) == "" {
+				if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
+					rest = ""
+					return err
+				}
 			}
-		}
-		if setsNextTransaction(q) {
-			return h.nextTransaction(ctx, c, q, func() error {
-				rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
-				return err
-			})
-		}
-		rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
-		return err
+			if setsNextTransaction(q) {
+				return h.nextTransaction(ctx, c, q, func() error {
+					rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
+					return err
+				})
+			}
+			rest, err = h.Handler.ComMultiQuery(ctx, c, q, withFlags)
+			return err
+		})
 	}
 	q, _ = rewriteQuantified(q)
 	err := h.withSetStatement(ctx, c, q, query)
@@ -595,13 +599,56 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 	}
 	ctx, adm, err := h.admit(ctx, c, &p.PrepareStmt)
 	if err == nil {
-		err = h.execute(ctx, c, p, withFlags)
+		sent := false
+		withSent := func(r *sqltypes.Result) error {
+			sent = true
+			return withFlags(r)
+		}
+		err = h.againOnConflictSent(c, &sent, func() error { return h.execute(ctx, c, p, withSent) })
 		h.release(adm)
 	}
 	h.count(c, "Com_stmt_execute", comCounter(p.PrepareStmt))
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return h.fixError(c, p.PrepareStmt, err)
+}
+
+// againOnConflict runs run, a client's statement that answers through
+// *answer, again when it failed only because, in autocommit mode, its
+// commit met another's write to the same rows (first committer wins,
+// 1213): MySQL's statement would have waited for the other's row lock and
+// gone on with the newest rows; this one begins again on them, up to
+// maxRowAttempts times. A statement that answered anything before it
+// failed is not run again. *answer is wrapped to see that.
+func (h protocolHandler) againOnConflict(c *mysql.Conn, answer *func(*sqltypes.Result, bool) error, run func() error) error {
+	sent := false
+	inner := *answer
+	*answer = func(r *sqltypes.Result, more bool) error {
+		sent = true
+		return inner(r, more)
+	}
+	return h.againOnConflictSent(c, &sent, run)
+}
+
+// againOnConflictSent is againOnConflict for a statement whose answers
+// set *sent.
+func (h protocolHandler) againOnConflictSent(c *mysql.Conn, sent *bool, run func() error) error {
+	sess := h.srv.session(c.ConnectionID)
+	if sess != nil && (sess.txn != nil || sess.GetTransaction() != nil) {
+		// A transaction was open before the statement: a conflict at a
+		// commit the statement makes (SET autocommit = 1, a DDL's
+		// implicit commit) is that transaction's, reported as it is.
+		return run()
+	}
+	for attempt := 1; ; attempt++ {
+		if sess != nil {
+			sess.conflicted = false
+		}
+		err := run()
+		if err == nil || sess == nil || !sess.conflicted || *sent || attempt == maxRowAttempts {
+			return err
+		}
+	}
 }
 
 func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -66,6 +67,10 @@ type Session struct {
 	// preparing: the statement is being prepared (COM_STMT_PREPARE), which
 	// resolves names in definitions without taking a snapshot (defs).
 	preparing bool
+	// conflicted: the commit of an autocommit statement's own transaction
+	// failed because another commit wrote the same rows first (1213); the
+	// statement is run again (protocolHandler.againOnConflict).
+	conflicted bool
 	// writing counts the editors between StatementBegin and the end of
 	// their statement. A commit asked for meanwhile comes from a stored
 	// procedure run by a trigger: MySQL does not commit inside a
@@ -508,6 +513,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		s.frozen = nil
 		return nil
 	}
+	implicit := !s.GetIgnoreAutoCommit() && s.autocommit()
 	if t.wrote() {
 		entered, err := s.readLock.enter(ctx, s.ID())
 		if err == nil && s.stmt.Load() == nil {
@@ -558,6 +564,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		// starts afresh, with autocommit as the session has it.
 		ctx.SetTransaction(nil)
 		s.SetIgnoreAutoCommit(false)
+		s.conflicted = implicit && errors.Is(first, storage.ErrConflict)
 		return toSQLError(first)
 	}
 	return s.waitForSecondaries(ctx, commits)
