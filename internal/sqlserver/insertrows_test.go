@@ -359,13 +359,30 @@ func TestPlannerAutocommitStatementsBeginAgainOnConflict(t *testing.T) {
 		}
 		return n
 	}
+	// A statement run again counts once.
+	counter := func(name string) int {
+		var n string
+		var v int
+		if err := root.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	inserts := counter("Com_insert")
 	run("INSERT INTO c (id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1")
 	if got := sum(); got != workers*each {
 		t.Fatalf("after the upserts SUM(n) = %d, want %d", got, workers*each)
 	}
+	if n := counter("Com_insert") - inserts; n != workers*each {
+		t.Fatalf("Com_insert moved by %d for %d upserts", n, workers*each)
+	}
+	updates := counter("Com_update")
 	run("UPDATE c SET n = n + 1 WHERE id = ?")
 	if got := sum(); got != 2*workers*each {
 		t.Fatalf("after the increments SUM(n) = %d, want %d", got, 2*workers*each)
+	}
+	if n := counter("Com_update") - updates; n != workers*each {
+		t.Fatalf("Com_update moved by %d for %d increments", n, workers*each)
 	}
 
 	// An explicit transaction that loses is told.

@@ -640,16 +640,31 @@ func (h protocolHandler) againOnConflictSent(c *mysql.Conn, sent *bool, run func
 		// implicit commit) is that transaction's, reported as it is.
 		return run()
 	}
+	var before [len(rerunCounted)]uint64
 	for attempt := 1; ; attempt++ {
 		if sess != nil {
 			sess.conflicted = false
+			for i, name := range rerunCounted {
+				before[i] = sessionCounter(sess, name)
+			}
 		}
 		err := run()
 		if err == nil || sess == nil || !sess.conflicted || *sent || attempt == maxRowAttempts {
 			return err
 		}
+		// The statement counts once, however many times it runs.
+		sctx := sql.NewContext(context.Background(), sql.WithSession(sess))
+		for i, name := range rerunCounted {
+			if n := sessionCounter(sess, name) - before[i]; n > 0 {
+				sql.IncrementStatusVariable(sctx, name, -int(n))
+			}
+		}
 	}
 }
+
+// rerunCounted are the status counters a statement's run moves, which a
+// statement run again (againOnConflict) takes back.
+var rerunCounted = [...]string{"Questions", "Com_insert", "Com_update", "Com_delete", "Com_replace", "Com_insert_select", "Com_update_multi", "Com_delete_multi"}
 
 func (h protocolHandler) execute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
 	if done, err := h.srv.points.try(ctx, h.Handler, c, p, cb); done {
