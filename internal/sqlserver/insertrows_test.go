@@ -400,3 +400,23 @@ func TestPlannerAutocommitStatementsBeginAgainOnConflict(t *testing.T) {
 		t.Fatalf("COMMIT of a transaction whose row another wrote first: %v, want 1213", err)
 	}
 }
+
+// Only statements that touch nothing but rows are run again after a lost
+// commit: not LOAD DATA (the client sent its file once), not CALL.
+func TestRerunnableStatements(t *testing.T) {
+	for q, want := range map[string]bool{
+		"UPDATE t SET n = n + 1 WHERE id = 1":     true,
+		"  insert into t values (1)":              true,
+		"(DELETE FROM t WHERE id = 2)":            true,
+		"REPLACE INTO t VALUES (1, 2)":            true,
+		"LOAD DATA LOCAL INFILE 'f' INTO TABLE t": false,
+		"CALL bump()":                false,
+		"SELECT * FROM t FOR UPDATE": false,
+		"SET autocommit = 1":         false,
+		"/* x */ UPDATE t SET n = 1": false,
+	} {
+		if got := rerunnable(q); got != want {
+			t.Errorf("rerunnable(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

@@ -204,7 +204,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			return err
 		}
 		defer h.release(adm)
-		return h.againOnConflict(c, &withFlags, func() error {
+		return h.againOnConflict(c, q, &withFlags, func() error {
 			if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
 				return err
 			}
@@ -253,7 +253,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		}
 		defer h.release(adm)
-		return h.againOnConflict(c, &withFlags, func() error {
+		return h.againOnConflict(c, q, &withFlags, func() error {
 			// One statement (no ';' but a last one): compiled if it can be.
 			if i := strings.IndexByte(q, ';'); i < 0 || strings.TrimSpace(q[i+1:]) == "" {
 				if done, err := h.srv.points.tryText(ctx, h.Handler, c, q, func(r *sqltypes.Result) error { return withFlags(r, false) }); done {
@@ -604,7 +604,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 			sent = true
 			return withFlags(r)
 		}
-		err = h.againOnConflictSent(c, &sent, func() error { return h.execute(ctx, c, p, withSent) })
+		err = h.againOnConflictSent(c, p.PrepareStmt, &sent, func() error { return h.execute(ctx, c, p, withSent) })
 		h.release(adm)
 	}
 	h.count(c, "Com_stmt_execute", comCounter(p.PrepareStmt))
@@ -618,22 +618,27 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 // commit met another's write to the same rows (first committer wins,
 // 1213): MySQL's statement would have waited for the other's row lock and
 // gone on with the newest rows; this one begins again on them, up to
-// maxRowAttempts times. A statement that answered anything before it
-// failed is not run again. *answer is wrapped to see that.
-func (h protocolHandler) againOnConflict(c *mysql.Conn, answer *func(*sqltypes.Result, bool) error, run func() error) error {
+// maxRowAttempts times. Only INSERT, UPDATE, DELETE and REPLACE are run
+// again (not LOAD DATA, whose file the client sent once, nor CALL), and
+// not one that answered anything before it failed: *answer is wrapped to
+// see that.
+func (h protocolHandler) againOnConflict(c *mysql.Conn, q string, answer *func(*sqltypes.Result, bool) error, run func() error) error {
 	sent := false
 	inner := *answer
 	*answer = func(r *sqltypes.Result, more bool) error {
 		sent = true
 		return inner(r, more)
 	}
-	return h.againOnConflictSent(c, &sent, run)
+	return h.againOnConflictSent(c, q, &sent, run)
 }
 
 // againOnConflictSent is againOnConflict for a statement whose answers
 // set *sent.
-func (h protocolHandler) againOnConflictSent(c *mysql.Conn, sent *bool, run func() error) error {
+func (h protocolHandler) againOnConflictSent(c *mysql.Conn, q string, sent *bool, run func() error) error {
 	sess := h.srv.session(c.ConnectionID)
+	if !rerunnable(q) {
+		return run()
+	}
 	if sess != nil && (sess.txn != nil || sess.GetTransaction() != nil) {
 		// A transaction was open before the statement: a conflict at a
 		// commit the statement makes (SET autocommit = 1, a DDL's
@@ -660,6 +665,18 @@ func (h protocolHandler) againOnConflictSent(c *mysql.Conn, sent *bool, run func
 			}
 		}
 	}
+}
+
+// rerunnable reports whether statement q (its first, for several) may be
+// run again by againOnConflict: one of the writes that touch nothing but
+// rows.
+func rerunnable(q string) bool {
+	for _, verb := range []string{"insert", "update", "delete", "replace"} {
+		if startsWithFold(q, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // rerunCounted are the status counters a statement's run moves, which a
