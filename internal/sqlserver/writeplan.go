@@ -677,7 +677,7 @@ func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, set
 		if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
 			return nil, false
 		}
-		if st, ok := sch[pos].Type.(sql.StringType); ok {
+		if st, ok := sch[pos].Type.(sql.StringType); ok && out != nil {
 			if s, ok := out.(string); !ok || int64(len(s)) > st.MaxByteLength() {
 				return nil, false
 			}
@@ -767,6 +767,9 @@ func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row, ins []any, vars 
 		pos := sch.IndexOfColName(s.col)
 		if !ok || pos < 0 {
 			return nil, false
+		}
+		if v, err := sqltypes.BindVariableToValue(bv); err == nil && v.IsNull() {
+			return nil, true // updatedRowWith checks the column takes it
 		}
 		return paramValue(bv, sch[pos].Type)
 	case s.lit != nil:
@@ -982,10 +985,10 @@ func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars, li
 			return nil, false, false
 		}
 		if v.IsNull() {
-			if pos != auto {
-				return nil, false, false
+			if pos != auto && !sch[pos].Nullable {
+				return nil, false, false // the planner's error or warning
 			}
-			continue
+			continue // NULL, or the next AUTO_INCREMENT value
 		}
 		raw, ok := paramValue(bv, sch[pos].Type)
 		if !ok {

@@ -152,6 +152,15 @@ func TestKeyWritesMatchThePlanner(t *testing.T) {
 		{"INSERT INTO wi (id, k) VALUES (?, ?) ON DUPLICATE KEY UPDATE k = VALUES(k)", func() []any { return []any{rng.IntN(600), small()} }},
 		{"INSERT INTO wu (id, u) VALUES (?, ?) ON DUPLICATE KEY UPDATE u = ?", func() []any { return []any{id(), rng.IntN(500), rng.IntN(500)} }},
 		{"INSERT INTO w (id, k, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE id = ?", func() []any { return []any{id(), small(), str(), 300 + rng.IntN(50)} }},
+		// NULL as a parameter: into a nullable column, into a NOT NULL
+		// one (the planner's error), as an AUTO_INCREMENT value.
+		{"INSERT INTO w (id, k, c, pad, t, n) VALUES (?, ?, ?, ?, ?, ?)", func() []any {
+			return []any{id(), []any{small(), nil}[rng.IntN(2)], str(), []any{str(), nil}[rng.IntN(2)], []any{nil, 5}[rng.IntN(2)], []any{nil, small()}[rng.IntN(2)]}
+		}},
+		{"UPDATE w SET pad = ?, n = ?, c = ? WHERE id = ?", func() []any {
+			return []any{[]any{str(), nil}[rng.IntN(2)], []any{nil, small()}[rng.IntN(2)], []any{str(), str(), nil}[rng.IntN(3)], id()}
+		}},
+		{"INSERT INTO wi (id, c, n) VALUES (?, ?, ?), (?, ?, ?)", func() []any { return []any{nil, nil, small(), nil, str(), nil} }},
 		// Literals in the rows of a prepared statement.
 		{"INSERT INTO w (id, k, c) VALUES (?, 7, 'lit'), (?, ?, ?) ON DUPLICATE KEY UPDATE k = k + 1", func() []any { return []any{id(), id(), small(), str()} }},
 		{"INSERT INTO wi (k, c, n) VALUES (-3, ?, 12), (?, 'Apple', 300)", func() []any { return []any{str(), small()} }},
