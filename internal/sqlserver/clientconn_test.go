@@ -258,21 +258,10 @@ func TestPrepareResponseIsOneWrite(t *testing.T) {
 func TestClosedStatementsLeaveNoPlans(t *testing.T) {
 	s, open := startServer(t)
 	db := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE cs", "CREATE TABLE cs.t (id INT PRIMARY KEY, v INT)", "INSERT INTO cs.t VALUES (1, 0)"} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, db, "CREATE DATABASE cs", "CREATE TABLE cs.t (id INT PRIMARY KEY, v INT)", "INSERT INTO cs.t VALUES (1, 0)")
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	var id uint32
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
+	conn, cid := connWithID(t, db)
+	id := uint32(cid)
 	before, compiles, reprepared := s.points.written.Load(), s.points.compiles.Load(), s.points.reprepared.Load()
 	const n = 1000
 	for i := 0; i < n; i++ {
@@ -313,11 +302,7 @@ func TestClosedStatementsLeaveNoPlans(t *testing.T) {
 func TestRepreparedWritesFollowDefinitions(t *testing.T) {
 	s, open := startServer(t)
 	db := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE rp", "CREATE DATABASE rq", "CREATE TABLE rp.t (id INT PRIMARY KEY, v INT)", "INSERT INTO rp.t VALUES (1, 0)"} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, db, "CREATE DATABASE rp", "CREATE DATABASE rq", "CREATE TABLE rp.t (id INT PRIMARY KEY, v INT)", "INSERT INTO rp.t VALUES (1, 0)")
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -498,12 +483,10 @@ func TestRepreparedSelectsDescribeTheirColumns(t *testing.T) {
 func TestRepreparedStatementsCheckPrivileges(t *testing.T) {
 	s, open := startServer(t)
 	db := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE pv", "CREATE TABLE pv.t (id INT PRIMARY KEY, v INT)", "INSERT INTO pv.t VALUES (1, 0)",
-		"CREATE USER u@'%' IDENTIFIED BY 'p'", "GRANT SELECT, UPDATE ON pv.* TO u@'%'"} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, db,
+		"CREATE DATABASE pv", "CREATE TABLE pv.t (id INT PRIMARY KEY, v INT)", "INSERT INTO pv.t VALUES (1, 0)",
+		"CREATE USER u@'%' IDENTIFIED BY 'p'", "GRANT SELECT, UPDATE ON pv.* TO u@'%'",
+	)
 	ctx := context.Background()
 	conn, err := open("u", "p", "").Conn(ctx)
 	if err != nil {

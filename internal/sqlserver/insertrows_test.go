@@ -170,12 +170,10 @@ func TestInsertsOfSeveralRows(t *testing.T) {
 func TestUpsertsCountAsMySQL(t *testing.T) {
 	s, open := startServer(t)
 	root := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE up", "CREATE TABLE up.t (id INT PRIMARY KEY, n INT NOT NULL, c VARCHAR(10))",
-		"CREATE TABLE up.a (id INT AUTO_INCREMENT PRIMARY KEY, v INT)"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	execAll(t, root,
+		"CREATE DATABASE up", "CREATE TABLE up.t (id INT PRIMARY KEY, n INT NOT NULL, c VARCHAR(10))",
+		"CREATE TABLE up.a (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
+	)
 	cfg := gomysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = "root", "tcp", s.Addr().String(), "up"
 	cfg.AllowNativePasswords, cfg.ClientFoundRows = true, true
@@ -277,11 +275,7 @@ func TestUpsertsCountAsMySQL(t *testing.T) {
 func TestConcurrentUpsertsNeverFailNorLoseIncrements(t *testing.T) {
 	s, open := startServer(t)
 	root := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE cu", "CREATE TABLE cu.c (id INT PRIMARY KEY, n INT NOT NULL)"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	execAll(t, root, "CREATE DATABASE cu", "CREATE TABLE cu.c (id INT PRIMARY KEY, n INT NOT NULL)")
 	db := open("root", "", "cu")
 	db.SetMaxOpenConns(4)
 	const workers, each = 4, 250
@@ -323,11 +317,7 @@ func TestConcurrentUpsertsNeverFailNorLoseIncrements(t *testing.T) {
 func TestPlannerAutocommitStatementsBeginAgainOnConflict(t *testing.T) {
 	s, open := startServer(t)
 	root := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE pc", "CREATE TABLE pc.c (id INT PRIMARY KEY, n INT NOT NULL)"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	execAll(t, root, "CREATE DATABASE pc", "CREATE TABLE pc.c (id INT PRIMARY KEY, n INT NOT NULL)")
 	s.points.off.Store(true)
 	defer s.points.off.Store(false)
 	db := open("root", "", "pc")

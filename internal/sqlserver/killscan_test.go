@@ -16,11 +16,7 @@ import (
 func TestKillQueryStopsCompiledRangeStatements(t *testing.T) {
 	s, open := startServer(t)
 	db := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE ks", "CREATE TABLE ks.t (id INT PRIMARY KEY, v INT)"} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, db, "CREATE DATABASE ks", "CREATE TABLE ks.t (id INT PRIMARY KEY, v INT)")
 	const rows = 5000
 	for i := 0; i < rows; i += 500 {
 		var vals []string
@@ -32,15 +28,7 @@ func TestKillQueryStopsCompiledRangeStatements(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	var id int64
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
+	conn, id := connWithID(t, db)
 	sel, err := conn.PrepareContext(ctx, "SELECT id, v FROM ks.t WHERE id BETWEEN ? AND ?")
 	if err != nil {
 		t.Fatal(err)

@@ -259,15 +259,11 @@ func exec(ctx context.Context, c *sql.Conn, q string) error {
 func TestStatementsPreparedInATransactionTakeNoSnapshot(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
-	for _, q := range []string{
+	execAll(t, db,
 		"CREATE DATABASE dp",
 		"CREATE TABLE dp.t (id INT PRIMARY KEY, v INT NOT NULL)",
 		"INSERT INTO dp.t VALUES (1, 0), (2, 0), (3, 0)",
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	ctx := context.Background()
 	a, _ := db.Conn(ctx)
 	defer a.Close()

@@ -110,11 +110,7 @@ func TestInnodbTrx(t *testing.T) {
 func TestInnodbTrxListsCompiledAutocommitWrites(t *testing.T) {
 	s, open := startServer(t)
 	root := open("root", "", "")
-	for _, q := range []string{"CREATE DATABASE ia", "CREATE TABLE ia.t (id INT PRIMARY KEY, v INT)", "INSERT INTO ia.t VALUES (1, 0), (2, 0)"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	execAll(t, root, "CREATE DATABASE ia", "CREATE TABLE ia.t (id INT PRIMARY KEY, v INT)", "INSERT INTO ia.t VALUES (1, 0), (2, 0)")
 	ctx := context.Background()
 	conn := func() (*sql.Conn, int64) { return connWithID(t, root) }
 	holder, _ := conn()
