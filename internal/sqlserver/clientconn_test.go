@@ -185,12 +185,7 @@ func TestClientConnCloseWakesBlockedRead(t *testing.T) {
 func TestPrepareResponseIsOneWrite(t *testing.T) {
 	_, open := startServer(t)
 	db := open("root", "", "")
-	if _, err := db.Exec("CREATE DATABASE pw"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("CREATE TABLE pw.t (id INT PRIMARY KEY, a INT, b VARCHAR(10))"); err != nil {
-		t.Fatal(err)
-	}
+	execAll(t, db, "CREATE DATABASE pw", "CREATE TABLE pw.t (id INT PRIMARY KEY, a INT, b VARCHAR(10))")
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {

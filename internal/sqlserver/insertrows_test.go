@@ -350,14 +350,7 @@ func TestPlannerAutocommitStatementsBeginAgainOnConflict(t *testing.T) {
 		return n
 	}
 	// A statement run again counts once.
-	counter := func(name string) int {
-		var n string
-		var v int
-		if err := root.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	counter := func(name string) int { return globalStatus(t, root, name) }
 	inserts := counter("Com_insert")
 	run("INSERT INTO c (id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1")
 	if got := sum(); got != workers*each {

@@ -286,13 +286,7 @@ func TestStatementsPreparedInATransactionTakeNoSnapshot(t *testing.T) {
 		must(c.QueryRowContext(ctx, "SELECT v FROM dp.t WHERE id = ?", id).Scan(&n))
 		return n
 	}
-	inPlace := func() int {
-		t.Helper()
-		var name string
-		var n int
-		must(db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Miraj_commits_in_place'").Scan(&name, &n))
-		return n
-	}
+	inPlace := func() int { return globalStatus(t, db, "Miraj_commits_in_place") }
 	for i := 0; i < 2; i++ {
 		must(add(a, 0, 3))
 		must(add(b, 0, 3))

@@ -1144,29 +1144,22 @@ func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepa
 		rows[r] = vals
 	}
 
-	// In autocommit mode the statement is a transaction of its own, begun
-	// again on the newest rows when a commit wrote one of its keys first
-	// (two clients inserting the same new key), so that, as in MySQL, it
-	// does not fail with 1213.
-	for attempt := 0; attempt < maxRowAttempts; attempt++ {
-		affected, retry, ok, err := upsertRows(ctx, c, prep, p, sess, w, rows)
-		if retry {
-			continue
-		}
-		if !ok || err != nil {
-			return ok, err
-		}
-		sess.SetLastQueryInfoInt(sql.RowCount, int64(affected))
-		return true, callback(&sqltypes.Result{RowsAffected: uint64(affected)})
+	affected, ok, err := upsertRows(ctx, c, prep, p, sess, w, rows)
+	if !ok || err != nil {
+		return ok, err
 	}
-	return false, nil // its keys keep changing: the planner's way
+	sess.SetLastQueryInfoInt(sql.RowCount, int64(affected))
+	return true, callback(&sqltypes.Result{RowsAffected: uint64(affected)})
 }
 
 // upsertRows writes the rows of tryUpsert and returns the rows affected;
-// retry says an autocommit statement is to begin again (a commit wrote
-// one of its keys first), ok false that it goes to the planner with
-// nothing written.
-func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, w writeTarget, rows [][]any) (affected int, retry, ok bool, err error) {
+// ok false says the statement goes to the planner with nothing written.
+// In autocommit mode the statement is a transaction of its own; when a
+// commit wrote one of its keys first (two clients inserting the same new
+// key) it fails with 1213 marked as a lost autocommit, which the protocol
+// handler runs again on the newest rows (againOnConflict), so that, as in
+// MySQL, it does not fail.
+func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *writePlan, sess *Session, w writeTarget, rows [][]any) (affected int, ok bool, err error) {
 	def, sch := w.def, w.sch
 	var tx *storage.Tx
 	var sp storage.Savepoint
@@ -1181,7 +1174,7 @@ func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *wri
 	}
 	// fail ends the statement with nothing of it written: to the planner
 	// (err nil), or with err.
-	fail := func(err error) (int, bool, bool, error) {
+	fail := func(err error) (int, bool, error) {
 		switch {
 		case w.implicit:
 			tx.Rollback()
@@ -1190,11 +1183,11 @@ func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *wri
 		}
 		switch {
 		case err == nil || isDuplicate(err):
-			return 0, false, false, nil
+			return 0, false, nil
 		case w.implicit:
-			return 0, false, true, toSQLError(err)
+			return 0, true, toSQLError(err)
 		}
-		return 0, false, true, sess.lockError(ctx, err)
+		return 0, true, sess.lockError(ctx, err)
 	}
 	sess.ClearWarnings()
 	foundRows := c.Capabilities&mysql.CapabilityClientFoundRows != 0
@@ -1243,15 +1236,12 @@ func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *wri
 		}
 	}
 	if w.implicit {
-		err := tx.Commit(ctx)
-		if errors.Is(err, storage.ErrConflict) {
-			return 0, true, false, nil
-		}
-		if err != nil {
-			return 0, false, true, toSQLError(err)
+		if err := tx.Commit(ctx); err != nil {
+			sess.conflicted = errors.Is(err, storage.ErrConflict)
+			return 0, true, toSQLError(err)
 		}
 	}
-	return affected, false, true, nil
+	return affected, true, nil
 }
 
 // sameValues reports whether a and b hold the same values, not only ones
