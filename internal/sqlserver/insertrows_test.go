@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	gosql "database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -402,4 +403,104 @@ func TestRerunnableStatements(t *testing.T) {
 			t.Errorf("rerunnable(%q) = %v, want %v", q, got, want)
 		}
 	}
+}
+
+// Text INSERTs whose rows are written alike share the compiled INSERT of
+// one row, whatever their number of rows: a batch of another size is not
+// parsed again, and one of thousands of rows (beyond maxInsertRows and
+// maxInsertTextLen, as a load sends them) is answered without the planner,
+// all rows or none.
+func TestInsertsOfRowsAlikeShareOnePlan(t *testing.T) {
+	s, open := startServer(t)
+	root := open("root", "", "")
+	execAll(t, root, "CREATE DATABASE fr", "CREATE TABLE fr.k (id INT PRIMARY KEY, v INT, c VARCHAR(30), KEY kv (v))")
+	db := openText(s, "fr")
+	defer db.Close()
+	rows := func(from, n int) string {
+		var b strings.Builder
+		b.WriteString("INSERT INTO k (id, v, c) VALUES ")
+		for i := from; i < from+n; i++ {
+			if i > from {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "(%d, %d, 'row %d')", i, i%7, i)
+		}
+		return b.String()
+	}
+	run := func(q string) (compiled bool, parses int64, err error) {
+		written, parsed := s.points.written.Load(), s.points.textParses.Load()
+		_, err = db.Exec(q)
+		return s.points.written.Load() > written, s.points.textParses.Load() - parsed, err
+	}
+	if _, _, err := run(rows(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 7, 13, 1000} {
+		compiled, parses, err := run(rows(100_000+n*100, n))
+		if err != nil || !compiled || parses != 0 {
+			t.Fatalf("a batch of %d rows: %v; compiled %v, parsed %d times; want compiled, not parsed", n, err, compiled, parses)
+		}
+	}
+	big := rows(10_000, 5000)
+	if len(big) <= maxInsertTextLen {
+		t.Fatalf("%d bytes", len(big))
+	}
+	if compiled, _, err := run(big); err != nil || !compiled {
+		t.Fatalf("an INSERT of 5,000 rows (%d bytes): %v; compiled %v", len(big), err, compiled)
+	}
+	count := func(where string) string {
+		var n, sum int64
+		if err := db.QueryRow("SELECT COUNT(*), COALESCE(SUM(v), 0) FROM k WHERE " + where).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d %d", n, sum)
+	}
+	want := 0
+	for i := 10_000; i < 15_000; i++ {
+		want += i % 7
+	}
+	if got := count("id BETWEEN 10000 AND 14999"); got != fmt.Sprintf("5000 %d", want) {
+		t.Fatalf("rows of the INSERT of 5,000: %s, want 5000 %d", got, want)
+	}
+	if got := count("c = 'row 12345' AND v = 4"); got != "1 4" { // 12345 % 7 = 4
+		t.Fatalf("row 12345 by its index: %s", got)
+	}
+
+	// A duplicate key at its end: 1062, nothing written; in a transaction
+	// the statement alone is undone.
+	dup := func(q string) {
+		t.Helper()
+		_, _, err := run(q)
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1062 {
+			t.Fatalf("%.50s…: %v, want 1062", q, err)
+		}
+	}
+	dup(rows(20_000, 3000) + ",(14999, 1, 'again')")
+	if got := count("id BETWEEN 20000 AND 99999"); got != "0 0" {
+		t.Fatalf("rows of the INSERT that failed: %s, want none", got)
+	}
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i, q := range []string{"BEGIN", rows(30_000, 10), rows(20_000, 3000) + ",(30005, 1, 'again')", rows(40_000, 3000), "COMMIT"} {
+		_, err := c.ExecContext(context.Background(), q)
+		var me *gomysql.MySQLError
+		if i == 2 && (!errors.As(err, &me) || me.Number != 1062) || i != 2 && err != nil {
+			t.Fatalf("%.50s…: %v", q, err)
+		}
+	}
+	if got := count("id BETWEEN 20000 AND 99999"); got != "3010 "+strconv.Itoa(sumMod7(30_000, 10)+sumMod7(40_000, 3000)) {
+		t.Fatalf("rows of the transaction: %s, want its first and third INSERTs', 3010", got)
+	}
+}
+
+func sumMod7(from, n int) int {
+	s := 0
+	for i := from; i < from+n; i++ {
+		s += i % 7
+	}
+	return s
 }

@@ -159,6 +159,7 @@ type pointGets struct {
 	written    atomic.Int64 // writes, BEGIN and COMMIT answered here (writeplan.go)
 	compiles   atomic.Int64 // prepared statements' texts compiled (tests read it)
 	reprepared atomic.Int64 // prepares answered by preparedBefore (tests read it)
+	textParses atomic.Int64 // text statements parsed for their shape (textplan.go; tests read it)
 	// pids numbers the compiled statements in the process list, apart
 	// from go-mysql-server's own numbers.
 	pids atomic.Uint64

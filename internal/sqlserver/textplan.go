@@ -41,21 +41,33 @@ var textVerbs = []string{"select", "insert", "update", "delete", "begin", "commi
 
 // tryText answers a text statement if it has a compiled shape.
 func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Conn, q string, callback func(*sqltypes.Result) error) (bool, error) {
-	if g.off.Load() || len(q) > maxInsertTextLen || len(q) > maxTextLen && !startsWithFold(q, "insert") || !startsWithVerb(q) {
+	if g.off.Load() || len(q) > maxTextLen && !startsWithFold(q, "insert") || !startsWithVerb(q) {
 		return false, nil
 	}
 	var key, norm string
 	var vars map[string]*querypb.BindVariable
-	switch strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(q), ";"))) {
-	case "BEGIN", "START TRANSACTION", "BEGIN WORK", "COMMIT", "COMMIT WORK":
+	rows := 1
+	switch {
+	case len(q) < 32 && isBeginOrCommit(q):
 		key, norm = q, q
 	default:
 		var ok bool
-		if key, norm, vars, ok = g.normalize(c, q); !ok {
+		if key, norm, vars, rows, ok = g.normalize(c, q); !ok {
 			return false, nil
 		}
 	}
 	cp := g.textPlan(c, key, norm)
+	if rows > 1 {
+		// The INSERT of the first row, compiled: run with all of them.
+		if cp.write == nil {
+			return false, nil
+		}
+		p, ok := cp.write.withRows(rows, len(vars)/rows)
+		if !ok {
+			return false, nil
+		}
+		cp = &compiled{text: cp.text, write: p}
+	}
 	if cp.point == nil && cp.sel == nil && cp.write == nil {
 		return false, nil
 	}
@@ -66,19 +78,45 @@ func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Con
 	return g.run(goctx, c, cp, prep, q, usual, callback)
 }
 
+// isBeginOrCommit reports whether q is BEGIN, START TRANSACTION or COMMIT
+// (with WORK), in any case.
+func isBeginOrCommit(q string) bool {
+	switch strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(q), ";"))) {
+	case "BEGIN", "START TRANSACTION", "BEGIN WORK", "COMMIT", "COMMIT WORK":
+		return true
+	}
+	return false
+}
+
 // normalize returns the key, normalized text and parameters of a SELECT,
 // INSERT, UPDATE or DELETE; from the statement's shape when one was kept
-// (textshape.go), else by parsing it.
-func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars map[string]*querypb.BindVariable, ok bool) {
+// (textshape.go), else by parsing it. An INSERT of rows alike is folded
+// to its first row (textfold.go): rows says how many it has, and the
+// parameters are those of every row, one after the other.
+func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars map[string]*querypb.BindVariable, rows int, ok bool) {
 	shape, lits, shaped := shapeOf(q)
+	rows, rowLits := 1, lits
+	if shaped {
+		if f, ok := foldRows(shape, len(lits)); ok {
+			shape, rows, rowLits = f.shape, f.rows, lits[:f.lits]
+		}
+	}
+	if rows == 1 && len(q) > maxInsertTextLen {
+		return "", "", nil, 0, false // parsing it here would cost what running it costs
+	}
 	var ts *textShape
 	if shaped {
-		ts = g.textShape(c, shape, lits)
+		ts = g.textShape(c, shape, rowLits)
 	}
 	if ts == nil {
-		stmt, err := ast.Parse(q)
+		text := q
+		if rows > 1 {
+			text = render(shape, rowLits)
+		}
+		g.textParses.Add(1)
+		stmt, err := ast.Parse(text)
 		if err != nil {
-			return "", "", nil, false
+			return "", "", nil, 0, false
 		}
 		isSelect := false
 		switch stmt.(type) {
@@ -86,16 +124,20 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 			isSelect = true
 		case *ast.Insert, *ast.Update, *ast.Delete:
 		default:
-			return "", "", nil, false
+			return "", "", nil, 0, false
 		}
 		vars = parameterize(stmt)
 		ts = &textShape{norm: ast.String(stmt), isSelect: isSelect}
 		if shaped {
-			if kept := newTextShape(ts.norm, isSelect, vars, lits); kept != nil {
+			kept := newTextShape(ts.norm, isSelect, vars, rowLits)
+			if kept != nil {
 				g.keepTextShape(c, shape, kept)
+			} else if rows > 1 {
+				return "", "", nil, 0, false // its parameters are not its literals: the planner's
 			}
 		}
-	} else {
+	}
+	if shaped && (rows > 1 || vars == nil) {
 		vars = ts.bind(lits)
 	}
 	key = ts.norm
@@ -104,7 +146,7 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 		// the select list as written is part of the key.
 		key += "\x00" + selectList(q)
 	}
-	return key, ts.norm, vars, true
+	return key, ts.norm, vars, rows, true
 }
 
 // startsWithFold reports whether q's first word, past spaces and

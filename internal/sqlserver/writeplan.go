@@ -839,6 +839,12 @@ func paramValue(bv *querypb.BindVariable, typ sql.Type) (any, bool) {
 	return nil, false
 }
 
+// bulkRows: a compiled INSERT of more rows writes them into its
+// transaction's view at once (Tx.Insert), not as pending point writes, which
+// are brought into the view every few dozen (storage.maxPending) and each
+// looked up among the others.
+const bulkRows = 64
+
 // maxInsertRows bounds the rows of a compiled INSERT … VALUES; a longer
 // one goes to the planner.
 const maxInsertRows = 1000
@@ -1082,7 +1088,12 @@ func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storag
 			err = fmt.Errorf("%w: table %s was redefined", storage.ErrConflict, name)
 			break
 		}
-		if _, err = tx.InsertPoint(t, vals); err != nil {
+		if len(rows) > bulkRows {
+			_, err = tx.Insert(name, vals)
+		} else {
+			_, err = tx.InsertPoint(t, vals)
+		}
+		if err != nil {
 			break
 		}
 	}
