@@ -135,6 +135,20 @@ func skipSpaces(b []byte, i int) int {
 	return i
 }
 
+// firstRowOf returns q, an INSERT whose rows are written alike, as the
+// INSERT of its first row; any other statement as it is.
+func firstRowOf(q string) string {
+	shape, lits, ok := shapeOf(q)
+	if !ok {
+		return q
+	}
+	f, ok := foldRows(shape, len(lits))
+	if !ok {
+		return q
+	}
+	return render(f.shape, lits[:f.lits])
+}
+
 // render writes the statement of shape with literals lits back as text:
 // shapeOf read them exactly (a string holds no quote or backslash), so the
 // text parses as the statement that gave them.

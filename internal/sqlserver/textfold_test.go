@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -46,6 +47,44 @@ func TestFoldRows(t *testing.T) {
 			t.Errorf("%q folded to %q, %d rows; want %q, %d", c.q, render(f.shape, lits[:f.lits]), f.rows, c.want, c.rows)
 		}
 	}
+}
+
+// The tables a long INSERT of rows alike reads and writes, which the
+// LOCK TABLES gate finds from its first row alone, are those of the whole
+// statement.
+func TestFoldedInsertFootprint(t *testing.T) {
+	for _, row := range []string{"(%d, 'x%d')", "(%d, (SELECT MAX(v) FROM other.u WHERE v > %d))"} {
+		var b strings.Builder
+		b.WriteString("INSERT INTO d.t VALUES ")
+		for i := range 400 {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, row, i, i)
+		}
+		q := b.String()
+		if len(q) <= maxTextLen || firstRowOf(q) == q {
+			t.Fatalf("%.40s…: %d bytes, not folded", q, len(q))
+		}
+		stmt, err := ast.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whole footprint
+		footprintReader{}.add(&whole, stmt, false, 0)
+		got := (footprintReader{}).statement(q)
+		if !reflect.DeepEqual(distinctUses(got), distinctUses(whole)) || len(whole.uses) == 0 || got.all != whole.all || got.allWrite != whole.allWrite {
+			t.Fatalf("%.40s…: footprint %+v, parsed whole %+v", q, distinctUses(got), distinctUses(whole))
+		}
+	}
+}
+
+func distinctUses(f footprint) map[tableUse]bool {
+	m := map[tableUse]bool{}
+	for _, u := range f.uses {
+		m[u] = true
+	}
+	return m
 }
 
 // Random INSERTs of rows alike: the folded statement parses to the INSERT

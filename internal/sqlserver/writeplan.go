@@ -879,8 +879,8 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	generated := false
 	for r, args := range p.rows {
 		vals, gen, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, p.lits, auto)
-		if !ok || len(p.rows) > 1 && auto >= 0 && !gen {
-			return false, nil
+		if !ok || r > 0 && gen != generated {
+			return false, nil // values taken for some rows, given for others
 		}
 		rows[r], generated = vals, gen
 	}
@@ -918,8 +918,8 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 			v := vals[auto]
 			if generated {
 				v, next = next, next+1
-			} else if n := v.(int64); n > 0 {
-				st.BumpAuto(uint64(n) + 1)
+			} else if n := v.(int64); n > 0 && len(rows) == 1 {
+				st.BumpAuto(uint64(n) + 1) // several rows: as each is written
 			}
 			out, ok := convertExact(ctx, sch[auto].Type, v)
 			if !ok {
@@ -935,7 +935,11 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 		first, _ = asInt64(rows[0][auto])
 	}
 	sess.ClearWarnings()
-	if planner, err := writeInsertRows(ctx, w, tx, st, rows); planner || err != nil {
+	given := -1 // the AUTO_INCREMENT column, when the rows give its values
+	if auto >= 0 && !generated && len(rows) > 1 {
+		given = auto
+	}
+	if planner, err := writeInsertRows(ctx, w, tx, st, rows, given); planner || err != nil {
 		if planner {
 			return false, nil
 		}
@@ -1065,7 +1069,7 @@ func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars, li
 // a row fails. planner says the statement goes to the planner with nothing
 // written (a duplicate key, a row committed at a key meanwhile, a table
 // redefined).
-func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storage.Table, rows [][]any) (planner bool, err error) {
+func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storage.Table, rows [][]any, given int) (planner bool, err error) {
 	if tx == nil {
 		_, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: rows[0]})
 		if errors.Is(err, storage.ErrStale) {
@@ -1087,6 +1091,15 @@ func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storag
 		if !ok || t.Def() != st.Def() {
 			err = fmt.Errorf("%w: table %s was redefined", storage.ErrConflict, name)
 			break
+		}
+		if given >= 0 {
+			// A value given for the AUTO_INCREMENT column moves its
+			// counter past it as the row is written, as the planner
+			// does row by row: a statement that fails leaves it moved
+			// by the rows before the failing one.
+			if n, _ := asInt64(vals[given]); n > 0 {
+				t.BumpAuto(uint64(n) + 1)
+			}
 		}
 		if len(rows) > bulkRows {
 			_, err = tx.Insert(name, vals)
