@@ -855,9 +855,10 @@ const maxInsertRows = 1000
 // expression.AutoIncrement does. A statement of several rows writes all of
 // them or none: one meeting a duplicate key sends the statement to the
 // planner (which says which key, in MySQL's words) with nothing written;
-// on a table with an AUTO_INCREMENT column, each of its rows must take
-// the next value (the planner's otherwise), so that none is taken for a
-// statement the planner then runs. Its rows take consecutive values.
+// on a table with an AUTO_INCREMENT column, either each of its rows takes
+// the next value (consecutive values, none taken for a statement the
+// planner then runs) or each gives its own (the counter moved past each
+// as it is written); a mix is the planner's.
 func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writePlan, sess *Session, callback func(*sqltypes.Result) error) (bool, error) {
 	w, ok := g.writeTarget(ctx, sess, p, sql.PrivilegeType_Insert)
 	if !ok {
