@@ -484,6 +484,21 @@ func TestInsertsOfRowsAlikeShareOnePlan(t *testing.T) {
 		t.Fatalf("row 12345 by its index: %s", got)
 	}
 
+	// Upserts fold too: 300 rows, of which 100 exist (2 each) and 200 are
+	// new (1 each).
+	upsert := strings.Replace(rows(14_900, 300), "'row ", "'new ", -1) + " ON DUPLICATE KEY UPDATE c = VALUES(c)"
+	written := s.points.written.Load()
+	res, err := db.Exec(upsert)
+	if err != nil || s.points.written.Load() == written {
+		t.Fatalf("an upsert of 300 rows: %v; compiled %v", err, s.points.written.Load() > written)
+	}
+	if n, _ := res.RowsAffected(); n != 400 {
+		t.Fatalf("an upsert of 300 rows, 100 of them there: %d rows affected, want 400", n)
+	}
+	if got := count("id BETWEEN 14900 AND 15199 AND c LIKE 'new %'"); got != fmt.Sprintf("300 %d", sumMod7(14_900, 300)) {
+		t.Fatalf("rows after the upsert: %s", got)
+	}
+
 	// A duplicate key at its end: 1062, nothing written; in a transaction
 	// the statement alone is undone.
 	dup := func(q string) {
