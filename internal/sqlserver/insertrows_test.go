@@ -468,7 +468,7 @@ func TestInsertsOfRowsAlikeShareOnePlan(t *testing.T) {
 	}
 	count := func(where string) string {
 		var n, sum int64
-		if err := db.QueryRow("SELECT COUNT(*), COALESCE(SUM(v), 0) FROM k WHERE " + where).Scan(&n, &sum); err != nil {
+		if err := db.QueryRow("SELECT COUNT(*), COALESCE(SUM(v), 0) FROM k WHERE "+where).Scan(&n, &sum); err != nil {
 			t.Fatal(err)
 		}
 		return fmt.Sprintf("%d %d", n, sum)

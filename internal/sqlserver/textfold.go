@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unsafe"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
 // Rows of one shape. An INSERT … VALUES of several rows whose rows are
@@ -173,36 +178,70 @@ func render(shape []byte, lits []shapeLiteral) string {
 	return b.String()
 }
 
+// foldedRows binds the rows of a folded INSERT: row r's parameters v1 …
+// vk are its literals lits[r·k : r·k+k], as parameterize would bind them.
+type foldedRows struct {
+	lits  []shapeLiteral
+	names []string // v1 … vk
+	vars  map[string]*querypb.BindVariable
+	bvs   []querypb.BindVariable
+}
+
+func newFoldedRows(lits []shapeLiteral, k int) *foldedRows {
+	f := &foldedRows{lits: lits, names: make([]string, k), vars: make(map[string]*querypb.BindVariable, k), bvs: make([]querypb.BindVariable, k)}
+	for i := range k {
+		f.names[i] = "v" + strconv.Itoa(i+1)
+		f.vars[f.names[i]] = &f.bvs[i]
+	}
+	return f
+}
+
+// row returns the parameters of row r, valid until the next call. Their
+// values are the statement's own bytes, read and not kept
+// (paramValue copies what it keeps).
+func (f *foldedRows) row(r int) map[string]*querypb.BindVariable {
+	k := len(f.names)
+	for i, l := range f.lits[r*k : r*k+k] {
+		bv := &f.bvs[i]
+		bv.Type = sqltypes.VarChar
+		if l.isInt {
+			bv.Type = sqltypes.Int64 // digits within BIGINT (shapeOf)
+		}
+		bv.Value = unsafe.Slice(unsafe.StringData(l.text), len(l.text))
+	}
+	return f.vars
+}
+
+// rowVars returns the parameters of row r of an INSERT: its folded row's,
+// or the statement's.
+func (p *writePlan) rowVars(prep *mysql.PrepareData, r int) map[string]*querypb.BindVariable {
+	if p.folded != nil {
+		return p.folded.row(r)
+	}
+	return prep.BindVars
+}
+
 // withRows returns p, the compiled INSERT of a statement's first row whose
-// parameters are v1 … vk, for the statement's n rows: row r's parameters are
-// v(r·k+1) … v(r·k+k), as tryText binds them; literals stay as they are.
-func (p *writePlan) withRows(n, k int) (*writePlan, bool) {
+// parameters are v1 … vk, for the statement's rows f: each row names the
+// first row's parameters, bound to its own literals (foldedRows.row);
+// literals written in the row stay as they are.
+func (p *writePlan) withRows(f *foldedRows) (*writePlan, bool) {
 	if p.kind != writeInsert || len(p.rows) != 1 {
 		return nil, false
 	}
-	tmpl := p.rows[0]
-	idx := make([]int, len(tmpl)) // per argument: its parameter's number, 0 for a literal
-	for i, a := range tmpl {
+	k := len(f.names)
+	for _, a := range p.rows[0] {
 		if strings.HasPrefix(a, "v") {
-			j, err := strconv.Atoi(a[1:])
-			if err != nil || j < 1 || j > k {
+			if j, err := strconv.Atoi(a[1:]); err != nil || j < 1 || j > k {
 				return nil, false
 			}
-			idx[i] = j
 		}
 	}
 	q := *p
-	q.rows = make([][]string, n)
-	names := make([]string, n*len(tmpl))
-	for r := range n {
-		args := names[r*len(tmpl) : (r+1)*len(tmpl) : (r+1)*len(tmpl)]
-		for i, a := range tmpl {
-			if idx[i] > 0 {
-				a = "v" + strconv.Itoa(r*k+idx[i])
-			}
-			args[i] = a
-		}
-		q.rows[r] = args
+	q.rows = make([][]string, len(f.lits)/k)
+	for r := range q.rows {
+		q.rows[r] = p.rows[0]
 	}
+	q.folded = f
 	return &q, true
 }

@@ -46,23 +46,23 @@ func (g *pointGets) tryText(goctx context.Context, h mysql.Handler, c *mysql.Con
 	}
 	var key, norm string
 	var vars map[string]*querypb.BindVariable
-	rows := 1
+	var folded *foldedRows
 	switch {
 	case len(q) < 32 && isBeginOrCommit(q):
 		key, norm = q, q
 	default:
 		var ok bool
-		if key, norm, vars, rows, ok = g.normalize(c, q); !ok {
+		if key, norm, vars, folded, ok = g.normalize(c, q); !ok {
 			return false, nil
 		}
 	}
 	cp := g.textPlan(c, key, norm)
-	if rows > 1 {
+	if folded != nil {
 		// The INSERT of the first row, compiled: run with all of them.
 		if cp.write == nil {
 			return false, nil
 		}
-		p, ok := cp.write.withRows(rows, len(vars)/rows)
+		p, ok := cp.write.withRows(folded)
 		if !ok {
 			return false, nil
 		}
@@ -91,9 +91,9 @@ func isBeginOrCommit(q string) bool {
 // normalize returns the key, normalized text and parameters of a SELECT,
 // INSERT, UPDATE or DELETE; from the statement's shape when one was kept
 // (textshape.go), else by parsing it. An INSERT of rows alike is folded
-// to its first row (textfold.go): rows says how many it has, and the
-// parameters are those of every row, one after the other.
-func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars map[string]*querypb.BindVariable, rows int, ok bool) {
+// to its first row (textfold.go): folded binds its rows, and vars are the
+// first row's.
+func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars map[string]*querypb.BindVariable, folded *foldedRows, ok bool) {
 	shape, lits, shaped := shapeOf(q)
 	rows, rowLits := 1, lits
 	if shaped {
@@ -102,7 +102,7 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 		}
 	}
 	if rows == 1 && len(q) > maxInsertTextLen {
-		return "", "", nil, 0, false // parsing it here would cost what running it costs
+		return "", "", nil, nil, false // parsing it here would cost what running it costs
 	}
 	var ts *textShape
 	if shaped {
@@ -116,7 +116,7 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 		g.textParses.Add(1)
 		stmt, err := ast.Parse(text)
 		if err != nil {
-			return "", "", nil, 0, false
+			return "", "", nil, nil, false
 		}
 		isSelect := false
 		switch stmt.(type) {
@@ -124,7 +124,7 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 			isSelect = true
 		case *ast.Insert, *ast.Update, *ast.Delete:
 		default:
-			return "", "", nil, 0, false
+			return "", "", nil, nil, false
 		}
 		vars = parameterize(stmt)
 		ts = &textShape{norm: ast.String(stmt), isSelect: isSelect}
@@ -133,12 +133,15 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 			if kept != nil {
 				g.keepTextShape(c, shape, kept)
 			} else if rows > 1 {
-				return "", "", nil, 0, false // its parameters are not its literals: the planner's
+				return "", "", nil, nil, false // its parameters are not its literals: the planner's
 			}
 		}
 	}
 	if shaped && (rows > 1 || vars == nil) {
-		vars = ts.bind(lits)
+		vars = ts.bind(rowLits)
+	}
+	if rows > 1 {
+		folded = newFoldedRows(lits, len(rowLits))
 	}
 	key = ts.norm
 	if ts.isSelect {
@@ -146,7 +149,7 @@ func (g *pointGets) normalize(c *mysql.Conn, q string) (key, norm string, vars m
 		// the select list as written is part of the key.
 		key += "\x00" + selectList(q)
 	}
-	return key, ts.norm, vars, rows, true
+	return key, ts.norm, vars, folded, true
 }
 
 // startsWithFold reports whether q's first word, past spaces and

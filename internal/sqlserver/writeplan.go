@@ -74,6 +74,9 @@ type writePlan struct {
 	// lits: INSERT: the values of literals written in its rows, under
 	// the names rows give them (literal)
 	lits map[string]*querypb.BindVariable
+	// folded: the rows of a folded INSERT, whose rows all name the first
+	// row's parameters (textfold.go; set on a statement's own copy).
+	folded *foldedRows
 	// checked: the checks of the table written, kept while the
 	// definitions stay (a plan belongs to one connection).
 	checked targetCache
@@ -879,7 +882,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	rows := make([][]any, len(p.rows))
 	generated := false
 	for r, args := range p.rows {
-		vals, gen, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, p.lits, auto)
+		vals, gen, ok := insertedRow(ctx, sch, p.cols, args, p.rowVars(prep, r), p.lits, auto)
 		if !ok || r > 0 && gen != generated {
 			return false, nil // values taken for some rows, given for others
 		}
@@ -1162,7 +1165,7 @@ func (g *pointGets) tryUpsert(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prepa
 	}
 	rows := make([][]any, len(p.rows))
 	for r, args := range p.rows {
-		vals, _, ok := insertedRow(ctx, sch, p.cols, args, prep.BindVars, p.lits, -1)
+		vals, _, ok := insertedRow(ctx, sch, p.cols, args, p.rowVars(prep, r), p.lits, -1)
 		if !ok {
 			return false, nil
 		}
