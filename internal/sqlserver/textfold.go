@@ -17,10 +17,9 @@ import (
 // shape folded to that row is the key of the connection's shapes, and its
 // compiled form runs with the statement's rows, all of them or none. A
 // batch of any size, and a load of thousands of rows a statement
-// (sysbench's prepare sends about 2,500 in half a megabyte), then runs
-// without being parsed, where each count of rows was a shape of its own,
-// parsed the first time, and a statement longer than maxInsertTextLen was
-// the planner's.
+// (sysbench's prepare sends about 2,500 in half a megabyte, a dump about a
+// megabyte), then runs without being parsed, whatever its length; an
+// INSERT not folded is compiled up to maxInsertTextLen and maxInsertRows.
 
 // maxFoldedRows bounds the rows of a folded INSERT: more are the planner's.
 const maxFoldedRows = 1 << 16
@@ -44,10 +43,10 @@ func foldRows(shape []byte, nlits int) (f folded, ok bool) {
 	if at < 0 {
 		return folded{}, false
 	}
-	prefix := bytes.IndexAny(shape[:at], string([]byte{shapeInt, shapeString})) < 0
+	litsBefore := bytes.IndexAny(shape[:at], string([]byte{shapeInt, shapeString})) >= 0
 	start := skipSpaces(shape, at)
 	end := closingParen(shape, start)
-	if !prefix || end < 0 {
+	if litsBefore || end < 0 {
 		return folded{}, false
 	}
 	row := shape[start : end+1]
