@@ -26,6 +26,48 @@ type msgContext struct {
 	// fkClause gives MySQL's text of a foreign key of a table of db
 	// ("FOREIGN KEY (`p_id`) REFERENCES `p` (`id`)"), "" when unknown.
 	fkClause func(table, name string) string
+	// columns gives the number of columns of a table, 0 when unknown.
+	columns func(db, table string) int
+}
+
+// valueCountText is MySQL's 1136, which names the first row whose values
+// do not match the columns the statement lists, or the table's.
+func valueCountText(_ []string, c msgContext) string {
+	return fmt.Sprintf("Column count doesn't match value count at row %d", c.mismatchedRow())
+}
+
+// mismatchedRow is the number of the first row of the statement's INSERT
+// … VALUES whose values do not match its columns; 1 when it cannot tell.
+func (c msgContext) mismatchedRow() int {
+	stmt, err := sqlparser.Parse(c.query)
+	if err != nil {
+		return 1
+	}
+	ins, ok := stmt.(*sqlparser.Insert)
+	if !ok {
+		return 1
+	}
+	var rows sqlparser.Values
+	switch r := ins.Rows.(type) {
+	case sqlparser.Values:
+		rows = r
+	case *sqlparser.AliasedValues:
+		rows = r.Values
+	}
+	want := len(ins.Columns)
+	if want == 0 && c.columns != nil {
+		db := ins.Table.DbQualifier.String()
+		if db == "" {
+			db = c.db
+		}
+		want = c.columns(db, ins.Table.Name.String())
+	}
+	for i, row := range rows {
+		if want > 0 && len(row) != want {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 // procedureRE finds the procedure a statement names (CALL p, SHOW CREATE
@@ -125,6 +167,7 @@ var mysqlMessages = []mysqlMessage{
 		func(m []string, c msgContext) string {
 			return fmt.Sprintf("Table '%s' doesn't exist", c.tableName(m[1]))
 		}},
+	{1136, "21S01", regexp.MustCompile(`^number of values does not match number of columns provided$`), valueCountText},
 	{1241, "21000", regexp.MustCompile(`^operand should have (\d+) columns, but has \d+$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Operand should contain %s column(s)", m[1]) }},
 	{1050, "42S01", regexp.MustCompile(`^table with name (.*) already exists$`),
@@ -544,6 +587,20 @@ func (it *insertErrors) valueErrorOrNil(msg string) *mysql.SQLError {
 // last committed ("" when it is not found): its columns, the parent table
 // (with its database when it is another one) and columns, and the actions
 // given.
+// columnCount is the number of columns of table db.table, 0 when there is
+// no such table.
+func (s *Server) columnCount(db, table string) int {
+	d, ok := s.storage.Database(db)
+	if !ok {
+		return 0
+	}
+	st, ok := d.Latest().Table(table)
+	if !ok {
+		return 0
+	}
+	return st.Def().NumCols
+}
+
 func (s *Server) fkClause(db, table, name string) string {
 	d, ok := s.storage.Database(db)
 	if !ok {

@@ -50,6 +50,7 @@ func (h protocolHandler) mysqlErrorOf(c *mysql.Conn, q string, err error) error 
 		mc.dupIndex = s.lastDupIndex
 	}
 	mc.fkClause = func(table, name string) string { return h.srv.fkClause(mc.db, table, name) }
+	mc.columns = h.srv.columnCount
 	if se.Num == mysql.ERNoSuchTable && dropTableRE.MatchString(q) {
 		if m := tableNotFoundRE.FindStringSubmatch(se.Message); m != nil {
 			return unknownTable(m[1], mc)

@@ -31,3 +31,13 @@ INSERT INTO p (id) VALUES (3);
 UPDATE p SET n = n - 2;
 DROP TABLE ch, ch2, p;
 SELECT nosuchfn(1);
+-- A row whose values do not match the columns: 1136, naming the row.
+CREATE TABLE vc (id INT PRIMARY KEY, name VARCHAR(5), n INT);
+INSERT INTO vc VALUES (3, 'c');
+INSERT INTO vc (id, name) VALUES (3, 'c', 1);
+INSERT INTO vc (id, name) VALUES (3, 'c'), (4);
+INSERT INTO vc VALUES (3, 'c', 1), (4, 'd'), (5, 'e', 1);
+INSERT INTO vc VALUES (3, 'c'), (4, 'd', 1);
+PREPARE s FROM 'INSERT INTO vc VALUES (?)';
+SELECT COUNT(*) FROM vc;
+DROP TABLE vc;
