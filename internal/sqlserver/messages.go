@@ -168,6 +168,26 @@ var mysqlMessages = []mysqlMessage{
 			return fmt.Sprintf("Table '%s' doesn't exist", c.tableName(m[1]))
 		}},
 	{1136, "21S01", regexp.MustCompile(`^number of values does not match number of columns provided$`), valueCountText},
+	{1068, "42000", regexp.MustCompile(`^error: Multiple primary keys defined$`),
+		func([]string, msgContext) string { return "Multiple primary key defined" }},
+	{1075, "42000", regexp.MustCompile(`^there can be only one auto_increment column and it must be defined as a key$`),
+		func([]string, msgContext) string {
+			return "Incorrect table definition; there can be only one auto column and it must be defined as a key"
+		}},
+	{1061, "42000", regexp.MustCompile(`^an index with id "(.*)" has already been registered$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("Duplicate key name '%s'", m[1]) }},
+	{1051, "42S02", regexp.MustCompile(`^the view (.*) does not exist$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown table '%s'", m[1]) }},
+	{1193, "HY000", regexp.MustCompile(`^Unknown system variable '.*'$`), nil},
+	{1396, "HY000", regexp.MustCompile(`^Operation (?:CREATE|DROP|ALTER|RENAME) USER failed for '.*'@'.*'$`), nil},
+	{1222, "21000", regexp.MustCompile(`^cannot union two queries whose schemas are different lengths`),
+		func([]string, msgContext) string {
+			return "The used SELECT statements have a different number of columns"
+		}},
+	// go-mysql-server's texts lack the column MySQL's name: the code
+	// and SQLSTATE are MySQL's.
+	{1074, "42000", regexp.MustCompile(`^length is \d+ but max allowed is \d+$`), nil},
+	{1426, "42000", regexp.MustCompile(`^Too big precision \d+ specified\. Maximum is \d+\.$`), nil},
 	{1241, "21000", regexp.MustCompile(`^operand should have (\d+) columns, but has \d+$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Operand should contain %s column(s)", m[1]) }},
 	{1050, "42S01", regexp.MustCompile(`^table with name (.*) already exists$`),

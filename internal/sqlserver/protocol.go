@@ -51,6 +51,11 @@ func (h protocolHandler) mysqlErrorOf(c *mysql.Conn, q string, err error) error 
 	}
 	mc.fkClause = func(table, name string) string { return h.srv.fkClause(mc.db, table, name) }
 	mc.columns = h.srv.columnCount
+	if dropDatabaseRE.MatchString(q) {
+		if m := dbNotFoundRE.FindStringSubmatch(se.Message); m != nil {
+			return mysql.NewSQLError(1008, "HY000", "Can't drop database '%s'; database doesn't exist", m[1]+m[2])
+		}
+	}
 	if se.Num == mysql.ERNoSuchTable && dropTableRE.MatchString(q) {
 		if m := tableNotFoundRE.FindStringSubmatch(se.Message); m != nil {
 			return unknownTable(m[1], mc)
@@ -65,6 +70,11 @@ func (h protocolHandler) mysqlErrorOf(c *mysql.Conn, q string, err error) error 
 }
 
 var tableNotFoundRE = regexp.MustCompile(`^table not found: (.*)$`)
+
+var (
+	dropDatabaseRE = regexp.MustCompile(`(?i)^\s*DROP\s+(?:DATABASE|SCHEMA)\s`)
+	dbNotFoundRE   = regexp.MustCompile(`^(?:database not found: (.*)|Unknown database '(.*)')$`)
+)
 
 // protocolHandler wraps go-mysql-server's protocol handler: MySQL's
 // SQLSTATEs on errors, point lookups answered without the planner

@@ -41,3 +41,17 @@ INSERT INTO vc VALUES (3, 'c'), (4, 'd', 1);
 PREPARE s FROM 'INSERT INTO vc VALUES (?)';
 SELECT COUNT(*) FROM vc;
 DROP TABLE vc;
+-- Definitions refused: MySQL's codes and texts.
+CREATE TABLE dk (id INT PRIMARY KEY, a INT, KEY ka (a));
+DROP DATABASE nosuchdb;
+ALTER TABLE dk ADD PRIMARY KEY (a);
+CREATE TABLE dk2 (a INT AUTO_INCREMENT, b INT AUTO_INCREMENT, PRIMARY KEY (a));
+CREATE TABLE dk3 (a INT AUTO_INCREMENT);
+CREATE TABLE dk4 (a INT, KEY k (a), KEY k (a));
+SET @@nosuchvar = 1;
+CREATE USER dku@localhost;
+CREATE USER dku@localhost;
+DROP USER dku@localhost;
+DROP USER dku@localhost;
+SELECT a FROM dk UNION SELECT id, a FROM dk;
+DROP TABLE dk;
