@@ -184,7 +184,7 @@ var mysqlMessages = []mysqlMessage{
 		func([]string, msgContext) string {
 			return "The used SELECT statements have a different number of columns"
 		}},
-	// go-mysql-server's texts lack the column MySQL's name: the code
+	// go-mysql-server's texts lack the column MySQL's texts name: the code
 	// and SQLSTATE are MySQL's.
 	{1074, "42000", regexp.MustCompile(`^length is \d+ but max allowed is \d+$`), nil},
 	{1426, "42000", regexp.MustCompile(`^Too big precision \d+ specified\. Maximum is \d+\.$`), nil},
