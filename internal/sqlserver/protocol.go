@@ -658,22 +658,29 @@ func (h protocolHandler) againOnConflictSent(c *mysql.Conn, q string, sent *bool
 	}
 	var before [len(rerunCounted)]uint64
 	for attempt := 1; ; attempt++ {
+		// The statement counts once, however many times it runs: a run
+		// after the first takes back what it counted (read only then,
+		// not on every statement's way).
+		again := attempt > 1 && sess != nil
 		if sess != nil {
 			sess.conflicted = false
+		}
+		if again {
 			for i, name := range rerunCounted {
 				before[i] = sessionCounter(sess, name)
 			}
 		}
 		err := run()
+		if again {
+			sctx := sql.NewContext(context.Background(), sql.WithSession(sess))
+			for i, name := range rerunCounted {
+				if n := sessionCounter(sess, name) - before[i]; n > 0 {
+					sql.IncrementStatusVariable(sctx, name, -int(n))
+				}
+			}
+		}
 		if err == nil || sess == nil || !sess.conflicted || *sent || attempt == maxRowAttempts {
 			return err
-		}
-		// The statement counts once, however many times it runs.
-		sctx := sql.NewContext(context.Background(), sql.WithSession(sess))
-		for i, name := range rerunCounted {
-			if n := sessionCounter(sess, name) - before[i]; n > 0 {
-				sql.IncrementStatusVariable(sctx, name, -int(n))
-			}
 		}
 	}
 }
