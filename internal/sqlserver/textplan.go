@@ -181,18 +181,9 @@ func parameterize(stmt ast.Statement) map[string]*querypb.BindVariable {
 		if !ok {
 			return true, nil
 		}
-		var bv *querypb.BindVariable
-		switch v.Type {
-		case ast.IntVal:
-			n, err := strconv.ParseInt(string(v.Val), 10, 64)
-			if err != nil {
-				return true, nil // beyond BIGINT: left as written
-			}
-			bv = sqltypes.Int64BindVariable(n)
-		case ast.StrVal:
-			bv = sqltypes.StringBindVariable(string(v.Val))
-		default:
-			return true, nil
+		bv, ok := literalBindVar(v)
+		if !ok {
+			return true, nil // beyond BIGINT, or not an integer or a string: left as written
 		}
 		name := "v" + strconv.Itoa(len(vars)+1)
 		vars[name] = bv
@@ -200,6 +191,22 @@ func parameterize(stmt ast.Statement) map[string]*querypb.BindVariable {
 		return true, nil
 	}, stmt)
 	return vars
+}
+
+// literalBindVar is the parameter an integer (within BIGINT) or string
+// literal is bound as.
+func literalBindVar(v *ast.SQLVal) (*querypb.BindVariable, bool) {
+	switch v.Type {
+	case ast.IntVal:
+		n, err := strconv.ParseInt(string(v.Val), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		return sqltypes.Int64BindVariable(n), true
+	case ast.StrVal:
+		return sqltypes.StringBindVariable(string(v.Val)), true
+	}
+	return nil, false
 }
 
 // textPlan is the compiled form of the normalized text norm on c, kept

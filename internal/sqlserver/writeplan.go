@@ -278,17 +278,8 @@ func (p *writePlan) literal(e ast.Expr) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var bv *querypb.BindVariable
-	switch v.Type {
-	case ast.IntVal:
-		n, err := strconv.ParseInt(string(v.Val), 10, 64)
-		if err != nil {
-			return "", false
-		}
-		bv = sqltypes.Int64BindVariable(n)
-	case ast.StrVal:
-		bv = sqltypes.StringBindVariable(string(v.Val))
-	default:
+	bv, ok := literalBindVar(v)
+	if !ok {
 		return "", false
 	}
 	if p.lits == nil {
