@@ -179,6 +179,10 @@ var mysqlMessages = []mysqlMessage{
 	{1051, "42S02", regexp.MustCompile(`^the view (.*) does not exist$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown table '%s'", m[1]) }},
 	{1193, "HY000", regexp.MustCompile(`^Unknown system variable '.*'$`), nil},
+	{1115, "42000", regexp.MustCompile(`^Unknown character set: (.*)$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown character set: '%s'", m[1]) }},
+	{1273, "HY000", regexp.MustCompile(`^Unknown collation: (.*)$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown collation: '%s'", m[1]) }},
 	{1396, "HY000", regexp.MustCompile(`^Operation (?:CREATE|DROP|ALTER|RENAME) USER failed for '.*'@'.*'$`), nil},
 	{1222, "21000", regexp.MustCompile(`^cannot union two queries whose schemas are different lengths`),
 		func([]string, msgContext) string {
@@ -305,6 +309,13 @@ var sqlStates = map[int]string{
 // the SQLSTATE of its code.
 func mysqlError(se *mysql.SQLError, c msgContext) *mysql.SQLError {
 	if se.Num == mysql.ERUnknownError || se.Num < 3000 || se.Num == 3819 {
+		for _, row := range pickedMessages {
+			if m := row.re.FindStringSubmatch(se.Message); m != nil && (se.Num == mysql.ERUnknownError || se.Num == row.from) {
+				if code, state, text, ok := row.pick(m, c); ok {
+					return mysql.NewSQLError(code, state, "%s", text)
+				}
+			}
+		}
 		for _, row := range mysqlMessages {
 			m := row.re.FindStringSubmatch(se.Message)
 			if m == nil || (se.Num != row.code && se.Num != mysql.ERUnknownError && !sameFamily(se.Num, row.code)) {
@@ -524,6 +535,8 @@ var (
 	invalidValueRE = regexp.MustCompile(`^error: '(.*)' is not a valid value for '(.*)'$`)
 	badTimeRE      = regexp.MustCompile(`^Incorrect datetime value: '(.*)'$`)
 	tooLongRE      = regexp.MustCompile(`^string '.*' is too large for column '(.*)'$`)
+	badEnumRE      = regexp.MustCompile(`^value (.*) is not valid for this Enum$`)
+	badSetRE       = regexp.MustCompile(`^value (.*) (?:was not found in the set|is not valid for this set)$`)
 )
 
 // valueError is MySQL's error for go-mysql-server's text msg about a value
@@ -545,6 +558,24 @@ func (it *insertErrors) valueError(msg string, row sql.Row) *mysql.SQLError {
 			return mysql.NewSQLError(1366, "HY000", "Incorrect %s value: '%s' for column '%s' at row %d", valueKind(col.Type), m[1], col.Name, at)
 		}
 		return nil
+	}
+	// A value an ENUM or SET column does not list: MySQL's strict 1265.
+	// The column holding the value as given, else the only one of the
+	// kind (a SET's message names the member, not the value).
+	for _, k := range []struct {
+		re   *regexp.Regexp
+		kind func(sql.Type) bool
+	}{{badEnumRE, types.IsEnum}, {badSetRE, types.IsSet}} {
+		if m := k.re.FindStringSubmatch(msg); m != nil {
+			col := it.column(row, m[1], "", k.kind)
+			if col == nil {
+				col = it.column(nil, "", "", k.kind)
+			}
+			if col != nil {
+				return mysql.NewSQLError(1265, "01000", "Data truncated for column '%s' at row %d", col.Name, at)
+			}
+			return nil
+		}
 	}
 	if m := badTimeRE.FindStringSubmatch(msg); m != nil {
 		if col := it.column(row, m[1], "", types.IsTime); col != nil {

@@ -135,6 +135,9 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			if err := checkIsolation(ctx, n); err != nil {
 				return nil, err
 			}
+			if err := checkSetValues(ctx, n); err != nil {
+				return nil, err
+			}
 			warnUnused(ctx, n)
 		}
 		// A SET statement's own assignments of variables: a SET inside a

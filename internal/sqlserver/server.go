@@ -187,7 +187,8 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 }
 
 // setServerDefaults makes the server's defaults MySQL 8's: utf8mb4 with the
-// case-insensitive utf8mb4_0900_ai_ci collation; and names the server
+// case-insensitive utf8mb4_0900_ai_ci collation, lc_time_names en_US; and
+// names the server
 // (@@version and @@version_comment are read-only, set here once).
 func setServerDefaults() error {
 	if err := sql.SystemVariables.AssignValues(buildVariables()); err != nil {
@@ -199,6 +200,7 @@ func setServerDefaults() error {
 		"collation_database":   defaultCollation.Name(),
 		"collation_connection": defaultCollation.Name(),
 		"character_set_server": "utf8mb4",
+		"lc_time_names":        "en_US", // go-mysql-server's is empty
 	} {
 		if err := sql.SystemVariables.SetGlobal(ctx, name, v); err != nil {
 			return fmt.Errorf("system variable %s: %w", name, err)

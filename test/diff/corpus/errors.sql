@@ -55,3 +55,47 @@ DROP USER dku@localhost;
 DROP USER dku@localhost;
 SELECT a FROM dk UNION SELECT id, a FROM dk;
 DROP TABLE dk;
+-- A system variable set to a value it does not take: 1231, 1232 for a
+-- word where a number goes, 1115 and 1273 for an unknown character set
+-- or collation, 1286 for a storage engine, 1298 and 1649 for a time zone
+-- or locale; the variable keeps its value.
+SET sql_mode = 'NOSUCHMODE';
+SET SESSION sql_mode = 'STRICT_TRANS_TABLES,BOGUS';
+SET @@sql_mode = NULL;
+SET @sv = 1, sql_mode = 'BAD1';
+SELECT COUNT(*) FROM (SELECT 1 AS one) AS kept WHERE @@sql_mode = @@GLOBAL.sql_mode;
+SET autocommit = 5;
+SET autocommit = 'maybe';
+SET sql_mode = 'ANSI_QUOTES', autocommit = 'x';
+SET foreign_key_checks = 2;
+SET unique_checks = 'x';
+SET sql_safe_updates = 7;
+SET big_tables = 9;
+SET sql_select_limit = 'abc';
+SET sql_select_limit = NULL;
+SET sql_select_limit = 1.5;
+SET @@session.wait_timeout = 'x';
+SET NAMES 'nosuchcharset';
+SET character_set_client = 'nosuch';
+SET collation_connection = 'nosuch_ci';
+CREATE TABLE sv (a TEXT) CHARSET nosuch;
+SET default_storage_engine = 'NoSuchEngine';
+SET time_zone = 'Mars/Olympus';
+SET time_zone = '+25:00';
+SET time_zone = '-14:00';
+SET time_zone = '+05:30';
+SELECT @@time_zone;
+SET time_zone = 'nowhere';
+SELECT @@time_zone;
+SET lc_time_names = 'xx_YY';
+SELECT @@lc_time_names;
+-- A value an ENUM or SET column does not list: 1265, naming the column
+-- and the row, nothing written.
+CREATE TABLE es (id INT PRIMARY KEY, a ENUM('x','y'), s SET('x','y'));
+INSERT INTO es VALUES (1, 'z', 'x');
+INSERT INTO es VALUES (2, 'x', 'x,q');
+INSERT INTO es VALUES (5, 'x', 'x'), (6, 'y', 'y'), (7, 'q', 'x');
+INSERT INTO es (id, s) VALUES (3, 'q');
+INSERT INTO es (id, a) VALUES (4, 'q');
+SELECT COUNT(*) FROM es;
+DROP TABLE es;
