@@ -180,9 +180,18 @@ func (it *insertRows) WithChildIter(child sql.RowIter) sql.RowIter {
 }
 
 // checkUpdateText wraps the value of each assignment of an UPDATE to a
-// numeric column that is text (a literal, a parameter, a string
-// expression) in a numericAssign.
+// numeric column in a rangeAssign (rangecheck.go), and a value that is
+// text (a literal, a parameter, a string expression) in a numericAssign
+// inside it.
 func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, transform.TreeIdentity, error) {
+	return checkAssignments(ctx, n, ignore, nil)
+}
+
+// checkAssignments is checkUpdateText with the number of the row an
+// error names given by at (nil: the rows the assignment is evaluated for,
+// an UPDATE's; an INSERT's ON DUPLICATE KEY UPDATE names the row of the
+// INSERT).
+func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) (sql.Node, transform.TreeIdentity, error) {
 	refuse := refusesBadValues(ctx, ignore)
 	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		sf, ok := e.(*expression.SetField)
@@ -190,14 +199,18 @@ func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, trans
 			return e, transform.SameTree, nil
 		}
 		gf, ok := sf.LeftChild.(*expression.GetField)
-		if !ok || !isNumericColumn(gf.Type()) || !types.IsText(sf.RightChild.Type()) {
+		if !ok || !isNumericColumn(gf.Type()) {
 			return e, transform.SameTree, nil
 		}
-		if _, ok := sf.RightChild.(*numericAssign); ok {
+		if _, ok := sf.RightChild.(*rangeAssign); ok {
 			return e, transform.SameTree, nil
 		}
 		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
-		return expression.NewSetField(sf.LeftChild, &numericAssign{Expression: sf.RightChild, col: col, refuse: refuse}), transform.NewTree, nil
+		value := sf.RightChild
+		if types.IsText(value.Type()) {
+			value = &numericAssign{Expression: value, col: col, refuse: refuse}
+		}
+		return expression.NewSetField(sf.LeftChild, &rangeAssign{Expression: value, col: col, refuse: refuse, at: at}), transform.NewTree, nil
 	})
 }
 

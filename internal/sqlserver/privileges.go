@@ -220,6 +220,14 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		if err != nil {
 			return nil, err
 		}
+		if len(n.OnDupExprs) > 0 {
+			// ON DUPLICATE KEY UPDATE's assignments, checked as an
+			// UPDATE's are (rangecheck.go, numtext.go).
+			at := func() int { return max(s.insertCalls, 1) } // the row that found its duplicate counts already
+			if checked, _, err = checkAssignments(ctx, checked, n.Ignore, at); err != nil {
+				return nil, err
+			}
+		}
 		n = checked.(*plan.InsertInto)
 		src, same, err := checkArithmetic(n.Source)
 		if err != nil {

@@ -99,3 +99,40 @@ INSERT INTO es (id, s) VALUES (3, 'q');
 INSERT INTO es (id, a) VALUES (4, 'q');
 SELECT COUNT(*) FROM es;
 DROP TABLE es;
+-- An UPDATE's value out of its numeric column's range: 1264 in a strict
+-- mode, nothing written; with IGNORE or without a strict mode the nearest
+-- value the column takes, with 1264 as a warning. Also ON DUPLICATE KEY
+-- UPDATE's assignments. (The statements' warnings are compared too.)
+CREATE TABLE orng (id INT PRIMARY KEY, n INT UNSIGNED, s TINYINT, u TINYINT UNSIGNED, b BIGINT UNSIGNED, d DECIMAL(5,2), f FLOAT);
+INSERT INTO orng VALUES (1, 1, 1, 1, 1, 1, 1), (2, 2, 2, 2, 2, 2, 2);
+UPDATE orng SET n = -1 WHERE id = 1;
+UPDATE orng SET n = -1;
+UPDATE orng SET s = 300 WHERE id = 1;
+UPDATE orng SET s = -129 WHERE id = 2;
+UPDATE orng SET b = -1 WHERE id = 2;
+UPDATE orng SET n = 5000000000 WHERE id = 1;
+UPDATE orng SET n = '-1' WHERE id = 1;
+UPDATE orng SET n = -1.5 WHERE id = 1;
+UPDATE orng SET n = -0.4 WHERE id = 1;
+UPDATE orng SET u = 255.4 WHERE id = 1;
+UPDATE orng SET u = 255.5 WHERE id = 1;
+UPDATE orng SET d = 12345.6 WHERE id = 1;
+UPDATE orng SET d = 999.995 WHERE id = 1;
+UPDATE orng SET f = 1e300 WHERE id = 1;
+UPDATE orng SET b = 18446744073709551615 WHERE id = 1;
+UPDATE orng SET b = 18446744073709551616 WHERE id = 2;
+UPDATE orng SET s = s * 100 WHERE id = 2;
+UPDATE orng SET n = 4294967295, s = -128 WHERE id = 1;
+SELECT * FROM orng ORDER BY id;
+UPDATE IGNORE orng SET n = -7, s = 1000, d = -5000 WHERE id = 2;
+SELECT * FROM orng ORDER BY id;
+INSERT INTO orng VALUES (1, 5, 5, 5, 5, 5, 5) ON DUPLICATE KEY UPDATE n = -1;
+INSERT INTO orng VALUES (1, 5, 5, 5, 5, 5, 5) ON DUPLICATE KEY UPDATE u = VALUES(u) + 300;
+INSERT INTO orng VALUES (3, 5, 5, 5, 5, 5, 5), (1, 5, 5, 5, 5, 5, 5) ON DUPLICATE KEY UPDATE n = n + 1;
+INSERT IGNORE INTO orng VALUES (2, 5, 5, 5, 5, 5, 5) ON DUPLICATE KEY UPDATE u = 1000;
+SELECT * FROM orng ORDER BY id;
+SET sql_mode = '';
+UPDATE orng SET n = -7, s = -1000, d = 5000, b = '-3', u = -0.4 WHERE id = 1;
+SELECT * FROM orng ORDER BY id;
+SET sql_mode = DEFAULT;
+DROP TABLE orng;

@@ -1,0 +1,205 @@
+package sqlserver
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/shopspring/decimal"
+)
+
+// An UPDATE's value out of its numeric column's range. go-mysql-server
+// converts an assignment's value to the column's type and drops the
+// converter's word that it did not fit: UPDATE t SET n = -1 stored
+// 4294967295 in an INT UNSIGNED column, SET s = 300 stored 127 in a
+// TINYINT, in every sql_mode. MySQL, in a strict mode and without
+// IGNORE, refuses the statement (1264, Out of range value for column 'n'
+// at row 1) and writes nothing; otherwise it stores the nearest value the
+// column takes, with the same 1264 as a warning. An INSERT's values are
+// checked by go-mysql-server already; a compiled UPDATE leaves a value
+// that does not fit to the planner, which checks it here.
+
+// rangeAssign is the value of an UPDATE's assignment to a numeric column,
+// checked against the column's range; it counts the rows it is evaluated
+// for.
+type rangeAssign struct {
+	sql.Expression
+	col    *sql.Column
+	refuse bool
+	rows   int
+	at     func() int // the row an error names; nil: rows
+}
+
+func (a *rangeAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	a.rows++
+	v, err := a.Expression.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	if fits(ctx, a.col.Type, v) {
+		return v, nil // the assignment converts it, or reports why not
+	}
+	at := a.rows
+	if a.at != nil {
+		at = a.at()
+	}
+	msg := "Out of range value for column '" + a.col.Name + "' at row " + strconv.Itoa(at)
+	if a.refuse {
+		return nil, mysql.NewSQLError(1264, "22003", "%s", msg)
+	}
+	ctx.Warn(1264, "%s", msg)
+	if nearest, ok := nearestInRange(a.col.Type, v); ok {
+		return nearest, nil
+	}
+	return v, nil
+}
+
+func (a *rangeAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
+
+func (a *rangeAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
+	}
+	c := *a
+	c.Expression = children[0]
+	return &c, nil
+}
+
+func (a *rangeAssign) String() string { return a.Expression.String() }
+
+// fits reports whether v is in the range of numeric type t, or is no
+// number at all (the assignment's conversion reports that).
+func fits(ctx *sql.Context, t sql.Type, v any) bool {
+	if lo, hi, ok := numericRange(t); ok {
+		d, ok := asDecimal(v)
+		if !ok {
+			return true
+		}
+		if lo.IsZero() && d.Sign() < 0 {
+			return false // unsigned: -0.4 does not fit either, as in MySQL
+		}
+		d = d.Round(scaleOf(t)) // as the column will store it: 255.4 fits a TINYINT UNSIGNED
+		return !d.LessThan(lo) && !d.GreaterThan(hi)
+	}
+	_, inRange, err := t.Convert(ctx, v)
+	return err != nil || inRange == sql.InRange
+}
+
+// numericRange is the range of an integer or DECIMAL column type; false
+// for another type (FLOAT, DOUBLE: their converter says).
+func numericRange(t sql.Type) (lo, hi decimal.Decimal, ok bool) {
+	if dt, isDec := t.(sql.DecimalType); isDec {
+		p, sc := int32(dt.Precision()), int32(dt.Scale())
+		// 10^(p-s) - 10^-s: DECIMAL(5,2) reaches 999.99.
+		hi = decimal.New(1, p-sc).Sub(decimal.New(1, -sc))
+		return hi.Neg(), hi, true
+	}
+	return integerRange(t.Type())
+}
+
+// scaleOf is the number of decimals a numeric column keeps (0 for an
+// integer).
+func scaleOf(t sql.Type) int32 {
+	if dt, ok := t.(sql.DecimalType); ok {
+		return int32(dt.Scale())
+	}
+	return 0
+}
+
+// nearestInRange is the value of integer or DECIMAL type t nearest to v,
+// which is outside t's range; false for another type or a value that is
+// not a number.
+func nearestInRange(t sql.Type, v any) (any, bool) {
+	lo, hi, ok := numericRange(t)
+	if !ok {
+		return nil, false
+	}
+	d, ok := asDecimal(v)
+	if !ok {
+		return nil, false
+	}
+	if d.LessThan(lo) {
+		return lo.String(), true
+	}
+	if d.GreaterThan(hi) {
+		return hi.String(), true
+	}
+	return nil, false
+}
+
+// integerRange is the range of an integer column type.
+func integerRange(t querypb.Type) (lo, hi decimal.Decimal, ok bool) {
+	signed := func(bits uint) (decimal.Decimal, decimal.Decimal, bool) {
+		m := int64(1) << (bits - 1)
+		return decimal.NewFromInt(-m), decimal.NewFromInt(m - 1), true
+	}
+	unsigned := func(bits uint) (decimal.Decimal, decimal.Decimal, bool) {
+		if bits == 64 {
+			return decimal.Zero, decimal.RequireFromString(strconv.FormatUint(math.MaxUint64, 10)), true
+		}
+		return decimal.Zero, decimal.NewFromInt(int64(1)<<bits - 1), true
+	}
+	switch t {
+	case sqltypes.Int8:
+		return signed(8)
+	case sqltypes.Int16:
+		return signed(16)
+	case sqltypes.Int24:
+		return signed(24)
+	case sqltypes.Int32:
+		return signed(32)
+	case sqltypes.Int64:
+		return signed(64)
+	case sqltypes.Uint8:
+		return unsigned(8)
+	case sqltypes.Uint16:
+		return unsigned(16)
+	case sqltypes.Uint24:
+		return unsigned(24)
+	case sqltypes.Uint32:
+		return unsigned(32)
+	case sqltypes.Uint64:
+		return unsigned(64)
+	}
+	return decimal.Zero, decimal.Zero, false
+}
+
+// asDecimal reads a number of any of the kinds an expression evaluates to.
+func asDecimal(v any) (decimal.Decimal, bool) {
+	switch n := v.(type) {
+	case int8:
+		return decimal.NewFromInt(int64(n)), true
+	case int16:
+		return decimal.NewFromInt(int64(n)), true
+	case int32:
+		return decimal.NewFromInt(int64(n)), true
+	case int64:
+		return decimal.NewFromInt(n), true
+	case int:
+		return decimal.NewFromInt(int64(n)), true
+	case uint8:
+		return decimal.NewFromInt(int64(n)), true
+	case uint16:
+		return decimal.NewFromInt(int64(n)), true
+	case uint32:
+		return decimal.NewFromInt(int64(n)), true
+	case uint64:
+		return decimal.RequireFromString(strconv.FormatUint(n, 10)), true
+	case float32:
+		return decimal.NewFromFloat32(n), !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0)
+	case float64:
+		return decimal.NewFromFloat(n), !math.IsNaN(n) && !math.IsInf(n, 0)
+	case decimal.Decimal:
+		return n, true
+	case decimal.NullDecimal:
+		return n.Decimal, n.Valid
+	case string:
+		d, err := decimal.NewFromString(strings.TrimSpace(n))
+		return d, err == nil
+	}
+	return decimal.Zero, false
+}
