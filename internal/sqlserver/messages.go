@@ -184,6 +184,12 @@ var mysqlMessages = []mysqlMessage{
 	{1273, "HY000", regexp.MustCompile(`^Unknown collation: (.*)$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Unknown collation: '%s'", m[1]) }},
 	{1396, "HY000", regexp.MustCompile(`^Operation (?:CREATE|DROP|ALTER|RENAME) USER failed for '.*'@'.*'$`), nil},
+	{1050, "42S01", regexp.MustCompile(`^table with name CreateView\((.*)\)`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("Table '%s' already exists", m[1]) }},
+	{1170, "42000", regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length$`),
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("BLOB/TEXT column '%s' used in key specification without a key length", m[1])
+		}},
 	{1222, "21000", regexp.MustCompile(`^cannot union two queries whose schemas are different lengths`),
 		func([]string, msgContext) string {
 			return "The used SELECT statements have a different number of columns"
@@ -302,6 +308,7 @@ var sqlStates = map[int]string{
 	1451: "23000", // ER_ROW_IS_REFERENCED_2
 	1452: "23000", // ER_NO_REFERENCED_ROW_2
 	3819: "HY000", // ER_CHECK_CONSTRAINT_VIOLATED
+	3141: "22032", // ER_INVALID_JSON_TEXT_IN_PARAM
 }
 
 // mysqlError gives MySQL's code, SQLSTATE and text for an error that

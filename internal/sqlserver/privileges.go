@@ -278,7 +278,9 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			}
 		}
 		if fromClient(ctx) {
-			warnTableOptions(ctx, ctx.Query(), n.Name())
+			if err := checkTableOptions(ctx, ctx.Query(), n.Name()); err != nil {
+				return nil, err
+			}
 		}
 		return nil, nil
 	case *plan.Limit:

@@ -18,26 +18,56 @@ import (
 // warns when it substitutes an engine (1266), so that a dump of MyISAM or
 // partitioned tables still loads and says what it became.
 
-// warnTableOptions warns about the ENGINE and PARTITION BY of CREATE TABLE
-// statement q that are not carried out.
-func warnTableOptions(ctx *sql.Context, q string, table string) {
+//
+// An ENGINE that names no storage engine of MySQL or MariaDB is refused as
+// MySQL refuses it under NO_ENGINE_SUBSTITUTION (in the default
+// sql_mode): 1286, Unknown storage engine. Without that mode MySQL
+// substitutes its default engine with a warning, and so does Miraj.
+
+// knownEngines are the storage engines of MySQL 8 and MariaDB, in lower
+// case: a table of one of them is held as every table is, with 1266.
+var knownEngines = map[string]bool{
+	"innodb": true, "myisam": true, "memory": true, "heap": true, "csv": true, "archive": true,
+	"blackhole": true, "mrg_myisam": true, "merge": true, "federated": true, "ndb": true,
+	"ndbcluster": true, "example": true, "performance_schema": true, "aria": true,
+	"rocksdb": true, "tokudb": true, "spider": true, "connect": true, "sequence": true,
+	"s3": true, "columnstore": true, "oqgraph": true, "mroonga": true, "sphinx": true,
+	"xtradb": true, "maria": true,
+}
+
+// checkTableOptions refuses an unknown ENGINE of CREATE TABLE statement q
+// (1286, under NO_ENGINE_SUBSTITUTION) and warns about the ENGINE and
+// PARTITION BY that are not carried out.
+func checkTableOptions(ctx *sql.Context, q string, table string) error {
 	stmt, _, err := sqlparser.ParseOne(ctx, q)
 	if err != nil {
-		return
+		return nil
 	}
 	ddl, ok := stmt.(*sqlparser.DDL)
 	if !ok || ddl.TableSpec == nil {
-		return
+		return nil
 	}
 	for _, o := range ddl.TableSpec.TableOpts {
-		if strings.EqualFold(o.Name, "engine") && !strings.EqualFold(strings.Trim(o.Value, "`'\""), "InnoDB") {
-			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: 1266, Message: fmt.Sprintf("Using storage engine InnoDB for table '%s'", table)})
+		if !strings.EqualFold(o.Name, "engine") {
+			continue
 		}
+		engine := strings.Trim(o.Value, "`'\"")
+		if strings.EqualFold(engine, "InnoDB") {
+			continue
+		}
+		if !knownEngines[strings.ToLower(engine)] {
+			if sql.LoadSqlMode(ctx).ModeEnabled("NO_ENGINE_SUBSTITUTION") {
+				return mysql.NewSQLError(1286, "42000", "Unknown storage engine '%s'", engine)
+			}
+			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: 1286, Message: fmt.Sprintf("Unknown storage engine '%s'", engine)})
+		}
+		ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: 1266, Message: fmt.Sprintf("Using storage engine InnoDB for table '%s'", table)})
 	}
 	if ddl.TableSpec.PartitionOpt != nil {
 		ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
 			Message: fmt.Sprintf("PARTITION BY is not used: Miraj stores table '%s' whole", table)})
 	}
+	return nil
 }
 
 // showErrorsRE matches SHOW ERRORS [LIMIT [offset,] count].

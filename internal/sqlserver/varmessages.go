@@ -25,6 +25,73 @@ var pickedMessages = []pickedMessage{
 	{1146, regexp.MustCompile(`^table not found: (.*)$`), missingReferencedTable},
 	{0, regexp.MustCompile(`^Variable '(.*)' can't be set to the value of '(.*)'$`), wrongVariableValue},
 	{0, regexp.MustCompile(`^value (.*) (?:was not found in the set|is not valid for this set)$`), wrongSetVariableValue},
+	{1146, regexp.MustCompile(`^table not found: (.*)$`), missingSystemView},
+	{0, regexp.MustCompile(`^function '(.*)' expected .* arguments?, \d+ received$`), wrongArgumentCount},
+	{0, regexp.MustCompile(`^You are not allowed to create a user with GRANT$`), grantToMissingUser},
+	{1396, regexp.MustCompile(`^Operation ALTER USER failed for '.*'@'.*'$`), passwordOfMissingUser},
+	{0, regexp.MustCompile(`^Scale (\d+) cannot be larger than the precision (\d+)$`), scaleOverPrecision},
+}
+
+// missingSystemView is MySQL's 1109 for a table of information_schema
+// that does not exist (1146 names a table of a database).
+func missingSystemView(m []string, c msgContext) (int, string, string, bool) {
+	if name := c.tableName(m[1]); strings.HasPrefix(strings.ToLower(name), "information_schema.") {
+		return 1109, "42S02", fmt.Sprintf("Unknown table '%s' in information_schema", name[len("information_schema."):]), true
+	}
+	return 0, "", "", false
+}
+
+// aggregates are the functions whose wrong number of arguments MySQL's
+// parser refuses (1064), not its function table (1582).
+var aggregates = map[string]bool{"sum": true, "avg": true, "count": true, "min": true, "max": true,
+	"group_concat": true, "std": true, "stddev": true, "stddev_pop": true, "stddev_samp": true,
+	"variance": true, "var_pop": true, "var_samp": true, "bit_and": true, "bit_or": true, "bit_xor": true,
+	"json_arrayagg": true, "json_objectagg": true}
+
+// wrongArgumentCount is MySQL's 1582 for a built-in function called with
+// a wrong number of arguments.
+func wrongArgumentCount(m []string, _ msgContext) (int, string, string, bool) {
+	if aggregates[strings.ToLower(m[1])] {
+		return 0, "", "", false
+	}
+	return 1582, "42000", fmt.Sprintf("Incorrect parameter count in the call to native function '%s'", strings.ToUpper(m[1])), true
+}
+
+// accountRE finds the account a REVOKE … FROM names.
+var accountRE = regexp.MustCompile("(?is)\\bFROM\\s+['\x60\"]?([^'\x60\"@\\s]*)['\x60\"]?\\s*@\\s*['\x60\"]?([^'\x60\"\\s,;]*)")
+
+// grantToMissingUser is MySQL's error for a GRANT to an account that does
+// not exist (1410, go-mysql-server's text) or a REVOKE from one (1141).
+func grantToMissingUser(m []string, c msgContext) (int, string, string, bool) {
+	if strings.EqualFold(firstWord(c.query), "REVOKE") {
+		if a := accountRE.FindStringSubmatch(c.query); a != nil {
+			return 1141, "42000", fmt.Sprintf("There is no such grant defined for user '%s' on host '%s'", a[1], a[2]), true
+		}
+	}
+	return 1410, "42000", m[0], true
+}
+
+// passwordOfMissingUser is MySQL's 1133 for SET PASSWORD FOR an account
+// that does not exist (ALTER USER's is 1396).
+func passwordOfMissingUser(m []string, c msgContext) (int, string, string, bool) {
+	if !strings.EqualFold(firstWord(c.query), "SET") {
+		return 0, "", "", false
+	}
+	return 1133, "28000", "Can't find any matching row in the user table", true
+}
+
+// scaleOverPrecision is MySQL's 1427 for DECIMAL(M,D) with D > M, naming
+// the column, which the statement gives.
+func scaleOverPrecision(m []string, c msgContext) (int, string, string, bool) {
+	re, err := regexp.Compile("(?i)(\x60[^\x60]+\x60|[\\w$]+)\\s+(?:decimal|dec|numeric|fixed)\\s*\\(\\s*" + m[2] + "\\s*,\\s*" + m[1] + "\\s*\\)")
+	if err != nil {
+		return 0, "", "", false
+	}
+	col := re.FindStringSubmatch(c.query)
+	if col == nil {
+		return 0, "", "", false
+	}
+	return 1427, "42000", fmt.Sprintf("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s')", unquoteIdent(col[1])), true
 }
 
 // MySQL's errors for a SET of a system variable to a value it cannot take,

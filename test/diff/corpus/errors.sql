@@ -136,3 +136,24 @@ UPDATE orng SET n = -7, s = -1000, d = 5000, b = '-3', u = -0.4 WHERE id = 1;
 SELECT * FROM orng ORDER BY id;
 SET sql_mode = DEFAULT;
 DROP TABLE orng;
+-- More of go-mysql-server's 1105s, MySQL's codes now: a view named as a
+-- table (1050), a built-in function's argument count (1582), REVOKE from
+-- and SET PASSWORD FOR a missing account (1141, 1133), a missing table of
+-- information_schema (1109), DECIMAL(M,D) with D > M (1427), a TEXT key
+-- without a length (1170), an unknown storage engine (1286; a warning
+-- without NO_ENGINE_SUBSTITUTION).
+CREATE TABLE vt (id INT PRIMARY KEY);
+CREATE VIEW vt AS SELECT 1;
+SELECT STR_TO_DATE('x', 1, 2);
+SELECT CONCAT();
+SELECT ABS(1, 2);
+REVOKE SELECT ON *.* FROM nosuchuser@localhost;
+SET PASSWORD FOR nosuchuser@localhost = 'x';
+SELECT * FROM information_schema.nosuch;
+CREATE TABLE d5 (a DECIMAL(5, 10));
+CREATE TABLE t7 (a TEXT, PRIMARY KEY (a));
+CREATE TABLE eb (a INT) ENGINE = NoSuchEngine;
+SET sql_mode = '';
+CREATE TABLE eb (a INT) ENGINE = NoSuchEngine;
+SET sql_mode = DEFAULT;
+DROP TABLE eb, vt;
