@@ -43,6 +43,8 @@ const castRuleID analyzer.RuleId = 10_004
 //     (jsonpath.go).
 //   - A number where a date belongs is the date its digits spell
 //     (numbersAsDates, datenum.go).
+//   - An ENUM, SET or date argument of a string function, LIKE or CAST(…
+//     AS CHAR) is read as its text (textargs.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
@@ -60,6 +62,12 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 		return transform.OneNodeExprsWithNode(n, func(node sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 			_, projected := node.(*plan.Project)
 			return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				// ENUM, SET and date arguments of string functions read
+				// as their text (textargs.go).
+				same := transform.SameTree
+				if ne, ok := withTextArgs(ctx, e); ok {
+					e, same = ne, transform.NewTree
+				}
 				switch e := e.(type) {
 				case *expression.UserVar:
 					// A variable not set when the statement was planned
@@ -109,7 +117,7 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 						return expression.NewLike(expression.NewConvert(e.Left(), expression.ConvertToBinary), e.Right(), e.Escape), transform.NewTree, nil
 					}
 				}
-				return e, transform.SameTree, nil
+				return e, same, nil
 			})
 		})
 	})

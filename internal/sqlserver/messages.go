@@ -544,6 +544,10 @@ var (
 	tooLongRE      = regexp.MustCompile(`^string '.*' is too large for column '(.*)'$`)
 	badEnumRE      = regexp.MustCompile(`^value (.*) is not valid for this Enum$`)
 	badSetRE       = regexp.MustCompile(`^value (.*) (?:was not found in the set|is not valid for this set)$`)
+	badYearRE      = regexp.MustCompile(`^value (.*) is not a valid Year$`)
+	tooManyBitsRE  = regexp.MustCompile(`^(.*) is beyond the maximum value that can be held by \d+ bits$`)
+	badTimeOfDayRE = regexp.MustCompile(`^value (.*) is not a valid Time$`)
+	decimalRangeRE = regexp.MustCompile(`^Out of range value for column of Decimal type\s*$`)
 )
 
 // valueError is MySQL's error for go-mysql-server's text msg about a value
@@ -582,6 +586,38 @@ func (it *insertErrors) valueError(msg string, row sql.Row) *mysql.SQLError {
 				return mysql.NewSQLError(1265, "01000", "Data truncated for column '%s' at row %d", col.Name, at)
 			}
 			return nil
+		}
+	}
+	// A YEAR, a BIT, a TIME or a DECIMAL that does not fit: the column
+	// holding the value as given, else the only one of the type. (The
+	// texts index their arguments: column, row, value.)
+	for _, k := range []struct {
+		re          *regexp.Regexp
+		kind        func(sql.Type) bool
+		code        int
+		state, text string
+	}{
+		{badYearRE, types.IsYear, 1264, "22003", "Out of range value for column '%[1]s' at row %[2]d"},
+		{tooManyBitsRE, types.IsBit, 1406, "22001", "Data too long for column '%[1]s' at row %[2]d"},
+		{badTimeOfDayRE, types.IsTimespan, 1292, "22007", "Incorrect time value: '%[3]s' for column '%[1]s' at row %[2]d"},
+		{decimalRangeRE, types.IsDecimal, 1264, "22003", "Out of range value for column '%[1]s' at row %[2]d"},
+	} {
+		if m := k.re.FindStringSubmatch(msg); m != nil {
+			var col *sql.Column
+			if len(m) > 1 {
+				col = it.column(row, m[1], "", k.kind)
+			}
+			if col == nil {
+				col = it.column(nil, "", "", k.kind)
+			}
+			if col == nil {
+				return nil
+			}
+			value := ""
+			if len(m) > 1 {
+				value = m[1]
+			}
+			return mysql.NewSQLError(k.code, k.state, k.text, col.Name, at, value)
 		}
 	}
 	if m := badTimeRE.FindStringSubmatch(msg); m != nil {

@@ -199,13 +199,20 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 			return e, transform.SameTree, nil
 		}
 		gf, ok := sf.LeftChild.(*expression.GetField)
-		if !ok || !isNumericColumn(gf.Type()) {
+		if !ok {
 			return e, transform.SameTree, nil
 		}
-		if _, ok := sf.RightChild.(*rangeAssign); ok {
+		switch sf.RightChild.(type) {
+		case *rangeAssign, *listedAssign:
 			return e, transform.SameTree, nil
 		}
 		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
+		if refuse && listedColumn(gf.Type()) {
+			return expression.NewSetField(sf.LeftChild, &listedAssign{Expression: sf.RightChild, col: col, at: at}), transform.NewTree, nil
+		}
+		if !isNumericColumn(gf.Type()) {
+			return e, transform.SameTree, nil
+		}
 		value := sf.RightChild
 		if types.IsText(value.Type()) {
 			value = &numericAssign{Expression: value, col: col, refuse: refuse}

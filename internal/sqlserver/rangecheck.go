@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -203,3 +204,64 @@ func asDecimal(v any) (decimal.Decimal, bool) {
 	}
 	return decimal.Zero, false
 }
+
+// listedAssign is the value of an UPDATE's assignment to an ENUM, SET,
+// YEAR, BIT, DATE, DATETIME or TIMESTAMP column in a strict mode: a value
+// the column does not take is MySQL's error naming the column and the row
+// (1265 for a member the ENUM or SET does not list, 1264 for a YEAR out of
+// range, 1406 for a number wider than the BIT, 1292 for a date that is
+// none), where go-mysql-server's was 1105, or 1292 without them. Without
+// a strict mode the assignment converts as before.
+type listedAssign struct {
+	sql.Expression
+	col  *sql.Column
+	rows int
+	at   func() int
+}
+
+// listedColumn reports whether t is a type listedAssign checks.
+func listedColumn(t sql.Type) bool {
+	return types.IsEnum(t) || types.IsSet(t) || types.IsYear(t) || types.IsBit(t) || types.IsTime(t)
+}
+
+func (a *listedAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	a.rows++
+	v, err := a.Expression.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	if _, _, err := a.col.Type.Convert(ctx, v); err == nil {
+		return v, nil
+	}
+	at := a.rows
+	if a.at != nil {
+		at = a.at()
+	}
+	switch t := a.col.Type; {
+	case types.IsEnum(t), types.IsSet(t):
+		return nil, mysql.NewSQLError(1265, "01000", "Data truncated for column '%s' at row %d", a.col.Name, at)
+	case types.IsYear(t):
+		return nil, mysql.NewSQLError(1264, "22003", "Out of range value for column '%s' at row %d", a.col.Name, at)
+	case types.IsTime(t):
+		kind := "datetime"
+		if types.IsDateType(t) {
+			kind = "date"
+		}
+		return nil, mysql.NewSQLError(1292, "22007", "Incorrect %s value: '%v' for column '%s' at row %d", kind, v, a.col.Name, at)
+	default:
+		return nil, mysql.NewSQLError(1406, "22001", "Data too long for column '%s' at row %d", a.col.Name, at)
+	}
+}
+
+func (a *listedAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
+
+func (a *listedAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
+	}
+	c := *a
+	c.Expression = children[0]
+	return &c, nil
+}
+
+func (a *listedAssign) String() string { return a.Expression.String() }

@@ -70,3 +70,45 @@ func TestUpdateValuesOutOfRange(t *testing.T) {
 		t.Errorf("after the values at the ends: %s, want %s", got, want)
 	}
 }
+
+// A prepared UPDATE of a YEAR, BIT, ENUM, SET or DATE column to a value it
+// does not take is MySQL's error naming the column and the row, in a
+// strict mode, and writes nothing (go-mysql-server's was 1105, or 1292
+// without the column).
+func TestUpdateValuesNotTaken(t *testing.T) {
+	_, open := startServer(t)
+	c := dbConn(t, open("root", "", ""))
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE ynt", "USE ynt",
+		"CREATE TABLE w (id INT PRIMARY KEY, y YEAR, b BIT(3), e ENUM('a','b'), s SET('x','y'), d DATE)",
+		"INSERT INTO w VALUES (1, 2001, 1, 'a', 'x', '2020-01-01')"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		arg  any
+		want string
+	}{
+		{"UPDATE w SET y = ? WHERE id = 1", 1800, "Error 1264 (22003): Out of range value for column 'y' at row 1"},
+		{"UPDATE w SET b = ? WHERE id = 1", 8, "Error 1406 (22001): Data too long for column 'b' at row 1"},
+		{"UPDATE w SET e = ? WHERE id = 1", "z", "Error 1265 (01000): Data truncated for column 'e' at row 1"},
+		{"UPDATE w SET s = ? WHERE id = 1", "x,q", "Error 1265 (01000): Data truncated for column 's' at row 1"},
+		{"UPDATE w SET d = ? WHERE id = 1", "2020-02-30", "Error 1292 (22007): Incorrect date value: '2020-02-30' for column 'd' at row 1"},
+		{"INSERT INTO w (id, y) VALUES (2, ?)", 1800, "Error 1264 (22003): Out of range value for column 'y' at row 1"},
+		{"INSERT INTO w (id, b) VALUES (2, ?)", 8, "Error 1406 (22001): Data too long for column 'b' at row 1"},
+	} {
+		_, err := c.ExecContext(ctx, tc.q, tc.arg)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s (%v):\n got %v\nwant %s", tc.q, tc.arg, err, tc.want)
+		}
+	}
+	var row string
+	if err := c.QueryRowContext(ctx, "SELECT CONCAT_WS(',', (SELECT COUNT(*) FROM w), y, b + 0, e, s, d) FROM w").Scan(&row); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1,2001,1,a,x,2020-01-01"; row != want {
+		t.Errorf("table after the refused writes: %s, want %s", row, want)
+	}
+}

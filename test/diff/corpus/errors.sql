@@ -157,3 +157,19 @@ SET sql_mode = '';
 CREATE TABLE eb (a INT) ENGINE = NoSuchEngine;
 SET sql_mode = DEFAULT;
 DROP TABLE eb, vt;
+-- A YEAR, BIT, ENUM or SET value the column does not take, in an INSERT
+-- and an UPDATE: MySQL's codes naming the column and the row (they were
+-- 1105); a date that is none in an UPDATE names its column too.
+CREATE TABLE yb (id INT PRIMARY KEY, y YEAR, b BIT(3), e ENUM('a', 'b'), d DATE, tm TIME);
+INSERT INTO yb (id, y) VALUES (1, 1800);
+INSERT INTO yb (id, y, b) VALUES (2, 2000, 1), (3, 1800, 1);
+INSERT INTO yb (id, b) VALUES (4, 8);
+INSERT INTO yb (id, tm) VALUES (5, '1000:00:00');
+INSERT INTO yb VALUES (6, 2001, 2, 'a', '2020-01-01', '10:00:00');
+UPDATE yb SET y = 1800 WHERE id = 6;
+UPDATE yb SET b = 8 WHERE id = 6;
+UPDATE yb SET e = 'z' WHERE id = 6;
+UPDATE yb SET d = '2020-02-30' WHERE id = 6;
+INSERT INTO yb (id, e) VALUES (6, 'a') ON DUPLICATE KEY UPDATE e = 'q';
+SELECT * FROM yb;
+DROP TABLE yb;

@@ -39,3 +39,22 @@ SELECT EXPORT_SET(5, 'Y', 'N');
 SELECT UUID_SHORT() > 0, UUID_SHORT() <> UUID_SHORT();
 SELECT BENCHMARK(-1, 1), BENCHMARK(NULL, 1), BENCHMARK(3, NULL), BENCHMARK(2, 'x'), BENCHMARK(1000, MD5('a'));
 DROP TABLE w;
+-- ENUM, SET, DATE, DATETIME and TIME values read as their text by the
+-- string functions, LIKE and CAST(… AS CHAR); compared, added and sorted
+-- as they are.
+CREATE TABLE est (id INT PRIMARY KEY, e ENUM('a','b'), s SET('x','y'), d DATE, y YEAR, dt DATETIME(3), tm TIME);
+INSERT INTO est VALUES (1, 'b', 'x,y', '2020-01-01', 2001, '2020-01-02 03:04:05.678', '12:34:56'), (2, NULL, NULL, NULL, NULL, NULL, NULL), (3, 'a', 'y', '1999-12-31', 1999, '1999-12-31 23:59:59.000', '-01:00:00');
+SELECT id, CONCAT_WS(',', e, s, d, y), CONCAT(e, s, d, tm), CONCAT(dt) FROM est ORDER BY id;
+SELECT id, CAST(e AS CHAR), CAST(s AS CHAR), CAST(d AS CHAR), CAST(tm AS CHAR) FROM est ORDER BY id;
+SELECT id, UPPER(e), LOWER(s), SUBSTRING(d, 1, 4), LEFT(e, 1), RIGHT(tm, 2), REPLACE(d, '-', '/'), LPAD(e, 3, '*') FROM est ORDER BY id;
+SELECT id, LENGTH(d), CHAR_LENGTH(e), LENGTH(dt), LENGTH(tm), HEX(e), LOCATE('y', s), INSTR(d, '12') FROM est ORDER BY id;
+SELECT id FROM est WHERE e LIKE 'b';
+SELECT id FROM est WHERE e LIKE 'B';
+SELECT id FROM est WHERE d LIKE '2020%';
+SELECT id FROM est WHERE s LIKE '%y%' ORDER BY id;
+SELECT id FROM est WHERE tm LIKE '12%';
+SELECT id FROM est WHERE e REGEXP '^b';
+SELECT id, COALESCE(e, 'z'), IFNULL(d, 'none'), COALESCE(tm, 'none') FROM est ORDER BY id;
+SELECT id, e + 0, e = 'b', e IN ('a'), d > '2000-01-01', YEAR(d), d + INTERVAL 1 DAY FROM est ORDER BY id;
+SELECT e FROM est ORDER BY e;
+DROP TABLE est;
