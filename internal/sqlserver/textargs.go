@@ -1,11 +1,13 @@
 package sqlserver
 
 import (
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -16,7 +18,9 @@ import (
 // UPPER(e) 'b', LEFT(e, 1) an error, COALESCE(e, 'z') '2', LENGTH(d) of a
 // DATE 19, d LIKE '2020-01-01' false, and CONCAT(t) of a TIME an error. MySQL reads such a value as its text, the one a
 // client is sent ('b', 'x,y', '2020-01-01'). castRule gives the string
-// functions, LIKE and CAST(… AS CHAR) that text (asText); comparisons,
+// functions, LIKE and CAST(… AS CHAR) that text (textOf), and MIN, MAX,
+// GROUP_CONCAT and JSON_ARRAYAGG an ENUM's or SET's members as text (the
+// latter two dates too); comparisons,
 // arithmetic, ORDER BY and the date functions keep the values as they are.
 
 // textFunctions are the functions that read their arguments as text, by
@@ -36,31 +40,54 @@ var textFunctions = func() map[string]bool {
 	return m
 }()
 
+// membersAsText are the aggregates that compare an ENUM's or a SET's
+// members as text (MySQL: "MAX() and MIN() compare ENUM and SET columns by
+// their string value"); a date they keep as a date.
+var membersAsText = map[string]bool{"max": true, "min": true}
+
 // withTextArgs is e with its ENUM, SET and date arguments read as text,
 // when e reads its arguments as text; false when nothing changes.
 func withTextArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
+	asText := readAsText
+	first := 0 // the first child that is an argument
 	switch x := e.(type) {
 	case *expression.Like:
 	case *expression.Convert:
 		if !types.IsText(x.Type()) {
 			return nil, false
 		}
+	case *aggregation.GroupConcat:
+		// Its children are its ORDER BY expressions, which sort an ENUM
+		// by its number as ORDER BY does, then its arguments. Of one
+		// argument and without DISTINCT only: go-mysql-server plans the
+		// others' arguments apart, and loses a changed one.
+		var ok bool
+		if first, ok = groupConcatOrderBy(x); !ok || len(x.Children()) != first+1 {
+			return nil, false
+		}
+	case *aggregation.JsonArray: // JSON_ARRAYAGG
 	default:
 		f, ok := e.(sql.FunctionExpression)
-		if !ok || !textFunctions[strings.ToLower(f.FunctionName())] {
+		if !ok {
+			return nil, false
+		}
+		switch name := strings.ToLower(f.FunctionName()); {
+		case membersAsText[name]:
+			asText = func(t sql.Type) bool { return types.IsEnum(t) || types.IsSet(t) }
+		case !textFunctions[name]:
 			return nil, false
 		}
 	}
 	children := e.Children()
 	var args []sql.Expression
 	for i, c := range children {
-		if _, done := c.(*asText); done || !readAsText(c.Type()) {
+		if _, done := c.(*textOf); done || i < first || !asText(c.Type()) {
 			continue
 		}
 		if args == nil {
 			args = append([]sql.Expression(nil), children...)
 		}
-		args[i] = newAsText(ctx, c)
+		args[i] = newTextOf(ctx, c)
 	}
 	if args == nil {
 		return nil, false
@@ -78,23 +105,23 @@ func readAsText(t sql.Type) bool {
 	return types.IsEnum(t) || types.IsSet(t) || types.IsTime(t) || types.IsTimespan(t)
 }
 
-// asText is an ENUM, SET or date value as its text.
-type asText struct {
+// textOf is an ENUM, SET or date value as its text.
+type textOf struct {
 	sql.Expression
 	typ sql.Type
 }
 
-func newAsText(ctx *sql.Context, e sql.Expression) *asText {
+func newTextOf(ctx *sql.Context, e sql.Expression) *textOf {
 	collation := ctx.GetCollation()
 	if tc, ok := e.Type().(sql.TypeWithCollation); ok {
 		collation = tc.Collation()
 	}
-	return &asText{Expression: e, typ: types.CreateLongText(collation)}
+	return &textOf{Expression: e, typ: types.CreateLongText(collation)}
 }
 
-func (a *asText) Type() sql.Type { return a.typ }
+func (a *textOf) Type() sql.Type { return a.typ }
 
-func (a *asText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (a *textOf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	v, err := a.Expression.Eval(ctx, row)
 	if err != nil || v == nil {
 		return v, err
@@ -118,18 +145,31 @@ func (a *asText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return text.ToString(), nil
 }
 
-func (a *asText) Children() []sql.Expression { return []sql.Expression{a.Expression} }
+func (a *textOf) Children() []sql.Expression { return []sql.Expression{a.Expression} }
 
-func (a *asText) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+func (a *textOf) WithChildren(children ...sql.Expression) (sql.Expression, error) {
 	if len(children) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
 	}
-	return &asText{Expression: children[0], typ: a.typ}, nil
+	return &textOf{Expression: children[0], typ: a.typ}, nil
 }
 
-func (a *asText) String() string { return a.Expression.String() }
+func (a *textOf) String() string { return a.Expression.String() }
 
 // CollationCoercibility: the argument's own (a column's is implicit).
-func (a *asText) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte) {
+func (a *textOf) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte) {
 	return sql.GetCoercibility(ctx, a.Expression)
+}
+
+// groupConcatOrderBy is the number of ORDER BY expressions of g, which
+// come first among its children; false when g has DISTINCT or the number
+// cannot be read. go-mysql-server exports neither; its fields are read
+// (not written) by reflection.
+func groupConcatOrderBy(g *aggregation.GroupConcat) (int, bool) {
+	v := reflect.ValueOf(g).Elem()
+	sf, distinct := v.FieldByName("sf"), v.FieldByName("distinct")
+	if !sf.IsValid() || sf.Kind() != reflect.Slice || !distinct.IsValid() || distinct.Kind() != reflect.String || distinct.Len() > 0 {
+		return 0, false
+	}
+	return sf.Len(), true
 }

@@ -14,7 +14,7 @@ func TestEnumSetAndDatesAsText(t *testing.T) {
 	c := dbConn(t, open("root", "", ""))
 	ctx := context.Background()
 	for _, q := range []string{"CREATE DATABASE eat", "USE eat",
-		"CREATE TABLE w (id INT PRIMARY KEY, e ENUM('a','b'), s SET('x','y'), d DATE, tm TIME)",
+		"CREATE TABLE w (id INT PRIMARY KEY, e ENUM('b','a'), s SET('x','y'), d DATE, tm TIME)",
 		"INSERT INTO w VALUES (1, 'b', 'x,y', '2020-01-01', '12:34:56'), (2, 'a', 'y', '1999-12-31', '01:00:00')"} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -30,6 +30,10 @@ func TestEnumSetAndDatesAsText(t *testing.T) {
 		{"SELECT GROUP_CONCAT(id) FROM w WHERE s LIKE ?", "%y%", "1,2"},
 		{"SELECT CONCAT_WS(?, e, s, d, tm) FROM w WHERE id = 1", "|", "b|x,y|2020-01-01|12:34:56"},
 		{"SELECT CONCAT(UPPER(e), LENGTH(d), LEFT(s, ?)) FROM w WHERE id = 2", 1, "A10y"},
+		// MIN and MAX compare an ENUM's members as text, not by number;
+		// GROUP_CONCAT gathers their text.
+		{"SELECT CONCAT(MAX(e), MIN(e)) FROM w WHERE id > ?", 0, "ba"},
+		{"SELECT GROUP_CONCAT(e ORDER BY id) FROM w WHERE id > ?", 0, "b,a"},
 	} {
 		var got string
 		if err := c.QueryRowContext(ctx, tc.q, tc.arg).Scan(&got); err != nil {

@@ -41,7 +41,8 @@ SELECT BENCHMARK(-1, 1), BENCHMARK(NULL, 1), BENCHMARK(3, NULL), BENCHMARK(2, 'x
 DROP TABLE w;
 -- ENUM, SET, DATE, DATETIME and TIME values read as their text by the
 -- string functions, LIKE and CAST(… AS CHAR); compared, added and sorted
--- as they are.
+-- as they are; MIN and MAX compare ENUM and SET members as text,
+-- GROUP_CONCAT gathers their text.
 CREATE TABLE est (id INT PRIMARY KEY, e ENUM('a','b'), s SET('x','y'), d DATE, y YEAR, dt DATETIME(3), tm TIME);
 INSERT INTO est VALUES (1, 'b', 'x,y', '2020-01-01', 2001, '2020-01-02 03:04:05.678', '12:34:56'), (2, NULL, NULL, NULL, NULL, NULL, NULL), (3, 'a', 'y', '1999-12-31', 1999, '1999-12-31 23:59:59.000', '-01:00:00');
 SELECT id, CONCAT_WS(',', e, s, d, y), CONCAT(e, s, d, tm), CONCAT(dt) FROM est ORDER BY id;
@@ -57,4 +58,7 @@ SELECT id FROM est WHERE e REGEXP '^b';
 SELECT id, COALESCE(e, 'z'), IFNULL(d, 'none'), COALESCE(tm, 'none') FROM est ORDER BY id;
 SELECT id, e + 0, e = 'b', e IN ('a'), d > '2000-01-01', YEAR(d), d + INTERVAL 1 DAY FROM est ORDER BY id;
 SELECT e FROM est ORDER BY e;
+SELECT MAX(e), MIN(e), MAX(s), MIN(s), MAX(d), MIN(tm) FROM est;
+SELECT GROUP_CONCAT(e ORDER BY id), GROUP_CONCAT(s ORDER BY id SEPARATOR ';'), GROUP_CONCAT(d ORDER BY id), GROUP_CONCAT(tm ORDER BY tm) FROM est;
+SELECT GROUP_CONCAT(id ORDER BY e), GROUP_CONCAT(e ORDER BY e DESC) FROM est;
 DROP TABLE est;
