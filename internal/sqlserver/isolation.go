@@ -25,23 +25,8 @@ import (
 
 // checkIsolation refuses or warns about the isolation levels n sets.
 func checkIsolation(ctx *sql.Context, n *plan.Set) error {
-	for _, e := range n.Exprs {
-		sf, ok := e.(*expression.SetField)
-		if !ok {
-			continue
-		}
-		sv, ok := sf.LeftChild.(*expression.SystemVar)
-		if !ok || !strings.EqualFold(sv.Name, "transaction_isolation") && !strings.EqualFold(sv.Name, "tx_isolation") {
-			continue
-		}
-		v, err := sf.RightChild.Eval(ctx, nil)
-		if err != nil {
-			return nil // the assignment reports it
-		}
-		s, ok := v.(string)
-		if !ok {
-			continue
-		}
+	isolation := func(name string) bool { return name == "transaction_isolation" || name == "tx_isolation" }
+	return eachStringSet(ctx, n, isolation, func(_, s string) error {
 		switch level := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", "-")); level {
 		case "SERIALIZABLE":
 			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
@@ -49,6 +34,33 @@ func checkIsolation(ctx *sql.Context, n *plan.Set) error {
 		case "READ-COMMITTED", "READ-UNCOMMITTED":
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
 				Message: fmt.Sprintf("Isolation level %s is not used: Miraj runs every transaction in snapshot isolation (REPEATABLE READ)", level)})
+		}
+		return nil
+	})
+}
+
+// eachStringSet calls fn with the name (in lower case) and the value of
+// each system variable of those want that n sets to a string, and returns
+// fn's first error. A value that does not evaluate ends the calls without
+// an error: the assignment reports it.
+func eachStringSet(ctx *sql.Context, n *plan.Set, want func(name string) bool, fn func(name, value string) error) error {
+	for _, e := range n.Exprs {
+		sf, ok := e.(*expression.SetField)
+		if !ok {
+			continue
+		}
+		sv, ok := sf.LeftChild.(*expression.SystemVar)
+		if !ok || !want(strings.ToLower(sv.Name)) {
+			continue
+		}
+		v, err := sf.RightChild.Eval(ctx, nil)
+		if err != nil {
+			return nil
+		}
+		if s, ok := v.(string); ok {
+			if err := fn(strings.ToLower(sv.Name), s); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

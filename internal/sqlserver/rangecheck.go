@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -132,64 +133,36 @@ func nearestInRange(t sql.Type, v any) (any, bool) {
 	return nil, false
 }
 
+// integerBits are the integer column types: their width and whether they
+// are signed.
+var integerBits = map[querypb.Type]struct {
+	bits   uint
+	signed bool
+}{
+	sqltypes.Int8: {8, true}, sqltypes.Int16: {16, true}, sqltypes.Int24: {24, true},
+	sqltypes.Int32: {32, true}, sqltypes.Int64: {64, true},
+	sqltypes.Uint8: {8, false}, sqltypes.Uint16: {16, false}, sqltypes.Uint24: {24, false},
+	sqltypes.Uint32: {32, false}, sqltypes.Uint64: {64, false},
+}
+
 // integerRange is the range of an integer column type.
 func integerRange(t querypb.Type) (lo, hi decimal.Decimal, ok bool) {
-	signed := func(bits uint) (decimal.Decimal, decimal.Decimal, bool) {
-		m := int64(1) << (bits - 1)
+	w, ok := integerBits[t]
+	switch {
+	case !ok:
+		return decimal.Zero, decimal.Zero, false
+	case w.signed:
+		m := int64(1) << (w.bits - 1)
 		return decimal.NewFromInt(-m), decimal.NewFromInt(m - 1), true
+	case w.bits == 64:
+		return decimal.Zero, decimal.RequireFromString(strconv.FormatUint(math.MaxUint64, 10)), true
 	}
-	unsigned := func(bits uint) (decimal.Decimal, decimal.Decimal, bool) {
-		if bits == 64 {
-			return decimal.Zero, decimal.RequireFromString(strconv.FormatUint(math.MaxUint64, 10)), true
-		}
-		return decimal.Zero, decimal.NewFromInt(int64(1)<<bits - 1), true
-	}
-	switch t {
-	case sqltypes.Int8:
-		return signed(8)
-	case sqltypes.Int16:
-		return signed(16)
-	case sqltypes.Int24:
-		return signed(24)
-	case sqltypes.Int32:
-		return signed(32)
-	case sqltypes.Int64:
-		return signed(64)
-	case sqltypes.Uint8:
-		return unsigned(8)
-	case sqltypes.Uint16:
-		return unsigned(16)
-	case sqltypes.Uint24:
-		return unsigned(24)
-	case sqltypes.Uint32:
-		return unsigned(32)
-	case sqltypes.Uint64:
-		return unsigned(64)
-	}
-	return decimal.Zero, decimal.Zero, false
+	return decimal.Zero, decimal.NewFromInt(int64(1)<<w.bits - 1), true
 }
 
 // asDecimal reads a number of any of the kinds an expression evaluates to.
 func asDecimal(v any) (decimal.Decimal, bool) {
 	switch n := v.(type) {
-	case int8:
-		return decimal.NewFromInt(int64(n)), true
-	case int16:
-		return decimal.NewFromInt(int64(n)), true
-	case int32:
-		return decimal.NewFromInt(int64(n)), true
-	case int64:
-		return decimal.NewFromInt(n), true
-	case int:
-		return decimal.NewFromInt(int64(n)), true
-	case uint8:
-		return decimal.NewFromInt(int64(n)), true
-	case uint16:
-		return decimal.NewFromInt(int64(n)), true
-	case uint32:
-		return decimal.NewFromInt(int64(n)), true
-	case uint64:
-		return decimal.RequireFromString(strconv.FormatUint(n, 10)), true
 	case float32:
 		return decimal.NewFromFloat32(n), !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0)
 	case float64:
@@ -201,6 +174,12 @@ func asDecimal(v any) (decimal.Decimal, bool) {
 	case string:
 		d, err := decimal.NewFromString(strings.TrimSpace(n))
 		return d, err == nil
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return decimal.NewFromInt(r.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return decimal.RequireFromString(strconv.FormatUint(r.Uint(), 10)), true
 	}
 	return decimal.Zero, false
 }

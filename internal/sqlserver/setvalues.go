@@ -9,7 +9,6 @@ import (
 	_ "time/tzdata" // named zones where the system has no zoneinfo
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 )
@@ -31,43 +30,23 @@ import (
 // checkSetValues refuses the time zones and locales n sets that MySQL
 // would refuse, and warns about the locales it accepts and does not use.
 func checkSetValues(ctx *sql.Context, n *plan.Set) error {
-	for _, e := range n.Exprs {
-		sf, ok := e.(*expression.SetField)
-		if !ok {
-			continue
-		}
-		sv, ok := sf.LeftChild.(*expression.SystemVar)
-		if !ok {
-			continue
-		}
-		name := strings.ToLower(sv.Name)
-		if name != "time_zone" && name != "lc_time_names" {
-			continue
-		}
-		v, err := sf.RightChild.Eval(ctx, nil)
-		if err != nil {
-			return nil // the assignment reports it
-		}
-		s, ok := v.(string)
-		if !ok {
-			continue // NULL or a number: go-mysql-server's own check
-		}
-		switch name {
-		case "time_zone":
+	checked := func(name string) bool { return name == "time_zone" || name == "lc_time_names" }
+	return eachStringSet(ctx, n, checked, func(name, s string) error {
+		if name == "time_zone" {
 			if !knownTimeZone(s) {
 				return mysql.NewSQLError(1298, "HY000", "Unknown or incorrect time zone: '%s'", s)
 			}
-		case "lc_time_names":
-			if !mysqlLocales[strings.ToLower(s)] {
-				return mysql.NewSQLError(1649, "HY000", "Unknown locale: '%s'", s)
-			}
-			if !strings.EqualFold(s, "en_US") {
-				ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
-					Message: fmt.Sprintf("lc_time_names is set and not used: Miraj names months and days in English (en_US) only, not in %s", s)})
-			}
+			return nil
 		}
-	}
-	return nil
+		if !mysqlLocales[strings.ToLower(s)] {
+			return mysql.NewSQLError(1649, "HY000", "Unknown locale: '%s'", s)
+		}
+		if !strings.EqualFold(s, "en_US") {
+			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
+				Message: fmt.Sprintf("lc_time_names is set and not used: Miraj names months and days in English (en_US) only, not in %s", s)})
+		}
+		return nil
+	})
 }
 
 // tzOffsetRE is a time zone written as an offset from UTC, as MySQL and
