@@ -17,7 +17,6 @@ import (
 // names. Both were dropped in silence; CREATE TABLE now warns, as MySQL
 // warns when it substitutes an engine (1266), so that a dump of MyISAM or
 // partitioned tables still loads and says what it became.
-
 //
 // An ENGINE that names no storage engine of MySQL or MariaDB is refused as
 // MySQL refuses it under NO_ENGINE_SUBSTITUTION (in the default

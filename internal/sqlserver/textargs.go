@@ -18,15 +18,15 @@ import (
 // UPPER(e) 'b', LEFT(e, 1) an error, COALESCE(e, 'z') '2', LENGTH(d) of a
 // DATE 19, d LIKE '2020-01-01' false, and CONCAT(t) of a TIME an error. MySQL reads such a value as its text, the one a
 // client is sent ('b', 'x,y', '2020-01-01'). castRule gives the string
-// functions, LIKE and CAST(… AS CHAR) that text (textOf), and MIN, MAX,
-// GROUP_CONCAT and JSON_ARRAYAGG an ENUM's or SET's members as text (the
-// latter two dates too); comparisons,
-// arithmetic, ORDER BY and the date functions keep the values as they are.
+// functions, LIKE, CAST(… AS CHAR), GROUP_CONCAT and JSON_ARRAYAGG that
+// text (textOf), and MIN and MAX an ENUM's or SET's members as text;
+// comparisons, arithmetic, ORDER BY and the date functions keep the
+// values as they are.
 
 // textFunctions are the functions that read their arguments as text, by
 // go-mysql-server's names (COALESCE and IFNULL: of an ENUM or a date and
-// a string, whose result is text). Not GROUP_CONCAT: its ORDER BY
-// arguments are among its children, to be left as they are.
+// a string, whose result is text). GROUP_CONCAT and JSON_ARRAYAGG are
+// taken apart (withTextArgs).
 var textFunctions = func() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range strings.Fields(`concat concat_ws upper ucase lower lcase left right substring
