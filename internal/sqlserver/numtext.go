@@ -123,22 +123,26 @@ type insertRows struct {
 	sql.RowIter
 	sch    sql.Schema
 	cols   []int // the numeric columns of sch
+	times  []int // the TIME columns of sch (timerange.go)
 	refuse bool
 	tally  *insertTally
 }
 
 func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.RowIter {
-	var cols []int
+	var cols, times []int
 	for i, c := range src.sch {
 		if isNumericColumn(c.Type) {
 			cols = append(cols, i)
+		}
+		if types.IsTimespan(c.Type) {
+			times = append(times, i)
 		}
 	}
 	tally := src.tally
 	if tally == nil {
 		tally = &insertTally{}
 	}
-	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, refuse: refusesBadValues(ctx, src.ignore), tally: tally}
+	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, times: times, refuse: refusesBadValues(ctx, src.ignore), tally: tally}
 }
 
 func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
@@ -166,6 +170,18 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 				row, copied = row.Copy(), true
 			}
 			row[off+i] = v
+		}
+	}
+	for _, i := range it.times {
+		if v := row[off+i]; v != nil && timeBeyondRange(v) {
+			nv, err := timeBeyond(ctx, it.sch[i].Name, v, it.tally.records, it.refuse)
+			if err != nil {
+				return nil, err
+			}
+			if !copied {
+				row, copied = row.Copy(), true
+			}
+			row[off+i] = nv
 		}
 	}
 	return row, nil
@@ -203,10 +219,13 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 			return e, transform.SameTree, nil
 		}
 		switch sf.RightChild.(type) {
-		case *rangeAssign, *listedAssign:
+		case *rangeAssign, *listedAssign, *timeAssign:
 			return e, transform.SameTree, nil
 		}
 		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
+		if types.IsTimespan(gf.Type()) {
+			return expression.NewSetField(sf.LeftChild, &timeAssign{Expression: sf.RightChild, col: gf.Name(), refuse: refuse, at: at}), transform.NewTree, nil
+		}
 		if refuse && listedColumn(gf.Type()) {
 			return expression.NewSetField(sf.LeftChild, &listedAssign{Expression: sf.RightChild, col: col, at: at}), transform.NewTree, nil
 		}

@@ -112,3 +112,43 @@ func TestUpdateValuesNotTaken(t *testing.T) {
 		t.Errorf("table after the refused writes: %s, want %s", row, want)
 	}
 }
+
+// A prepared INSERT or UPDATE of a TIME beyond ±838:59:59 is 1292 in a
+// strict mode and writes nothing (it was clamped in silence, by the
+// compiled path and the planner alike); with IGNORE the end of the range
+// is written with Warning 1264.
+func TestTimeBeyondRange(t *testing.T) {
+	_, open := startServer(t)
+	c := dbConn(t, open("root", "", ""))
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE tbr", "USE tbr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
+		"INSERT INTO t VALUES (1, '12:00:00')"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		args []any
+		want string
+	}{
+		{"INSERT INTO t VALUES (?, ?)", []any{2, "839:00:00"}, "Error 1292 (22007): Incorrect time value: '839:00:00' for column 'tm' at row 1"},
+		{"INSERT INTO t VALUES (?, ?)", []any{2, 8390000}, "Error 1292 (22007): Incorrect time value: '8390000' for column 'tm' at row 1"},
+		{"UPDATE t SET tm = ? WHERE id = ?", []any{"-839:00:00", 1}, "Error 1292 (22007): Incorrect time value: '-839:00:00' for column 'tm' at row 1"},
+	} {
+		_, err := c.ExecContext(ctx, tc.q, tc.args...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s %v:\n got %v\nwant %s", tc.q, tc.args, err, tc.want)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "INSERT IGNORE INTO t VALUES (?, ?)", 3, "-900:00:00"); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := c.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1=12:00:00,3=-838:59:59"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+}

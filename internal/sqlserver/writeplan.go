@@ -667,6 +667,9 @@ func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, set
 		if !ok {
 			return nil, false
 		}
+		if types.IsTimespan(sch[pos].Type) && timeBeyondRange(v) {
+			return nil, false // clamped in silence by the conversion (timerange.go)
+		}
 		out, inRange, err := sch[pos].Type.Convert(ctx, v)
 		if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
 			return nil, false
@@ -1311,6 +1314,9 @@ func orZero(v any) any {
 // convertExact converts v to typ when the value fits without loss, as the
 // planner would store it; false leaves the statement to the planner.
 func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
+	if types.IsTimespan(typ) && timeBeyondRange(v) {
+		return nil, false // clamped in silence by the conversion (timerange.go)
+	}
 	out, inRange, err := typ.Convert(ctx, v)
 	if err != nil || inRange != sql.InRange || out == nil {
 		return nil, false
