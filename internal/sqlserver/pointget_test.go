@@ -256,6 +256,17 @@ func TestPointLookupsMatchThePlanner(t *testing.T) {
 	}
 }
 
+// connExecAll runs each statement on c, failing the test at the first
+// error.
+func connExecAll(t *testing.T, c *sql.Conn, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := c.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
 // execAll runs each statement on db, failing the test at the first error.
 func execAll(t *testing.T, db *sql.DB, qs ...string) {
 	t.Helper()

@@ -15,13 +15,9 @@ func TestUpdateValuesOutOfRange(t *testing.T) {
 	_, open := startServer(t)
 	c := dbConn(t, open("root", "", ""))
 	ctx := context.Background()
-	for _, q := range []string{"CREATE DATABASE rng", "USE rng",
+	connExecAll(t, c, "CREATE DATABASE rng", "USE rng",
 		"CREATE TABLE o (id INT PRIMARY KEY, n INT UNSIGNED, s TINYINT, d DECIMAL(5,2))",
-		"INSERT INTO o VALUES (1, 1, 1, 1), (2, 2, 2, 2)"} {
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"INSERT INTO o VALUES (1, 1, 1, 1), (2, 2, 2, 2)")
 	rows := func() string {
 		t.Helper()
 		var s string
@@ -79,13 +75,9 @@ func TestUpdateValuesNotTaken(t *testing.T) {
 	_, open := startServer(t)
 	c := dbConn(t, open("root", "", ""))
 	ctx := context.Background()
-	for _, q := range []string{"CREATE DATABASE ynt", "USE ynt",
+	connExecAll(t, c, "CREATE DATABASE ynt", "USE ynt",
 		"CREATE TABLE w (id INT PRIMARY KEY, y YEAR, b BIT(3), e ENUM('a','b'), s SET('x','y'), d DATE)",
-		"INSERT INTO w VALUES (1, 2001, 1, 'a', 'x', '2020-01-01')"} {
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"INSERT INTO w VALUES (1, 2001, 1, 'a', 'x', '2020-01-01')")
 	for _, tc := range []struct {
 		q    string
 		arg  any
@@ -121,12 +113,8 @@ func TestTimeBeyondRange(t *testing.T) {
 	_, open := startServer(t)
 	c := dbConn(t, open("root", "", ""))
 	ctx := context.Background()
-	for _, q := range []string{"CREATE DATABASE tbr", "USE tbr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
-		"INSERT INTO t VALUES (1, '12:00:00')"} {
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connExecAll(t, c, "CREATE DATABASE tbr", "USE tbr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
+		"INSERT INTO t VALUES (1, '12:00:00')")
 	for _, tc := range []struct {
 		q    string
 		args []any

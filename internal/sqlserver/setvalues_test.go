@@ -91,12 +91,7 @@ func TestSetAndForeignKeyErrorsAreMySQLs(t *testing.T) {
 	_, open := startServer(t)
 	c := dbConn(t, open("root", "", ""))
 	ctx := context.Background()
-	if _, err := c.ExecContext(ctx, "CREATE DATABASE fkm"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ExecContext(ctx, "USE fkm"); err != nil {
-		t.Fatal(err)
-	}
+	connExecAll(t, c, "CREATE DATABASE fkm", "USE fkm")
 	for q, want := range map[string]string{
 		"CREATE TABLE c (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES nosuch (id))":    "Error 1824 (HY000): Failed to open the referenced table 'nosuch'",
 		"CREATE TABLE c2 (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES `NoSuch` (id))": "Error 1824 (HY000): Failed to open the referenced table 'NoSuch'",
@@ -124,11 +119,7 @@ func TestEnumAndSetValuesNotListed(t *testing.T) {
 	_, open := startServer(t)
 	c := dbConn(t, open("root", "", ""))
 	ctx := context.Background()
-	for _, q := range []string{"CREATE DATABASE esd", "USE esd", "CREATE TABLE es (id INT PRIMARY KEY, a ENUM('x','y'), s SET('x','y'))"} {
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connExecAll(t, c, "CREATE DATABASE esd", "USE esd", "CREATE TABLE es (id INT PRIMARY KEY, a ENUM('x','y'), s SET('x','y'))")
 	for _, tc := range []struct {
 		q    string
 		args []any
