@@ -35,8 +35,9 @@ var knownEngines = map[string]bool{
 }
 
 // checkTableOptions refuses an unknown ENGINE of CREATE TABLE statement q
-// (1286, under NO_ENGINE_SUBSTITUTION) and warns about the ENGINE and
-// PARTITION BY that are not carried out.
+// (1286, under NO_ENGINE_SUBSTITUTION) and a FLOAT(M,D) or DOUBLE(M,D)
+// with D > M (1427), and warns about the ENGINE and PARTITION BY that are
+// not carried out.
 func checkTableOptions(ctx *sql.Context, q string, table string) error {
 	stmt, _, err := sqlparser.ParseOne(ctx, q)
 	if err != nil {
@@ -45,6 +46,11 @@ func checkTableOptions(ctx *sql.Context, q string, table string) error {
 	ddl, ok := stmt.(*sqlparser.DDL)
 	if !ok || ddl.TableSpec == nil {
 		return nil
+	}
+	for _, c := range ddl.TableSpec.Columns {
+		if err := checkFloatScale(c); err != nil {
+			return err
+		}
 	}
 	for _, o := range ddl.TableSpec.TableOpts {
 		if !strings.EqualFold(o.Name, "engine") {
@@ -105,4 +111,24 @@ func showErrorsRewrite(ctx context.Context, q string) (string, bool) {
 		}
 	}
 	return sel, true
+}
+
+// checkFloatScale is MySQL's 1427 for a FLOAT(M,D), DOUBLE(M,D) or
+// REAL(M,D) column with more decimals than digits, which go-mysql-server
+// took (a DECIMAL's it refuses already).
+func checkFloatScale(c *sqlparser.ColumnDefinition) error {
+	switch strings.ToLower(c.Type.Type) {
+	case "float", "double", "real", "double precision", "float4", "float8":
+	default:
+		return nil
+	}
+	if c.Type.Length == nil || c.Type.Scale == nil {
+		return nil
+	}
+	m, err1 := strconv.Atoi(string(c.Type.Length.Val))
+	d, err2 := strconv.Atoi(string(c.Type.Scale.Val))
+	if err1 != nil || err2 != nil || d <= m {
+		return nil
+	}
+	return mysql.NewSQLError(1427, "42000", "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s')", c.Name.String())
 }

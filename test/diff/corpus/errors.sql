@@ -191,3 +191,10 @@ UPDATE tr SET tm = '900:00:00' WHERE id = 4;
 SET sql_mode = DEFAULT;
 SELECT * FROM tr ORDER BY id;
 DROP TABLE tr;
+-- FLOAT(M,D) and DOUBLE(M,D) with more decimals than digits: 1427 (it was
+-- taken), as DECIMAL's.
+CREATE TABLE f1 (id INT, amount FLOAT(4, 6));
+CREATE TABLE f2 (a DOUBLE(5, 6));
+CREATE TABLE f4 (a REAL(2, 3));
+CREATE TABLE f3 (a FLOAT(7, 2), b DOUBLE(10, 4), c REAL(3, 3), d FLOAT(10));
+DROP TABLE f3;
