@@ -155,12 +155,15 @@ type groupScope struct {
 	ctes       map[string]bool
 	sources    []*groupSource
 	incomplete bool // a source whose columns are not known
-	conds      []ast.Expr
-	grouped    map[string]bool // expressions grouped, as groupText
-	determined map[colRef]bool
-	aliases    map[string]ast.Expr // select-list aliases
-	using      map[string]bool     // columns a join's USING or NATURAL makes one
-	selectList ast.SelectExprs
+	// unknownGroup: GROUP BY names a column none of the tables has, no
+	// alias, no select-list column: the planner's 1054, not a 1055 here.
+	unknownGroup bool
+	conds        []ast.Expr
+	grouped      map[string]bool // expressions grouped, as groupText
+	determined   map[colRef]bool
+	aliases      map[string]ast.Expr // select-list aliases
+	using        map[string]bool     // columns a join's USING or NATURAL makes one
+	selectList   ast.SelectExprs
 }
 
 // selectOne checks one SELECT of a query.
@@ -189,6 +192,9 @@ func (g *groupCheck) selectOne(sel *ast.Select, ctes map[string]bool) error {
 	}
 	for _, e := range sel.GroupBy {
 		sc.group(e)
+	}
+	if sc.unknownGroup {
+		return nil
 	}
 	sc.closeOver()
 
@@ -465,6 +471,13 @@ func (sc *groupScope) group(e ast.Expr) {
 			sc.determined[c] = true
 			return
 		}
+		if q := cn.Qualifier; !q.IsEmpty() {
+			for _, src := range sc.sources {
+				if src.alias == strings.ToLower(q.Name.String()) && src.info != nil && src.info.schema.Schema.IndexOfColName(cn.Name.String()) < 0 {
+					sc.unknownGroup = true // a column its table does not have
+				}
+			}
+		}
 		if cn.Qualifier.IsEmpty() {
 			if a, ok := sc.aliases[cn.Name.Lowered()]; ok {
 				if _, isCol := a.(*ast.ColName); isCol || !sc.grouped[groupText(a)] {
@@ -482,9 +495,22 @@ func (sc *groupScope) group(e ast.Expr) {
 					}
 				}
 			}
+			if !sc.incomplete && !sc.anyHas(cn.Name.String()) {
+				sc.unknownGroup = true
+			}
 		}
 	}
 	sc.grouped[groupText(e)] = true
+}
+
+// anyHas reports whether a table of the query has a column called name.
+func (sc *groupScope) anyHas(name string) bool {
+	for _, s := range sc.sources {
+		if s.info == nil || s.info.schema.Schema.IndexOfColName(name) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // groupText is an expression's text for matching a GROUP BY expression.

@@ -2,8 +2,11 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // ONLY_FULL_GROUP_BY as MySQL 8 checks it: a grouped query selects (and
@@ -60,5 +63,26 @@ func TestOnlyFullGroupBy(t *testing.T) {
 	r, err := query(t, c, "SELECT name, COUNT(*) FROM gb.e WHERE dept = 2 GROUP BY dept")
 	if err != nil || strings.Join(r.rows, " ") != "cy|1" {
 		t.Errorf("without ONLY_FULL_GROUP_BY: %v %v, want cy|1", r.rows, err)
+	}
+}
+
+// GROUP BY a column no table of the query has is the planner's 1054, not
+// the ONLY_FULL_GROUP_BY check's 1055 about the select list; qualified
+// with its table too.
+func TestGroupByUnknownColumn(t *testing.T) {
+	_, open := startServer(t)
+	c := dbConn(t, open("root", "", ""))
+	connExecAll(t, c, "CREATE DATABASE gbu", "USE gbu", "CREATE TABLE p (id INT PRIMARY KEY, v INT)")
+	for _, q := range []string{"SELECT id FROM p GROUP BY nosuch", "SELECT * FROM p GROUP BY nosuch", "SELECT id FROM p AS a GROUP BY a.nosuch"} {
+		_, err := c.ExecContext(context.Background(), q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1054 {
+			t.Errorf("%s: %v, want 1054", q, err)
+		}
+	}
+	_, err := c.ExecContext(context.Background(), "SELECT id FROM p GROUP BY v")
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1055 {
+		t.Errorf("SELECT id FROM p GROUP BY v: %v, want 1055", err)
 	}
 }

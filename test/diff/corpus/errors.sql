@@ -198,3 +198,9 @@ CREATE TABLE f2 (a DOUBLE(5, 6));
 CREATE TABLE f4 (a REAL(2, 3));
 CREATE TABLE f3 (a FLOAT(7, 2), b DOUBLE(10, 4), c REAL(3, 3), d FLOAT(10));
 DROP TABLE f3;
+-- GROUP BY a column no table has: 1054 (it was 1055, the
+-- ONLY_FULL_GROUP_BY check's, about the select list).
+CREATE TABLE gb (id INT PRIMARY KEY, v INT);
+SELECT id FROM gb GROUP BY nosuch;
+SELECT id FROM gb GROUP BY v;
+DROP TABLE gb;
