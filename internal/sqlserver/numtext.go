@@ -196,9 +196,11 @@ func (it *insertRows) WithChildIter(child sql.RowIter) sql.RowIter {
 }
 
 // checkUpdateText wraps the value of each assignment of an UPDATE to a
-// numeric column in a rangeAssign (rangecheck.go), and a value that is
-// text (a literal, a parameter, a string expression) in a numericAssign
-// inside it.
+// column in a checkedAssign (rangecheck.go): a numeric column's against
+// its range, a TIME's too, an ENUM's, SET's, YEAR's, BIT's or date's
+// against what the column takes (in a strict mode); a numeric column's
+// value that is text (a literal, a parameter, a string expression) is
+// checked as text first (textCheck).
 func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, transform.TreeIdentity, error) {
 	return checkAssignments(ctx, n, ignore, nil)
 }
@@ -218,62 +220,39 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 		if !ok {
 			return e, transform.SameTree, nil
 		}
-		switch sf.RightChild.(type) {
-		case *rangeAssign, *listedAssign, *timeAssign:
+		if _, done := sf.RightChild.(*checkedAssign); done {
 			return e, transform.SameTree, nil
 		}
 		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
 		if types.IsTimespan(gf.Type()) {
-			return expression.NewSetField(sf.LeftChild, &timeAssign{Expression: sf.RightChild, col: gf.Name(), refuse: refuse, at: at}), transform.NewTree, nil
+			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: sf.RightChild, check: timeCheck(gf.Name(), refuse), at: at}), transform.NewTree, nil
 		}
 		if refuse && listedColumn(gf.Type()) {
-			return expression.NewSetField(sf.LeftChild, &listedAssign{Expression: sf.RightChild, col: col, at: at}), transform.NewTree, nil
+			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: sf.RightChild, check: listedCheck(col), at: at}), transform.NewTree, nil
 		}
 		if !isNumericColumn(gf.Type()) {
 			return e, transform.SameTree, nil
 		}
 		value := sf.RightChild
 		if types.IsText(value.Type()) {
-			value = &numericAssign{Expression: value, col: col, refuse: refuse}
+			value = &checkedAssign{Expression: value, check: textCheck(col, refuse)}
 		}
-		return expression.NewSetField(sf.LeftChild, &rangeAssign{Expression: value, col: col, refuse: refuse, at: at}), transform.NewTree, nil
+		return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: rangeCheck(col, refuse), at: at}), transform.NewTree, nil
 	})
 }
 
-// numericAssign is the text value of an UPDATE's assignment to a numeric
-// column, checked as MySQL does; it counts the rows it is evaluated for.
-type numericAssign struct {
-	sql.Expression
-	col    *sql.Column
-	refuse bool
-	rows   int
-}
-
-func (a *numericAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	a.rows++
-	v, err := a.Expression.Eval(ctx, row)
-	if err != nil || v == nil {
-		return v, err
+// textCheck checks the text value of an assignment to numeric column col
+// as MySQL does (numericText), the row counted by the assignment's own
+// evaluations.
+func textCheck(col *sql.Column, refuse bool) func(*sql.Context, any, int) (any, error) {
+	return func(ctx *sql.Context, v any, at int) (any, error) {
+		s, ok := textValue(v)
+		if !ok {
+			return v, nil
+		}
+		return numericText(ctx, col, s, at, refuse)
 	}
-	s, ok := textValue(v)
-	if !ok {
-		return v, nil
-	}
-	return numericText(ctx, a.col, s, a.rows, a.refuse)
 }
-
-func (a *numericAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
-
-func (a *numericAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	if len(children) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
-	}
-	c := *a
-	c.Expression = children[0]
-	return &c, nil
-}
-
-func (a *numericAssign) String() string { return a.Expression.String() }
 
 // insertSource is the source node of an INSERT being built, with the
 // destination's columns, whether the INSERT has IGNORE, and the count of

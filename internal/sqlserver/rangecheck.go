@@ -25,44 +25,34 @@ import (
 // checked by go-mysql-server already; a compiled UPDATE leaves a value
 // that does not fit to the planner, which checks it here.
 
-// rangeAssign is the value of an UPDATE's assignment to a numeric column,
-// checked against the column's range; it counts the rows it is evaluated
-// for.
-type rangeAssign struct {
+// checkedAssign is the value of an UPDATE's (or ON DUPLICATE KEY
+// UPDATE's) assignment, checked for its column by check, which returns
+// the value to store or MySQL's error; it counts the rows it is evaluated
+// for, the row an error names unless at says otherwise. The checks:
+// rangeCheck (here), listedCheck (here), timeCheck (timerange.go).
+type checkedAssign struct {
 	sql.Expression
-	col    *sql.Column
-	refuse bool
-	rows   int
-	at     func() int // the row an error names; nil: rows
+	check func(ctx *sql.Context, v any, at int) (any, error)
+	rows  int
+	at    func() int // the row an error names; nil: rows
 }
 
-func (a *rangeAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (a *checkedAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	a.rows++
 	v, err := a.Expression.Eval(ctx, row)
 	if err != nil || v == nil {
 		return v, err
 	}
-	if fits(ctx, a.col.Type, v) {
-		return v, nil // the assignment converts it, or reports why not
-	}
 	at := a.rows
 	if a.at != nil {
 		at = a.at()
 	}
-	msg := "Out of range value for column '" + a.col.Name + "' at row " + strconv.Itoa(at)
-	if a.refuse {
-		return nil, mysql.NewSQLError(1264, "22003", "%s", msg)
-	}
-	ctx.Warn(1264, "%s", msg)
-	if nearest, ok := nearestInRange(a.col.Type, v); ok {
-		return nearest, nil
-	}
-	return v, nil
+	return a.check(ctx, v, at)
 }
 
-func (a *rangeAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
+func (a *checkedAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
 
-func (a *rangeAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+func (a *checkedAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
 	if len(children) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
 	}
@@ -71,7 +61,25 @@ func (a *rangeAssign) WithChildren(children ...sql.Expression) (sql.Expression, 
 	return &c, nil
 }
 
-func (a *rangeAssign) String() string { return a.Expression.String() }
+func (a *checkedAssign) String() string { return a.Expression.String() }
+
+// rangeCheck checks a value for numeric column col against its range.
+func rangeCheck(col *sql.Column, refuse bool) func(*sql.Context, any, int) (any, error) {
+	return func(ctx *sql.Context, v any, at int) (any, error) {
+		if fits(ctx, col.Type, v) {
+			return v, nil // the assignment converts it, or reports why not
+		}
+		msg := "Out of range value for column '" + col.Name + "' at row " + strconv.Itoa(at)
+		if refuse {
+			return nil, mysql.NewSQLError(1264, "22003", "%s", msg)
+		}
+		ctx.Warn(1264, "%s", msg)
+		if nearest, ok := nearestInRange(col.Type, v); ok {
+			return nearest, nil
+		}
+		return v, nil
+	}
+}
 
 // fits reports whether v is in the range of numeric type t, or is no
 // number at all (the assignment's conversion reports that).
@@ -184,63 +192,36 @@ func asDecimal(v any) (decimal.Decimal, bool) {
 	return decimal.Zero, false
 }
 
-// listedAssign is the value of an UPDATE's assignment to an ENUM, SET,
-// YEAR, BIT, DATE, DATETIME or TIMESTAMP column in a strict mode: a value
-// the column does not take is MySQL's error naming the column and the row
-// (1265 for a member the ENUM or SET does not list, 1264 for a YEAR out of
-// range, 1406 for a number wider than the BIT, 1292 for a date that is
-// none), where go-mysql-server's was 1105, or 1292 without them. Without
-// a strict mode the assignment converts as before.
-type listedAssign struct {
-	sql.Expression
-	col  *sql.Column
-	rows int
-	at   func() int
+// listedCheck checks a value for an ENUM, SET, YEAR, BIT, DATE, DATETIME
+// or TIMESTAMP column in a strict mode: a value the column does not take
+// is MySQL's error naming the column and the row (1265 for a member the
+// ENUM or SET does not list, 1264 for a YEAR out of range, 1406 for a
+// number wider than the BIT, 1292 for a date that is none), where
+// go-mysql-server's was 1105, or 1292 without them. Without a strict mode
+// the assignment converts as before.
+func listedCheck(col *sql.Column) func(*sql.Context, any, int) (any, error) {
+	return func(ctx *sql.Context, v any, at int) (any, error) {
+		if _, _, err := col.Type.Convert(ctx, v); err == nil {
+			return v, nil
+		}
+		switch t := col.Type; {
+		case types.IsEnum(t), types.IsSet(t):
+			return nil, mysql.NewSQLError(1265, "01000", "Data truncated for column '%s' at row %d", col.Name, at)
+		case types.IsYear(t):
+			return nil, mysql.NewSQLError(1264, "22003", "Out of range value for column '%s' at row %d", col.Name, at)
+		case types.IsTime(t):
+			kind := "datetime"
+			if types.IsDateType(t) {
+				kind = "date"
+			}
+			return nil, mysql.NewSQLError(1292, "22007", "Incorrect %s value: '%v' for column '%s' at row %d", kind, v, col.Name, at)
+		default:
+			return nil, mysql.NewSQLError(1406, "22001", "Data too long for column '%s' at row %d", col.Name, at)
+		}
+	}
 }
 
-// listedColumn reports whether t is a type listedAssign checks.
+// listedColumn reports whether t is a type listedCheck checks.
 func listedColumn(t sql.Type) bool {
 	return types.IsEnum(t) || types.IsSet(t) || types.IsYear(t) || types.IsBit(t) || types.IsTime(t)
 }
-
-func (a *listedAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	a.rows++
-	v, err := a.Expression.Eval(ctx, row)
-	if err != nil || v == nil {
-		return v, err
-	}
-	if _, _, err := a.col.Type.Convert(ctx, v); err == nil {
-		return v, nil
-	}
-	at := a.rows
-	if a.at != nil {
-		at = a.at()
-	}
-	switch t := a.col.Type; {
-	case types.IsEnum(t), types.IsSet(t):
-		return nil, mysql.NewSQLError(1265, "01000", "Data truncated for column '%s' at row %d", a.col.Name, at)
-	case types.IsYear(t):
-		return nil, mysql.NewSQLError(1264, "22003", "Out of range value for column '%s' at row %d", a.col.Name, at)
-	case types.IsTime(t):
-		kind := "datetime"
-		if types.IsDateType(t) {
-			kind = "date"
-		}
-		return nil, mysql.NewSQLError(1292, "22007", "Incorrect %s value: '%v' for column '%s' at row %d", kind, v, a.col.Name, at)
-	default:
-		return nil, mysql.NewSQLError(1406, "22001", "Data too long for column '%s' at row %d", a.col.Name, at)
-	}
-}
-
-func (a *listedAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
-
-func (a *listedAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	if len(children) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
-	}
-	c := *a
-	c.Expression = children[0]
-	return &c, nil
-}
-
-func (a *listedAssign) String() string { return a.Expression.String() }

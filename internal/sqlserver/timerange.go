@@ -15,26 +15,23 @@ import (
 // and without IGNORE, refuses it (1292, Incorrect time value: '839:00:00'
 // for column 't' at row 1); otherwise it stores the end of the range with
 // Warning 1264 (Out of range value). INSERT rows (insertRows), UPDATE and
-// ON DUPLICATE KEY UPDATE assignments (timeAssign) are checked here; a
+// ON DUPLICATE KEY UPDATE assignments (timeCheck) are checked here; a
 // compiled statement leaves such a value to the planner.
 
 // timeBeyondRange reports whether v, written into a TIME column, is a
-// time beyond ±838:59:59 (maxTimeSeconds, functions.go) as MySQL reads it ('839:00:00', '35 00:00:00',
-// 8390000 for 839:00:00); false for a value it cannot read (the
-// conversion reports that one) and for fractions of a second.
+// time beyond ±838:59:59 (maxTimeSeconds, functions.go) as MySQL reads it
+// ('839:00:00', '35 00:00:00', 8390000 for 839:00:00); false for a value
+// it cannot read (the conversion reports that one) and for fractions of a
+// second.
 func timeBeyondRange(v any) bool {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case []byte:
-		s = string(x)
-	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint:
-		s = fmt.Sprint(x)
-	case float32, float64, decimal.Decimal:
-		s = fmt.Sprint(x)
-	default:
-		return false
+	s, ok := textValue(v)
+	if !ok {
+		switch v.(type) {
+		case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint, float32, float64, decimal.Decimal:
+			s = fmt.Sprint(v)
+		default:
+			return false
+		}
 	}
 	secs, ok := timeSeconds(s)
 	return ok && secs > maxTimeSeconds
@@ -87,55 +84,26 @@ func timeSeconds(s string) (int64, bool) {
 // timeBeyond is the error (refuse) or the value to store instead, with
 // its warning, of a TIME v beyond the range for column col at row at.
 func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, error) {
+	given := v
+	if t, ok := textValue(v); ok {
+		given = t
+	}
 	if refuse {
-		return nil, mysql.NewSQLError(1292, "22007", "Incorrect time value: '%v' for column '%s' at row %d", text(v), col, at)
+		return nil, mysql.NewSQLError(1292, "22007", "Incorrect time value: '%v' for column '%s' at row %d", given, col, at)
 	}
 	ctx.Warn(1264, "Out of range value for column '%s' at row %d", col, at)
-	if strings.HasPrefix(strings.TrimSpace(fmt.Sprint(text(v))), "-") {
+	if strings.HasPrefix(strings.TrimSpace(fmt.Sprint(given)), "-") {
 		return "-838:59:59", nil
 	}
 	return "838:59:59", nil
 }
 
-func text(v any) any {
-	if b, ok := v.([]byte); ok {
-		return string(b)
+// timeCheck checks a value for TIME column col against the range.
+func timeCheck(col string, refuse bool) func(*sql.Context, any, int) (any, error) {
+	return func(ctx *sql.Context, v any, at int) (any, error) {
+		if !timeBeyondRange(v) {
+			return v, nil
+		}
+		return timeBeyond(ctx, col, v, at, refuse)
 	}
-	return v
 }
-
-// timeAssign is the value of an UPDATE's assignment to a TIME column,
-// checked against the range; it counts the rows it is evaluated for.
-type timeAssign struct {
-	sql.Expression
-	col    string
-	refuse bool
-	rows   int
-	at     func() int // the row an error names; nil: rows
-}
-
-func (a *timeAssign) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	a.rows++
-	v, err := a.Expression.Eval(ctx, row)
-	if err != nil || v == nil || !timeBeyondRange(v) {
-		return v, err
-	}
-	at := a.rows
-	if a.at != nil {
-		at = a.at()
-	}
-	return timeBeyond(ctx, a.col, v, at, a.refuse)
-}
-
-func (a *timeAssign) Children() []sql.Expression { return []sql.Expression{a.Expression} }
-
-func (a *timeAssign) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	if len(children) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 1)
-	}
-	c := *a
-	c.Expression = children[0]
-	return &c, nil
-}
-
-func (a *timeAssign) String() string { return a.Expression.String() }
