@@ -242,7 +242,10 @@ func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
 	if _, ok := tx.Table(from); !ok {
 		return sql.ErrTableNotFound.New(from)
 	}
-	if _, ok := tx.Table(to); ok && !strings.EqualFold(from, to) {
+	// Table names are compared without letter case here: a new name that
+	// differs only in case renames the table; the same name is the
+	// existing table, as in MySQL (1050).
+	if _, ok := tx.Table(to); ok && (from == to || !strings.EqualFold(from, to)) {
 		return sql.ErrTableAlreadyExists.New(to)
 	}
 	if err := tx.RenameTable(from, to); err != nil {

@@ -173,16 +173,25 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 		}
 	}
 	for _, i := range it.times {
-		if v := row[off+i]; v != nil && timeBeyondRange(v) {
-			nv, err := timeBeyond(ctx, it.sch[i].Name, v, it.tally.records, it.refuse)
-			if err != nil {
+		v := row[off+i]
+		if v == nil {
+			continue
+		}
+		var nv any
+		if timeBeyondRange(v) {
+			var err error
+			if nv, err = timeBeyond(ctx, it.sch[i].Name, v, it.tally.records, it.refuse); err != nil {
 				return nil, err
 			}
-			if !copied {
-				row, copied = row.Copy(), true
-			}
-			row[off+i] = nv
+		} else if t, ok := timeDaysText(v); ok {
+			nv = t
+		} else {
+			continue
 		}
+		if !copied {
+			row, copied = row.Copy(), true
+		}
+		row[off+i] = nv
 	}
 	return row, nil
 }

@@ -139,4 +139,30 @@ func TestTimeBeyondRange(t *testing.T) {
 	if want := "1=12:00:00,3=-838:59:59"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
+
+	// Days, as MySQL reads them: prepared and text, INSERT, UPDATE and ON
+	// DUPLICATE KEY UPDATE; beyond the range still 1292, named as given.
+	connExecAll(t, c, "INSERT INTO t VALUES (4, '1 10:00:00'), (5, '-2 03')")
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{
+		{"INSERT INTO t VALUES (?, ?)", []any{6, "0 1:2:3"}},
+		{"UPDATE t SET tm = ? WHERE id = ?", []any{"3 00:00:01", 1}},
+		{"INSERT INTO t VALUES (?, ?) ON DUPLICATE KEY UPDATE tm = ?", []any{3, "1:00:00", "2 03:04"}},
+	} {
+		if _, err := c.ExecContext(ctx, st.q, st.args...); err != nil {
+			t.Fatalf("%s %v: %v", st.q, st.args, err)
+		}
+	}
+	_, err := c.ExecContext(ctx, "INSERT INTO t VALUES (?, ?)", 7, "35 00:00:00")
+	if want := "Error 1292 (22007): Incorrect time value: '35 00:00:00' for column 'tm' at row 1"; err == nil || err.Error() != want {
+		t.Errorf("35 days:\n got %v\nwant %s", err, want)
+	}
+	if err := c.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1=72:00:01,3=51:04:00,4=34:00:00,5=-51:00:00,6=01:02:03"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
 }

@@ -16,7 +16,9 @@ import (
 // for column 't' at row 1); otherwise it stores the end of the range with
 // Warning 1264 (Out of range value). INSERT rows (insertRows), UPDATE and
 // ON DUPLICATE KEY UPDATE assignments (timeCheck) are checked here; a
-// compiled statement leaves such a value to the planner.
+// compiled statement leaves such a value to the planner. The same paths
+// read a TIME written with days ('1 10:30:00'), which go-mysql-server
+// refused (timeDaysText).
 
 // timeBeyondRange reports whether v, written into a TIME column, is a
 // time beyond ±838:59:59 (maxTimeSeconds, functions.go) as MySQL reads it
@@ -81,6 +83,39 @@ func timeSeconds(s string) (int64, bool) {
 	return (days*24+h)*3600 + m*60 + sec, true
 }
 
+// timeDaysText rewrites a TIME written with a count of days, as MySQL
+// takes it ('1 10:30:00' is 34:30:00, '-2 03' is -51:00:00), in hours,
+// which go-mysql-server's conversion reads (it refuses the days); false
+// for a value that is not such text. A fraction of a second is kept.
+func timeDaysText(v any) (string, bool) {
+	s, ok := textValue(v)
+	if !ok {
+		return "", false
+	}
+	s = strings.TrimSpace(s)
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign = "-"
+	}
+	body := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	sp := strings.IndexByte(body, ' ')
+	if sp <= 0 {
+		return "", false
+	}
+	if rest := strings.TrimSpace(body[sp+1:]); !strings.Contains(rest, ":") && len(rest) < 2 {
+		return "", false // 'D H': MariaDB refuses it (1292), 'D HH' it takes
+	}
+	frac := ""
+	if i := strings.IndexByte(body, '.'); i > sp {
+		frac = body[i:]
+	}
+	secs, ok := timeSeconds(body)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s%d:%02d:%02d%s", sign, secs/3600, secs/60%60, secs%60, frac), true
+}
+
 // timeBeyond is the error (refuse) or the value to store instead, with
 // its warning, of a TIME v beyond the range for column col at row at.
 func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, error) {
@@ -101,9 +136,12 @@ func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, 
 // timeCheck checks a value for TIME column col against the range.
 func timeCheck(col string, refuse bool) func(*sql.Context, any, int) (any, error) {
 	return func(ctx *sql.Context, v any, at int) (any, error) {
-		if !timeBeyondRange(v) {
-			return v, nil
+		if timeBeyondRange(v) {
+			return timeBeyond(ctx, col, v, at, refuse)
 		}
-		return timeBeyond(ctx, col, v, at, refuse)
+		if t, ok := timeDaysText(v); ok {
+			return t, nil
+		}
+		return v, nil
 	}
 }

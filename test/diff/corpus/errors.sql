@@ -191,6 +191,18 @@ UPDATE tr SET tm = '900:00:00' WHERE id = 4;
 SET sql_mode = DEFAULT;
 SELECT * FROM tr ORDER BY id;
 DROP TABLE tr;
+-- A TIME written with days, 'D HH:MM:SS' and its shorter forms (it was
+-- refused with 1292).
+CREATE TABLE td (id INT PRIMARY KEY, tm TIME);
+INSERT INTO td VALUES (1, '1 10:00:00'), (2, '-2 03'), (3, '0 1:2:3'), (4, '34 22:59:59'), (5, '2 03:04');
+INSERT INTO td VALUES (6, '35 00:00:00');
+INSERT INTO td VALUES (7, '2 3');
+INSERT INTO td VALUES (8, '-0 1:2:3'), (9, '1 100:00:00'), (10, ' +1  10:00:00');
+UPDATE td SET tm = '3 00:00:01' WHERE id = 3;
+INSERT INTO td VALUES (5, '1 00:00:00') ON DUPLICATE KEY UPDATE tm = '4 4:4:4';
+SELECT id, tm FROM td ORDER BY id;
+SELECT COUNT(*) FROM td WHERE tm = '1 10:00:00';
+DROP TABLE td;
 -- FLOAT(M,D) and DOUBLE(M,D) with more decimals than digits: 1427 (it was
 -- taken), as DECIMAL's.
 CREATE TABLE f1 (id INT, amount FLOAT(4, 6));
