@@ -45,6 +45,8 @@ const castRuleID analyzer.RuleId = 10_004
 //     (numbersAsDates, datenum.go).
 //   - An ENUM, SET or date argument of a string function, LIKE or CAST(…
 //     AS CHAR) is read as its text (textargs.go).
+//   - A TIME compared with a text literal written with days ('1 10:00:00')
+//     reads it as MySQL does (timeDaysComparison, timerange.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
@@ -69,6 +71,15 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					e, same = ne, transform.NewTree
 				}
 				switch e := e.(type) {
+				case expression.Comparer:
+					// A TIME compared with text written with days.
+					if ne, ok := timeDaysComparison(e); ok {
+						return ne, transform.NewTree, nil
+					}
+				case *expression.Between:
+					if ne, ok := timeDaysBetween(e); ok {
+						return ne, transform.NewTree, nil
+					}
 				case *expression.UserVar:
 					// A variable not set when the statement was planned
 					// (SELECT @x := 5, @x) has no type, and its value went

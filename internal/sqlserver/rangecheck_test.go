@@ -165,4 +165,16 @@ func TestTimeBeyondRange(t *testing.T) {
 	if want := "1=72:00:01,3=51:04:00,4=34:00:00,5=-51:00:00,6=01:02:03"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
+	// Compared with a TIME, text and prepared.
+	for _, q := range []struct {
+		q    string
+		args []any
+	}{
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm = '1 10:00:00' OR tm BETWEEN '2 00:00:00' AND '2 12:00:00'", nil},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm = ? OR tm BETWEEN ? AND ?", []any{"1 10:00:00", "2 00:00:00", "2 12:00:00"}},
+	} {
+		if err := c.QueryRowContext(ctx, q.q, q.args...).Scan(&got); err != nil || got != "3,4" {
+			t.Errorf("%s %v: %q %v, want 3,4", q.q, q.args, got, err)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/shopspring/decimal"
 )
@@ -144,4 +146,60 @@ func timeCheck(col string, refuse bool) func(*sql.Context, any, int) (any, error
 		}
 		return v, nil
 	}
+}
+
+// timeDaysLiteral is text literal e written with days as the hours it
+// means, where it is compared with a TIME; false for anything else.
+func timeDaysLiteral(e sql.Expression) (sql.Expression, bool) {
+	le, ok := e.(*expression.Literal)
+	if !ok {
+		return nil, false
+	}
+	t, ok := timeDaysText(le.Value())
+	if !ok {
+		return nil, false
+	}
+	return expression.NewLiteral(t, le.Type()), true
+}
+
+// timeDaysBetween is timeDaysComparison for TIME BETWEEN a AND b.
+func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
+	if !types.IsTimespan(e.Val.Type()) {
+		return nil, false
+	}
+	lo, okLo := timeDaysLiteral(e.Lower)
+	hi, okHi := timeDaysLiteral(e.Upper)
+	if !okLo && !okHi {
+		return nil, false
+	}
+	if !okLo {
+		lo = e.Lower
+	}
+	if !okHi {
+		hi = e.Upper
+	}
+	return expression.NewBetween(e.Val, lo, hi), true
+}
+
+// timeDaysComparison rewrites comparison e of a TIME with a text literal
+// written with days ('1 10:00:00') to compare with the hours it means
+// (timeDaysText), which go-mysql-server's conversion reads; false when e
+// is no such comparison.
+func timeDaysComparison(e expression.Comparer) (sql.Expression, bool) {
+	l, r := e.Left(), e.Right()
+	hours := func(lit, other sql.Expression) (sql.Expression, bool) {
+		if !types.IsTimespan(other.Type()) {
+			return nil, false
+		}
+		return timeDaysLiteral(lit)
+	}
+	if nl, ok := hours(l, r); ok {
+		l = nl
+	} else if nr, ok := hours(r, l); ok {
+		r = nr
+	} else {
+		return nil, false
+	}
+	ne, err := e.WithChildren(l, r)
+	return ne, err == nil
 }

@@ -202,6 +202,8 @@ UPDATE td SET tm = '3 00:00:01' WHERE id = 3;
 INSERT INTO td VALUES (5, '1 00:00:00') ON DUPLICATE KEY UPDATE tm = '4 4:4:4';
 SELECT id, tm FROM td ORDER BY id;
 SELECT COUNT(*) FROM td WHERE tm = '1 10:00:00';
+SELECT id FROM td WHERE tm BETWEEN '1 00:00:00' AND '2 12:00:00' ORDER BY id;
+SELECT id FROM td WHERE '2 03:04' = tm;
 DROP TABLE td;
 -- FLOAT(M,D) and DOUBLE(M,D) with more decimals than digits: 1427 (it was
 -- taken), as DECIMAL's.
