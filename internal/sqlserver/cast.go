@@ -71,15 +71,6 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					e, same = ne, transform.NewTree
 				}
 				switch e := e.(type) {
-				case expression.Comparer:
-					// A TIME compared with text written with days.
-					if ne, ok := timeDaysComparison(e); ok {
-						return ne, transform.NewTree, nil
-					}
-				case *expression.Between:
-					if ne, ok := timeDaysBetween(e); ok {
-						return ne, transform.NewTree, nil
-					}
 				case *expression.UserVar:
 					// A variable not set when the statement was planned
 					// (SELECT @x := 5, @x) has no type, and its value went
@@ -126,6 +117,16 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 				case *expression.Like:
 					if types.IsBinaryType(e.Right().Type()) && types.IsText(e.Left().Type()) {
 						return expression.NewLike(expression.NewConvert(e.Left(), expression.ConvertToBinary), e.Right(), e.Escape), transform.NewTree, nil
+					}
+				case *expression.Between:
+					if ne, ok := timeDaysBetween(e); ok {
+						return ne, transform.NewTree, nil
+					}
+				case expression.Comparer:
+					// A TIME compared with text written with days. Last:
+					// an interface, it would hide a comparison's own case.
+					if ne, ok := timeDaysComparison(e); ok {
+						return ne, transform.NewTree, nil
 					}
 				}
 				return e, same, nil
