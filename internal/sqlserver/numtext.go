@@ -177,15 +177,11 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 		if v == nil {
 			continue
 		}
-		var nv any
-		if timeBeyondRange(v) {
-			var err error
-			if nv, err = timeBeyond(ctx, it.sch[i].Name, v, it.tally.records, it.refuse); err != nil {
-				return nil, err
-			}
-		} else if t, ok := timeDaysText(v); ok {
-			nv = t
-		} else {
+		nv, changed, err := timeWritten(ctx, it.sch[i].Name, v, it.tally.records, it.refuse)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
 			continue
 		}
 		if !copied {

@@ -135,16 +135,26 @@ func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, 
 	return "838:59:59", nil
 }
 
-// timeCheck checks a value for TIME column col against the range.
+// timeWritten is what goes into TIME column col for v, written at row
+// at: the end of the range or an error for a time beyond it (timeBeyond),
+// the hours of one written with days (timeDaysText); changed is false
+// when v goes as it is.
+func timeWritten(ctx *sql.Context, col string, v any, at int, refuse bool) (nv any, changed bool, err error) {
+	if timeBeyondRange(v) {
+		nv, err = timeBeyond(ctx, col, v, at, refuse)
+		return nv, true, err
+	}
+	if t, ok := timeDaysText(v); ok {
+		return t, true, nil
+	}
+	return v, false, nil
+}
+
+// timeCheck checks a value for TIME column col (timeWritten).
 func timeCheck(col string, refuse bool) func(*sql.Context, any, int) (any, error) {
 	return func(ctx *sql.Context, v any, at int) (any, error) {
-		if timeBeyondRange(v) {
-			return timeBeyond(ctx, col, v, at, refuse)
-		}
-		if t, ok := timeDaysText(v); ok {
-			return t, nil
-		}
-		return v, nil
+		nv, _, err := timeWritten(ctx, col, v, at, refuse)
+		return nv, err
 	}
 }
 
