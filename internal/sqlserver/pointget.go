@@ -548,7 +548,7 @@ func keyValue(ctx *sql.Context, typ sql.Type, bv *querypb.BindVariable) (any, bo
 	default:
 		return nil, false
 	}
-	out, inRange, err := typ.Convert(ctx, raw)
+	out, inRange, err := convertValue(ctx, typ, raw)
 	if err != nil || inRange != sql.InRange {
 		return nil, false
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -670,7 +671,7 @@ func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, set
 		if types.IsTimespan(sch[pos].Type) && timeBeyondRange(v) {
 			return nil, false // clamped in silence by the conversion (timerange.go)
 		}
-		out, inRange, err := sch[pos].Type.Convert(ctx, v)
+		out, inRange, err := convertValue(ctx, sch[pos].Type, v)
 		if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
 			return nil, false
 		}
@@ -706,11 +707,25 @@ func writeResult(c *mysql.Conn, p *writePlan, sess *Session, matched, nchanged i
 		if c.Capabilities&mysql.CapabilityClientFoundRows != 0 {
 			res.RowsAffected = uint64(matched)
 		}
-		res.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: 0", matched, nchanged)
+		res.Info = updateInfo(matched, nchanged)
 		sess.SetLastQueryInfoInt(sql.FoundRows, int64(matched))
 	}
 	sess.SetLastQueryInfoInt(sql.RowCount, int64(res.RowsAffected))
 	return res
+}
+
+// updateInfo is the OK packet's info of an UPDATE, in MySQL's words; an
+// UPDATE by key matches at most one row, whose words are made once.
+func updateInfo(matched, changed int) string {
+	if matched <= 1 && changed <= matched {
+		return oneRowInfos[matched][changed]
+	}
+	return fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: 0", matched, changed)
+}
+
+var oneRowInfos = [2][2]string{
+	{"Rows matched: 0  Changed: 0  Warnings: 0"},
+	{"Rows matched: 1  Changed: 0  Warnings: 0", "Rows matched: 1  Changed: 1  Warnings: 0"},
 }
 
 // referenced says whether a foreign key of some table of the catalog
@@ -1317,7 +1332,7 @@ func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
 	if types.IsTimespan(typ) && timeBeyondRange(v) {
 		return nil, false // clamped in silence by the conversion (timerange.go)
 	}
-	out, inRange, err := typ.Convert(ctx, v)
+	out, inRange, err := convertValue(ctx, typ, v)
 	if err != nil || inRange != sql.InRange || out == nil {
 		return nil, false
 	}
@@ -1328,6 +1343,41 @@ func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
 		}
 	}
 	return out, true
+}
+
+// convertValue is typ.Convert(ctx, v), without its two copies of a string
+// that a character column takes as it is (sameText).
+func convertValue(ctx *sql.Context, typ sql.Type, v any) (any, sql.ConvertInRange, error) {
+	if s, ok := v.(string); ok && sameText(typ, s) {
+		return s, sql.InRange, nil
+	}
+	return typ.Convert(ctx, v)
+}
+
+// sameText reports whether go-mysql-server's conversion of s to typ gives
+// s back: typ is a CHAR, VARCHAR or TEXT column (not binary), s is valid
+// UTF-8 (the conversion decodes only what is not) and within the column's
+// length (in bytes: a string no longer in bytes than the column in
+// characters fits whatever its characters). Otherwise the conversion
+// decides, and reports what does not fit.
+func sameText(typ sql.Type, s string) bool {
+	st, ok := typ.(sql.StringType)
+	if !ok {
+		return false
+	}
+	switch typ.Type() {
+	case sqltypes.Char, sqltypes.VarChar:
+		if int64(len(s)) > st.MaxCharacterLength() {
+			return false
+		}
+	case sqltypes.Text:
+		if int64(len(s)) > st.MaxByteLength() {
+			return false
+		}
+	default:
+		return false
+	}
+	return utf8.ValidString(s)
 }
 
 // strayTransaction reports a transaction open in autocommit mode outside
