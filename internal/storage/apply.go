@@ -177,6 +177,20 @@ type applier struct {
 	undo    []undoRow
 	// objectsOwned: cat.objects is the applier's own copy (ownObjects).
 	objectsOwned bool
+	// adopt is a row made for this commit alone (DB.CommitRow), stored as
+	// it is rather than copied (rowFor).
+	adopt *Row
+}
+
+// rowFor returns the row to store for o, numbered id: o itself when it is
+// the compact row the commit made for this write (adopt), else a copy
+// (o may be a transaction's, or a journal's decoded row).
+func (a *applier) rowFor(id uint64, o *Row) *Row {
+	if o == a.adopt && o.ID == id && o.vf&flagExt == 0 {
+		a.adopt = nil
+		return o
+	}
+	return copyRow(id, o)
 }
 
 // ownObjects gives the applier's catalog its own copy of the objects
@@ -410,7 +424,7 @@ func (a *applier) insert(op *Op, checkPK bool) error {
 	if err != nil {
 		return err
 	}
-	r := copyRow(op.Row.ID, op.Row)
+	r := a.rowFor(op.Row.ID, op.Row)
 	r.setVersion(a.ver)
 	if n := r.NumValues(); n != t.shape.def.NumCols {
 		return fmt.Errorf("%w: insert into %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)
@@ -453,7 +467,7 @@ func (a *applier) apply(op *Op) error {
 		if !ok {
 			return fmt.Errorf("%w: update in %s", ErrRowMissing, op.Table)
 		}
-		r := copyRow(old.ID, op.Row)
+		r := a.rowFor(old.ID, op.Row)
 		r.setVersion(a.ver)
 		if n := r.NumValues(); n != t.shape.def.NumCols {
 			return fmt.Errorf("%w: update of %s with %d values for %d columns", ErrDecode, op.Table, n, t.shape.def.NumCols)

@@ -98,11 +98,13 @@ type Engine struct {
 	readOnly atomic.Bool
 	// writer is the epoch and node this engine writes for as a cluster's
 	// primary (nil: standalone, no epoch marks).
-	writer    atomic.Pointer[Writer]
-	chMu      sync.Mutex
-	changed   chan struct{} // closed and replaced at each change
-	retMu     sync.Mutex
-	retention func(db *DB) (journal.LSN, bool)
+	writer  atomic.Pointer[Writer]
+	chMu    sync.Mutex
+	changed chan struct{} // closed and replaced at each change, once handed out
+	// changedOut: Changed handed out changed since it was made.
+	changedOut bool
+	retMu      sync.Mutex
+	retention  func(db *DB) (journal.LSN, bool)
 	// locks are the row locks of the engine's transactions (locks.go).
 	locks *lockManager
 }

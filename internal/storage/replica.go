@@ -64,13 +64,19 @@ func (e *Engine) ReadOnly() bool { return e.readOnly.Load() }
 func (e *Engine) Changed() <-chan struct{} {
 	e.chMu.Lock()
 	defer e.chMu.Unlock()
+	e.changedOut = true
 	return e.changed
 }
 
+// notify closes the channel Changed handed out, if it did since the last
+// change: a commit no one waits for makes no channel.
 func (e *Engine) notify() {
 	e.chMu.Lock()
-	close(e.changed)
-	e.changed = make(chan struct{})
+	if e.changedOut {
+		close(e.changed)
+		e.changed = make(chan struct{})
+		e.changedOut = false
+	}
 	e.chMu.Unlock()
 }
 

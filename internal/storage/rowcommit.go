@@ -65,6 +65,7 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 		key = op.Row
 	}
 	logged, err := db.commitWith([]*Op{op}, true, func(cur *Catalog, a *applier) error {
+		a.adopt = op.Row // made above for this commit alone
 		t, ok := cur.tables.get(lower(name))
 		if !ok || t.shape != c.Table.shape || t.schemaVer != c.Table.schemaVer {
 			return ErrStale
