@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
 )
@@ -167,6 +168,25 @@ type Log struct {
 		// for readers of its fresh end (see readRecent).
 		recent      []byte
 		recentStart LSN
+		// appends counts the appends; taken is what it was when the
+		// pending frames were last handed to write(2) (the appends a
+		// group commit's fsync then covers).
+		appends, taken uint64
+		// gatherAt, gatherCh: a group commit gathering its group
+		// (gatherGroup) waits on gatherCh, which the append that brings
+		// appends to gatherAt closes.
+		gatherAt uint64
+		gatherCh chan struct{}
+	}
+	// gr is the group commit's record of its last group, for gatherGroup;
+	// only the caller syncing (sy.syncing) uses it.
+	gr struct {
+		covered uint64 // appends covered by the last fsync
+		group   uint64 // how many appends the last fsync covered
+		arrived uint64 // appends that came while it ran
+		misses  int    // waits in vain in a row
+		rest    int    // group commits left to go without waiting
+		timer   *time.Timer
 	}
 	// sy holds what the group commit needs, apart from mu so that
 	// committers waiting for an fsync never hold up Append. Lock order: mu
@@ -181,6 +201,9 @@ type Log struct {
 	synced *sync.Cond // on sy
 	// fsyncs counts the fsyncs of segment files (group commit shares them).
 	fsyncs atomic.Uint64
+	// gathersMissed counts the group commits that waited for their group
+	// in vain (gatherGroup).
+	gathersMissed atomic.Uint64
 }
 
 // InBlocks reports whether the current segment is written in whole blocks
@@ -193,6 +216,10 @@ func (l *Log) InBlocks() bool {
 
 // Fsyncs returns how many times the log fsync'd a segment file.
 func (l *Log) Fsyncs() uint64 { return l.fsyncs.Load() }
+
+// GroupWaitsMissed returns how many group commits waited for their group
+// in vain (see gatherGroup).
+func (l *Log) GroupWaitsMissed() uint64 { return l.gathersMissed.Load() }
 
 func segmentName(start LSN) string { return fmt.Sprintf("%020d%s", uint64(start), segmentSuffix) }
 
@@ -458,6 +485,7 @@ func (l *Log) append(frames []byte, deferred bool) (start, end LSN, err error) {
 		start = l.endLocked()
 		l.mu.pending = append(l.mu.pending, frames...)
 		end = l.endLocked()
+		l.countAppendLocked()
 		l.mu.Unlock()
 		return start, end, nil
 	}
@@ -478,6 +506,7 @@ func (l *Log) append(frames []byte, deferred bool) (start, end LSN, err error) {
 		}
 	}
 	start = l.endLocked()
+	l.countAppendLocked()
 	if deferred {
 		l.mu.pending = append(l.mu.pending, frames...)
 		return start, l.endLocked(), nil
@@ -497,9 +526,20 @@ func (l *Log) endLocked() LSN {
 	return l.mu.written + LSN(l.mu.inflight) + LSN(len(l.mu.pending))
 }
 
+// countAppendLocked counts an append, and ends the wait of a group commit
+// gathering its group once the group is complete.
+func (l *Log) countAppendLocked() {
+	l.mu.appends++
+	if l.mu.gatherCh != nil && l.mu.appends >= l.mu.gatherAt {
+		close(l.mu.gatherCh)
+		l.mu.gatherCh = nil
+	}
+}
+
 // flushLocked hands the pending frames to write(2). Called with wr and mu
 // held (no write is in flight).
 func (l *Log) flushLocked() error {
+	l.mu.taken = l.mu.appends
 	if len(l.mu.pending) == 0 {
 		return nil
 	}
@@ -524,6 +564,7 @@ func (l *Log) flush() error {
 		return err
 	}
 	l.mu.pending, l.mu.spare = l.mu.spare[:0], nil
+	l.mu.taken = l.mu.appends
 	l.mu.inflight = len(b)
 	off := int64(l.mu.written - l.mu.curStart)
 	l.mu.Unlock()
@@ -680,6 +721,17 @@ func (l *Log) setSynced(lsn LSN, failed error) {
 // share fsyncs (group commit): one caller syncs everything written so far
 // while the others wait for it, then at most one more fsync covers them.
 func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
+	return l.syncTo(ctx, upto, false)
+}
+
+// SyncToGathering is SyncTo for a commit whose client, once answered,
+// commits again at once (an autocommit write): the caller that fsyncs
+// first waits for its group to gather (gatherGroup).
+func (l *Log) SyncToGathering(ctx context.Context, upto LSN) error {
+	return l.syncTo(ctx, upto, true)
+}
+
+func (l *Log) syncTo(ctx context.Context, upto LSN, gather bool) error {
 	l.sy.Lock()
 	defer l.sy.Unlock()
 	for l.sy.synced < upto {
@@ -698,7 +750,7 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 		l.sy.syncing = true
 		shared := l.sy.waiting > 0
 		l.sy.Unlock()
-		err := l.syncWritten(shared)
+		err := l.syncWritten(shared, gather)
 		l.sy.Lock()
 		l.sy.syncing = false
 		l.synced.Broadcast()
@@ -714,14 +766,18 @@ func (l *Log) SyncTo(ctx context.Context, upto LSN) error {
 // an fsync: committers run side by side), committers that are ready to run
 // append first, and the one fsync covers them too; a lone committer does
 // not yield, which would only wake an idle thread to find nothing to do.
-func (l *Log) syncWritten(shared bool) error {
-	if shared {
+func (l *Log) syncWritten(shared, gather bool) error {
+	switch {
+	case gather:
+		l.gatherGroup()
+	case shared:
 		runtime.Gosched()
 	}
 	l.wr.Lock()
 	failed := l.flush()
 	l.mu.Lock()
 	target, f, start := l.mu.written, l.mu.cur, l.mu.curStart
+	taken := l.mu.taken
 	l.mu.Unlock()
 	l.wr.Unlock()
 	if failed != nil {
@@ -732,6 +788,7 @@ func (l *Log) syncWritten(shared bool) error {
 		err = syncData(f)
 	}
 	l.fsyncs.Add(1)
+	l.noteGroup(taken)
 	if err != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -747,6 +804,74 @@ func (l *Log) syncWritten(shared bool) error {
 	}
 	l.setSynced(target, nil)
 	return nil
+}
+
+// Gathering a group. With a few clients each sending an autocommit write
+// as soon as the last is answered, the fsyncs alternate between two groups
+// of about half of them, each fsync started as soon as the last ended,
+// and the disk, never idle, sets the pace. The caller about to fsync for
+// such a commit (SyncToGathering) first waits until as many commits have
+// appended since the last fsync's group as that group held plus those that
+// came while it ran: then one fsync covers them all, and the clients
+// answered together come back together. A lone client's group is itself
+// and never waits. A wait lasts at most maxGatherWait; one that ends
+// without its group (a client gone, or commits that come at random) makes
+// the next 2, 4, … up to maxGatherRest group commits go without waiting.
+// Commits that come one at a time (the COMMIT of a transaction of several
+// statements, after its round trips) call SyncTo, which does not wait.
+const (
+	maxGather     = 64 // the largest group waited for
+	maxGatherWait = time.Millisecond
+	maxGatherRest = 64
+)
+
+// gatherGroup waits for the group of the fsync to come, as above.
+func (l *Log) gatherGroup() {
+	want := min(l.gr.group+l.gr.arrived, maxGather)
+	if want <= 1 {
+		return
+	}
+	if l.gr.rest > 0 {
+		l.gr.rest--
+		return
+	}
+	l.mu.Lock()
+	if l.mu.appends-l.gr.covered >= want || l.mu.failed != nil {
+		l.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	l.mu.gatherAt, l.mu.gatherCh = l.gr.covered+want, ch
+	l.mu.Unlock()
+	if l.gr.timer == nil {
+		l.gr.timer = time.NewTimer(maxGatherWait)
+	} else {
+		l.gr.timer.Reset(maxGatherWait)
+	}
+	select {
+	case <-ch:
+		l.gr.timer.Stop()
+		l.gr.misses = 0
+	case <-l.gr.timer.C:
+		l.mu.Lock()
+		if l.mu.gatherCh == ch {
+			l.mu.gatherCh = nil
+		}
+		l.mu.Unlock()
+		l.gr.misses = min(l.gr.misses+1, 6)
+		l.gr.rest = min(1<<l.gr.misses, maxGatherRest)
+		l.gathersMissed.Add(1)
+	}
+}
+
+// noteGroup records the group an fsync covered: the appends before taken.
+func (l *Log) noteGroup(taken uint64) {
+	l.mu.Lock()
+	now := l.mu.appends
+	l.mu.Unlock()
+	l.gr.group = taken - l.gr.covered
+	l.gr.arrived = now - taken
+	l.gr.covered = taken
 }
 
 // End returns the LSN after the last appended byte.

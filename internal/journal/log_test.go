@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -814,5 +815,100 @@ func BenchmarkGroupCommit(b *testing.B) {
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/float64(l.Fsyncs()), "commits/fsync")
 		})
+	}
+}
+
+// A commit that fsyncs for an autocommit write (SyncToGathering) first
+// waits for as many commits as the last fsync covered plus those that came
+// while it ran; one fsync then covers the group. A wait in vain ends, and
+// the next group commits go without waiting.
+func TestGroupCommitGathersItsGroup(t *testing.T) {
+	var lb bytes.Buffer
+	l, err := Open(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	appendOne := func(name string) LSN {
+		t.Helper()
+		_, end, err := l.AppendDeferred(tx(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return end
+	}
+	gathering := func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.mu.gatherCh != nil
+	}
+
+	// A group of two, and one commit that came while its fsync ran: the
+	// next group is of three.
+	var wg sync.WaitGroup
+	ends := []LSN{appendOne("a1"), appendOne("a2")}
+	l.opts.DuringGroupWrite = func() { appendOne("a3") }
+	if err := l.SyncTo(ctx, ends[1]); err != nil {
+		t.Fatal(err)
+	}
+	l.opts.DuringGroupWrite = nil
+	if l.gr.group != 2 || l.gr.arrived != 1 {
+		t.Fatalf("last group %d, arrived %d; want 2 and 1", l.gr.group, l.gr.arrived)
+	}
+
+	// a3 is there; b1's fsync waits for a third commit.
+	before := l.Fsyncs()
+	b1 := appendOne("b1")
+	done := make(chan error, 1)
+	go func() { done <- l.SyncToGathering(ctx, b1) }()
+	for !gathering() {
+		select {
+		case err := <-done:
+			t.Fatalf("SyncToGathering returned (%v) without waiting for its group", err)
+		default:
+			runtime.Gosched()
+		}
+	}
+	b2 := appendOne("b2")
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := l.SyncTo(ctx, b2); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if n := l.Fsyncs() - before; n != 1 || l.Durable() < b2 {
+		t.Fatalf("a group of three took %d fsyncs (durable %d, want %d), want 1", n, l.Durable(), b2)
+	}
+	if l.GroupWaitsMissed() != 0 {
+		t.Fatalf("%d waits missed, want 0", l.GroupWaitsMissed())
+	}
+
+	// Nobody comes: the wait ends, is counted, and the next two group
+	// commits do not wait.
+	c1 := appendOne("c1")
+	if err := l.SyncToGathering(ctx, c1); err != nil || l.Durable() < c1 {
+		t.Fatalf("lone gathering commit: %v, durable %d < %d", err, l.Durable(), c1)
+	}
+	if l.GroupWaitsMissed() != 1 || l.gr.rest != 2 {
+		t.Fatalf("waits missed %d, rest %d; want 1 and 2", l.GroupWaitsMissed(), l.gr.rest)
+	}
+	for i := range 2 {
+		l.gr.group, l.gr.arrived = 3, 0 // a group waited for, were it not resting
+		c := appendOne(fmt.Sprintf("d%d", i))
+		if err := l.SyncToGathering(ctx, c); err != nil || l.Durable() < c {
+			t.Fatalf("resting group commit %d: %v", i, err)
+		}
+	}
+	if l.GroupWaitsMissed() != 1 || l.gr.rest != 0 {
+		t.Fatalf("resting group commits waited: missed %d, rest %d", l.GroupWaitsMissed(), l.gr.rest)
+	}
+	if got := readAll(t, l); len(got) != 2*8 {
+		t.Fatalf("read %d frames, want 16: %v", len(got), got)
 	}
 }

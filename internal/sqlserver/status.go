@@ -115,7 +115,7 @@ func setStatusFlags(c *mysql.Conn, flags uint16) {
 
 // mirajStatus adds Miraj's own counters to SHOW [GLOBAL] STATUS, read each
 // time: the storage engine's (Miraj_commits, Miraj_journal_fsyncs,
-// Miraj_commits_in_place) always,
+// Miraj_commits_in_place, Miraj_journal_group_waits_missed) always,
 // the Miraj_cluster_sync_* ones (§17.8.5) under active replication only.
 type mirajStatus struct{ sql.StatusVariableRegistry }
 
@@ -138,7 +138,8 @@ func mirajStatusValues() []repl.SyncStatusVar {
 		c := e.Counts()
 		out = append(out, repl.SyncStatusVar{Name: "Miraj_commits", Value: c.Commits},
 			repl.SyncStatusVar{Name: "Miraj_journal_fsyncs", Value: c.Fsyncs},
-			repl.SyncStatusVar{Name: "Miraj_commits_in_place", Value: c.InPlace})
+			repl.SyncStatusVar{Name: "Miraj_commits_in_place", Value: c.InPlace},
+			repl.SyncStatusVar{Name: "Miraj_journal_group_waits_missed", Value: c.GroupWaitsMissed})
 	}
 	if n := clusterNode.Load(); n != nil {
 		out = append(out, n.SyncStatus()...)

@@ -427,6 +427,16 @@ func (db *DB) syncCommit(logged journal.LSN) error {
 	return db.jrnl.SyncTo(context.Background(), logged)
 }
 
+// syncRowCommit is syncCommit for a one-row commit (CommitRow), an
+// autocommit write whose client commits again as soon as it is answered:
+// its group commit gathers (journal.Log.SyncToGathering).
+func (db *DB) syncRowCommit(logged journal.LSN) error {
+	if db.policy != SaveCommit || logged == 0 {
+		return nil
+	}
+	return db.jrnl.SyncToGathering(context.Background(), logged)
+}
+
 // pendingMarkLocked returns the epoch mark this database needs before the
 // next write, if the engine writes for an epoch newer than the journal's
 // last mark. Called with commitMu held.

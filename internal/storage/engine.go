@@ -303,6 +303,9 @@ type Counts struct {
 	// InPlace counts the commits that changed the committed trees in
 	// place, no one holding the catalog they wrote (see DB.Read).
 	InPlace uint64
+	// GroupWaitsMissed counts the group commits that waited for their
+	// group in vain (journal.Log.SyncToGathering).
+	GroupWaitsMissed uint64
 }
 
 // Counts sums the counters of the open databases.
@@ -313,6 +316,7 @@ func (e *Engine) Counts() Counts {
 		c.InPlace += db.InPlaceCommits()
 		if db.jrnl != nil {
 			c.Fsyncs += db.jrnl.Fsyncs()
+			c.GroupWaitsMissed += db.jrnl.GroupWaitsMissed()
 		}
 	}
 	return c

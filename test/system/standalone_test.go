@@ -159,11 +159,12 @@ func TestCrashDuringWriteLoad(t *testing.T) {
 	mustExec(t, db, "INSERT INTO wl.counters VALUES (1, 1000000), (2, 0), (3, 0)")
 	mustExec(t, db, "CREATE TABLE wl.c (id BIGINT PRIMARY KEY)")
 
-	const rounds, writers = 3, 4
+	const rounds, writers, autocommitWriters = 3, 4, 3
 	var acked sync.Map // id -> true once COMMIT returned without error
 	var nextID atomic.Int64
-	// Autocommit writes by key (each committed alone, storage.DB.CommitRow):
-	// rows of c and increments of counter 3, acknowledged and tried.
+	// Autocommit writes by key (each committed alone, storage.DB.CommitRow,
+	// whose group commits gather: journal.Log.SyncToGathering): rows of c
+	// and increments of counter 3, acknowledged and tried.
 	var ackedC sync.Map
 	var incAcked, incTried atomic.Int64
 	for round := 0; round < rounds; round++ {
@@ -185,17 +186,19 @@ func TestCrashDuringWriteLoad(t *testing.T) {
 				}
 			}()
 		}
-		writer(func(conn *sql.DB) bool {
-			id := nextID.Add(1)
-			if _, err := conn.ExecContext(ctx, "INSERT INTO c (id) VALUES (?)", id); err == nil {
-				ackedC.Store(id, true)
-			}
-			incTried.Add(1)
-			if _, err := conn.ExecContext(ctx, "UPDATE counters SET n = n + 1 WHERE id = ?", 3); err == nil {
-				incAcked.Add(1)
-			}
-			return true
-		})
+		for w := 0; w < autocommitWriters; w++ {
+			writer(func(conn *sql.DB) bool {
+				id := nextID.Add(1)
+				if _, err := conn.ExecContext(ctx, "INSERT INTO c (id) VALUES (?)", id); err == nil {
+					ackedC.Store(id, true)
+				}
+				incTried.Add(1)
+				if _, err := conn.ExecContext(ctx, "UPDATE counters SET n = n + 1 WHERE id = ?", 3); err == nil {
+					incAcked.Add(1)
+				}
+				return true
+			})
+		}
 		for w := 0; w < writers; w++ {
 			writer(func(conn *sql.DB) bool {
 				id := nextID.Add(1)
