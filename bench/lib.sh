@@ -211,8 +211,11 @@ percentile() {
 		END { if (NR == 0) exit; i = int(p / 100 * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; print v[i] }'
 }
 
-# ratio A B prints A/B with two decimals, or nothing if either is missing.
-ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
+# ratio A B prints A/B to three places, enough that a ratio under a target
+# never prints as the target (0.998 is not "1.00"); the targets are checked
+# on the exact ratio (exact_ratio).
+ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'; }
+exact_ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.9f", a / b }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # ---------------------------------------------------------------- miraj

@@ -159,7 +159,7 @@ report() {
 				tg=$(target_of "$w" "$t")
 				if [[ -z $r ]]; then
 					st="n/a"
-				elif ge "$r" "$tg"; then
+				elif ge "$(exact_ratio "$m" "$d")" "$tg"; then
 					st="met"
 				else
 					st="MISSED"
@@ -212,7 +212,7 @@ summary_line() {
 	tg=$(target_of "$w" "$t")
 	if [[ -z $r ]]; then
 		echo "- $label: n/a (a run failed)"
-	elif ge "$r" "$tg"; then
+	elif ge "$(exact_ratio "${TPS[miraj|$w|$t]:-}" "${TPS[mariadb|$w|$t]:-}")" "$tg"; then
 		echo "- $label: met (${r}x)"
 	else
 		echo "- $label: MISSED (${r}x)"
@@ -223,7 +223,7 @@ floor_line() {
 	local w t r worst="" worstAt="" failed=0
 	for w in $BENCH_WORKLOADS; do
 		for t in $BENCH_THREADS; do
-			r=$(ratio "${TPS[miraj|$w|$t]:-}" "${TPS[mariadb|$w|$t]:-}" || true)
+			r=$(exact_ratio "${TPS[miraj|$w|$t]:-}" "${TPS[mariadb|$w|$t]:-}" || true)
 			if [[ -z $r ]]; then
 				failed=1
 				continue
@@ -233,14 +233,15 @@ floor_line() {
 			fi
 		done
 	done
-	local note=""
+	local note="" shown
 	((failed)) && note=", some runs failed"
+	shown=$(awk -v r="$worst" 'BEGIN { printf "%.3f", r }')
 	if [[ -z $worst ]]; then
 		echo "- no workload below ${targetFloor}x: n/a (no complete pair)"
 	elif ge "$worst" "$targetFloor"; then
-		echo "- no workload below ${targetFloor}x: met (worst ${worst}x, $worstAt$note)"
+		echo "- no workload below ${targetFloor}x: met (worst ${shown}x, $worstAt$note)"
 	else
-		echo "- no workload below ${targetFloor}x: MISSED (worst ${worst}x, $worstAt$note)"
+		echo "- no workload below ${targetFloor}x: MISSED (worst ${shown}x, $worstAt$note)"
 	fi
 }
 
