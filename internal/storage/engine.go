@@ -101,7 +101,7 @@ type Engine struct {
 	writer  atomic.Pointer[Writer]
 	chMu    sync.Mutex
 	changed chan struct{} // closed and replaced at each change, once handed out
-	// changedOut: Changed handed out changed since it was made.
+	// changedOut: Changed has handed out the current channel.
 	changedOut bool
 	retMu      sync.Mutex
 	retention  func(db *DB) (journal.LSN, bool)
