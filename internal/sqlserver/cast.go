@@ -46,7 +46,8 @@ const castRuleID analyzer.RuleId = 10_004
 //   - An ENUM, SET or date argument of a string function, LIKE or CAST(…
 //     AS CHAR) is read as its text (textargs.go).
 //   - A TIME compared with a text literal written with days ('1 10:00:00')
-//     reads it as MySQL does (timeDaysComparison, timerange.go).
+//     reads it as MySQL does (timeDaysComparison, timeDaysBetween,
+//     timeDaysIn: timerange.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !fromClient(ctx) {
 		return n, transform.SameTree, nil
@@ -120,6 +121,10 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					}
 				case *expression.Between:
 					if ne, ok := timeDaysBetween(e); ok {
+						return ne, transform.NewTree, nil
+					}
+				case *expression.InTuple:
+					if ne, ok := timeDaysIn(e); ok {
 						return ne, transform.NewTree, nil
 					}
 				case expression.Comparer:

@@ -172,6 +172,8 @@ func TestTimeBeyondRange(t *testing.T) {
 	}{
 		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm = '1 10:00:00' OR tm BETWEEN '2 00:00:00' AND '2 12:00:00'", nil},
 		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm = ? OR tm BETWEEN ? AND ?", []any{"1 10:00:00", "2 00:00:00", "2 12:00:00"}},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm IN ('1 10:00:00', '2 03:04', '9:00:00')", nil},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm IN (?, ?, '0 01')", []any{"2 03:04", "1 10:00:00"}},
 	} {
 		if err := c.QueryRowContext(ctx, q.q, q.args...).Scan(&got); err != nil || got != "3,4" {
 			t.Errorf("%s %v: %q %v, want 3,4", q.q, q.args, got, err)

@@ -191,6 +191,29 @@ func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
 	return expression.NewBetween(e.Val, lo, hi), true
 }
 
+// timeDaysIn is timeDaysComparison for TIME IN (a, b, …).
+func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
+	tup, ok := e.Right().(expression.Tuple)
+	if !ok || !types.IsTimespan(e.Left().Type()) {
+		return nil, false
+	}
+	var out expression.Tuple
+	for i, x := range tup {
+		nx, ok := timeDaysLiteral(x)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append(expression.Tuple(nil), tup...)
+		}
+		out[i] = nx
+	}
+	if out == nil {
+		return nil, false
+	}
+	return expression.NewInTuple(e.Left(), out), true
+}
+
 // timeDaysComparison rewrites comparison e of a TIME with a text literal
 // written with days ('1 10:00:00') to compare with the hours it means
 // (timeDaysText), which go-mysql-server's conversion reads; false when e

@@ -204,6 +204,8 @@ SELECT id, tm FROM td ORDER BY id;
 SELECT COUNT(*) FROM td WHERE tm = '1 10:00:00';
 SELECT id FROM td WHERE tm BETWEEN '1 00:00:00' AND '2 12:00:00' ORDER BY id;
 SELECT id FROM td WHERE '2 03:04' = tm;
+SELECT id FROM td WHERE tm IN ('1 10:00:00', '0 01:02:03', '-2 03') ORDER BY id;
+SELECT id FROM td WHERE tm NOT IN ('1 10:00:00', '9:00:00') ORDER BY id;
 DROP TABLE td;
 -- FLOAT(M,D) and DOUBLE(M,D) with more decimals than digits: 1427 (it was
 -- taken), as DECIMAL's.
