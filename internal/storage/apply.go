@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 )
 
@@ -248,7 +249,12 @@ var tailRows = 256
 func (a *applier) hintsFor(t *Table) []btree.PathHint {
 	if a.hinted != t {
 		a.hinted = t
-		a.hints = make([]btree.PathHint, 1+len(t.indexes))
+		if n := 1 + len(t.indexes); cap(a.hints) >= n {
+			a.hints = a.hints[:n]
+			clear(a.hints)
+		} else {
+			a.hints = make([]btree.PathHint, n)
+		}
 		a.tail, a.appended = nil, 0
 	}
 	return a.hints
@@ -268,6 +274,34 @@ func (a *applier) noteAppend(t *Table, r *Row) {
 
 func newApplier(base *Catalog, ver uint64, bind Binder) *applier {
 	return &applier{cat: base.shallowClone(), from: base.id, ver: ver, bind: bind}
+}
+
+// commitAppliers holds the appliers of ended commits (DB.commitWith),
+// which no one keeps past its commit: one serves the next commit with the
+// lists it grew (owned tables, undo records, search hints).
+var commitAppliers sync.Pool
+
+// commitApplier is newApplier for a commit, which gives it back
+// (endCommitApplier) once it is published or failed.
+func commitApplier(base *Catalog, ver uint64, bind Binder) *applier {
+	a, ok := commitAppliers.Get().(*applier)
+	if !ok {
+		return newApplier(base, ver, bind)
+	}
+	a.cat, a.from, a.ver, a.bind = base.shallowClone(), base.id, ver, bind
+	return a
+}
+
+// endCommitApplier forgets what a's commit held and keeps a for the next;
+// a large commit's applier is left to the collector.
+func endCommitApplier(a *applier) {
+	if a.owned.many != nil || len(a.made) > 0 || cap(a.undo) > 64 || cap(a.hints) > 64 {
+		return
+	}
+	clear(a.owned.few)
+	clear(a.undo)
+	*a = applier{owned: ownedTables{few: a.owned.few[:0]}, undo: a.undo[:0], hints: a.hints[:0]}
+	commitAppliers.Put(a)
 }
 
 // ownedTables is a set of tables: a short list for the one or few tables

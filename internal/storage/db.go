@@ -333,7 +333,8 @@ func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *ap
 		return 0, ErrReadOnly
 	}
 	st := db.cur.Load()
-	a := newApplier(st.cat, st.cat.seq+1, db.bind)
+	a := commitApplier(st.cat, st.cat.seq+1, db.bind)
+	defer endCommitApplier(a)
 	a.inPlace = takeover && st.cat.takeOver()
 	if a.inPlace {
 		// The next catalog continues this one, which no one will read
