@@ -78,8 +78,9 @@ func main() {
 	wg.Wait()
 
 	violations, writes, promotions, confirmed, waived, changes, stale, inPlace, txInPlace, held, savepoints := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
-	deferred, deferredConflicts := 0, 0
+	deferred, deferredConflicts, gatherJoins := 0, 0, 0
 	for _, o := range out {
+		gatherJoins += o.res.GatherJoins
 		deferred += o.res.DeferredCommits
 		deferredConflicts += o.res.DeferredConflicts
 		savepoints += o.res.SavepointRollbacks
@@ -99,7 +100,7 @@ func main() {
 	}
 	fmt.Printf("acknowledged writes=%d promotions=%d semi-sync confirmed=%d (left out by forced promotions or with every holder out of reach=%d)\n", writes, promotions, confirmed, waived)
 	fmt.Printf("row changes=%d (refused as stale=%d) one-row commits in place=%d transactions in place=%d snapshots held=%d savepoints rolled back=%d\n", changes, stale, inPlace, txInPlace, held, savepoints)
-	fmt.Printf("deferred-snapshot deletes committed=%d (refused, the row replaced since it was read=%d)\n", deferred, deferredConflicts)
+	fmt.Printf("deferred-snapshot deletes committed=%d (refused, the row replaced since it was read=%d) commits joining a gathering group commit=%d\n", deferred, deferredConflicts, gatherJoins)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)

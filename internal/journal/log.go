@@ -82,6 +82,12 @@ type Options struct {
 	// commits from it, deterministically, what a concurrent commit would
 	// append at that moment.
 	DuringGroupWrite func()
+	// DuringGather, when set, is called when the group commit of a
+	// SyncToGathering caller is about to fsync: once it waits for its
+	// group to gather (gatherGroup), or at once when it does not wait.
+	// The simulator commits from it what a client answered with the last
+	// group would.
+	DuringGather func()
 }
 
 // WriteMode is how a log writes its current segment.
@@ -827,22 +833,13 @@ const (
 
 // gatherGroup waits for the group of the fsync to come, as above.
 func (l *Log) gatherGroup() {
-	want := min(l.gr.group+l.gr.arrived, maxGather)
-	if want <= 1 {
+	ch := l.armGather()
+	if l.opts.DuringGather != nil {
+		l.opts.DuringGather()
+	}
+	if ch == nil {
 		return
 	}
-	if l.gr.rest > 0 {
-		l.gr.rest--
-		return
-	}
-	l.mu.Lock()
-	if l.mu.appends-l.gr.covered >= want || l.mu.failed != nil {
-		l.mu.Unlock()
-		return
-	}
-	ch := make(chan struct{})
-	l.mu.gatherAt, l.mu.gatherCh = l.gr.covered+want, ch
-	l.mu.Unlock()
 	if l.gr.timer == nil {
 		l.gr.timer = time.NewTimer(maxGatherWait)
 	} else {
@@ -864,6 +861,28 @@ func (l *Log) gatherGroup() {
 	}
 }
 
+// armGather returns the channel the group's last append closes, or nil
+// when the group commit goes without waiting: a group of one, a rest after
+// a wait in vain, a group already there, or a failed log.
+func (l *Log) armGather() chan struct{} {
+	want := min(l.gr.group+l.gr.arrived, maxGather)
+	if want <= 1 {
+		return nil
+	}
+	if l.gr.rest > 0 {
+		l.gr.rest--
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.appends-l.gr.covered >= want || l.mu.failed != nil {
+		return nil
+	}
+	ch := make(chan struct{})
+	l.mu.gatherAt, l.mu.gatherCh = l.gr.covered+want, ch
+	return ch
+}
+
 // noteGroup records the group an fsync covered: the appends before taken.
 func (l *Log) noteGroup(taken uint64) {
 	l.mu.Lock()
@@ -879,6 +898,14 @@ func (l *Log) End() LSN {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.endLocked()
+}
+
+// Written returns the end of the bytes handed to write(2): an fsync covers
+// at most these.
+func (l *Log) Written() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.written
 }
 
 // SegmentFull reports whether the next append rolls to a new segment: it

@@ -190,7 +190,7 @@ func (n *node) tracef(format string, args ...any) { n.w.tracef(n.id+" "+format, 
 // start opens the node's engine (a first start or a restart after a crash).
 func (n *node) start() error {
 	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: n.w.opts.SegmentBytes, Logger: n.w.log,
-		JournalFaults: n.w.diskFault, JournalDuringGroupWrite: n.duringGroupWrite,
+		JournalFaults: n.w.diskFault, JournalDuringGroupWrite: n.duringGroupWrite, JournalDuringGather: n.duringGather,
 		Now: n.w.clock, KeepBytes: n.w.opts.KeepBytes, JournalWrites: n.journalWrites()})
 	if err != nil {
 		return err
@@ -432,6 +432,7 @@ func (n *node) clientWrite() {
 		id := n.w.nextID
 		inPlace := db.InPlaceCommits()
 		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: n.w.rowValues(id, n.id)})
+		written := db.Journal().Written()
 		if db.InPlaceCommits() > inPlace {
 			n.w.res.InPlace++
 		}
@@ -441,6 +442,7 @@ func (n *node) clientWrite() {
 			}
 			return
 		}
+		n.checkAcknowledged(name, id, lsn, written)
 		n.committedWrite(db, name, id, start, lsn)
 		return
 	}
@@ -778,6 +780,17 @@ func (n *node) committedWrite(db *storage.DB, name string, id int64, start, lsn 
 	if req := n.w.syncRequest(); req.Level != repl.SyncOff {
 		n.waits = append(n.waits, &syncWait{row: fmt.Sprintf("%s/%v", name, id), db: name, base: db.Latest().BaseID(),
 			lsn: lsn, req: req, deadline: n.w.now + int(req.Timeout.Milliseconds())})
+	}
+}
+
+// checkAcknowledged checks a one-row commit that returned ending the
+// journal at lsn, which was written to written as it returned (before
+// anything read the journal, which writes what is pending): a commit is
+// acknowledged once an fsync covers it, and an fsync covers only the
+// bytes handed to write(2) before it.
+func (n *node) checkAcknowledged(name string, id int64, lsn, written journal.LSN) {
+	if lsn > written {
+		n.w.violate("acknowledged", fmt.Sprintf("%s: write %s id=%d acknowledged at LSN %d, its journal written to %d only", n.id, name, id, lsn, written))
 	}
 }
 
@@ -1357,8 +1370,9 @@ type overlapCommit struct {
 }
 
 type overlapResult struct {
-	lsn journal.LSN
-	err error
+	lsn     journal.LSN
+	written journal.LSN // the journal's written end as the commit returned
+	err     error
 }
 
 // duringGroupWrite is the journals' DuringGroupWrite: while the group
@@ -1380,9 +1394,32 @@ func (n *node) duringGroupWrite() {
 		// waits for it here.
 		return
 	}
+	n.overlapCommit(db, 3)
+}
+
+// duringGather is the journals' DuringGather (Options.GatherJoin): when
+// the group commit of this node's one-row client write is about to fsync
+// (journal.Log.SyncToGathering), waiting for its group or not, half the
+// time another one-row commit appends, as a client answered with the
+// last group would come back; the group commit's fsync then covers both
+// (the wait, if any, ends with that append), and the client write joins
+// that commit as it joins one made during a group write.
+func (n *node) duringGather() {
+	if !n.w.opts.GatherJoin || n.w.overlapping.Load() || n.writing == nil || n.overlap != nil {
+		return // the joining commit's own group commit, or not a client write
+	}
+	if n.overlapCommit(n.writing, 2) {
+		n.w.res.GatherJoins++
+	}
+}
+
+// overlapCommit starts, one time in odds, a one-row commit to db on a
+// goroutine of its own, and returns once it has appended (or failed); it
+// reports whether it started one.
+func (n *node) overlapCommit(db *storage.DB, odds int) bool {
 	t, ok := db.Snapshot().Table(dbTable)
-	if !ok || n.w.rng.IntN(3) != 0 {
-		return
+	if !ok || n.w.rng.IntN(odds) != 0 {
+		return false
 	}
 	n.w.nextID++
 	o := &overlapCommit{db: db, id: n.w.nextID, before: db.LSN(), done: make(chan overlapResult, 1)}
@@ -1391,11 +1428,12 @@ func (n *node) duringGroupWrite() {
 	n.overlap = o
 	go func() {
 		lsn, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: vals})
-		o.done <- overlapResult{lsn, err}
+		o.done <- overlapResult{lsn, db.Journal().Written(), err}
 	}()
 	for db.LSN() == o.before && len(o.done) == 0 {
 		runtime.Gosched()
 	}
+	return true
 }
 
 // joinOverlap waits for the commit started during the client write's group
@@ -1414,10 +1452,11 @@ func (n *node) joinOverlap(name string) {
 		// The client write's disk failure crashed the node meanwhile.
 	case r.err != nil:
 		if !n.diskFailed(r.err) {
-			n.w.violate("write", fmt.Sprintf("%s: commit during a group write: %v", n.id, r.err))
+			n.w.violate("write", fmt.Sprintf("%s: commit during a group write or gathering: %v", n.id, r.err))
 		}
 	default:
-		n.tracef("write %s id=%d during a group write", name, o.id)
+		n.tracef("write %s id=%d during a group write or gathering", name, o.id)
+		n.checkAcknowledged(name, o.id, r.lsn, r.written)
 		n.committedWrite(o.db, name, o.id, o.before, r.lsn)
 	}
 }

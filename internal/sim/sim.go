@@ -79,6 +79,16 @@ type Options struct {
 	// left out the bytes in flight would give the second commit the first
 	// one's LSNs.
 	GroupWriteOverlap bool
+	// GatherJoin: when a one-row client write's group commit is about to
+	// fsync (journal.Log.SyncToGathering), another commit sometimes
+	// appends (journal.Options.DuringGather, on a goroutine of its own):
+	// a group of two, for which the next one-row commit then waits, and
+	// whose wait that commit's join ends. Drawn with GroupWriteOverlap.
+	// The checkers hold with it: "acknowledged" (a commit returns only
+	// once its bytes were written, which the fsync that acknowledged it
+	// covers) fails for a group commit that acknowledges the commits it
+	// gathered without writing them first.
+	GatherJoin bool
 	// HeldSnapshots: writers sometimes take a snapshot of the simulated
 	// table (storage.DB.Snapshot, which freezes that version) and keep it
 	// for a while, among one-row commits that change the committed trees
@@ -131,13 +141,13 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
 func OptionsFromSeed(seed uint64, dir string) Options {
 	r := rand.New(rand.NewPCG(seed, 0x6d6972616a))
-	return Options{
+	o := Options{
 		Seed:            seed,
 		Nodes:           3 + r.IntN(3),
 		SafetySteps:     150 + r.IntN(150),
@@ -176,6 +186,9 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		KeepBytes: []int64{1 << 40, 1 << 40, 4 << 10, 0}[r.IntN(4)],
 		Dir:       dir,
 	}
+	// GatherJoin after the others, for the same reason.
+	o.GatherJoin = o.GroupWriteOverlap && r.IntN(2) == 0
+	return o
 }
 
 // Violation is a broken rule found by a checker.
@@ -217,6 +230,9 @@ type Result struct {
 	// deletes made without a snapshot (storage.DB.BeginDeferred), and
 	// those refused because a commit replaced the row since it was read.
 	DeferredCommits, DeferredConflicts int
+	// GatherJoins counts the commits that appended while a group commit
+	// waited for its group (Options.GatherJoin).
+	GatherJoins int
 }
 
 const (

@@ -61,6 +61,10 @@ type Options struct {
 	// (journal.Options.DuringGroupWrite): the simulator's commits made
 	// while a group's write is under way.
 	JournalDuringGroupWrite func()
+	// JournalDuringGather is passed to every journal
+	// (journal.Options.DuringGather): the simulator's commits made while
+	// a group commit waits for its group.
+	JournalDuringGather func()
 	// JournalWrites is how every journal writes its segments
 	// (journal.Options.Writes; zero: direct I/O where available).
 	JournalWrites journal.WriteMode
@@ -81,7 +85,7 @@ func (e *Engine) journalOptions(dir string, start journal.LSN) journal.Options {
 		writes = journal.WriteBuffered
 	}
 	return journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: start, Logger: e.log,
-		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, Writes: writes}
+		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, DuringGather: e.opts.JournalDuringGather, Writes: writes}
 }
 
 // Engine is the set of databases under a data directory.
