@@ -295,7 +295,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	tx.logged = logged
-	return db.syncCommit(logged)
+	return db.syncCommit(logged, false)
 }
 
 // commitWith commits ops as one transaction. Under the commit lock, body
@@ -419,23 +419,20 @@ func putFrameBuf(b []byte) {
 
 // syncCommit makes a commit that ended the journal at logged durable, as
 // the save policy asks.
-func (db *DB) syncCommit(logged journal.LSN) error {
+//
+// With gather (a one-row commit, CommitRow: an autocommit write whose client
+// commits again as soon as it is answered) its group commit gathers
+// (journal.Log.SyncToGathering).
+func (db *DB) syncCommit(logged journal.LSN, gather bool) error {
 	if db.policy != SaveCommit || logged == 0 {
 		return nil
 	}
 	// Not the statement's context: once appended, the commit is decided;
 	// the client's acknowledgement waits for the fsync, which is bounded.
-	return db.jrnl.SyncTo(context.Background(), logged)
-}
-
-// syncRowCommit is syncCommit for a one-row commit (CommitRow), an
-// autocommit write whose client commits again as soon as it is answered:
-// its group commit gathers (journal.Log.SyncToGathering).
-func (db *DB) syncRowCommit(logged journal.LSN) error {
-	if db.policy != SaveCommit || logged == 0 {
-		return nil
+	if gather {
+		return db.jrnl.SyncToGathering(context.Background(), logged)
 	}
-	return db.jrnl.SyncToGathering(context.Background(), logged)
+	return db.jrnl.SyncTo(context.Background(), logged)
 }
 
 // pendingMarkLocked returns the epoch mark this database needs before the

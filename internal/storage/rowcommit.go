@@ -95,5 +95,5 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 	if err != nil {
 		return 0, err
 	}
-	return logged, db.syncRowCommit(logged)
+	return logged, db.syncCommit(logged, true)
 }
