@@ -159,17 +159,17 @@ func timeCheck(col string, refuse bool) func(*sql.Context, any, int) (any, error
 }
 
 // timeDaysLiteral is text literal e written with days as the hours it
-// means, where it is compared with a TIME; false for anything else.
-func timeDaysLiteral(e sql.Expression) (sql.Expression, bool) {
+// means, where it is compared with a TIME; e itself for anything else.
+func timeDaysLiteral(e sql.Expression) sql.Expression {
 	le, ok := e.(*expression.Literal)
 	if !ok {
-		return nil, false
+		return e
 	}
 	t, ok := timeDaysText(le.Value())
 	if !ok {
-		return nil, false
+		return e
 	}
-	return expression.NewLiteral(t, le.Type()), true
+	return expression.NewLiteral(t, le.Type())
 }
 
 // timeDaysBetween is timeDaysComparison for TIME BETWEEN a AND b.
@@ -177,16 +177,9 @@ func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
 	if !types.IsTimespan(e.Val.Type()) {
 		return nil, false
 	}
-	lo, okLo := timeDaysLiteral(e.Lower)
-	hi, okHi := timeDaysLiteral(e.Upper)
-	if !okLo && !okHi {
+	lo, hi := timeDaysLiteral(e.Lower), timeDaysLiteral(e.Upper)
+	if lo == e.Lower && hi == e.Upper {
 		return nil, false
-	}
-	if !okLo {
-		lo = e.Lower
-	}
-	if !okHi {
-		hi = e.Upper
 	}
 	return expression.NewBetween(e.Val, lo, hi), true
 }
@@ -197,18 +190,12 @@ func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
 	if !ok || !types.IsTimespan(e.Left().Type()) {
 		return nil, false
 	}
-	var out expression.Tuple
+	out, changed := make(expression.Tuple, len(tup)), false
 	for i, x := range tup {
-		nx, ok := timeDaysLiteral(x)
-		if !ok {
-			continue
-		}
-		if out == nil {
-			out = append(expression.Tuple(nil), tup...)
-		}
-		out[i] = nx
+		out[i] = timeDaysLiteral(x)
+		changed = changed || out[i] != x
 	}
-	if out == nil {
+	if !changed {
 		return nil, false
 	}
 	return expression.NewInTuple(e.Left(), out), true
@@ -220,19 +207,16 @@ func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
 // is no such comparison.
 func timeDaysComparison(e expression.Comparer) (sql.Expression, bool) {
 	l, r := e.Left(), e.Right()
-	hours := func(lit, other sql.Expression) (sql.Expression, bool) {
-		if !types.IsTimespan(other.Type()) {
-			return nil, false
-		}
-		return timeDaysLiteral(lit)
+	nl, nr := l, r
+	if types.IsTimespan(r.Type()) {
+		nl = timeDaysLiteral(l)
 	}
-	if nl, ok := hours(l, r); ok {
-		l = nl
-	} else if nr, ok := hours(r, l); ok {
-		r = nr
-	} else {
+	if nl == l && types.IsTimespan(l.Type()) {
+		nr = timeDaysLiteral(r)
+	}
+	if nl == l && nr == r {
 		return nil, false
 	}
-	ne, err := e.WithChildren(l, r)
+	ne, err := e.WithChildren(nl, nr)
 	return ne, err == nil
 }
