@@ -220,19 +220,21 @@ ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # ---------------------------------------------------------------- miraj
 
-# start_miraj NAME starts a fresh WORK/miraj-server (durable commits) in
-# WORK/NAME; sets MIRAJ_PID and MIRAJ_PORT.
+# start_miraj NAME [OPTIONS...] starts a fresh WORK/miraj-server (durable
+# commits, unless OPTIONS say otherwise: they come last) in WORK/NAME; sets
+# MIRAJ_PID and MIRAJ_PORT.
 start_miraj() {
-	local dir=$WORK/$1 port
+	local name=$1 dir=$WORK/$1 port
+	shift
 	mkdir -p "$dir"
 	free_port port
 	"$WORK/miraj-server" --root "$dir/data" --port "$port" --bind 127.0.0.1 \
-		--save-policy commit >"$dir/stderr.log" 2>&1 &
+		--save-policy commit "$@" >"$dir/stderr.log" 2>&1 &
 	MIRAJ_PID=$!
 	track_pid "$MIRAJ_PID"
 	MIRAJ_PORT=$port
-	wait_sql "miraj-server ($1)" "$MIRAJ_PID" "$port" "$dir/stderr.log"
-	log "miraj-server ($1) up: pid $MIRAJ_PID port $port"
+	wait_sql "miraj-server ($name)" "$MIRAJ_PID" "$port" "$dir/stderr.log"
+	log "miraj-server ($name) up: pid $MIRAJ_PID port $port"
 }
 
 # ---------------------------------------------------------------- mariadb
