@@ -181,10 +181,15 @@ func (o *Outcome) readWarnings(c *mysql.Conn, warnings uint16) error {
 }
 
 // typeName is the column's type as the protocol sends it, with the scale of
-// a DECIMAL (which decides how its values print).
+// a DECIMAL (which decides how its values print) and the digits of a
+// table's DATETIME, TIMESTAMP or TIME column (which decide how much of a
+// binary value's fraction a client reads).
 func typeName(f *querypb.Field) string {
 	t := querypb.Type_name[int32(f.Type)]
-	if f.Type == querypb.Type_DECIMAL {
+	switch {
+	case f.Type == querypb.Type_DECIMAL:
+		t += fmt.Sprintf("(%d)", f.Decimals)
+	case f.OrgTable != "" && (f.Type == querypb.Type_DATETIME || f.Type == querypb.Type_TIMESTAMP || f.Type == querypb.Type_TIME):
 		t += fmt.Sprintf("(%d)", f.Decimals)
 	}
 	return t

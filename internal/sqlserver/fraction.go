@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"strings"
 
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
@@ -57,4 +59,49 @@ func withFraction(s string, n int) (string, bool) {
 		return s + strings.Repeat("0", n-digits), true
 	}
 	return s[:dot+1+n], true
+}
+
+// timestampDigits puts into fields the digits of each TIMESTAMP(n) table
+// column, which go-mysql-server's result columns leave at 0 (it counts
+// them for DATETIME only): clients read a binary TIMESTAMP's fraction only
+// up to the column's digits (go-sql-driver wrote '10:00:00' for
+// '10:00:00.500'), and padFractions writes a text value's. The digits are
+// the column's in the catalog the connection's session sees; a column it
+// cannot find (a view's, a temporary table's) keeps 0. The fields of a
+// result are shared by its batches: the first fixes them for the rest.
+func (h protocolHandler) timestampDigits(c *mysql.Conn, fields []*querypb.Field) {
+	for _, f := range fields {
+		if f.Type != querypb.Type_TIMESTAMP || f.Decimals != 0 || f.OrgTable == "" || f.Database == "" {
+			continue
+		}
+		if n := h.srv.columnDigits(c.ConnectionID, f.Database, f.OrgTable, f.OrgName); n > 0 {
+			f.Decimals = uint32(n)
+		}
+	}
+}
+
+// columnDigits is the fractional digits of a DATETIME or TIMESTAMP column
+// as connection id's session sees it; 0 when there is no such column.
+func (s *Server) columnDigits(id uint32, database, table, column string) int {
+	sess := s.session(id)
+	db, ok := s.storage.Database(database)
+	if sess == nil || !ok {
+		return 0
+	}
+	t, ok := sess.defsIn(db).Table(table)
+	if !ok {
+		return 0
+	}
+	ti, err := info(t.Def())
+	if err != nil {
+		return 0
+	}
+	i := ti.schema.Schema.IndexOfColName(column)
+	if i < 0 {
+		return 0
+	}
+	if dt, ok := ti.schema.Schema[i].Type.(sql.DatetimeType); ok {
+		return dt.Precision()
+	}
+	return 0
 }

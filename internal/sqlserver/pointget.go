@@ -619,7 +619,7 @@ func resultFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 			ColumnLength: c.Type.MaxTextResponseByteLength(ctx), Flags: uint32(flags)}
 		if types.IsDecimal(c.Type) {
 			fields[i].Decimals = uint32(c.Type.(sql.DecimalType).Scale())
-		} else if types.IsDatetimeType(c.Type) {
+		} else if types.IsDatetimeType(c.Type) || types.IsTimestampType(c.Type) {
 			fields[i].Decimals = uint32(c.Type.(sql.DatetimeType).Precision())
 		}
 	}

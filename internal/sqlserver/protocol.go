@@ -195,6 +195,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
+			h.timestampDigits(c, r.Fields)
 			padFractions(r)
 			return cb(r, more)
 		}
@@ -242,6 +243,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
+			h.timestampDigits(c, r.Fields)
 			padFractions(r)
 			return cb(r, more)
 		}
@@ -328,6 +330,7 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 		sess.preparing = true
 	}
 	f, err := h.Handler.ComPrepare(ctx, c, q, p)
+	h.timestampDigits(c, f)
 	if sess != nil {
 		sess.preparing = false
 		if err == nil {
@@ -606,6 +609,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 	}
 	withFlags := func(r *sqltypes.Result) error {
 		h.okFlags(c, r, false)
+		h.timestampDigits(c, r.Fields)
 		return cb(r)
 	}
 	ctx, adm, err := h.admit(ctx, c, &p.PrepareStmt)
