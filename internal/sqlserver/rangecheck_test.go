@@ -180,3 +180,39 @@ func TestTimeBeyondRange(t *testing.T) {
 		}
 	}
 }
+
+// A TIME column keeps whole seconds: a value with a fraction is rounded,
+// half away from zero, as MySQL 8 stores it (it was kept and shown as
+// 12:34:56.789000), by prepared and text INSERT, UPDATE and ON DUPLICATE
+// KEY UPDATE alike (a compiled statement leaves it to the planner), and
+// never past the range.
+func TestTimeColumnRoundsFraction(t *testing.T) {
+	_, open := startServer(t)
+	c := dbConn(t, open("root", "", ""))
+	ctx := context.Background()
+	connExecAll(t, c, "CREATE DATABASE tfr", "USE tfr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
+		"INSERT INTO t VALUES (1, '12:34:56.789'), (2, '12:34:56.2'), (3, '-01:00:00.5'), (4, '838:59:59.9')")
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{
+		{"INSERT INTO t VALUES (?, ?)", []any{5, "00:00:01.5"}},
+		{"UPDATE t SET tm = ? WHERE id = ?", []any{"10:00:00.4", 2}},
+		{"INSERT INTO t VALUES (?, ?) ON DUPLICATE KEY UPDATE tm = ?", []any{1, "1:00:00", "23:59:59.5"}},
+	} {
+		if _, err := c.ExecContext(ctx, st.q, st.args...); err != nil {
+			t.Fatalf("%s %v: %v", st.q, st.args, err)
+		}
+	}
+	var got string
+	if err := c.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1=24:00:00,2=10:00:00,3=-01:00:01,4=838:59:59,5=00:00:02"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM t WHERE tm = ?", "00:00:02").Scan(&n); err != nil || n != 1 {
+		t.Errorf("rows at 00:00:02: %d (%v), want 1", n, err)
+	}
+}

@@ -137,17 +137,57 @@ func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, 
 
 // timeWritten is what goes into TIME column col for v, written at row
 // at: the end of the range or an error for a time beyond it (timeBeyond),
-// the hours of one written with days (timeDaysText); changed is false
-// when v goes as it is.
+// the hours of one written with days (timeDaysText), whole seconds for
+// one with a fraction (timeRounded); changed is false when v goes as it
+// is.
 func timeWritten(ctx *sql.Context, col string, v any, at int, refuse bool) (nv any, changed bool, err error) {
 	if timeBeyondRange(v) {
 		nv, err = timeBeyond(ctx, col, v, at, refuse)
 		return nv, true, err
 	}
 	if t, ok := timeDaysText(v); ok {
-		return t, true, nil
+		v, changed = t, true
 	}
-	return v, false, nil
+	if r, ok := timeRounded(v); ok {
+		return r, true, nil
+	}
+	return v, changed, nil
+}
+
+// timeRounded is v, a time with a fraction of a second, rounded to whole
+// seconds (half away from zero) as MySQL 8 stores it in a TIME column,
+// whose digits are 0 (TIME(n) is refused: 1105); go-mysql-server kept the
+// fraction ('12:34:56.789' was stored and shown as 12:34:56.789000, where
+// MySQL has 12:34:57). False when v has no fraction or is no time (the
+// conversion reports that one). Rounding never leaves the range: it ends
+// at ±838:59:59.
+func timeRounded(v any) (types.Timespan, bool) {
+	ts, err := types.Time.ConvertToTimespan(v)
+	if err != nil {
+		return 0, false
+	}
+	us := int64(ts)
+	frac := us % 1_000_000
+	if frac == 0 {
+		return 0, false
+	}
+	us -= frac
+	switch {
+	case frac >= 500_000:
+		us += 1_000_000
+	case frac <= -500_000:
+		us -= 1_000_000
+	}
+	us = max(-maxTimeSeconds*1_000_000, min(maxTimeSeconds*1_000_000, us))
+	return types.Timespan(us), true
+}
+
+// timeFraction reports whether v, written into a TIME column, has a
+// fraction of a second to round (timeRounded): a compiled statement
+// leaves it to the planner, which rounds it.
+func timeFraction(v any) bool {
+	_, ok := timeRounded(v)
+	return ok
 }
 
 // timeCheck checks a value for TIME column col (timeWritten).

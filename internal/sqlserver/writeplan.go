@@ -668,8 +668,8 @@ func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, set
 		if !ok {
 			return nil, false
 		}
-		if types.IsTimespan(sch[pos].Type) && timeBeyondRange(v) {
-			return nil, false // clamped in silence by the conversion (timerange.go)
+		if types.IsTimespan(sch[pos].Type) && (timeBeyondRange(v) || timeFraction(v)) {
+			return nil, false // clamped in silence, or kept, by the conversion (timerange.go)
 		}
 		out, inRange, err := convertValue(ctx, sch[pos].Type, v)
 		if err != nil || inRange != sql.InRange || (out == nil && !sch[pos].Nullable) {
@@ -1329,8 +1329,8 @@ func orZero(v any) any {
 // convertExact converts v to typ when the value fits without loss, as the
 // planner would store it; false leaves the statement to the planner.
 func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
-	if types.IsTimespan(typ) && timeBeyondRange(v) {
-		return nil, false // clamped in silence by the conversion (timerange.go)
+	if types.IsTimespan(typ) && (timeBeyondRange(v) || timeFraction(v)) {
+		return nil, false // clamped in silence, or kept, by the conversion (timerange.go)
 	}
 	out, inRange, err := convertValue(ctx, typ, v)
 	if err != nil || inRange != sql.InRange || out == nil {

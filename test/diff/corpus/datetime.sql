@@ -62,6 +62,17 @@ INSERT INTO tsf VALUES (1, '2024-03-05 14:30:00.5', '2024-03-05 14:30:00', '2024
 SELECT * FROM tsf ORDER BY id;
 SELECT a, c FROM tsf WHERE id = 1;
 DROP TABLE tsf;
+-- A TIME column keeps whole seconds (its digits are 0): the fraction of a
+-- value written into it goes.
+CREATE TABLE tmr (id INT PRIMARY KEY, t TIME);
+INSERT INTO tmr VALUES (1, '12:34:56.2'), (2, '-01:00:00.25'), (3, 123456.1);
+SELECT * FROM tmr ORDER BY id;
+UPDATE tmr SET t = '01:02:03.4' WHERE id = 1;
+SELECT t FROM tmr WHERE id = 1;
+-- MySQL 8 rounds it (12:34:57), MariaDB truncates it (12:34:56).
+INSERT INTO tmr VALUES (4, '12:34:56.789');
+SELECT t FROM tmr WHERE id = 4;
+DROP TABLE tmr;
 -- In arithmetic a DATE is YYYYMMDD, a TIME hhmmss, a DATETIME(n) YYYYMMDDhhmmss with its fraction.
 CREATE TABLE dar (id INT PRIMARY KEY, d DATE, t DATETIME, t3 DATETIME(3), tm TIME);
 INSERT INTO dar VALUES (1, '2024-03-05', '2024-03-05 14:30:00', '2024-03-05 14:30:00.5', '01:02:03');
