@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 )
 
@@ -132,44 +133,28 @@ func TestTimeBeyondRange(t *testing.T) {
 	if _, err := c.ExecContext(ctx, "INSERT IGNORE INTO t VALUES (?, ?)", 3, "-900:00:00"); err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	if err := c.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if want := "1=12:00:00,3=-838:59:59"; got != want {
+	if got, want := idTimes(t, c), "1=12:00:00,3=-838:59:59"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
 
 	// Days, as MySQL reads them: prepared and text, INSERT, UPDATE and ON
 	// DUPLICATE KEY UPDATE; beyond the range still 1292, named as given.
 	connExecAll(t, c, "INSERT INTO t VALUES (4, '1 10:00:00'), (5, '-2 03')")
-	for _, st := range []struct {
-		q    string
-		args []any
-	}{
+	execWithArgs(t, c, []argStatement{
 		{"INSERT INTO t VALUES (?, ?)", []any{6, "0 1:2:3"}},
 		{"UPDATE t SET tm = ? WHERE id = ?", []any{"3 00:00:01", 1}},
 		{"INSERT INTO t VALUES (?, ?) ON DUPLICATE KEY UPDATE tm = ?", []any{3, "1:00:00", "2 03:04"}},
-	} {
-		if _, err := c.ExecContext(ctx, st.q, st.args...); err != nil {
-			t.Fatalf("%s %v: %v", st.q, st.args, err)
-		}
-	}
+	})
 	_, err := c.ExecContext(ctx, "INSERT INTO t VALUES (?, ?)", 7, "35 00:00:00")
 	if want := "Error 1292 (22007): Incorrect time value: '35 00:00:00' for column 'tm' at row 1"; err == nil || err.Error() != want {
 		t.Errorf("35 days:\n got %v\nwant %s", err, want)
 	}
-	if err := c.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if want := "1=72:00:01,3=51:04:00,4=34:00:00,5=-51:00:00,6=01:02:03"; got != want {
+	if got, want := idTimes(t, c), "1=72:00:01,3=51:04:00,4=34:00:00,5=-51:00:00,6=01:02:03"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
 	// Compared with a TIME, text and prepared.
-	for _, q := range []struct {
-		q    string
-		args []any
-	}{
+	var got string
+	for _, q := range []argStatement{
 		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm = '1 10:00:00' OR tm BETWEEN '2 00:00:00' AND '2 12:00:00'", nil},
 		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm = ? OR tm BETWEEN ? AND ?", []any{"1 10:00:00", "2 00:00:00", "2 12:00:00"}},
 		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE tm IN ('1 10:00:00', '2 03:04', '9:00:00')", nil},
@@ -192,27 +177,43 @@ func TestTimeColumnRoundsFraction(t *testing.T) {
 	ctx := context.Background()
 	connExecAll(t, c, "CREATE DATABASE tfr", "USE tfr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
 		"INSERT INTO t VALUES (1, '12:34:56.789'), (2, '12:34:56.2'), (3, '-01:00:00.5'), (4, '838:59:59.9')")
-	for _, st := range []struct {
-		q    string
-		args []any
-	}{
+	execWithArgs(t, c, []argStatement{
 		{"INSERT INTO t VALUES (?, ?)", []any{5, "00:00:01.5"}},
 		{"UPDATE t SET tm = ? WHERE id = ?", []any{"10:00:00.4", 2}},
 		{"INSERT INTO t VALUES (?, ?) ON DUPLICATE KEY UPDATE tm = ?", []any{1, "1:00:00", "23:59:59.5"}},
-	} {
-		if _, err := c.ExecContext(ctx, st.q, st.args...); err != nil {
-			t.Fatalf("%s %v: %v", st.q, st.args, err)
-		}
-	}
-	var got string
-	if err := c.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if want := "1=24:00:00,2=10:00:00,3=-01:00:01,4=838:59:59,5=00:00:02"; got != want {
+	})
+	if got, want := idTimes(t, c), "1=24:00:00,2=10:00:00,3=-01:00:01,4=838:59:59,5=00:00:02"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
 	var n int
 	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM t WHERE tm = ?", "00:00:02").Scan(&n); err != nil || n != 1 {
 		t.Errorf("rows at 00:00:02: %d (%v), want 1", n, err)
 	}
+}
+
+// argStatement is a statement and its arguments.
+type argStatement struct {
+	q    string
+	args []any
+}
+
+// execWithArgs runs each statement on c, prepared with its arguments; an
+// error ends the test.
+func execWithArgs(t *testing.T, c *sql.Conn, sts []argStatement) {
+	t.Helper()
+	for _, st := range sts {
+		if _, err := c.ExecContext(context.Background(), st.q, st.args...); err != nil {
+			t.Fatalf("%s %v: %v", st.q, st.args, err)
+		}
+	}
+}
+
+// idTimes is table t's rows as id=tm, in id order.
+func idTimes(t *testing.T, c *sql.Conn) string {
+	t.Helper()
+	var got string
+	if err := c.QueryRowContext(context.Background(), "SELECT GROUP_CONCAT(CONCAT(id, '=', tm) ORDER BY id) FROM t").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
