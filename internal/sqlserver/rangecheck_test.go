@@ -111,11 +111,8 @@ func TestUpdateValuesNotTaken(t *testing.T) {
 // compiled path and the planner alike); with IGNORE the end of the range
 // is written with Warning 1264.
 func TestTimeBeyondRange(t *testing.T) {
-	_, open := startServer(t)
-	c := dbConn(t, open("root", "", ""))
+	c := timeTable(t, "(1, '12:00:00')")
 	ctx := context.Background()
-	connExecAll(t, c, "CREATE DATABASE tbr", "USE tbr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
-		"INSERT INTO t VALUES (1, '12:00:00')")
 	for _, tc := range []struct {
 		q    string
 		args []any
@@ -172,11 +169,8 @@ func TestTimeBeyondRange(t *testing.T) {
 // KEY UPDATE alike (a compiled statement leaves it to the planner), and
 // never past the range.
 func TestTimeColumnRoundsFraction(t *testing.T) {
-	_, open := startServer(t)
-	c := dbConn(t, open("root", "", ""))
+	c := timeTable(t, "(1, '12:34:56.789'), (2, '12:34:56.2'), (3, '-01:00:00.5'), (4, '838:59:59.9')")
 	ctx := context.Background()
-	connExecAll(t, c, "CREATE DATABASE tfr", "USE tfr", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
-		"INSERT INTO t VALUES (1, '12:34:56.789'), (2, '12:34:56.2'), (3, '-01:00:00.5'), (4, '838:59:59.9')")
 	execWithArgs(t, c, []argStatement{
 		{"INSERT INTO t VALUES (?, ?)", []any{5, "00:00:01.5"}},
 		{"UPDATE t SET tm = ? WHERE id = ?", []any{"10:00:00.4", 2}},
@@ -189,6 +183,18 @@ func TestTimeColumnRoundsFraction(t *testing.T) {
 	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM t WHERE tm = ?", "00:00:02").Scan(&n); err != nil || n != 1 {
 		t.Errorf("rows at 00:00:02: %d (%v), want 1", n, err)
 	}
+}
+
+// timeTable starts a server and returns a connection to it, in a database
+// with table t (id INT PRIMARY KEY, tm TIME) holding rows (an INSERT's
+// VALUES list).
+func timeTable(t *testing.T, rows string) *sql.Conn {
+	t.Helper()
+	_, open := startServer(t)
+	c := dbConn(t, open("root", "", ""))
+	connExecAll(t, c, "CREATE DATABASE tt", "USE tt", "CREATE TABLE t (id INT PRIMARY KEY, tm TIME)",
+		"INSERT INTO t VALUES "+rows)
+	return c
 }
 
 // argStatement is a statement and its arguments.
