@@ -125,7 +125,12 @@ type insertRows struct {
 	cols   []int // the numeric columns of sch
 	times  []int // the TIME columns of sch (timerange.go)
 	refuse bool
-	tally  *insertTally
+	// divZero: a division by zero in a row's values is refused
+	// (divzero.go); warned is how many of the statement's warnings were
+	// looked at for one.
+	divZero bool
+	warned  uint16
+	tally   *insertTally
 }
 
 func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.RowIter {
@@ -142,13 +147,23 @@ func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.Row
 	if tally == nil {
 		tally = &insertTally{}
 	}
-	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, times: times, refuse: refusesBadValues(ctx, src.ignore), tally: tally}
+	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, times: times, refuse: refusesBadValues(ctx, src.ignore),
+		divZero: refusesDivisionByZero(ctx, src.ignore), tally: tally}
 }
 
 func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 	row, err := it.RowIter.Next(ctx)
 	if err != nil {
 		return row, err
+	}
+	if it.divZero {
+		// Since the last row, or since the statement began for the
+		// first: the planner folds a constant 1/0 into NULL, with its
+		// warning, before the rows are made.
+		err, it.warned = divisionByZero(ctx, it.warned), ctx.Session.WarningCount()
+		if err != nil {
+			return nil, err
+		}
 	}
 	it.tally.records++
 	off := len(row) - len(it.sch)
@@ -215,7 +230,14 @@ func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, trans
 // an UPDATE's; an INSERT's ON DUPLICATE KEY UPDATE names the row of the
 // INSERT).
 func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) (sql.Node, transform.TreeIdentity, error) {
-	refuse := refusesBadValues(ctx, ignore)
+	refuse, divZero := refusesBadValues(ctx, ignore), refusesDivisionByZero(ctx, ignore)
+	if divZero {
+		// A constant 1/0 was folded into NULL, with its warning, when the
+		// statement was planned.
+		if err := divisionByZero(ctx, 0); err != nil {
+			return nil, transform.SameTree, err
+		}
+	}
 	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		sf, ok := e.(*expression.SetField)
 		if !ok {
@@ -225,20 +247,27 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 		if !ok {
 			return e, transform.SameTree, nil
 		}
-		if _, done := sf.RightChild.(*checkedAssign); done {
-			return e, transform.SameTree, nil
-		}
-		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
-		if types.IsTimespan(gf.Type()) {
-			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: sf.RightChild, check: timeCheck(gf.Name(), refuse), at: at}), transform.NewTree, nil
-		}
-		if refuse && listedColumn(gf.Type()) {
-			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: sf.RightChild, check: listedCheck(col), at: at}), transform.NewTree, nil
-		}
-		if !isNumericColumn(gf.Type()) {
+		switch sf.RightChild.(type) {
+		case *checkedAssign, *divisionChecked:
 			return e, transform.SameTree, nil
 		}
 		value := sf.RightChild
+		if divZero {
+			value = &divisionChecked{value}
+		}
+		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
+		if types.IsTimespan(gf.Type()) {
+			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: timeCheck(gf.Name(), refuse), at: at}), transform.NewTree, nil
+		}
+		if refuse && listedColumn(gf.Type()) {
+			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: listedCheck(col), at: at}), transform.NewTree, nil
+		}
+		if !isNumericColumn(gf.Type()) {
+			if divZero {
+				return expression.NewSetField(sf.LeftChild, value), transform.NewTree, nil
+			}
+			return e, transform.SameTree, nil
+		}
 		if types.IsText(value.Type()) {
 			value = &checkedAssign{Expression: value, check: textCheck(col, refuse)}
 		}
