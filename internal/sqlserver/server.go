@@ -187,8 +187,10 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 }
 
 // setServerDefaults makes the server's defaults MySQL 8's: utf8mb4 with the
-// case-insensitive utf8mb4_0900_ai_ci collation, lc_time_names en_US; and
-// names the server
+// case-insensitive utf8mb4_0900_ai_ci collation, lc_time_names en_US, a
+// sql_mode with ERROR_FOR_DIVISION_BY_ZERO (divzero.go; MySQL 8's also has
+// NO_ZERO_DATE and NO_ZERO_IN_DATE, which are not built); and names the
+// server
 // (@@version and @@version_comment are read-only, set here once).
 func setServerDefaults() error {
 	if err := sql.SystemVariables.AssignValues(buildVariables()); err != nil {
@@ -201,6 +203,7 @@ func setServerDefaults() error {
 		"collation_connection": defaultCollation.Name(),
 		"character_set_server": "utf8mb4",
 		"lc_time_names":        "en_US", // go-mysql-server's is empty
+		"sql_mode":             "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
 	} {
 		if err := sql.SystemVariables.SetGlobal(ctx, name, v); err != nil {
 			return fmt.Errorf("system variable %s: %w", name, err)
