@@ -22,7 +22,7 @@ const erDivisionByZero = 1365
 // division by zero: ERROR_FOR_DIVISION_BY_ZERO in a strict mode, without
 // IGNORE.
 func refusesDivisionByZero(ctx *sql.Context, ignore bool) bool {
-	return refusesBadValues(ctx, ignore) && sql.LoadSqlMode(ctx).ModeEnabled("ERROR_FOR_DIVISION_BY_ZERO")
+	return refusesBadValues(ctx, ignore) && sqlModeOf(ctx).ModeEnabled("ERROR_FOR_DIVISION_BY_ZERO")
 }
 
 // divisionByZero is MySQL's 1365 when a warning of a division by zero

@@ -47,7 +47,7 @@ func checkFullGroupBy(ctx *sql.Context, stmt ast.Statement) error {
 	if !ok || !s.mysql || s.engine == nil {
 		return nil
 	}
-	g := &groupCheck{sess: s, db: ctx.GetCurrentDatabase(), full: sql.LoadSqlMode(ctx).ModeEnabled("ONLY_FULL_GROUP_BY")}
+	g := &groupCheck{sess: s, db: ctx.GetCurrentDatabase(), full: sqlModeOf(ctx).ModeEnabled("ONLY_FULL_GROUP_BY")}
 	switch st := stmt.(type) {
 	case ast.SelectStatement:
 		return g.query(st, nil)

@@ -110,7 +110,7 @@ func refusesBadValues(ctx *sql.Context, ignore bool) bool {
 	if ignore {
 		return false
 	}
-	m := sql.LoadSqlMode(ctx)
+	m := sqlModeOf(ctx)
 	return m.ModeEnabled("STRICT_TRANS_TABLES") || m.ModeEnabled("STRICT_ALL_TABLES")
 }
 

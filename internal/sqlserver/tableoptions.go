@@ -61,7 +61,7 @@ func checkTableOptions(ctx *sql.Context, q string, table string) error {
 			continue
 		}
 		if !knownEngines[strings.ToLower(engine)] {
-			if sql.LoadSqlMode(ctx).ModeEnabled("NO_ENGINE_SUBSTITUTION") {
+			if sqlModeOf(ctx).ModeEnabled("NO_ENGINE_SUBSTITUTION") {
 				return mysql.NewSQLError(1286, "42000", "Unknown storage engine '%s'", engine)
 			}
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: 1286, Message: fmt.Sprintf("Unknown storage engine '%s'", engine)})

@@ -1063,7 +1063,7 @@ func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars, li
 		switch {
 		case n < 0:
 		case n == 0:
-			if sql.LoadSqlMode(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
+			if sqlModeOf(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
 				break
 			}
 			v = nil
