@@ -58,10 +58,10 @@ func (w *world) check(full bool) {
 		if n.eng == nil || n.eng.ReadOnly() {
 			continue
 		}
-		if n.role != repl.RolePrimary {
-			w.violate("writer", fmt.Sprintf("%s takes writes in role %s", n.id, n.role))
+		if role := n.core.Role(); role != repl.RolePrimary {
+			w.violate("writer", fmt.Sprintf("%s takes writes in role %s", n.id, role))
 		}
-		for peer, e := range n.peerEpoch {
+		for peer, e := range n.core.PeerEpochs() {
 			if e > n.st.Epoch {
 				w.violate("writer", fmt.Sprintf("%s takes writes at epoch %d after %s showed epoch %d", n.id, n.st.Epoch, peer, e))
 			}

@@ -1,11 +1,21 @@
 package sim
 
-import "sort"
+import (
+	"errors"
+	"sort"
 
-// network carries messages between nodes. A link is what a TCP connection
-// is: ordered and reliable until it breaks, when everything in flight on
-// it is lost. Probes travel outside links and are lost when a partition
-// stands between the two nodes at delivery time.
+	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/transport"
+)
+
+// network carries the cores' encoded messages between nodes. A link is
+// what a TCP connection is: ordered and reliable until it breaks, when
+// everything in flight on it is lost. A partition either breaks the links
+// it cuts (a reset) or stalls them (a firewall's silent drop: what they
+// carry waits, in order, until the partition heals or a link timeout ends
+// the link). A one-shot question (probe, positions) travels on a
+// link of its own, whose asking end has no core link: its answer is
+// stepped with link 0, and its loss is reported as Unreachable.
 type network struct {
 	queue    []message
 	seq      int
@@ -15,50 +25,123 @@ type network struct {
 	cut map[[2]string]bool
 }
 
-// link joins a follower (a) to the node it subscribed to (b).
+// link joins the node that dialed (a) to the one that accepted (b); each
+// end knows it by its core's LinkID (aLink 0: a one-shot question).
 type link struct {
-	id     int
-	a, b   string
-	lastAt int // delivery time of the newest message: later ones come after it
+	id           int
+	a, b         string
+	aLink, bLink repl.LinkID
+	lastAt       int // delivery time of the newest message: later ones come after it
+	oneShot      bool
+	answered     bool // a one-shot's answer was delivered
+	// closingAt: an end closed it; it breaks once what was sent before
+	// has been delivered.
+	closing bool
 }
 
+// messageKind is what a queued event is.
+type messageKind uint8
+
+const (
+	deliverMsg     messageKind = iota // a message on a link
+	connectedMsg                      // a dial succeeded: tell the dialer
+	dialFailedMsg                     // a dial failed: tell the dialer
+	unreachableMsg                    // a one-shot question got no link
+	closeMsg                          // a closed link breaks once its messages are delivered
+)
+
 type message struct {
+	kind     messageKind
 	from, to string
-	link     int // 0: outside any link (probes)
+	link     int
 	at, seq  int
-	body     any
+	typ      transport.Type
+	payload  []byte
+	dialLink repl.LinkID // connectedMsg, dialFailedMsg: the dialer's link
 }
+
+var errLinkBroken = errors.New("sim: link broken")
 
 func (nw *network) reachable(a, b string) bool {
 	return !nw.cut[[2]string{a, b}] && !nw.cut[[2]string{b, a}]
 }
 
-// dial opens a link from a to b if both ways are open.
-func (nw *network) dial(a, b string) int {
-	if !nw.reachable(a, b) {
-		return 0
-	}
-	nw.nextLink++
-	nw.links[nw.nextLink] = &link{id: nw.nextLink, a: a, b: b}
-	return nw.nextLink
-}
+// passes reports whether a message from a to b gets through.
+func (nw *network) passes(a, b string) bool { return !nw.cut[[2]string{a, b}] }
 
-func (nw *network) send(w *world, from, to string, linkID int, body any) {
-	at := w.now + 1 + w.rng.IntN(w.opts.MaxDelay)
-	if linkID != 0 {
-		l := nw.links[linkID]
-		if l == nil {
-			return
+func (nw *network) enqueue(w *world, m message, l *link) {
+	m.at = w.now + 1 + w.rng.IntN(w.opts.MaxDelay)
+	if l != nil {
+		if m.at < l.lastAt {
+			m.at = l.lastAt
 		}
-		if at < l.lastAt {
-			at = l.lastAt
-		}
-		l.lastAt = at
-	} else if !nw.reachable(from, to) {
-		return
+		l.lastAt = m.at
 	}
 	nw.seq++
-	nw.queue = append(nw.queue, message{from: from, to: to, link: linkID, at: at, seq: nw.seq, body: body})
+	m.seq = nw.seq
+	nw.queue = append(nw.queue, m)
+}
+
+// dial opens a link from a to b if both are up and can reach each other;
+// b's core accepts it at once, a's learns it is connected a little later.
+func (nw *network) dial(w *world, a string, d repl.Dial) {
+	to := w.byID[d.Peer]
+	if to == nil || to.eng == nil || !nw.reachable(a, d.Peer) {
+		nw.enqueue(w, message{kind: dialFailedMsg, to: a, dialLink: d.Link}, nil)
+		return
+	}
+	nw.nextLink++
+	l := &link{id: nw.nextLink, a: a, b: d.Peer, aLink: d.Link}
+	l.bLink = to.core.Accept(a, a)
+	nw.links[l.id] = l
+	nw.enqueue(w, message{kind: connectedMsg, from: d.Peer, to: a, link: l.id, dialLink: d.Link}, l)
+}
+
+// ask sends a one-shot question on a link of its own.
+func (nw *network) ask(w *world, from string, e repl.Envelope) {
+	to := w.byID[e.To]
+	if to == nil || to.eng == nil || !nw.reachable(from, e.To) {
+		nw.enqueue(w, message{kind: unreachableMsg, from: e.To, to: from}, nil)
+		return
+	}
+	nw.nextLink++
+	l := &link{id: nw.nextLink, a: from, b: e.To, oneShot: true}
+	l.bLink = to.core.Accept(from, from)
+	nw.links[l.id] = l
+	nw.enqueue(w, message{kind: deliverMsg, from: from, to: e.To, link: l.id, typ: e.Type, payload: e.Payload}, l)
+}
+
+// linkOf finds the link node id knows as lid.
+func (nw *network) linkOf(id string, lid repl.LinkID) *link {
+	for _, l := range nw.links {
+		if (l.a == id && l.aLink == lid && lid != 0) || (l.b == id && l.bLink == lid) {
+			return l
+		}
+	}
+	return nil
+}
+
+// send queues a message on the link node from knows as lid.
+func (nw *network) send(w *world, from string, lid repl.LinkID, typ transport.Type, payload []byte) {
+	l := nw.linkOf(from, lid)
+	if l == nil || l.closing {
+		return
+	}
+	to := l.b
+	if from == l.b {
+		to = l.a
+	}
+	nw.enqueue(w, message{kind: deliverMsg, from: from, to: to, link: l.id, typ: typ, payload: payload}, l)
+}
+
+// close ends a link from one end: it breaks after what was sent on it.
+func (nw *network) close(w *world, from string, lid repl.LinkID) {
+	l := nw.linkOf(from, lid)
+	if l == nil || l.closing {
+		return
+	}
+	l.closing = true
+	nw.enqueue(w, message{kind: closeMsg, link: l.id}, l)
 }
 
 // due removes and returns the messages to deliver at now, in order.
@@ -75,14 +158,7 @@ func (nw *network) due(now int) []message {
 	}
 	out := append([]message(nil), nw.queue[:k]...)
 	nw.queue = nw.queue[k:]
-	var kept []message
-	for _, m := range out {
-		if m.link == 0 && !nw.reachable(m.from, m.to) {
-			continue // a probe the partition swallowed
-		}
-		kept = append(kept, m)
-	}
-	return kept
+	return out
 }
 
 func (nw *network) linkIDs() []int {
@@ -94,16 +170,28 @@ func (nw *network) linkIDs() []int {
 	return out
 }
 
-// breakLink ends a link at both ends.
+// breakLink ends a link at both ends: what was in flight is lost.
 func (nw *network) breakLink(w *world, id int) {
 	l := nw.links[id]
 	if l == nil {
 		return
 	}
 	delete(nw.links, id)
-	for _, end := range []string{l.a, l.b} {
-		if n := w.byID[end]; n != nil {
-			n.linkBroken(id)
+	for _, end := range []struct {
+		node string
+		lid  repl.LinkID
+		peer string
+	}{{l.a, l.aLink, l.b}, {l.b, l.bLink, l.a}} {
+		n := w.byID[end.node]
+		if n == nil || n.eng == nil {
+			continue
 		}
+		switch {
+		case end.lid != 0:
+			n.core.LinkDown(end.lid, errLinkBroken)
+		case l.oneShot && !l.answered:
+			n.core.Unreachable(end.peer)
+		}
+		n.handleReady()
 	}
 }

@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
@@ -11,11 +9,11 @@ import (
 )
 
 // Semi-synchronous commit in the simulation (§17.8): a client write may
-// wait for acks at RECEIVED, APPLIED or MAJORITY; the primary confirms it
-// once repl.SyncAcks says enough streaming secondaries hold it (the
-// server's rule), announces SYNCED_LSN on its links, and a promotion
-// applies repl.SyncedRefusals. A timeout, too few secondaries or the end
-// of the primary role leave the write unconfirmed (warning or error 9004).
+// wait for acks at RECEIVED, APPLIED or MAJORITY; the core confirms it
+// (repl.Core.WaitSync and its releases), announces SYNCED_LSN, and a
+// promotion applies the guarantee. A timeout, too few secondaries or the
+// end of the primary role leave the write unconfirmed (warning or error
+// 9004). The checkers here count acknowledgements as they were sent.
 
 // confirmedWrite is a write confirmed to its client without a warning.
 type confirmedWrite struct {
@@ -39,10 +37,10 @@ type ackKey struct {
 	epoch      uint64
 }
 
-func (w *world) recordAck(from string, a ackMsg) {
-	k := ackKey{node: from, base: fmt.Sprintf("%x", a.base), epoch: uint64(a.epoch)}
+func (w *world) recordAck(from string, a repl.AckMsg) {
+	k := ackKey{node: from, base: fmt.Sprintf("%x", a.BaseID), epoch: uint64(a.Epoch)}
 	p := w.acks[k]
-	w.acks[k] = repl.AckPos{Written: max(p.Written, a.written), Applied: max(p.Applied, a.applied)}
+	w.acks[k] = repl.AckPos{Written: max(p.Written, a.Written), Applied: max(p.Applied, a.Applied)}
 }
 
 // checkAcked: a write is confirmed only once need other nodes have sent
@@ -90,66 +88,6 @@ func (w *world) syncRequest() repl.SyncRequest {
 	return r
 }
 
-// streaming is what the server's streamingLocked returns: the acked
-// positions of followers streaming that incarnation, not being seeded.
-func (n *node) streaming(db string, base []byte) []repl.AckPos {
-	var out []repl.AckPos
-	for _, fid := range sortedKeys(n.followers) {
-		p := n.followers[fid].pos[db]
-		if p == nil || !p.decided || p.seeding || !bytes.Equal(p.base, base) {
-			continue
-		}
-		out = append(out, repl.AckPos{Written: p.written, Applied: p.applied})
-	}
-	return out
-}
-
-// settleWaits confirms the waits the acks now satisfy and ends those past
-// their deadline or short of streaming secondaries, as WaitSync does.
-func (n *node) settleWaits() {
-	kept := n.waits[:0]
-	for _, sw := range n.waits {
-		need := repl.SyncNeed(sw.req.Level, sw.req.Replicas, n.w.opts.Nodes)
-		secs := n.streaming(sw.db, sw.base)
-		switch {
-		case repl.SyncAcks(sw.req.Level, sw.lsn, secs) >= need:
-			n.w.checkAcked(n, sw, need)
-			if n.synced == nil {
-				n.synced = map[string]syncedPos{}
-			}
-			by := ballot{epoch: n.st.Epoch, node: n.id}
-			if s := n.synced[sw.db]; !bytes.Equal(s.base, sw.base) || sw.lsn > s.lsn {
-				n.synced[sw.db] = syncedPos{base: sw.base, lsn: sw.lsn, by: by}
-			}
-			n.w.confirmed = append(n.w.confirmed, &confirmedWrite{row: sw.row, db: sw.db, lsn: sw.lsn, level: sw.req.Level, primary: n.id, by: by, tick: n.w.now})
-			n.w.res.Confirmed++
-			n.tracef("confirmed %s at %s (lsn %d)", sw.row, sw.req.Level, sw.lsn)
-		case len(secs) < need || n.w.now >= sw.deadline:
-			n.tracef("not confirmed %s at %s: %d streaming, %d needed", sw.row, sw.req.Level, len(secs), need)
-		default:
-			kept = append(kept, sw)
-		}
-	}
-	clear(n.waits[len(kept):])
-	n.waits = kept
-}
-
-// syncedRefusals is the server's guarantee at promotion, on the same pure
-// rule.
-func (n *node) syncedRefusals(local []repl.LocalDB, plan []repl.CatchUpStep) []string {
-	bases := map[string][]byte{}
-	for _, l := range local {
-		bases[strings.ToLower(l.Name)] = l.BaseID
-	}
-	synced := map[string]journal.LSN{}
-	for name, s := range n.synced {
-		if key := strings.ToLower(name); bytes.Equal(bases[key], s.base) {
-			synced[key] = s.lsn
-		}
-	}
-	return repl.PromotionSyncedRefusals(local, plan, synced)
-}
-
 // checkConfirmed is the guarantee at promotion (§17.8.6), checked at each
 // promotion of n once it has caught up (holds: its rows then). A confirmed
 // write it lacks is a violation of a controlled promotion when a reachable
@@ -164,8 +102,8 @@ func (w *world) checkConfirmed(n *node, holds, promised map[string]bool, force b
 		if c.waived || holds[c.row] {
 			continue
 		}
-		s := n.synced[c.db]
-		knew := s.by == c.by && s.lsn >= c.lsn
+		s, _ := n.core.Synced(c.db)
+		knew := s.Epoch == c.by.epoch && s.Primary == c.by.node && s.LSN >= c.lsn
 		switch {
 		case force:
 		case promised[c.row]:
@@ -174,7 +112,7 @@ func (w *world) checkConfirmed(n *node, holds, promised map[string]bool, force b
 			continue
 		case knew:
 			w.violate("confirmed writes survive controlled promotion", fmt.Sprintf("%s promoted without %s, confirmed at %s by %s at tick %d (LSN %d), though it knew SYNCED_LSN %d from that primary",
-				n.id, c.row, c.level, c.primary, c.tick, c.lsn, s.lsn))
+				n.id, c.row, c.level, c.primary, c.tick, c.lsn, s.LSN))
 			continue
 		}
 		c.waived = true

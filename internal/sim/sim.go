@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/storage"
@@ -235,16 +234,9 @@ type Result struct {
 	GatherJoins int
 }
 
-const (
-	dbTable = "t"
-	// batch is the bytes of one Frames message.
-	batch = 700
-	// probeEvery: ticks between probes (the server's probeInterval).
-	probeEvery = 10
-	// openAfter: ticks a restarted primary waits for probe answers before
-	// it takes writes (the server's probeTimeout).
-	openAfter = 3
-)
+const dbTable = "t"
+
+// nextWait numbers the semi-sync waits given to the cores.
 
 // The simulated table: id, the writing node, and a payload of one of the
 // kinds rows hold (payload); keyed by the id, or (Options.KeyLast) by a
@@ -429,6 +421,8 @@ type world struct {
 	// acks: the highest positions each node acknowledged, per database
 	// identity and epoch, as it sent them.
 	acks map[ackKey]repl.AckPos
+	// nextWait numbers the semi-sync waits given to the cores.
+	nextWait uint64
 }
 
 type ledgerKey struct {
@@ -465,10 +459,11 @@ func Run(opts Options) (res Result) {
 	w.tracef("options: %s", opts)
 	for i := 1; i <= opts.Nodes; i++ {
 		id := fmt.Sprintf("n%d", i)
-		n := &node{w: w, id: id, dir: filepath.Join(opts.Dir, id), st: repl.State{Role: repl.RoleSecondary},
-			peerEpoch: map[string]epoch.Epoch{}, held: map[txKey]bool{}}
+		n := &node{w: w, id: id, dir: filepath.Join(opts.Dir, id), st: repl.State{Role: repl.RoleSecondary}, held: map[txKey]bool{}}
 		w.nodes = append(w.nodes, n)
 		w.byID[id] = n
+	}
+	for _, n := range w.nodes {
 		if err := n.start(); err != nil {
 			w.violate("setup", err.Error())
 			return
@@ -560,12 +555,18 @@ func (w *world) randomEvent() {
 		a, b := w.pick(w.nodes), w.pick(w.nodes)
 		if a != b {
 			both := w.rng.IntN(2) == 0
+			// Half the partitions reset the links they cut; the others
+			// stall them without a word (a firewall's DROP), for the link
+			// timeout to find.
+			silent := w.rng.IntN(2) == 0
 			w.net.cut[[2]string{a.id, b.id}] = true
 			if both {
 				w.net.cut[[2]string{b.id, a.id}] = true
 			}
-			w.tracef("partition %s->%s both=%v", a.id, b.id, both)
-			w.breakLinks()
+			w.tracef("partition %s->%s both=%v silent=%v", a.id, b.id, both, silent)
+			if !silent {
+				w.breakLinks()
+			}
 		}
 	case 4:
 		if w.rng.IntN(3) == 0 {
@@ -580,7 +581,7 @@ func (w *world) randomEvent() {
 	case 5:
 		var cands []*node
 		for _, n := range w.upNodes() {
-			if n.role == repl.RoleSecondary {
+			if n.core.Role() == repl.RoleSecondary {
 				cands = append(cands, n)
 			}
 		}
@@ -590,7 +591,7 @@ func (w *world) randomEvent() {
 	case 7:
 		var cands []*node
 		for _, n := range w.upNodes() {
-			if n.role == repl.RolePrimary || n.role == repl.RoleFenced {
+			if r := n.core.Role(); r == repl.RolePrimary || r == repl.RoleFenced {
 				cands = append(cands, n)
 			}
 		}
@@ -600,7 +601,7 @@ func (w *world) randomEvent() {
 	case 8:
 		var cands []*node
 		for _, n := range w.upNodes() {
-			if n.role == repl.RoleSecondary {
+			if n.core.Role() == repl.RoleSecondary {
 				cands = append(cands, n)
 			}
 		}
@@ -647,23 +648,71 @@ func (w *world) breakLinks() {
 	}
 }
 
-// tick delivers what is due and lets every node do its periodic work.
+// tick delivers what is due and lets time pass for every node.
 func (w *world) tick() {
 	for _, m := range w.net.due(w.now) {
-		to := w.byID[m.to]
-		if to.eng == nil {
-			continue
-		}
-		if m.link != 0 && w.net.links[m.link] == nil {
-			continue // the link broke: what was in flight is gone
-		}
-		to.receive(m)
+		w.deliver(m)
 	}
 	for _, n := range w.nodes {
 		if n.eng != nil {
 			n.duties()
 		}
 	}
+}
+
+// deliver hands one queued event to its node's core.
+func (w *world) deliver(m message) {
+	to := w.byID[m.to]
+	switch m.kind {
+	case closeMsg:
+		w.net.breakLink(w, m.link)
+		return
+	case unreachableMsg:
+		if to.eng != nil {
+			to.core.Unreachable(m.from)
+			to.handleReady()
+		}
+		return
+	case dialFailedMsg:
+		if to.eng != nil {
+			to.core.LinkDown(m.dialLink, errLinkBroken)
+			to.handleReady()
+		}
+		return
+	}
+	l := w.net.links[m.link]
+	if l == nil || to.eng == nil {
+		return // the link broke: what was in flight is gone
+	}
+	if !w.net.passes(m.from, m.to) {
+		// A silent partition: TCP retransmits, the link stalls (until it
+		// heals, or a link timeout ends it), nothing is lost in between.
+		m.at = w.now + 1
+		w.net.queue = append(w.net.queue, m)
+		return
+	}
+	switch m.kind {
+	case connectedMsg:
+		to.core.Connected(m.dialLink, m.from)
+	case deliverMsg:
+		lid := l.bLink
+		if m.to == l.a {
+			lid = l.aLink
+			if l.oneShot {
+				l.answered = true
+			}
+		}
+		if m.typ == repl.MsgPositions {
+			// The checkers keep what the peer holds as it answers.
+			from := w.byID[m.from]
+			if from.answered == nil {
+				from.answered = map[string]map[string]dbView{}
+			}
+			from.answered[m.to] = to.views()
+		}
+		to.core.Step(lid, m.from, m.typ, m.payload)
+	}
+	to.handleReady()
 }
 
 // liveness heals everything, restarts every node and checks that the
@@ -696,7 +745,7 @@ func (w *world) liveness() {
 			// (no automatic election in manual mode).
 			var best *node
 			for _, n := range w.nodes {
-				if n.eng != nil && n.role == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
+				if n.eng != nil && n.core.Role() == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
 					best = n
 				}
 			}
@@ -710,7 +759,7 @@ func (w *world) liveness() {
 			// The operator returns every fenced node to service
 			// (§17.4.2, step 6): the cluster converges with all of them.
 			for _, n := range w.nodes {
-				if n.eng != nil && n.role == repl.RoleFenced {
+				if n.eng != nil && n.core.Role() == repl.RoleFenced {
 					n.demote()
 				}
 			}
@@ -726,7 +775,8 @@ func (w *world) liveness() {
 	}
 	var state []string
 	for _, n := range w.nodes {
-		state = append(state, fmt.Sprintf("%s %s epoch %d linked to %q", n.id, n.role, n.st.Epoch, n.linkPeer))
+		peer, welcomed := n.core.Following()
+		state = append(state, fmt.Sprintf("%s %s epoch %d following %q (welcomed %v)", n.id, n.core.Role(), n.st.Epoch, peer, welcomed))
 	}
 	w.violate("liveness", fmt.Sprintf("no convergence within %d ticks: %s", w.opts.LivenessTicks, strings.Join(state, "; ")))
 }
@@ -752,7 +802,7 @@ func (w *world) converged(p *node) bool {
 		if n == p {
 			continue
 		}
-		if n.linkPeer != p.id || !n.welcomed {
+		if peer, welcomed := n.core.Following(); peer != p.id || !welcomed {
 			return false
 		}
 		pdbs, ndbs := p.eng.Databases(), n.eng.Databases()

@@ -1,0 +1,750 @@
+package repl
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/miraj-db/miraj/internal/history"
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/transport"
+)
+
+// Core is one node's replication protocol as a state machine, in the shape
+// of etcd-io/raft's RawNode: no goroutines, no clock, no I/O. A driver feeds
+// it what happens — messages from peers (Step), links opened and closed,
+// time (Tick), proposals (Promote, Demote, WaitSync) and the completion of
+// what it asked storage to do (Appended, SeedInstalled, TailsCut…) — and
+// carries out what Ready returns, in this order:
+//
+//  1. CloseWrites: close the commit gate (before anything else: a node
+//     leaving the primary role stops taking writes first);
+//  2. State: persist it; nothing below may take effect before it is on
+//     disk (on failure: SaveFailed, and the rest of this Ready is dropped);
+//  3. OpenWrites: open the commit gate for State's epoch;
+//  4. Ops: storage operations, in order (per database, the order matters);
+//  5. Dials, Msgs, Closes: links to open, messages to send (bytes, per
+//     link), links to close once what was sent before has gone;
+//  6. Releases and Answers: semi-sync waits and promotions that ended;
+//
+// then Advance. The server's driver (node.go) and the simulator
+// (internal/sim) both run it: what the simulator explores under faults is
+// the protocol the server speaks.
+//
+// The core reads the node's journals through Log (read-only), as raft reads
+// raft.Storage; it decides with the pure functions of decide.go,
+// catchup.go and syncrule.go.
+type Core struct {
+	cfg CoreConfig
+	log Log
+	now int // ticks since the core was made
+
+	// st is the state the core acts on; saved what the driver confirmed
+	// on disk (Advance). Invariant: st differs from saved only between a
+	// transition and the Advance of the Ready that carries it.
+	st, saved State
+	// role is st.Role, or PROMOTING while an accepted promotion runs.
+	role Role
+	// writesOpen: what the core last asked of the commit gate.
+	writesOpen bool
+	// opening: a restarted primary waits for its peers' answers (or
+	// ProbeWaitTicks) before it opens the gate: one that learned of a
+	// newer epoch fences it first.
+	opening   *waitSet
+	lastError string
+
+	nextLink LinkID
+	links    map[LinkID]*linkState
+	peers    map[string]*corePeer // by lower-case id
+	// peerEpoch: the highest epoch each peer showed (by lower-case id).
+	peerEpoch map[string]Epoch
+	// nextProbe: tick of the next probe round; announce: peers that have
+	// not answered since this node became primary (probed every
+	// RetryTicks until they do, so that a healed old primary learns of
+	// the new epoch within a second, not at its next probe).
+	nextProbe int
+	announce  map[string]bool
+
+	follow     followState
+	followers  map[string]*peerFollower // by lower-case id
+	streamed   map[string]streamedFrom
+	primaryLSN map[string]journal.LSN
+	synced     map[string]SyncedPos
+	sync       coreSync
+	promo      *promoteRun
+	// pendingOps: storage operations asked for (OpAppend, OpSeed…,
+	// OpDrop, OpAccounts) and not answered yet; a promotion's catch-up
+	// waits for none to be left.
+	pendingOps int
+
+	out Ready
+}
+
+// LinkID names one connection to a peer, for the life of the connection.
+// The core allocates them: for the links it dials (Ready.Dials) and for the
+// ones the driver accepts (Accept).
+type LinkID uint64
+
+// LinkKind is what a link is for.
+type LinkKind uint8
+
+const (
+	// LinkFollow: this node subscribes to a primary on it.
+	LinkFollow LinkKind = iota + 1
+	// LinkCatchUp: a promotion fetches a peer's journal on it.
+	LinkCatchUp
+	// LinkAccepted: a peer opened it: a secondary subscribing, a probe,
+	// a question of positions, a catch-up to serve.
+	LinkAccepted
+)
+
+func (k LinkKind) String() string {
+	switch k {
+	case LinkFollow:
+		return "follow"
+	case LinkCatchUp:
+		return "catch-up"
+	case LinkAccepted:
+		return "accepted"
+	}
+	return fmt.Sprintf("LinkKind(%d)", int(k))
+}
+
+// PeerAddr is one member other than this node.
+type PeerAddr struct{ ID, Addr string }
+
+// CoreConfig is what the core needs of cluster.toml, with every interval
+// in ticks (the driver's clock: the server ticks every TickInterval, the
+// simulator once a simulated millisecond).
+type CoreConfig struct {
+	ID        string
+	Cluster   string
+	Advertise string
+	// Peers: every other member, in seed order.
+	Peers []PeerAddr
+	// DurableAck: a secondary fsyncs frames before acknowledging them
+	// (ack = "durable").
+	DurableAck bool
+	// Window bounds what a primary sends of one database beyond what the
+	// follower acknowledged (maxInFlightBytes); BatchBytes one Frames
+	// message; RoundBytes what one Ready sends of one database to one
+	// follower before the others get their turn.
+	Window, BatchBytes, RoundBytes int
+	// JournalRetention (journal_retention_mb), PromotionCatchup
+	// (promotion_catchup_mb) and MaxPromotionLag (max_promotion_lag_mb), in
+	// bytes; 0: none.
+	JournalRetention, PromotionCatchup, MaxPromotionLag int64
+
+	HeartbeatTicks   int // the primary's heartbeat on each link
+	LinkTimeoutTicks int // a link silent this long is dead
+	ProbeTicks       int // probe interval
+	RetryTicks       int // a secondary without a primary tries its seeds again
+	ProbeWaitTicks   int // how long a promotion or a restarted primary waits for answers
+	// TickMillis converts semi-sync timeouts into ticks.
+	TickMillis int
+}
+
+// DBInfo is what the core reads of one database (Log).
+type DBInfo struct {
+	Name   string
+	BaseID []byte
+	// Hist: the epoch marks of the committed journal (up to Applied).
+	Hist history.History
+	// Applied: the end of the last transaction applied (db.LSN()).
+	Applied journal.LSN
+	// RecvHist and End: the marks and end of the whole journal, an
+	// unterminated transaction included (what a follower holds).
+	RecvHist history.History
+	End      journal.LSN
+	// Retained: the oldest byte still in the journal.
+	Retained journal.LSN
+}
+
+// Log is the core's read-only view of the node's journals.
+type Log interface {
+	// Databases lists the databases, by name.
+	Databases() []DBInfo
+	// ReadCommitted returns whole frames of db's journal from from, up
+	// to its last applied transaction, about max bytes of them.
+	ReadCommitted(db string, from journal.LSN, max int) ([]byte, error)
+	// ReadRange returns whole frames of db's journal in [from, to), about
+	// max bytes of them (catch-up: an unterminated tail included).
+	ReadRange(db string, from, to journal.LSN, max int) ([]byte, error)
+	// Accounts returns the version of the users and grants (0: none to
+	// replicate) and, when asked, their data.
+	Accounts() (version uint64, data func() []byte)
+}
+
+// Envelope is one message to send: on Link, or, with Link 0, to peer To at
+// Addr as a one-shot question (the driver dials, sends, gives the answer to
+// Step with link 0, and reports Unreachable if there is none).
+type Envelope struct {
+	Link    LinkID
+	To      string
+	Addr    string
+	Type    transport.Type
+	Payload []byte
+}
+
+// Dial asks the driver to open Link to a peer (Peer may be "": any member
+// at Addr); it answers with Connected or LinkDown.
+type Dial struct {
+	Link LinkID
+	Peer string
+	Addr string
+	Kind LinkKind
+}
+
+// OpKind is a storage operation the core asks for.
+type OpKind uint8
+
+const (
+	// OpAppend: write Data (whole frames) at LSN At of DB's journal,
+	// fsync'd when Durable, and apply what it completes; answer Appended.
+	OpAppend OpKind = iota + 1
+	// OpSeedBegin: a copy of DB begins (move the present one to
+	// quarantine first when Quarantine: its journal diverged after
+	// Common); OpSeedChunk: more of it; OpSeedInstall: install it, it is
+	// at LSN (answer SeedInstalled); OpSeedAbort: the copy will not
+	// finish (the link ended): remove what was received.
+	OpSeedBegin
+	OpSeedChunk
+	OpSeedInstall
+	OpSeedAbort
+	// OpDrop: the primary does not have DB: drop it, or move it to
+	// quarantine when Quarantine (this node held it before the primary
+	// served it).
+	OpDrop
+	// OpAccounts: install the users and grants in Data.
+	OpAccounts
+	// OpSnapshot (on a primary): write a consistent copy of DB for Link,
+	// handing it to SnapshotChunk and SnapshotDone.
+	OpSnapshot
+	// OpCutTails: cut every database's unterminated tail into quarantine;
+	// answer TailsCut.
+	OpCutTails
+	// OpMarkEpochs: write an epoch mark in every database.
+	OpMarkEpochs
+)
+
+// Op is one storage operation.
+type Op struct {
+	Kind       OpKind
+	Link       LinkID
+	DB         string
+	At         journal.LSN // OpAppend: where; OpSeedInstall: the copy's LSN
+	Data       []byte
+	Durable    bool
+	Quarantine bool
+	Common     journal.LSN
+	Reason     string
+}
+
+// Event is a line for the server log (the simulator's trace).
+type Event struct {
+	Level slog.Level
+	Msg   string
+}
+
+// Ready is what the core asks the driver to do (see Core).
+type Ready struct {
+	CloseWrites bool
+	State       *State
+	OpenWrites  bool
+	Ops         []Op
+	Dials       []Dial
+	Msgs        []Envelope
+	Closes      []LinkID
+	Releases    []SyncRelease
+	Answers     []PromoteAnswer
+	Events      []Event
+}
+
+// Empty reports whether there is nothing to do.
+func (r *Ready) Empty() bool {
+	return !r.CloseWrites && r.State == nil && !r.OpenWrites && len(r.Ops) == 0 && len(r.Dials) == 0 &&
+		len(r.Msgs) == 0 && len(r.Closes) == 0 && len(r.Releases) == 0 && len(r.Answers) == 0 && len(r.Events) == 0
+}
+
+// PromoteAnswer ends a Promote: nil, the promotion is under way (the
+// node is PROMOTING, then PRIMARY); else its refusal (ErrPromotionRefused).
+type PromoteAnswer struct{ Err error }
+
+// linkState is one link as the core sees it.
+type linkState struct {
+	id   LinkID
+	kind LinkKind
+	peer string // id as the transport proved it ("" until known)
+	addr string
+	up   bool // connected (a dialed link is not until Connected)
+	// heard: the tick of the last message received (the link timeout).
+	heard int
+	// role of an accepted link once its first message said: follower (a
+	// subscription), or a catch-up being served.
+	follower *peerFollower
+	serving  *catchUpServe
+	// closing: the core closed it; what arrives on it is dropped.
+	closing bool
+}
+
+// corePeer is what this node knows of a member (SHOW CLUSTER STATUS).
+type corePeer struct {
+	id             string
+	addr           string
+	role           Role
+	state          string
+	epoch          Epoch
+	lag            int64
+	connectedSince int // tick; -1: not connected
+	lastError      string
+}
+
+// waitSet is a set of peers the core waits for, until a tick.
+type waitSet struct {
+	peers    map[string]bool
+	deadline int
+}
+
+func (w *waitSet) done(now int) bool { return len(w.peers) == 0 || now >= w.deadline }
+
+// NewCore returns the core of a node in persisted state st. It starts
+// nothing: a restarted primary's gate stays closed until its peers have
+// answered (or ProbeWaitTicks have passed), a secondary dials its seeds at
+// the first Ready.
+func NewCore(cfg CoreConfig, st State, log Log) *Core {
+	c := &Core{cfg: cfg, log: log, st: st, saved: st, role: st.Role, links: map[LinkID]*linkState{},
+		peers: map[string]*corePeer{}, peerEpoch: map[string]Epoch{}, followers: map[string]*peerFollower{},
+		streamed: map[string]streamedFrom{}, primaryLSN: map[string]journal.LSN{}, synced: map[string]SyncedPos{}}
+	c.sync.init()
+	for _, p := range cfg.Peers {
+		c.peers[strings.ToLower(p.ID)] = &corePeer{id: p.ID, addr: p.Addr, state: "DISCONNECTED", connectedSince: -1}
+	}
+	if st.Role == RolePrimary {
+		c.pinMembers()
+		c.opening = c.probeAll()
+		c.eventf(slog.LevelInfo, "Cluster: %s restarted as primary of epoch %d: writes open once the peers have answered", cfg.ID, st.Epoch)
+	}
+	return c
+}
+
+// Tick advances time by one tick: heartbeats, link timeouts, probes,
+// retries, semi-sync deadlines, and the waits of a promotion or of a
+// restarted primary.
+func (c *Core) Tick() {
+	c.now++
+	for _, id := range c.linkIDs() {
+		l := c.links[id]
+		if l.up && !l.closing && c.now-l.heard > c.cfg.LinkTimeoutTicks {
+			c.eventf(slog.LevelWarn, "Cluster: %s: nothing received on the %s link for %d ticks, link closed", l.peerName(), l.kind, c.cfg.LinkTimeoutTicks)
+			c.linkFailed(l, fmt.Errorf("nothing received for %d ticks, link closed", c.cfg.LinkTimeoutTicks))
+		}
+	}
+	c.heartbeats()
+	c.syncDeadlines()
+	if c.now >= c.nextProbe && c.probing() {
+		c.probeAll()
+	} else if len(c.announce) > 0 && c.cfg.RetryTicks > 0 && c.now%c.cfg.RetryTicks == 0 {
+		for _, id := range slices.Sorted(mapKeys(c.announce)) {
+			c.probe(id)
+		}
+	}
+	c.progress()
+}
+
+// probing reports whether the periodic probe round is due in this role: a
+// primary (a newer one fences it), a fenced node, a secondary without a
+// primary (§17.4.4).
+func (c *Core) probing() bool {
+	return c.role != RoleSecondary || c.follow.link == 0 || !c.follow.welcomed
+}
+
+// progress moves the multi-step procedures on: a restarted primary's
+// opening, a promotion, a secondary's dialling.
+func (c *Core) progress() {
+	if c.opening != nil && c.opening.done(c.now) {
+		c.opening = nil
+		if c.st.Role == RolePrimary {
+			c.openWrites()
+			c.eventf(slog.LevelInfo, "Cluster: %s takes writes as primary of epoch %d", c.cfg.ID, c.st.Epoch)
+		}
+	}
+	c.promoteProgress()
+	c.maybeDial()
+	c.maybeSubscribe()
+}
+
+// Ready returns what the driver is to do, and forgets it: the primary's
+// streams are read from the Log here.
+func (c *Core) Ready() Ready {
+	c.progress()
+	c.serveFollowers()
+	c.serveCatchUps()
+	r := c.out
+	c.out = Ready{}
+	return r
+}
+
+// HasReady reports whether Ready would return anything.
+func (c *Core) HasReady() bool {
+	c.progress()
+	if !c.out.Empty() {
+		return true
+	}
+	if c.st.Role == RolePrimary && c.writesOpen {
+		for _, f := range c.followers {
+			if f.link != 0 && c.followerBehind(f) {
+				return true
+			}
+		}
+	}
+	for _, l := range c.links {
+		if l.serving != nil && !l.closing {
+			return true
+		}
+	}
+	return false
+}
+
+// Advance confirms that the driver carried out the last Ready: its State is
+// on disk.
+func (c *Core) Advance() { c.saved = c.st }
+
+// SaveFailed reports that the last Ready's State could not be persisted:
+// the core goes back to the state on disk, with the commit gate closed
+// whatever it was (a primary that could not record its fencing takes no
+// writes), and abandons a promotion.
+func (c *Core) SaveFailed(err error) {
+	c.eventf(slog.LevelError, "Cluster: cluster state not saved: %v", err)
+	c.lastError = "cluster state not saved: " + err.Error()
+	c.st = c.saved
+	c.role = c.saved.Role
+	c.writesOpen = false
+	c.out.CloseWrites = true
+	if c.promo != nil {
+		c.promo = nil
+	}
+}
+
+// Accept registers a link a peer opened (its identity proven by the
+// transport) and returns its id.
+func (c *Core) Accept(peer, addr string) LinkID {
+	c.nextLink++
+	c.links[c.nextLink] = &linkState{id: c.nextLink, kind: LinkAccepted, peer: peer, addr: addr, up: true, heard: c.now}
+	return c.nextLink
+}
+
+// dial asks for a link of kind to peer.
+func (c *Core) dial(peer, addr string, kind LinkKind) LinkID {
+	c.nextLink++
+	c.links[c.nextLink] = &linkState{id: c.nextLink, kind: kind, peer: peer, addr: addr, heard: c.now}
+	c.out.Dials = append(c.out.Dials, Dial{Link: c.nextLink, Peer: peer, Addr: addr, Kind: kind})
+	return c.nextLink
+}
+
+// Connected reports that a dialed link is up, with the peer's proven id.
+func (c *Core) Connected(id LinkID, peer string) {
+	l := c.links[id]
+	if l == nil || l.closing {
+		return
+	}
+	l.up, l.heard = true, c.now
+	if peer != "" {
+		l.peer = peer
+	}
+	switch l.kind {
+	case LinkFollow:
+		// The position goes out once what an earlier link asked of
+		// storage is done (a write of it landing after the subscription
+		// would leave a gap before the new stream).
+		c.follow.unsubscribed = true
+		c.maybeSubscribe()
+	case LinkCatchUp:
+		c.catchUpConnected(l)
+	}
+}
+
+// Live reports whether link id is open as far as the core knows: the
+// driver drops the storage operations still queued for a link that is not
+// (its apply queue must not write after the core moved on).
+func (c *Core) Live(id LinkID) bool {
+	l := c.links[id]
+	return l != nil && !l.closing
+}
+
+// LinkDown reports that a link ended (a dial failed, the peer closed it,
+// the network broke it); err says why (nil: closed cleanly).
+func (c *Core) LinkDown(id LinkID, err error) {
+	l := c.links[id]
+	if l == nil {
+		return
+	}
+	delete(c.links, id)
+	c.linkEnded(l, err)
+}
+
+// closeLink ends a link from this side.
+func (c *Core) closeLink(l *linkState) {
+	if l == nil || l.closing {
+		return
+	}
+	l.closing = true
+	delete(c.links, l.id)
+	c.out.Closes = append(c.out.Closes, l.id)
+	c.linkEnded(l, nil)
+}
+
+// linkFailed closes a link after an error of its peer or of storage.
+func (c *Core) linkFailed(l *linkState, err error) {
+	if err != nil && l.kind == LinkFollow {
+		c.lastError = err.Error()
+	}
+	c.closeLink(l)
+	if err != nil {
+		c.setPeerError(l.peer, err.Error())
+	}
+}
+
+// linkEnded forgets what depended on a link.
+func (c *Core) linkEnded(l *linkState, err error) {
+	switch {
+	case l.kind == LinkFollow:
+		c.followEnded(l, err)
+	case l.kind == LinkCatchUp:
+		c.catchUpEnded(l, err)
+	case l.follower != nil:
+		c.followerEnded(l.follower, err)
+	}
+}
+
+// Unreachable reports that a one-shot question to peer got no answer.
+func (c *Core) Unreachable(peer string) {
+	c.setPeerState(peer, "UNREACHABLE")
+	c.answered(peer)
+}
+
+// answered notes that peer answered (or cannot), for the procedures that
+// wait for every peer.
+func (c *Core) answered(peer string) {
+	key := strings.ToLower(peer)
+	if c.opening != nil {
+		delete(c.opening.peers, key)
+	}
+	if c.promo != nil && c.promo.wait != nil {
+		delete(c.promo.wait.peers, key)
+	}
+}
+
+// Step gives the core one message a peer sent on link (0: the answer to a
+// one-shot question from peer from). A message that does not decode, or
+// does not belong on its link, closes the link (logged).
+func (c *Core) Step(link LinkID, from string, typ transport.Type, payload []byte) {
+	m, err := DecodeMsg(typ, payload)
+	l := c.links[link]
+	if link != 0 && (l == nil || l.closing) {
+		return // the link ended: what was in flight on it is dropped
+	}
+	if l != nil {
+		l.heard = c.now
+		if l.peer == "" {
+			l.peer = from
+		}
+	}
+	if err != nil {
+		c.eventf(slog.LevelWarn, "Cluster: malformed message from %s, link closed: %v", from, err)
+		if l != nil {
+			c.linkFailed(l, err)
+		}
+		return
+	}
+	if l == nil {
+		// A one-shot answer.
+		switch m := m.(type) {
+		case ProbeReplyMsg:
+			c.probeAnswered(from, m.State)
+		case PositionsAreMsg:
+			c.positionsAnswered(from, m.DBs)
+		default:
+			c.eventf(slog.LevelWarn, "Cluster: unexpected message %#x from %s outside a link", int(typ), from)
+		}
+		return
+	}
+	switch l.kind {
+	case LinkFollow:
+		c.stepFollow(l, m)
+	case LinkCatchUp:
+		c.stepCatchUp(l, m)
+	case LinkAccepted:
+		c.stepAccepted(l, m)
+	}
+}
+
+// send queues m on link l.
+func (c *Core) send(l *linkState, m Msg) {
+	c.out.Msgs = append(c.out.Msgs, Envelope{Link: l.id, To: l.peer, Type: m.Type(), Payload: EncodeMsg(m)})
+}
+
+// ask queues m as a one-shot question to peer p.
+func (c *Core) ask(p *corePeer, m Msg) {
+	c.out.Msgs = append(c.out.Msgs, Envelope{To: p.id, Addr: p.addr, Type: m.Type(), Payload: EncodeMsg(m)})
+}
+
+func (c *Core) eventf(level slog.Level, format string, args ...any) {
+	c.out.Events = append(c.out.Events, Event{Level: level, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *linkState) peerName() string {
+	if l.peer != "" {
+		return l.peer
+	}
+	return l.addr
+}
+
+func (c *Core) linkIDs() []LinkID { return slices.Sorted(mapKeys(c.links)) }
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// transition is the one place where the node's role and epoch change (the
+// rules are CheckTransition's): leaving the primary role closes the commit
+// gate first, cuts the secondaries and ends the semi-sync waits; the new
+// state goes to Ready.State; entering the primary role opens the gate after
+// it.
+func (c *Core) transition(next State, why string) error {
+	cur := c.st
+	if err := CheckTransition(cur, next); err != nil {
+		return err
+	}
+	if cur == next {
+		return nil
+	}
+	if cur.Role == RolePrimary && next.Role != RolePrimary {
+		c.closeWrites()
+		c.opening = nil
+		for _, key := range slices.Sorted(mapKeys(c.followers)) {
+			if f := c.followers[key]; f.link != 0 {
+				c.closeLink(c.links[f.link])
+			}
+		}
+		clear(c.followers)
+		c.announce = nil
+		why := "demoted"
+		if next.Role == RoleFenced {
+			why = "fenced"
+		}
+		c.endWaits(why)
+	}
+	c.st = next
+	st := next
+	c.out.State = &st
+	if !(c.role == RolePromoting && next.Role == RoleSecondary) {
+		c.role = next.Role
+	}
+	if next.Role == RolePrimary {
+		c.pinMembers()
+		// SYNCED_LSN is this primary's own from now on (§17.8.6).
+		clear(c.synced)
+		c.openWrites()
+	}
+	c.eventf(slog.LevelInfo, "Cluster: %s: role %s, epoch %d, primary %s (%s)", c.cfg.ID, next.Role, next.Epoch, next.Primary, why)
+	return nil
+}
+
+func (c *Core) closeWrites() {
+	c.writesOpen = false
+	c.out.CloseWrites = true
+}
+
+func (c *Core) openWrites() {
+	c.writesOpen = true
+	c.out.OpenWrites = true
+}
+
+// observeEpoch acts on an epoch a peer showed: a primary that sees a higher
+// one is fenced at once; a secondary adopts it, leaves a primary of an
+// older epoch and dials the new one at once.
+func (c *Core) observeEpoch(from string, announced Epoch, primary string, fromFollowedPrimary bool) {
+	key := strings.ToLower(from)
+	if announced > c.peerEpoch[key] {
+		c.peerEpoch[key] = announced
+	}
+	cur := c.st
+	news, v := JudgeEpoch(cur, c.role, c.cfg.ID, announced, primary, fromFollowedPrimary)
+	if v.Ignored() {
+		c.eventf(slog.LevelWarn, "Cluster: %s", epochMessage(v, cur.Epoch, announced, from))
+		return
+	}
+	switch news {
+	case NewsFence:
+		next := State{Role: RoleFenced, Epoch: announced, Primary: primary}
+		if err := c.transition(next, fmt.Sprintf("node %s shows epoch %d", from, announced)); err != nil {
+			c.closeWrites()
+			c.eventf(slog.LevelError, "Cluster: fencing of %s not recorded: %v", c.cfg.ID, err)
+		}
+		c.eventf(slog.LevelWarn, "Cluster: %s FENCED: node %s shows epoch %d (primary %s), newer than this node's epoch %d; writes refused until SET GLOBAL cluster_role = 'secondary'",
+			c.cfg.ID, from, announced, primary, cur.Epoch)
+	case NewsAdopt:
+		keep := cur.Role
+		if keep == RolePrimary {
+			keep = RoleSecondary
+		}
+		if err := c.transition(State{Role: keep, Epoch: announced, Primary: primary}, fmt.Sprintf("epoch %d announced by %s", announced, from)); err != nil {
+			c.eventf(slog.LevelError, "Cluster: epoch %d from %s not adopted: %v", announced, from, err)
+			return
+		}
+		c.followNew(primary, fromFollowedPrimary)
+	}
+}
+
+// Role returns the node's live role (PROMOTING during a promotion).
+func (c *Core) Role() Role { return c.role }
+
+// State returns the node's state.
+func (c *Core) State() State { return c.st }
+
+// Writable reports whether the core has the commit gate open.
+func (c *Core) Writable() bool { return c.writesOpen }
+
+// Now returns the core's tick count.
+func (c *Core) Now() int { return c.now }
+
+// PeerEpochs returns the highest epoch each peer showed, by lower-case id.
+func (c *Core) PeerEpochs() map[string]Epoch { return c.peerEpoch }
+
+// LastError returns the node's last replication error.
+func (c *Core) LastError() string { return c.lastError }
+
+func (c *Core) setPeer(id string, fn func(p *corePeer)) {
+	if id == "" {
+		return
+	}
+	key := strings.ToLower(id)
+	p, ok := c.peers[key]
+	if !ok {
+		p = &corePeer{id: id, connectedSince: -1}
+		c.peers[key] = p
+	}
+	fn(p)
+}
+
+// setPeerState records a peer's reachability, unless it is linked.
+func (c *Core) setPeerState(id, state string) {
+	c.setPeer(id, func(p *corePeer) {
+		if p.state != "CONNECTED" && p.state != "BOOTSTRAPPING" {
+			p.state = state
+		}
+	})
+}
+
+func (c *Core) setPeerError(id, msg string) {
+	c.setPeer(id, func(p *corePeer) { p.lastError = msg })
+}
+
+func (c *Core) peerByID(id string) *corePeer { return c.peers[strings.ToLower(id)] }

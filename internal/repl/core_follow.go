@@ -1,0 +1,461 @@
+package repl
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	epochpkg "github.com/miraj-db/miraj/internal/epoch"
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// The follower side of the core: a secondary dials its seeds (the primary
+// it last heard of first), subscribes with its positions, writes the frames
+// and copies it is sent at the same LSNs (Ready.Ops) and acknowledges them.
+
+var epochMessage = epochpkg.Message
+
+// followState is the secondary's link to its primary.
+type followState struct {
+	link     LinkID
+	peer     string
+	welcomed bool
+	// epoch and primary as the welcome named them.
+	epoch   Epoch
+	primary string
+	// prefer: the peer to dial first (the primary an announcement named).
+	prefer string
+	// next: the seed to try after prefer; tried: seeds tried in this
+	// round; retryAt: the tick the next round may start.
+	next, tried, retryAt int
+	// unsubscribed: the link is up and its subscription not sent yet.
+	unsubscribed bool
+	// dbs: per database (lower-case name), what the link wrote.
+	dbs map[string]*followDB
+}
+
+// followDB is one database as the follow link sees it.
+type followDB struct {
+	name    string
+	written journal.LSN // the end last written (and fsync'd with DurableAck)
+	// seeding: a copy is being received; seedLSN the LSN its end announced.
+	seeding bool
+}
+
+// Following returns the peer this node subscribed to and whether it
+// welcomed it.
+func (c *Core) Following() (peer string, welcomed bool) {
+	if c.follow.link == 0 {
+		return "", false
+	}
+	return c.follow.peer, c.follow.welcomed
+}
+
+// Seeding reports whether a copy of a database is being received (a
+// controlled promotion is refused meanwhile).
+func (c *Core) Seeding() bool {
+	for _, d := range c.follow.dbs {
+		if d.seeding {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeDial opens a follow link when this secondary has none: to the
+// primary it last heard of, else to the next seed; after a round of seeds
+// that all failed, it waits RetryTicks.
+func (c *Core) maybeDial() {
+	if c.role != RoleSecondary || c.follow.link != 0 || c.promo != nil || len(c.cfg.Peers) == 0 || c.now < c.follow.retryAt {
+		return
+	}
+	var p PeerAddr
+	if c.follow.prefer != "" {
+		for _, q := range c.cfg.Peers {
+			if strings.EqualFold(q.ID, c.follow.prefer) {
+				p = q
+			}
+		}
+		c.follow.prefer = ""
+	}
+	if p.Addr == "" {
+		if c.follow.tried >= len(c.cfg.Peers) {
+			c.follow.tried = 0
+			c.follow.retryAt = c.now + c.cfg.RetryTicks
+			return
+		}
+		p = c.cfg.Peers[c.follow.next%len(c.cfg.Peers)]
+		c.follow.next++
+		c.follow.tried++
+	}
+	c.follow.link = c.dial(p.ID, p.Addr, LinkFollow)
+	c.follow.peer, c.follow.welcomed = p.ID, false
+	c.follow.dbs = map[string]*followDB{}
+}
+
+// followNew leaves the present primary for the one an announcement named.
+func (c *Core) followNew(primary string, fromFollowedPrimary bool) {
+	if fromFollowedPrimary {
+		return
+	}
+	if c.follow.link != 0 {
+		if !c.follow.welcomed && primary != "" && strings.EqualFold(c.follow.peer, primary) {
+			return // already subscribing to it
+		}
+		c.closeLink(c.links[c.follow.link])
+	}
+	if primary != "" && !strings.EqualFold(primary, c.cfg.ID) {
+		c.follow.prefer = primary
+	}
+	c.follow.retryAt, c.follow.tried = c.now, 0
+}
+
+// maybeSubscribe sends the subscription on a follow link that is up once
+// no storage operation is pending.
+func (c *Core) maybeSubscribe() {
+	if !c.follow.unsubscribed || c.pendingOps > 0 {
+		return
+	}
+	c.follow.unsubscribed = false
+	if l := c.links[c.follow.link]; l != nil && !l.closing {
+		c.subscribe(l)
+	}
+}
+
+// subscribe sends the subscription.
+func (c *Core) subscribe(l *linkState) {
+	var ps []Position
+	for _, db := range c.log.Databases() {
+		ps = append(ps, Position{Name: db.Name, BaseID: db.BaseID, Hist: db.RecvHist, LSN: uint64(db.End)})
+	}
+	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: ps})
+}
+
+// stepFollow handles a message from the node this secondary subscribed to.
+func (c *Core) stepFollow(l *linkState, m Msg) {
+	if _, ok := m.(WelcomeMsg); !ok && !c.follow.welcomed {
+		if np, ok := m.(NotPrimaryMsg); ok {
+			c.setPeer(l.peer, func(p *corePeer) {
+				p.role, p.epoch = np.Role, np.Epoch
+				if p.state != "CONNECTED" {
+					p.state = "REACHABLE"
+				}
+			})
+			c.observeEpoch(l.peer, np.Epoch, np.Primary, false)
+			c.closeLink(l)
+			// A secondary of the present primary names it: dial it next.
+			if np.Primary != "" && np.Epoch >= c.st.Epoch && !strings.EqualFold(np.Primary, c.cfg.ID) && !strings.EqualFold(np.Primary, l.peer) {
+				c.follow.prefer = np.Primary
+			}
+			return
+		}
+		c.protocolError(l, m)
+		return
+	}
+	switch m := m.(type) {
+	case WelcomeMsg:
+		if c.follow.welcomed {
+			c.protocolError(l, m)
+			return
+		}
+		if m.Epoch < c.st.Epoch {
+			c.eventf(slog.LevelError, "Cluster: %s announces epoch %d, older than ours (%d): not followed", l.peer, m.Epoch, c.st.Epoch)
+			c.closeLink(l)
+			return
+		}
+		if v := epochpkg.Check(c.st.Epoch, m.Epoch, true); v.Ignored() {
+			c.eventf(slog.LevelWarn, "Cluster: %s", epochMessage(v, c.st.Epoch, m.Epoch, l.peer))
+			c.closeLink(l)
+			return
+		}
+		if c.role != RoleSecondary {
+			c.closeLink(l)
+			return
+		}
+		if err := c.transition(State{Role: RoleSecondary, Epoch: m.Epoch, Primary: m.Primary}, "following "+m.Primary); err != nil {
+			c.eventf(slog.LevelError, "Cluster: not following %s: %v", l.peer, err)
+			c.closeLink(l)
+			return
+		}
+		if m.Epoch > c.peerEpoch[strings.ToLower(l.peer)] {
+			c.peerEpoch[strings.ToLower(l.peer)] = m.Epoch
+		}
+		c.follow.welcomed, c.follow.epoch, c.follow.primary = true, m.Epoch, m.Primary
+		c.follow.tried = 0
+		// The new link's primary announces its own SYNCED_LSN.
+		clear(c.synced)
+		c.setPeer(l.peer, func(p *corePeer) {
+			p.addr, p.role, p.epoch, p.state, p.connectedSince, p.lastError = l.addr, RolePrimary, m.Epoch, "CONNECTED", c.now, ""
+		})
+		c.eventf(slog.LevelInfo, "Cluster: following primary %s (epoch %d) at %s", l.peer, m.Epoch, l.addr)
+	case FramesMsg:
+		d := c.followDB(m.DB)
+		if d.seeding {
+			c.protocolError(l, m)
+			return
+		}
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpAppend, Link: l.id, DB: m.DB, At: m.Start, Data: m.Frames, Durable: c.cfg.DurableAck})
+	case SeedBeginMsg:
+		d := c.followDB(m.DB)
+		if d.seeding {
+			c.eventf(slog.LevelWarn, "Cluster: a second copy of database %s begins inside the first, link closed", m.DB)
+			c.protocolError(l, m)
+			return
+		}
+		d.seeding = true
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpSeedBegin, Link: l.id, DB: m.DB, Quarantine: m.Quarantine, Common: m.Common, Reason: m.Reason})
+		c.eventf(slog.LevelInfo, "Cluster: receiving a copy of database %s (%s)", m.DB, m.Reason)
+	case SeedChunkMsg:
+		if !c.followDB(m.DB).seeding {
+			c.protocolError(l, m)
+			return
+		}
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpSeedChunk, Link: l.id, DB: m.DB, Data: m.Data})
+	case SeedEndMsg:
+		if !c.followDB(m.DB).seeding {
+			c.protocolError(l, m)
+			return
+		}
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpSeedInstall, Link: l.id, DB: m.DB, At: m.LSN})
+	case DropMsg:
+		d := c.followDB(m.DB)
+		if d.seeding {
+			c.protocolError(l, m)
+			return
+		}
+		delete(c.follow.dbs, strings.ToLower(m.DB))
+		delete(c.primaryLSN, strings.ToLower(m.DB))
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpDrop, Link: l.id, DB: m.DB, Quarantine: m.Quarantine})
+	case HeartbeatMsg:
+		for _, p := range m.Ends {
+			c.primaryLSN[strings.ToLower(p.Name)] = journal.LSN(p.LSN)
+		}
+		// The primary announces every database it confirmed a commit
+		// of: what it does not list, it has not.
+		clear(c.synced)
+		for _, p := range m.Synced {
+			c.synced[strings.ToLower(p.Name)] = SyncedPos{BaseID: p.BaseID, LSN: journal.LSN(p.LSN), Epoch: c.follow.epoch, Primary: c.follow.primary}
+		}
+		c.send(l, KeepaliveMsg{})
+	case AccountsMsg:
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpAccounts, Link: l.id, Data: m.Data})
+	default:
+		c.protocolError(l, m)
+	}
+}
+
+// protocolError closes a link on which a message came that does not belong
+// there.
+func (c *Core) protocolError(l *linkState, m Msg) {
+	err := fmt.Errorf("%w: unexpected message %#x on the %s link", ErrProtocol, int(m.Type()), l.kind)
+	c.eventf(slog.LevelWarn, "Cluster: %s: %v, link closed", l.peerName(), err)
+	c.linkFailed(l, err)
+}
+
+func (c *Core) followDB(name string) *followDB {
+	key := strings.ToLower(name)
+	d, ok := c.follow.dbs[key]
+	if !ok {
+		d = &followDB{name: name}
+		c.follow.dbs[key] = d
+	}
+	return d
+}
+
+// followEnded forgets the follow link.
+func (c *Core) followEnded(l *linkState, err error) {
+	if c.follow.link != l.id {
+		return
+	}
+	for _, d := range c.follow.dbs {
+		if d.seeding {
+			c.out.Ops = append(c.out.Ops, Op{Kind: OpSeedAbort, Link: l.id, DB: d.name})
+		}
+	}
+	welcomed := c.follow.welcomed
+	c.follow.link, c.follow.welcomed, c.follow.dbs, c.follow.unsubscribed = 0, false, nil, false
+	if !welcomed {
+		if err != nil && !l.up {
+			c.setPeerState(l.peer, "UNREACHABLE")
+		}
+		return
+	}
+	c.follow.tried = 0
+	c.setPeer(l.peer, func(p *corePeer) {
+		p.state, p.connectedSince = "DISCONNECTED", -1
+		if err != nil {
+			p.lastError = err.Error()
+		}
+	})
+	if err != nil {
+		c.lastError = err.Error()
+		c.eventf(slog.LevelError, "Cluster: replication from %s stopped: %v", l.peer, err)
+	} else {
+		c.eventf(slog.LevelInfo, "Cluster: disconnected from primary %s", l.peer)
+	}
+}
+
+// Appended reports the end of an OpAppend: the journal of db now ends at
+// end (written; fsync'd when the op was Durable), or err.
+func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
+	c.pendingOps--
+	if c.promo != nil && c.promo.catchLink == link && link != 0 {
+		c.catchUpAppended(err)
+		return
+	}
+	if link != c.follow.link || link == 0 {
+		return
+	}
+	l := c.links[link]
+	if err != nil {
+		c.eventf(slog.LevelError, "Cluster: database %s: %v", db, err)
+		c.linkFailed(l, fmt.Errorf("database %s: %w", db, err))
+		return
+	}
+	d := c.followDB(db)
+	d.written = max(d.written, end)
+	c.noteStreamed(db)
+	c.ack(l, db)
+}
+
+// Applied reports that db applied what its journal holds up to its
+// Log.Applied: a secondary that applies after it wrote acknowledges again.
+func (c *Core) Applied(db string) {
+	if l := c.links[c.follow.link]; l != nil && c.follow.welcomed {
+		c.ack(l, db)
+	}
+}
+
+// SeedInstalled reports the end of an OpSeedInstall: the copy of db is
+// installed at lsn (it must be the LSN the primary announced), or err.
+func (c *Core) SeedInstalled(link LinkID, db string, lsn journal.LSN, announced journal.LSN, err error) {
+	c.pendingOps--
+	if link != c.follow.link || link == 0 {
+		return
+	}
+	l := c.links[link]
+	d := c.followDB(db)
+	d.seeding = false
+	if err == nil && lsn != announced {
+		err = fmt.Errorf("copy at LSN %d, announced %d", lsn, announced)
+	}
+	if err != nil {
+		c.eventf(slog.LevelError, "Cluster: database %s: installing the copy: %v", db, err)
+		c.linkFailed(l, fmt.Errorf("database %s: installing the copy: %w", db, err))
+		return
+	}
+	c.noteStreamed(db)
+	c.eventf(slog.LevelInfo, "Cluster: copy of database %s installed at LSN %d", db, lsn)
+	info, _ := c.dbInfo(db)
+	d.written = info.End
+	c.ack(l, db)
+}
+
+// OpDone reports the end of an OpSeedBegin, OpSeedChunk, OpDrop or
+// OpAccounts; an error ends the link (the stream cannot skip a message).
+func (c *Core) OpDone(link LinkID, db string, err error) {
+	c.pendingOps--
+	if link != c.follow.link || link == 0 {
+		return
+	}
+	if err != nil {
+		c.eventf(slog.LevelError, "Cluster: database %s: %v", db, err)
+		c.linkFailed(c.links[link], fmt.Errorf("database %s: %w", db, err))
+	}
+}
+
+// ack tells the primary how far this node has written and applied db,
+// naming the database's identity and the epoch it follows.
+func (c *Core) ack(l *linkState, db string) {
+	info, ok := c.dbInfo(db)
+	if !ok {
+		return
+	}
+	d := c.followDB(db)
+	written := d.written
+	if written == 0 {
+		written = info.End
+	}
+	c.send(l, AckMsg{DB: info.Name, BaseID: info.BaseID, Epoch: c.follow.epoch, Written: written, Applied: info.Applied})
+}
+
+// noteStreamed records that the followed primary's stream wrote to db.
+func (c *Core) noteStreamed(db string) {
+	info, ok := c.dbInfo(db)
+	if !ok {
+		return
+	}
+	c.streamed[strings.ToLower(db)] = streamedFrom{epoch: c.follow.epoch, primary: c.follow.primary, base: info.BaseID}
+}
+
+// onPrimaryHistory reports whether this node knows db's journal to be on
+// the current primary's history: that primary's stream wrote to it (in
+// the current epoch, to this incarnation).
+func (c *Core) onPrimaryHistory(db DBInfo) bool {
+	s, ok := c.streamed[strings.ToLower(db.Name)]
+	return ok && s.epoch == c.st.Epoch && strings.EqualFold(s.primary, c.st.Primary) && bytes.Equal(s.base, db.BaseID)
+}
+
+// RetentionFloor is the journal of db that this node must keep (storage
+// asks it at each checkpoint): on a primary, what connected or known
+// followers still need, within journal_retention_mb; on another node, all
+// of it until the current primary's stream has written to it (what
+// diverges goes to quarantine whole), then promotion_catchup_mb.
+func (c *Core) RetentionFloor(db DBInfo) (journal.LSN, bool) {
+	if c.role != RolePrimary {
+		if !c.onPrimaryHistory(db) {
+			return 0, true
+		}
+		keep := journal.LSN(c.cfg.PromotionCatchup)
+		if db.End > keep {
+			return db.End - keep, true
+		}
+		return 0, true
+	}
+	floor, ok := journal.LSN(0), false
+	limit := journal.LSN(c.cfg.JournalRetention)
+	for _, f := range c.followers {
+		p, has := f.positions[strings.ToLower(db.Name)]
+		if !has || p.seeding {
+			continue
+		}
+		if limit > 0 && db.Applied-p.written > limit {
+			continue // beyond the retention limit: re-seeded when it returns
+		}
+		if !ok || p.written < floor {
+			floor, ok = p.written, true
+		}
+	}
+	return floor, ok
+}
+
+func (c *Core) dbInfo(name string) (DBInfo, bool) {
+	for _, d := range c.log.Databases() {
+		if strings.EqualFold(d.Name, name) {
+			return d, true
+		}
+	}
+	return DBInfo{}, false
+}
+
+// ownLag is what this secondary lacks of the log ends its primary last
+// announced (§17.4.4: shown by the peers that probe it).
+func (c *Core) ownLag() int64 {
+	if c.role == RolePrimary {
+		return 0
+	}
+	var lag int64
+	for _, db := range c.log.Databases() {
+		if p, ok := c.primaryLSN[strings.ToLower(db.Name)]; ok && p > db.Applied {
+			lag += int64(p - db.Applied)
+		}
+	}
+	return lag
+}

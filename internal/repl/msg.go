@@ -1,0 +1,249 @@
+package repl
+
+import (
+	"fmt"
+
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/transport"
+)
+
+// The messages of messages.go and catchup.go as values: the core (core.go)
+// encodes every message it sends and decodes every one it is given, so the
+// simulator, which carries the bytes, exercises the wire format the server
+// speaks. Formats are the ones listed in messages.go and catchup.go.
+
+// MsgAck is the type of an acknowledgement (the simulator records them as
+// they are sent).
+const MsgAck = msgAck
+
+// MsgPositions is the type of a promotion's question of positions (the
+// simulator's checkers note what the peer holds as it answers).
+const MsgPositions = msgPositions
+
+// Msg is one decoded message.
+type Msg interface {
+	Type() transport.Type
+	encode(e *enc)
+}
+
+type (
+	SubscribeMsg struct {
+		Epoch     Epoch
+		Advertise string
+		Positions []Position
+	}
+	NotPrimaryMsg struct {
+		Role    Role
+		Epoch   Epoch
+		Primary string
+	}
+	WelcomeMsg struct {
+		Epoch   Epoch
+		Primary string
+	}
+	FramesMsg struct {
+		DB     string
+		Start  journal.LSN
+		Frames []byte
+	}
+	SeedBeginMsg struct {
+		DB         string
+		BaseID     []byte
+		Quarantine bool
+		Reason     string
+		Common     journal.LSN
+	}
+	SeedChunkMsg struct {
+		DB   string
+		Data []byte
+	}
+	SeedEndMsg struct {
+		DB  string
+		LSN journal.LSN
+	}
+	DropMsg struct {
+		DB         string
+		Quarantine bool
+	}
+	HeartbeatMsg struct {
+		Ends   []Position // log ends, no history
+		Synced []Position // SYNCED_LSN per database
+	}
+	AccountsMsg struct{ Data []byte }
+	AckMsg      struct {
+		DB               string
+		BaseID           []byte
+		Epoch            Epoch
+		Written, Applied journal.LSN
+	}
+	KeepaliveMsg struct{}
+	// ProbeMsg and ProbeReplyMsg carry the sender's PeerState (ID and
+	// Addr are not sent: the transport proves the identity).
+	ProbeMsg        struct{ State PeerState }
+	ProbeReplyMsg   struct{ State PeerState }
+	PositionsMsg    struct{}
+	PositionsAreMsg struct{ DBs []PeerDB }
+	CatchUpMsg      struct {
+		DB       string
+		BaseID   []byte
+		From, To journal.LSN
+	}
+	CatchUpEndMsg struct {
+		DB  string
+		End journal.LSN
+	}
+)
+
+func (SubscribeMsg) Type() transport.Type    { return msgSubscribe }
+func (NotPrimaryMsg) Type() transport.Type   { return msgNotPrimary }
+func (WelcomeMsg) Type() transport.Type      { return msgWelcome }
+func (FramesMsg) Type() transport.Type       { return msgFrames }
+func (SeedBeginMsg) Type() transport.Type    { return msgSeedBegin }
+func (SeedChunkMsg) Type() transport.Type    { return msgSeedChunk }
+func (SeedEndMsg) Type() transport.Type      { return msgSeedEnd }
+func (DropMsg) Type() transport.Type         { return msgDrop }
+func (HeartbeatMsg) Type() transport.Type    { return msgHeartbeat }
+func (AccountsMsg) Type() transport.Type     { return msgAccounts }
+func (AckMsg) Type() transport.Type          { return msgAck }
+func (KeepaliveMsg) Type() transport.Type    { return msgKeepalive }
+func (ProbeMsg) Type() transport.Type        { return msgProbe }
+func (ProbeReplyMsg) Type() transport.Type   { return msgProbeReply }
+func (PositionsMsg) Type() transport.Type    { return msgPositions }
+func (PositionsAreMsg) Type() transport.Type { return msgPositionsAre }
+func (CatchUpMsg) Type() transport.Type      { return msgCatchUp }
+func (CatchUpEndMsg) Type() transport.Type   { return msgCatchUpEnd }
+
+func (m SubscribeMsg) encode(e *enc) { e.u(uint64(m.Epoch)); e.s(m.Advertise); e.list(m.Positions) }
+func (m NotPrimaryMsg) encode(e *enc) {
+	e.s(string(m.Role))
+	e.u(uint64(m.Epoch))
+	e.s(m.Primary)
+}
+func (m WelcomeMsg) encode(e *enc) { e.u(uint64(m.Epoch)); e.s(m.Primary) }
+func (m FramesMsg) encode(e *enc) {
+	e.s(m.DB)
+	e.u(uint64(m.Start))
+	e.b = append(e.b, m.Frames...)
+}
+func (m SeedBeginMsg) encode(e *enc) {
+	e.s(m.DB)
+	e.by(m.BaseID)
+	e.flag(m.Quarantine)
+	e.s(m.Reason)
+	e.u(uint64(m.Common))
+}
+func (m SeedChunkMsg) encode(e *enc) { e.s(m.DB); e.b = append(e.b, m.Data...) }
+func (m SeedEndMsg) encode(e *enc)   { e.s(m.DB); e.u(uint64(m.LSN)) }
+func (m DropMsg) encode(e *enc)      { e.s(m.DB); e.flag(m.Quarantine) }
+func (m HeartbeatMsg) encode(e *enc) { e.list(m.Ends); e.list(m.Synced) }
+func (m AccountsMsg) encode(e *enc)  { e.b = append(e.b, m.Data...) }
+func (m AckMsg) encode(e *enc) {
+	e.s(m.DB)
+	e.by(m.BaseID)
+	e.u(uint64(m.Epoch))
+	e.u(uint64(m.Written))
+	e.u(uint64(m.Applied))
+}
+func (KeepaliveMsg) encode(*enc)      {}
+func (m ProbeMsg) encode(e *enc)      { encodeState(e, m.State) }
+func (m ProbeReplyMsg) encode(e *enc) { encodeState(e, m.State) }
+func (PositionsMsg) encode(*enc)      {}
+func (m PositionsAreMsg) encode(e *enc) {
+	e.u(uint64(len(m.DBs)))
+	for _, d := range m.DBs {
+		e.pos(d.Position)
+		e.u(uint64(d.Retained))
+	}
+}
+func (m CatchUpMsg) encode(e *enc) {
+	e.s(m.DB)
+	e.by(m.BaseID)
+	e.u(uint64(m.From))
+	e.u(uint64(m.To))
+}
+func (m CatchUpEndMsg) encode(e *enc) { e.s(m.DB); e.u(uint64(m.End)) }
+
+func encodeState(e *enc, s PeerState) {
+	e.s(string(s.Role))
+	e.u(uint64(s.Epoch))
+	e.s(s.Primary)
+	e.u(s.Flags)
+	e.u(uint64(max(s.Lag, 0)))
+}
+
+// EncodeMsg returns m's payload.
+func EncodeMsg(m Msg) []byte {
+	e := &enc{}
+	m.encode(e)
+	return e.b
+}
+
+// DecodeMsg decodes a payload of type typ; anything malformed, trailing or
+// of an unknown type is ErrProtocol. Byte strings of the result are copies
+// only where the message is kept (positions' base ids); frames and chunks
+// alias payload.
+func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
+	d := &dec{b: payload}
+	var m Msg
+	switch typ {
+	case msgSubscribe:
+		m = SubscribeMsg{Epoch: Epoch(d.u()), Advertise: d.s(), Positions: d.list()}
+	case msgNotPrimary:
+		m = NotPrimaryMsg{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s()}
+	case msgWelcome:
+		m = WelcomeMsg{Epoch: Epoch(d.u()), Primary: d.s()}
+	case msgFrames:
+		f := FramesMsg{DB: d.s(), Start: journal.LSN(d.u())}
+		f.Frames, d.b = d.b, nil
+		m = f
+	case msgSeedBegin:
+		m = SeedBeginMsg{DB: d.s(), BaseID: append([]byte(nil), d.by()...), Quarantine: d.flag(), Reason: d.s(), Common: journal.LSN(d.u())}
+	case msgSeedChunk:
+		c := SeedChunkMsg{DB: d.s()}
+		c.Data, d.b = d.b, nil
+		m = c
+	case msgSeedEnd:
+		m = SeedEndMsg{DB: d.s(), LSN: journal.LSN(d.u())}
+	case msgDrop:
+		m = DropMsg{DB: d.s(), Quarantine: d.flag()}
+	case msgHeartbeat:
+		m = HeartbeatMsg{Ends: d.list(), Synced: d.list()}
+	case msgAccounts:
+		m = AccountsMsg{Data: payload}
+		d.b = nil
+	case msgAck:
+		m = AckMsg{DB: d.s(), BaseID: append([]byte(nil), d.by()...), Epoch: Epoch(d.u()), Written: journal.LSN(d.u()), Applied: journal.LSN(d.u())}
+	case msgKeepalive:
+		m = KeepaliveMsg{}
+	case msgProbe:
+		m = ProbeMsg{State: decodeStateFrom(d)}
+	case msgProbeReply:
+		m = ProbeReplyMsg{State: decodeStateFrom(d)}
+	case msgPositions:
+		m = PositionsMsg{}
+	case msgPositionsAre:
+		k := d.u()
+		if k > maxListEntries {
+			return nil, fmt.Errorf("%w: %d databases in one message", ErrProtocol, k)
+		}
+		var p PositionsAreMsg
+		for j := uint64(0); j < k && d.err == nil; j++ {
+			p.DBs = append(p.DBs, PeerDB{Position: d.pos(), Retained: journal.LSN(d.u())})
+		}
+		m = p
+	case msgCatchUp:
+		m = CatchUpMsg{DB: d.s(), BaseID: append([]byte(nil), d.by()...), From: journal.LSN(d.u()), To: journal.LSN(d.u())}
+	case msgCatchUpEnd:
+		m = CatchUpEndMsg{DB: d.s(), End: journal.LSN(d.u())}
+	default:
+		return nil, fmt.Errorf("%w: message type %#x", ErrProtocol, int(typ))
+	}
+	if err := d.end(); err != nil {
+		return nil, fmt.Errorf("message type %#x: %w", int(typ), err)
+	}
+	return m, nil
+}
+
+func decodeStateFrom(d *dec) PeerState {
+	return PeerState{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s(), Flags: d.u(), Lag: int64(d.u())}
+}
