@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -59,7 +60,9 @@ type Core struct {
 	peers    map[string]*corePeer // by lower-case id
 	// peerEpoch: the highest epoch each peer showed (by lower-case id).
 	peerEpoch map[string]Epoch
-	// nextProbe: tick of the next probe round; announce: peers that have
+	// seedID: the proven id of each seed address that answered.
+	seedID map[string]string
+	// nextProbe: tick of the next probe round; announce: seeds that have
 	// not answered since this node became primary (probed every
 	// RetryTicks until they do, so that a healed old primary learns of
 	// the new epoch within a second, not at its next probe).
@@ -111,9 +114,6 @@ func (k LinkKind) String() string {
 	return fmt.Sprintf("LinkKind(%d)", int(k))
 }
 
-// PeerAddr is one member other than this node.
-type PeerAddr struct{ ID, Addr string }
-
 // CoreConfig is what the core needs of cluster.toml, with every interval
 // in ticks (the driver's clock: the server ticks every TickInterval, the
 // simulator once a simulated millisecond).
@@ -121,8 +121,11 @@ type CoreConfig struct {
 	ID        string
 	Cluster   string
 	Advertise string
-	// Peers: every other member, in seed order.
-	Peers []PeerAddr
+	// Members: the other members' ids (may be empty: any node of the
+	// authority); Seeds: the other members' addresses, in the order a
+	// secondary tries them. A seed's id is known once it answers.
+	Members []string
+	Seeds   []string
 	// DurableAck: a secondary fsyncs frames before acknowledging them
 	// (ack = "durable").
 	DurableAck bool
@@ -176,9 +179,10 @@ type Log interface {
 	Accounts() (version uint64, data func() []byte)
 }
 
-// Envelope is one message to send: on Link, or, with Link 0, to peer To at
-// Addr as a one-shot question (the driver dials, sends, gives the answer to
-// Step with link 0, and reports Unreachable if there is none).
+// Envelope is one message to send: on Link, or, with Link 0, to the seed
+// at Addr (whose id is To, "" if not known yet) as a one-shot question: the
+// driver dials, sends, gives the answer to Answer, or reports Unreachable
+// if there is none.
 type Envelope struct {
 	Link    LinkID
 	To      string
@@ -317,8 +321,10 @@ func NewCore(cfg CoreConfig, st State, log Log) *Core {
 		peers: map[string]*corePeer{}, peerEpoch: map[string]Epoch{}, followers: map[string]*peerFollower{},
 		streamed: map[string]streamedFrom{}, primaryLSN: map[string]journal.LSN{}, synced: map[string]SyncedPos{}}
 	c.sync.init()
-	for _, p := range cfg.Peers {
-		c.peers[strings.ToLower(p.ID)] = &corePeer{id: p.ID, addr: p.Addr, state: "DISCONNECTED", connectedSince: -1}
+	c.follow.lastApply = -1
+	c.seedID = map[string]string{}
+	for _, id := range cfg.Members {
+		c.peers[strings.ToLower(id)] = &corePeer{id: id, state: "DISCONNECTED", connectedSince: -1}
 	}
 	if st.Role == RolePrimary {
 		c.pinMembers()
@@ -345,8 +351,8 @@ func (c *Core) Tick() {
 	if c.now >= c.nextProbe && c.probing() {
 		c.probeAll()
 	} else if len(c.announce) > 0 && c.cfg.RetryTicks > 0 && c.now%c.cfg.RetryTicks == 0 {
-		for _, id := range slices.Sorted(mapKeys(c.announce)) {
-			c.probe(id)
+		for _, addr := range slices.Sorted(mapKeys(c.announce)) {
+			c.ask(addr, ProbeMsg{State: c.selfState()})
 		}
 	}
 	c.progress()
@@ -451,6 +457,7 @@ func (c *Core) Connected(id LinkID, peer string) {
 	l.up, l.heard = true, c.now
 	if peer != "" {
 		l.peer = peer
+		c.seedID[l.addr] = peer
 	}
 	switch l.kind {
 	case LinkFollow:
@@ -517,56 +524,56 @@ func (c *Core) linkEnded(l *linkState, err error) {
 	}
 }
 
-// Unreachable reports that a one-shot question to peer got no answer.
-func (c *Core) Unreachable(peer string) {
-	c.setPeerState(peer, "UNREACHABLE")
-	c.answered(peer)
-}
-
-// answered notes that peer answered (or cannot), for the procedures that
-// wait for every peer.
-func (c *Core) answered(peer string) {
-	key := strings.ToLower(peer)
+// Unreachable reports that a one-shot question to the seed at addr got no
+// answer.
+func (c *Core) Unreachable(addr string) {
+	if id, ok := c.seedID[addr]; ok {
+		c.setPeerState(id, "UNREACHABLE")
+	}
 	if c.opening != nil {
-		delete(c.opening.peers, key)
+		delete(c.opening.peers, addr)
 	}
 	if c.promo != nil && c.promo.wait != nil {
-		delete(c.promo.wait.peers, key)
+		delete(c.promo.wait.peers, addr)
 	}
 }
 
-// Step gives the core one message a peer sent on link (0: the answer to a
-// one-shot question from peer from). A message that does not decode, or
-// does not belong on its link, closes the link (logged).
-func (c *Core) Step(link LinkID, from string, typ transport.Type, payload []byte) {
+// Answer gives the core the answer to a one-shot question it asked the
+// seed at addr; from is the id the transport proved.
+func (c *Core) Answer(addr, from string, typ transport.Type, payload []byte) {
 	m, err := DecodeMsg(typ, payload)
+	if err != nil {
+		c.eventf(slog.LevelWarn, "Cluster: malformed answer from %s: %v", from, err)
+		c.Unreachable(addr)
+		return
+	}
+	c.seedID[addr] = from
+	switch m := m.(type) {
+	case ProbeReplyMsg:
+		c.probeAnswered(addr, from, m.State)
+	case PositionsAreMsg:
+		c.positionsAnswered(addr, from, m.DBs)
+	default:
+		c.eventf(slog.LevelWarn, "Cluster: unexpected answer %#x from %s", int(typ), from)
+		c.Unreachable(addr)
+	}
+}
+
+// Step gives the core one message a peer sent on link. A message that does
+// not decode, or does not belong on its link, closes the link (logged).
+func (c *Core) Step(link LinkID, from string, typ transport.Type, payload []byte) {
 	l := c.links[link]
-	if link != 0 && (l == nil || l.closing) {
+	if l == nil || l.closing {
 		return // the link ended: what was in flight on it is dropped
 	}
-	if l != nil {
-		l.heard = c.now
-		if l.peer == "" {
-			l.peer = from
-		}
+	m, err := DecodeMsg(typ, payload)
+	l.heard = c.now
+	if l.peer == "" {
+		l.peer = from
 	}
 	if err != nil {
 		c.eventf(slog.LevelWarn, "Cluster: malformed message from %s, link closed: %v", from, err)
-		if l != nil {
-			c.linkFailed(l, err)
-		}
-		return
-	}
-	if l == nil {
-		// A one-shot answer.
-		switch m := m.(type) {
-		case ProbeReplyMsg:
-			c.probeAnswered(from, m.State)
-		case PositionsAreMsg:
-			c.positionsAnswered(from, m.DBs)
-		default:
-			c.eventf(slog.LevelWarn, "Cluster: unexpected message %#x from %s outside a link", int(typ), from)
-		}
+		c.linkFailed(l, err)
 		return
 	}
 	switch l.kind {
@@ -584,9 +591,9 @@ func (c *Core) send(l *linkState, m Msg) {
 	c.out.Msgs = append(c.out.Msgs, Envelope{Link: l.id, To: l.peer, Type: m.Type(), Payload: EncodeMsg(m)})
 }
 
-// ask queues m as a one-shot question to peer p.
-func (c *Core) ask(p *corePeer, m Msg) {
-	c.out.Msgs = append(c.out.Msgs, Envelope{To: p.id, Addr: p.addr, Type: m.Type(), Payload: EncodeMsg(m)})
+// ask queues m as a one-shot question to the seed at addr.
+func (c *Core) ask(addr string, m Msg) {
+	c.out.Msgs = append(c.out.Msgs, Envelope{To: c.seedID[addr], Addr: addr, Type: m.Type(), Payload: EncodeMsg(m)})
 }
 
 func (c *Core) eventf(level slog.Level, format string, args ...any) {
@@ -748,3 +755,69 @@ func (c *Core) setPeerError(id, msg string) {
 }
 
 func (c *Core) peerByID(id string) *corePeer { return c.peers[strings.ToLower(id)] }
+
+// PeerStatus is a member as this node knows it (SHOW CLUSTER STATUS).
+type PeerStatus struct {
+	ID, Addr  string
+	Role      Role
+	State     string
+	Epoch     Epoch
+	Lag       int64 // as the peer announced it in a probe answer
+	Since     int   // tick it connected; -1: not connected
+	LastError string
+	// Follower: on a primary, the member's positions (nil: none kept).
+	Follower *FollowerStatus
+}
+
+// FollowerStatus is what a primary knows of one secondary.
+type FollowerStatus struct {
+	Linked    bool
+	LastApply int // tick of its last applied acknowledgement; -1: none
+	DBs       []FollowerDB
+}
+
+// FollowerDB is one database of a secondary, as its primary sees it.
+type FollowerDB struct {
+	Name                   string
+	BaseID                 []byte
+	Sent, Written, Applied journal.LSN
+	Seeding, Pinned        bool
+}
+
+// CoreStatus is the node's view of the cluster, for the status tables.
+type CoreStatus struct {
+	Now       int
+	State     State
+	Role      Role
+	LastError string
+	Peers     []PeerStatus // by id
+	// PrimaryLSN: on a secondary, the log ends its primary last announced.
+	PrimaryLSN map[string]journal.LSN
+	Synced     map[string]SyncedPos
+	// LastApply: on a secondary, the tick it last wrote frames (-1: never).
+	LastApply      int
+	Degraded       int
+	StreamingCount int
+	Counts         SyncCounts
+}
+
+// Status returns a copy of what the node knows.
+func (c *Core) Status() CoreStatus {
+	s := CoreStatus{Now: c.now, State: c.st, Role: c.role, LastError: c.lastError, PrimaryLSN: maps.Clone(c.primaryLSN),
+		Synced: maps.Clone(c.synced), LastApply: c.follow.lastApply, Degraded: len(c.sync.degraded),
+		StreamingCount: c.StreamingCount(), Counts: c.sync.counts}
+	for _, key := range slices.Sorted(mapKeys(c.peers)) {
+		p := c.peers[key]
+		ps := PeerStatus{ID: p.id, Addr: p.addr, Role: p.role, State: p.state, Epoch: p.epoch, Lag: p.lag, Since: p.connectedSince, LastError: p.lastError}
+		if f, ok := c.followers[key]; ok && c.role == RolePrimary {
+			fs := &FollowerStatus{Linked: f.link != 0, LastApply: f.lastApply}
+			for _, dk := range slices.Sorted(mapKeys(f.positions)) {
+				q := f.positions[dk]
+				fs.DBs = append(fs.DBs, FollowerDB{Name: q.name, BaseID: q.baseID, Sent: q.sent, Written: q.written, Applied: q.applied, Seeding: q.seeding, Pinned: q.pinned})
+			}
+			ps.Follower = fs
+		}
+		s.Peers = append(s.Peers, ps)
+	}
+	return s
+}

@@ -3,6 +3,7 @@ package repl
 import (
 	"bytes"
 	"fmt"
+	"github.com/miraj-db/miraj/internal/transport"
 	"log/slog"
 	"strings"
 
@@ -29,6 +30,8 @@ type followState struct {
 	// next: the seed to try after prefer; tried: seeds tried in this
 	// round; retryAt: the tick the next round may start.
 	next, tried, retryAt int
+	// lastApply: the tick frames were last written (-1: never).
+	lastApply int
 	// unsubscribed: the link is up and its subscription not sent yet.
 	unsubscribed bool
 	// dbs: per database (lower-case name), what the link wrote.
@@ -67,30 +70,31 @@ func (c *Core) Seeding() bool {
 // primary it last heard of, else to the next seed; after a round of seeds
 // that all failed, it waits RetryTicks.
 func (c *Core) maybeDial() {
-	if c.role != RoleSecondary || c.follow.link != 0 || c.promo != nil || len(c.cfg.Peers) == 0 || c.now < c.follow.retryAt {
+	seeds := c.cfg.Seeds
+	if c.role != RoleSecondary || c.follow.link != 0 || c.promo != nil || len(seeds) == 0 || c.now < c.follow.retryAt {
 		return
 	}
-	var p PeerAddr
+	addr := ""
 	if c.follow.prefer != "" {
-		for _, q := range c.cfg.Peers {
-			if strings.EqualFold(q.ID, c.follow.prefer) {
-				p = q
+		for _, s := range seeds {
+			if strings.EqualFold(c.seedID[s], c.follow.prefer) {
+				addr = s
 			}
 		}
 		c.follow.prefer = ""
 	}
-	if p.Addr == "" {
-		if c.follow.tried >= len(c.cfg.Peers) {
+	if addr == "" {
+		if c.follow.tried >= len(seeds) {
 			c.follow.tried = 0
 			c.follow.retryAt = c.now + c.cfg.RetryTicks
 			return
 		}
-		p = c.cfg.Peers[c.follow.next%len(c.cfg.Peers)]
+		addr = seeds[c.follow.next%len(seeds)]
 		c.follow.next++
 		c.follow.tried++
 	}
-	c.follow.link = c.dial(p.ID, p.Addr, LinkFollow)
-	c.follow.peer, c.follow.welcomed = p.ID, false
+	c.follow.link = c.dial(c.seedID[addr], addr, LinkFollow)
+	c.follow.peer, c.follow.welcomed = c.seedID[addr], false
 	c.follow.dbs = map[string]*followDB{}
 }
 
@@ -152,6 +156,13 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 		}
 		c.protocolError(l, m)
 		return
+	}
+	if name := msgDB(m); name != "" {
+		if err := transport.CheckFileName(name); err != nil {
+			c.eventf(slog.LevelWarn, "Cluster: %s: database name %q refused, link closed: %v", l.peer, name, err)
+			c.linkFailed(l, fmt.Errorf("%w: database name %q refused: %v", ErrProtocol, name, err))
+			return
+		}
 	}
 	switch m := m.(type) {
 	case WelcomeMsg:
@@ -321,6 +332,7 @@ func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
 	}
 	d := c.followDB(db)
 	d.written = max(d.written, end)
+	c.follow.lastApply = c.now
 	c.noteStreamed(db)
 	c.ack(l, db)
 }
@@ -458,4 +470,30 @@ func (c *Core) ownLag() int64 {
 		}
 	}
 	return lag
+}
+
+// msgDB is the database a message from the primary names ("" for none).
+func msgDB(m Msg) string {
+	switch m := m.(type) {
+	case FramesMsg:
+		return m.DB
+	case SeedBeginMsg:
+		return m.DB
+	case SeedChunkMsg:
+		return m.DB
+	case SeedEndMsg:
+		return m.DB
+	case DropMsg:
+		return m.DB
+	}
+	return ""
+}
+
+// streamedFrom is a primary whose stream wrote to a database's journal:
+// frames appended or a copy installed. Its history then holds the whole
+// journal, the base id's incarnation of the database.
+type streamedFrom struct {
+	epoch   Epoch
+	primary string
+	base    []byte
 }

@@ -74,11 +74,10 @@ func (c *Core) Promote(force bool) error {
 	p := &promoteRun{force: force, here: here, got: map[string]int{}, answers: map[string]PeerState{},
 		wait: &waitSet{peers: map[string]bool{}, deadline: c.now + c.cfg.ProbeWaitTicks}}
 	c.promo = p
-	for _, peer := range c.cfg.Peers {
-		ps := c.peerByID(peer.ID)
-		p.wait.peers[strings.ToLower(peer.ID)] = true
-		c.ask(ps, ProbeMsg{State: c.selfState()})
-		c.ask(ps, PositionsMsg{})
+	for _, addr := range c.cfg.Seeds {
+		p.wait.peers[addr] = true
+		c.ask(addr, ProbeMsg{State: c.selfState()})
+		c.ask(addr, PositionsMsg{})
 	}
 	c.promoteProgress()
 	return nil
@@ -99,8 +98,8 @@ func (c *Core) promoteProgress() {
 		if !p.wait.done(c.now) {
 			return
 		}
-		for key := range p.wait.peers {
-			c.eventf(slog.LevelWarn, "Cluster: promotion of %s: peer %s unreachable", c.cfg.ID, key)
+		for _, addr := range slices.Sorted(mapKeys(p.wait.peers)) {
+			c.eventf(slog.LevelWarn, "Cluster: promotion of %s: peer %s unreachable", c.cfg.ID, addr)
 		}
 		p.wait = nil
 		if !c.decidePromotion() {
@@ -400,8 +399,8 @@ func (c *Core) TailsCut(err error) {
 	c.eventf(slog.LevelInfo, "Cluster: %s is primary of epoch %d", c.cfg.ID, next.Epoch)
 	// The announcement, repeated to whoever does not answer.
 	c.announce = map[string]bool{}
-	for _, peer := range c.cfg.Peers {
-		c.announce[strings.ToLower(peer.ID)] = true
+	for _, addr := range c.cfg.Seeds {
+		c.announce[addr] = true
 	}
 	c.probeAll()
 }

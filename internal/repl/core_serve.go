@@ -406,12 +406,12 @@ func (c *Core) serveCatchUps() {
 // its present start for each other member, until that member connects or
 // journal_retention_mb is exceeded (§17.2.1).
 func (c *Core) pinMembers() {
-	for _, p := range c.cfg.Peers {
-		key := strings.ToLower(p.ID)
+	for _, id := range c.cfg.Members {
+		key := strings.ToLower(id)
 		if _, known := c.followers[key]; known {
 			continue
 		}
-		f := &peerFollower{id: p.ID, positions: map[string]*streamPos{}, lastApply: -1}
+		f := &peerFollower{id: id, positions: map[string]*streamPos{}, lastApply: -1}
 		for _, db := range c.log.Databases() {
 			f.positions[strings.ToLower(db.Name)] = &streamPos{name: db.Name, baseID: db.BaseID,
 				sent: db.Retained, written: db.Retained, applied: db.Retained, pinned: true}
@@ -436,18 +436,12 @@ func (c *Core) selfState() PeerState {
 // this node's); it returns the set of peers to wait for.
 func (c *Core) probeAll() *waitSet {
 	w := &waitSet{peers: map[string]bool{}, deadline: c.now + c.cfg.ProbeWaitTicks}
-	for _, p := range c.cfg.Peers {
-		w.peers[strings.ToLower(p.ID)] = true
-		c.probe(p.ID)
+	for _, addr := range c.cfg.Seeds {
+		w.peers[addr] = true
+		c.ask(addr, ProbeMsg{State: c.selfState()})
 	}
 	c.nextProbe = c.now + c.cfg.ProbeTicks
 	return w
-}
-
-func (c *Core) probe(id string) {
-	if p := c.peerByID(id); p != nil {
-		c.ask(p, ProbeMsg{State: c.selfState()})
-	}
 }
 
 // probeReceived judges a prober's state (or a probe's answer). A
@@ -456,7 +450,7 @@ func (c *Core) probe(id string) {
 func (c *Core) probeReceived(from string, s PeerState) {
 	if p := c.promo; p != nil && p.wait != nil {
 		s.ID = from
-		if ps := c.peerByID(from); ps != nil {
+		if ps := c.peerByID(from); ps != nil && s.Addr == "" {
 			s.Addr = ps.addr
 		}
 		p.answers[strings.ToLower(from)] = s
@@ -477,38 +471,55 @@ func (c *Core) probeReceived(from string, s PeerState) {
 	c.observeEpoch(from, s.Epoch, primary, false)
 }
 
-// probeAnswered records a peer's answer to a probe.
-func (c *Core) probeAnswered(from string, s PeerState) {
-	c.setPeer(from, func(p *corePeer) { p.lag = s.Lag })
+// probeAnswered records the answer of the seed at addr, node from, to a
+// probe.
+func (c *Core) probeAnswered(addr, from string, s PeerState) {
+	c.setPeer(from, func(p *corePeer) { p.lag, p.addr = s.Lag, addr })
+	s.Addr = addr
 	c.probeReceived(from, s)
-	delete(c.announce, strings.ToLower(from))
-	c.answeredOne(from, 1)
+	delete(c.announce, addr)
+	c.answeredOne(addr, from, 1)
 }
 
 // positionsAnswered records a peer's databases (a promotion's question).
-func (c *Core) positionsAnswered(from string, dbs []PeerDB) {
+func (c *Core) positionsAnswered(addr, from string, dbs []PeerDB) {
 	if c.promo == nil || c.promo.wait == nil {
 		return
 	}
-	pd := PeerDatabases{ID: from, DBs: dbs}
-	if p := c.peerByID(from); p != nil {
-		pd.Addr = p.addr
-	}
-	c.promo.positions = append(c.promo.positions, pd)
-	c.answeredOne(from, 2)
+	c.promo.positions = append(c.promo.positions, PeerDatabases{ID: from, Addr: addr, DBs: dbs})
+	c.answeredOne(addr, from, 2)
 }
 
-// answeredOne notes one of the answers a peer owes: the probe (1) or the
-// positions (2); a restarted primary waits for the probe only.
-func (c *Core) answeredOne(from string, what int) {
-	key := strings.ToLower(from)
+// answeredOne notes one of the answers the seed at addr (node from) owes:
+// the probe (1) or the positions (2); a restarted primary waits for the
+// probe only.
+func (c *Core) answeredOne(addr, from string, what int) {
 	if c.opening != nil && what == 1 {
-		delete(c.opening.peers, key)
+		delete(c.opening.peers, addr)
 	}
 	if p := c.promo; p != nil && p.wait != nil {
+		key := strings.ToLower(from)
 		p.got[key] |= what
 		if p.got[key] == 3 {
-			delete(p.wait.peers, key)
+			delete(p.wait.peers, addr)
 		}
 	}
+}
+
+// Probe flags: what a peer says of itself beyond its role and epoch (the
+// facts a controlled promotion checks, §17.4.1).
+const (
+	FlagPromoting = 1 << 0 // being promoted
+	FlagFollowing = 1 << 1 // a secondary connected to its primary
+)
+
+// PeerState is what a peer says of itself in a probe or its answer.
+type PeerState struct {
+	ID      string
+	Addr    string
+	Role    Role
+	Epoch   Epoch
+	Primary string
+	Flags   uint64
+	Lag     int64 // bytes the peer lacks of what its primary announced
 }

@@ -58,7 +58,7 @@ func (s *coreSync) init() {
 }
 
 // members is the number of voting members for MAJORITY.
-func (c *Core) members() int { return len(c.cfg.Peers) + 1 }
+func (c *Core) members() int { return len(c.cfg.Seeds) + 1 }
 
 // WaitSync is a session's wait, after its commit of db that ended at lsn,
 // for the acknowledgements req asks for. waiting false: the wait is over
@@ -94,7 +94,8 @@ func (c *Core) WaitSync(id uint64, db string, lsn journal.LSN, req SyncRequest) 
 	if req.Action != SyncWait {
 		ms := int(req.Timeout.Milliseconds())
 		tick := max(c.cfg.TickMillis, 1)
-		w.deadline = c.now + (ms+tick-1)/tick
+		// Rounded up, and one tick more: the present tick is partly gone.
+		w.deadline = c.now + (ms+tick-1)/tick + 1
 	}
 	c.sync.waiters[key] = append(c.sync.waiters[key], w)
 	return SyncResult{}, true
@@ -266,3 +267,10 @@ func (c *Core) Synced(db string) (SyncedPos, bool) {
 // SyncCounts returns the core's semi-sync counters and how many databases
 // are degraded.
 func (c *Core) SyncCounts() (SyncCounts, int) { return c.sync.counts, len(c.sync.degraded) }
+
+// degradedDB is a database whose last wait timed out: later writes do not
+// wait until need secondaries hold its log end at level.
+type degradedDB struct {
+	level SyncLevel
+	need  int
+}

@@ -72,9 +72,7 @@ func TestQuarantineReportListsDivergedTransactions(t *testing.T) {
 // start as if nothing came before.
 func TestQuarantineReportSaysWhatACheckpointFolded(t *testing.T) {
 	n, db, starts := quarantineTestNode(t)
-	n.mu.Lock()
-	n.mu.state.Role, n.mu.role = RolePrimary, RolePrimary
-	n.mu.Unlock()
+	n.core.st.Role, n.core.role = RolePrimary, RolePrimary
 	for range 2 {
 		if err := n.st.Checkpoint(db); err != nil {
 			t.Fatal(err)
@@ -104,16 +102,14 @@ func TestUnstreamedJournalIsKept(t *testing.T) {
 	checkpointAs := func(from *streamedFrom) (journal.LSN, []journal.LSN) {
 		t.Helper()
 		n, db, starts := quarantineTestNode(t)
-		n.mu.Lock()
-		n.mu.state = State{Role: RoleSecondary, Epoch: 3, Primary: "n2"}
-		n.mu.role = RoleSecondary
+		n.core.st = State{Role: RoleSecondary, Epoch: 3, Primary: "n2"}
+		n.core.role = RoleSecondary
 		if from != nil {
 			if from.base == nil {
 				from.base = db.Latest().BaseID()
 			}
-			n.mu.streamed["d"] = *from
+			n.core.streamed["d"] = *from
 		}
-		n.mu.Unlock()
 		if err := n.st.Checkpoint(db); err != nil {
 			t.Fatal(err)
 		}
@@ -140,10 +136,8 @@ func TestUnstreamedJournalIsKept(t *testing.T) {
 // after the divergence.
 func TestQuarantineOfAFormerPrimaryListsEverything(t *testing.T) {
 	n, db, starts := quarantineTestNode(t)
-	n.mu.Lock()
-	n.mu.state = State{Role: RoleFenced, Epoch: 2, Primary: "n3"}
-	n.mu.role = RoleFenced
-	n.mu.Unlock()
+	n.core.st = State{Role: RoleFenced, Epoch: 2, Primary: "n3"}
+	n.core.role = RoleFenced
 	for range 2 {
 		if err := n.st.Checkpoint(db); err != nil {
 			t.Fatal(err)

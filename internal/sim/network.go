@@ -99,16 +99,16 @@ func (nw *network) dial(w *world, a string, d repl.Dial) {
 
 // ask sends a one-shot question on a link of its own.
 func (nw *network) ask(w *world, from string, e repl.Envelope) {
-	to := w.byID[e.To]
-	if to == nil || to.eng == nil || !nw.reachable(from, e.To) {
-		nw.enqueue(w, message{kind: unreachableMsg, from: e.To, to: from}, nil)
+	to := w.byID[e.Addr]
+	if to == nil || to.eng == nil || !nw.reachable(from, e.Addr) {
+		nw.enqueue(w, message{kind: unreachableMsg, from: e.Addr, to: from}, nil)
 		return
 	}
 	nw.nextLink++
-	l := &link{id: nw.nextLink, a: from, b: e.To, oneShot: true}
+	l := &link{id: nw.nextLink, a: from, b: e.Addr, oneShot: true}
 	l.bLink = to.core.Accept(from, from)
 	nw.links[l.id] = l
-	nw.enqueue(w, message{kind: deliverMsg, from: from, to: e.To, link: l.id, typ: e.Type, payload: e.Payload}, l)
+	nw.enqueue(w, message{kind: deliverMsg, from: from, to: e.Addr, link: l.id, typ: e.Type, payload: e.Payload}, l)
 }
 
 // linkOf finds the link node id knows as lid.

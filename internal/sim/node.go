@@ -121,7 +121,9 @@ func (n *node) coreConfig() repl.CoreConfig {
 		ProbeWaitTicks: 2*n.w.opts.MaxDelay + 2}
 	for _, m := range n.w.nodes {
 		if m.id != n.id {
-			cfg.Peers = append(cfg.Peers, repl.PeerAddr{ID: m.id, Addr: m.id})
+			// A node's address is its id.
+			cfg.Members = append(cfg.Members, m.id)
+			cfg.Seeds = append(cfg.Seeds, m.id)
 		}
 	}
 	return cfg

@@ -699,7 +699,12 @@ func (w *world) deliver(m message) {
 		if m.to == l.a {
 			lid = l.aLink
 			if l.oneShot {
+				// A one-shot's answer, from the asked node (whose
+				// address is its id).
 				l.answered = true
+				to.core.Answer(l.b, m.from, m.typ, m.payload)
+				to.handleReady()
+				return
 			}
 		}
 		if m.typ == repl.MsgPositions {

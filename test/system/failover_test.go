@@ -433,19 +433,28 @@ func execCommand(name string, args ...string) ([]byte, error) {
 }
 
 // The promoted node catches up from the most advanced reachable secondary
-// (§17.4.1): n3, frozen while the rows were written, is promoted after the
-// primary's loss and gets every row from n2; n2 follows it by the stream.
+// (§17.4.1): n3, cut off (the isolation test hook) while the rows were
+// written, is promoted after the primary's loss and gets every row from
+// n2; n2 follows it by the stream.
 func TestPromotionCatchesUpFromThePeer(t *testing.T) {
-	c, ns, p1 := shopCluster(t, "", "n1", "n2", "n3")
+	c, ns, p1 := shopCluster(t, "test_hooks = true\n", "n1", "n2", "n3")
 	n1, n2, n3 := ns[0], ns[1], ns[2]
 	caughtUp(t, n1, n2, n3)
-	n3.signal(syscall.SIGSTOP)
+	marker := filepath.Join(c.dir, "data-n3", "miraj", "cluster-isolate")
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "n1 to lose n3", 30*time.Second, func() bool {
+		return one(t, p1, "SELECT STATE FROM information_schema.MIRAJ_NODES WHERE NODE_ID = 'n3'") != "CONNECTED"
+	})
 	for i := 1; i <= 100; i++ {
 		mustExec(t, p1, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'row %d')", i, i))
 	}
 	caughtUp(t, n1, n2)
 	n1.kill()
-	n3.signal(syscall.SIGCONT)
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
 
 	p3 := n3.open("")
 	waitFor(t, "n3's promotion to be accepted", 30*time.Second, func() bool {

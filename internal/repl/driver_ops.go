@@ -1,0 +1,325 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/storage"
+)
+
+// The driver's storage operations: those of a database go to its apply
+// worker, in order, apart from the other databases' (a copy being
+// installed or a large transaction in one database does not hold back
+// another's frames); a copy to send, the tails cut at promotion and the
+// epoch marks run on goroutines of their own. Each posts its end to the
+// loop.
+
+// errLinkGone answers the operations of a follow link that ended before
+// the worker came to them: they are dropped, as the core moved on.
+var errLinkGone = errors.New("repl: the link ended before the operation")
+
+// applyWorker applies one database's operations in order.
+type applyWorker struct {
+	n    *Node
+	name string
+	mu   struct {
+		sync.Mutex
+		q []queuedOp
+	}
+	wake chan struct{}
+	quit chan struct{}
+	// seed: the copy being received (owned by the worker's goroutine).
+	seed *os.File
+}
+
+type queuedOp struct {
+	op   Op
+	link *driverLink // nil: the link is gone already
+}
+
+func (w *applyWorker) push(q queuedOp) {
+	w.mu.Lock()
+	w.mu.q = append(w.mu.q, q)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *applyWorker) stop() { close(w.quit) }
+
+// storageOp carries out one of the core's storage operations.
+func (n *Node) storageOp(op Op) {
+	switch op.Kind {
+	case OpAppend, OpSeedBegin, OpSeedChunk, OpSeedInstall, OpSeedAbort, OpDrop:
+		n.worker(op.DB).push(queuedOp{op: op, link: n.links[op.Link]})
+	case OpAccounts:
+		var err error
+		if n.opts.Accounts.Install != nil {
+			if err = n.opts.Accounts.Install(op.Data); err != nil {
+				err = fmt.Errorf("accounts: %w", err)
+			}
+		}
+		n.core.OpDone(op.Link, "", err)
+	case OpSnapshot:
+		n.snapshot(op)
+	case OpCutTails:
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			err := n.cutTails()
+			n.post(func() { n.core.TailsCut(err) })
+		}()
+	case OpMarkEpochs:
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			for _, db := range n.st.Databases() {
+				if err := db.MarkEpoch(n.ctx); err != nil {
+					n.log.Error(fmt.Sprintf("Cluster: database %s: epoch mark: %v", db.Name(), err))
+				}
+			}
+		}()
+	}
+}
+
+// worker returns db's apply worker, started on first use.
+func (n *Node) worker(db string) *applyWorker {
+	key := strings.ToLower(db)
+	if w, ok := n.workers[key]; ok {
+		return w
+	}
+	w := &applyWorker{n: n, name: db, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	n.workers[key] = w
+	n.wg.Add(1)
+	go w.run()
+	return w
+}
+
+func (w *applyWorker) run() {
+	defer w.n.wg.Done()
+	defer w.dropSeed()
+	for {
+		w.mu.Lock()
+		batch := w.mu.q
+		w.mu.q = nil
+		w.mu.Unlock()
+		for _, q := range batch {
+			select {
+			case <-w.quit:
+				return
+			default:
+			}
+			w.do(q)
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+// do carries out one operation and posts its end.
+func (w *applyWorker) do(q queuedOp) {
+	n, op := w.n, q.op
+	if q.link != nil && q.link.kind == LinkFollow && q.link.dead.Load() {
+		switch op.Kind {
+		case OpAppend:
+			n.post(func() { n.core.Appended(op.Link, op.DB, 0, errLinkGone) })
+		case OpSeedInstall:
+			w.dropSeed()
+			n.post(func() { n.core.SeedInstalled(op.Link, op.DB, 0, op.At, errLinkGone) })
+		case OpSeedAbort:
+			w.dropSeed()
+		default:
+			n.post(func() { n.core.OpDone(op.Link, op.DB, errLinkGone) })
+		}
+		return
+	}
+	switch op.Kind {
+	case OpAppend:
+		db, ok := n.st.Database(op.DB)
+		if !ok {
+			err := fmt.Errorf("%w: frames for unknown database %s", ErrProtocol, op.DB)
+			n.post(func() { n.core.Appended(op.Link, op.DB, 0, err) })
+			return
+		}
+		end, err := db.AppendReplicated(n.ctx, op.At, op.Data, op.Durable)
+		n.post(func() { n.core.Appended(op.Link, op.DB, end, err) })
+	case OpSeedBegin:
+		err := w.seedBegin(op)
+		n.post(func() { n.core.OpDone(op.Link, op.DB, err) })
+	case OpSeedChunk:
+		var err error
+		if w.seed == nil {
+			err = fmt.Errorf("%w: seed chunk out of place", ErrProtocol)
+		} else {
+			_, err = w.seed.Write(op.Data)
+		}
+		n.post(func() { n.core.OpDone(op.Link, op.DB, err) })
+	case OpSeedInstall:
+		lsn, err := w.install(op)
+		n.post(func() { n.core.SeedInstalled(op.Link, op.DB, lsn, op.At, err) })
+	case OpSeedAbort:
+		w.dropSeed()
+	case OpDrop:
+		err := w.drop(op)
+		n.post(func() { n.core.OpDone(op.Link, op.DB, err) })
+	}
+}
+
+// seedFile is where a copy being received is written.
+func (n *Node) seedFile(db string) string {
+	return filepath.Join(n.opts.StateDir, "seed-"+storage.DirName(db)+".part")
+}
+
+func (w *applyWorker) seedBegin(op Op) error {
+	n := w.n
+	w.dropSeed()
+	if db, ok := n.st.Database(op.DB); ok && op.Quarantine {
+		if err := n.quarantineDatabase(db, op.Common, "re-seeded from the primary: "+op.Reason); err != nil {
+			return err
+		}
+	}
+	f, err := os.Create(n.seedFile(op.DB))
+	if err != nil {
+		return err
+	}
+	w.seed = f
+	return nil
+}
+
+func (w *applyWorker) install(op Op) (journal.LSN, error) {
+	if w.seed == nil {
+		return 0, fmt.Errorf("%w: seed end out of place", ErrProtocol)
+	}
+	if _, err := w.seed.Seek(0, 0); err != nil {
+		return 0, err
+	}
+	db, err := w.n.st.InstallSeed(op.DB, w.seed)
+	w.dropSeed()
+	if err != nil {
+		return 0, err
+	}
+	return db.LSN(), nil
+}
+
+// dropSeed removes the copy being received, if any.
+func (w *applyWorker) dropSeed() {
+	if w.seed == nil {
+		return
+	}
+	w.seed.Close()
+	os.Remove(w.seed.Name())
+	w.seed = nil
+}
+
+func (w *applyWorker) drop(op Op) error {
+	n := w.n
+	db, ok := n.st.Database(op.DB)
+	switch {
+	case !ok:
+	case op.Quarantine:
+		return n.quarantineDatabase(db, 0, "the primary does not have this database")
+	default:
+		if err := n.st.DropDatabase(op.DB); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
+			return err
+		}
+		n.log.Info(fmt.Sprintf("Cluster: database %s dropped by the primary", op.DB), "database", op.DB)
+	}
+	return nil
+}
+
+// snapshot writes a copy of a database for a follower, in chunks the
+// core sends on its link; it waits while the link has much queued.
+func (n *Node) snapshot(op Op) {
+	l := n.links[op.Link]
+	db, ok := n.st.Database(op.DB)
+	if l == nil || !ok {
+		n.core.SnapshotDone(op.Link, op.DB, 0, 0, storage.ErrNoDatabase)
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		cw := &chunkWriter{n: n, l: l, op: op}
+		lsn, err := db.WriteSnapshot(cw)
+		if err == nil {
+			err = cw.flush(len(cw.buf))
+		}
+		n.post(func() { n.core.SnapshotDone(op.Link, op.DB, lsn, cw.sent, err) })
+	}()
+}
+
+// chunkWriter hands what is written to it to the core as chunks.
+type chunkWriter struct {
+	n    *Node
+	l    *driverLink
+	op   Op
+	buf  []byte
+	sent int64
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for len(w.buf) >= seedChunkBytes {
+		if err := w.flush(seedChunkBytes); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+func (w *chunkWriter) flush(k int) error {
+	if k == 0 {
+		return nil
+	}
+	for {
+		queued, space := w.l.queuedBytes()
+		if queued < maxQueuedSendBytes {
+			break
+		}
+		select {
+		case <-space:
+		case <-w.n.ctx.Done():
+			return w.n.ctx.Err()
+		}
+	}
+	if w.l.dead.Load() {
+		return errLinkGone
+	}
+	chunk := append([]byte(nil), w.buf[:k]...)
+	gone := false
+	if !w.n.call(context.Background(), func() { gone = !w.n.core.SnapshotChunk(w.op.Link, w.op.DB, chunk) }) || gone {
+		return errLinkGone
+	}
+	w.sent += int64(k)
+	w.buf = append(w.buf[:0], w.buf[k:]...)
+	return nil
+}
+
+// cutTails cuts every database's unterminated tail into quarantine (a
+// transaction of the former primary whose commit frame never came).
+func (n *Node) cutTails() error {
+	for _, db := range n.st.Databases() {
+		cut, err := db.CutTail(func(from journal.LSN, tail []byte) error { return n.quarantineTail(db, from, tail) })
+		if err != nil {
+			return fmt.Errorf("database %s: %w", db.Name(), err)
+		}
+		if cut > 0 {
+			n.log.Warn(fmt.Sprintf("Cluster: database %s: %d bytes of an unterminated transaction cut at LSN %d and kept in quarantine", db.Name(), cut, db.LSN()))
+		}
+	}
+	return nil
+}

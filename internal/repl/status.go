@@ -1,0 +1,288 @@
+package repl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/miraj-db/miraj/internal/journal"
+)
+
+// The status tables (SHOW CLUSTER STATUS, information_schema.MIRAJ_*) and
+// the semi-synchronous waits of the sessions, as the driver serves them
+// from the core.
+
+// NodeRow is one row of SHOW CLUSTER STATUS / information_schema.MIRAJ_NODES.
+type NodeRow struct {
+	NodeID         string
+	Address        string
+	Role           string
+	State          string
+	Epoch          uint64
+	LagBytes       int64
+	LagSeconds     *float64
+	ConnectedSince *time.Time
+	LastError      string
+	Sync           *string
+}
+
+// ReplRow is one row of information_schema.MIRAJ_REPLICATION.
+type ReplRow struct {
+	NodeID      string
+	Database    string
+	BaseID      string
+	SentLSN     *uint64
+	WrittenLSN  *uint64
+	AppliedLSN  *uint64
+	RetainedLSN *uint64
+	PrimaryLSN  *uint64
+	SyncedLSN   *uint64
+}
+
+func u64(v journal.LSN) *uint64 { x := uint64(v); return &x }
+
+// status asks the loop for the core's status (before Run: the core's own).
+func (n *Node) status() (CoreStatus, time.Time) {
+	var s CoreStatus
+	if !n.started.Load() {
+		return n.core.Status(), time.Now()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n.call(ctx, func() { s = n.core.Status() })
+	return s, time.Now()
+}
+
+// at converts a core tick into a time, from now at tick now.
+func at(now time.Time, nowTick, tick int) time.Time {
+	return now.Add(-time.Duration(nowTick-tick) * tickInterval)
+}
+
+// Nodes returns what this node knows of every member, itself first.
+func (n *Node) Nodes() []NodeRow {
+	s, now := n.status()
+	dbs := n.st.Databases()
+	self := NodeRow{NodeID: n.cfg.Node.ID, Address: n.cfg.Node.Advertise, Role: string(s.Role), State: "SELF",
+		Epoch: uint64(s.State.Epoch), LastError: s.LastError}
+	if s.Role == RolePromoting {
+		self.State, self.Role = "PROMOTING", string(RoleSecondary)
+	}
+	if s.Role == RolePrimary {
+		shown := n.syncShown.Load().(SyncLevel).String()
+		if s.Degraded > 0 {
+			shown = "DEGRADED"
+		}
+		self.Sync = &shown
+	} else {
+		var lag int64
+		for _, db := range dbs {
+			if p, ok := s.PrimaryLSN[strings.ToLower(db.Name())]; ok && p > db.LSN() {
+				lag += int64(p - db.LSN())
+			}
+		}
+		self.LagBytes = lag
+		if s.LastApply >= 0 {
+			secs := 0.0
+			if lag > 0 {
+				secs = now.Sub(at(now, s.Now, s.LastApply)).Seconds()
+			}
+			self.LagSeconds = &secs
+		}
+	}
+	rows := []NodeRow{self}
+	for _, p := range s.Peers {
+		r := NodeRow{NodeID: p.ID, Address: p.Addr, Role: string(p.Role), State: p.State, Epoch: uint64(p.Epoch), LastError: p.LastError, LagBytes: p.Lag}
+		if r.Role == "" {
+			r.Role = string(RoleSecondary)
+		}
+		if p.Since >= 0 {
+			t := at(now, s.Now, p.Since)
+			r.ConnectedSince = &t
+		}
+		if f := p.Follower; f != nil {
+			var lag int64
+			seeding := false
+			byName := map[string]FollowerDB{}
+			for _, d := range f.DBs {
+				byName[strings.ToLower(d.Name)] = d
+			}
+			for _, db := range dbs {
+				d, has := byName[strings.ToLower(db.Name())]
+				switch {
+				case !has:
+					lag += int64(db.LSN())
+				case d.Pinned:
+				default:
+					seeding = seeding || d.Seeding
+					if db.LSN() > d.Applied {
+						lag += int64(db.LSN() - d.Applied)
+					}
+				}
+			}
+			r.LagBytes = lag
+			if f.LastApply >= 0 {
+				secs := 0.0
+				if lag > 0 {
+					secs = now.Sub(at(now, s.Now, f.LastApply)).Seconds()
+				}
+				r.LagSeconds = &secs
+			}
+			sync := "NO"
+			if p.State == "CONNECTED" && !seeding {
+				sync = "YES"
+			}
+			r.Sync = &sync
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// Replication returns the per-database positions this node knows.
+func (n *Node) Replication() []ReplRow {
+	s, _ := n.status()
+	var rows []ReplRow
+	dbs := n.st.Databases()
+	for _, db := range dbs {
+		key := strings.ToLower(db.Name())
+		r := ReplRow{NodeID: n.cfg.Node.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", db.Latest().BaseID()),
+			WrittenLSN: u64(db.Journal().End()), AppliedLSN: u64(db.LSN())}
+		if s.Role == RolePrimary {
+			r.PrimaryLSN = u64(db.LSN())
+			r.SyncedLSN = u64(s.Synced[key].LSN)
+		} else {
+			if p, ok := s.PrimaryLSN[key]; ok {
+				r.PrimaryLSN = u64(p)
+			}
+			if sp, ok := s.Synced[key]; ok {
+				r.SyncedLSN = u64(sp.LSN)
+			}
+		}
+		rows = append(rows, r)
+	}
+	if s.Role != RolePrimary {
+		return rows
+	}
+	for _, p := range s.Peers {
+		if p.Follower == nil {
+			continue
+		}
+		byName := map[string]FollowerDB{}
+		for _, d := range p.Follower.DBs {
+			byName[strings.ToLower(d.Name)] = d
+		}
+		for _, db := range dbs {
+			d, ok := byName[strings.ToLower(db.Name())]
+			if !ok || d.Pinned {
+				continue
+			}
+			rows = append(rows, ReplRow{NodeID: p.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", d.BaseID),
+				SentLSN: u64(d.Sent), WrittenLSN: u64(d.Written), AppliedLSN: u64(d.Applied),
+				RetainedLSN: u64(db.Journal().Start()), PrimaryLSN: u64(db.LSN())})
+		}
+	}
+	return rows
+}
+
+// syncStats are the wait timings of §17.8.5 (the counts are the core's).
+type syncStats struct {
+	waitNanos, waitMaxNanos atomic.Int64
+}
+
+// SetSyncLevelShown records @@GLOBAL.cluster_sync_commit for the SYNC
+// column of the primary's row.
+func (n *Node) SetSyncLevelShown(l SyncLevel) { n.syncShown.Store(l) }
+
+// WaitSync waits, after a commit of database db that ended at lsn, for the
+// acknowledgements req asks for (§17.8.3, §17.8.4). The commit is already
+// durable and visible here: whatever the result, it stays committed.
+// ctx's end (KILL QUERY) ends the wait with a warning.
+func (n *Node) WaitSync(ctx context.Context, db string, lsn journal.LSN, req SyncRequest) SyncResult {
+	if req.Level == SyncOff {
+		return SyncResult{}
+	}
+	start := time.Now()
+	defer func() {
+		took := time.Since(start).Nanoseconds()
+		n.stats.waitNanos.Add(took)
+		for {
+			m := n.stats.waitMaxNanos.Load()
+			if took <= m || n.stats.waitMaxNanos.CompareAndSwap(m, took) {
+				break
+			}
+		}
+	}()
+	id := n.nextWait.Add(1)
+	ch := make(chan SyncResult, 1)
+	var res SyncResult
+	waiting := false
+	if !n.post(func() {
+		if res, waiting = n.core.WaitSync(id, db, lsn, req); waiting {
+			n.waits[id] = ch
+		} else {
+			ch <- res
+		}
+	}) {
+		return SyncNoLongerPrimary("stopped")
+	}
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		// KILL QUERY: the core releases the wait (or already did).
+		n.post(func() { n.core.CancelSync(id) })
+	}
+	select {
+	case r := <-ch:
+		return r
+	case <-n.ctx.Done():
+		return SyncNoLongerPrimary("stopped")
+	}
+}
+
+// SyncStatusVar is one Miraj_cluster_sync_* status variable: a count
+// (uint64) or a duration in milliseconds to the microsecond (float64).
+type SyncStatusVar struct {
+	Name  string
+	Value any
+}
+
+// SyncStatus returns the counters of §17.8.5.
+func (n *Node) SyncStatus() []SyncStatusVar {
+	s, _ := n.status()
+	c := s.Counts
+	ms := func(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
+	avg := 0.0
+	if c.Waits > 0 {
+		avg = ms(n.stats.waitNanos.Load() / int64(c.Waits))
+	}
+	return []SyncStatusVar{
+		{"Miraj_cluster_sync_waits", c.Waits},
+		{"Miraj_cluster_sync_fallbacks", c.Fallbacks},
+		{"Miraj_cluster_sync_errors", c.Errors},
+		{"Miraj_cluster_sync_timeouts", c.Timeouts},
+		{"Miraj_cluster_sync_cancelled", c.Cancelled},
+		{"Miraj_cluster_sync_wait_avg_ms", avg},
+		{"Miraj_cluster_sync_wait_max_ms", ms(n.stats.waitMaxNanos.Load())},
+		{"Miraj_cluster_sync_degraded_bases", uint64(s.Degraded)},
+		{"Miraj_cluster_sync_secondaries", uint64(s.StreamingCount)},
+	}
+}
+
+// SyncDefaults are the initial global settings from cluster.toml
+// (sync_commit, sync_replicas, sync_timeout_ms, sync_timeout_action).
+func (n *Node) SyncDefaults() SyncRequest {
+	r := SyncRequest{Replicas: int(n.cfg.SyncReplicas), Timeout: n.cfg.SyncTimeout}
+	r.Level, _ = ParseSyncLevel(string(n.cfg.SyncCommit))
+	r.Action, _ = ParseSyncAction(string(n.cfg.SyncTimeoutAction))
+	if r.Replicas < 1 {
+		r.Replicas = 1
+	}
+	if r.Timeout <= 0 {
+		r.Timeout = 10 * time.Second
+	}
+	return r
+}
