@@ -350,12 +350,33 @@ func (c *Core) Tick() {
 	c.syncDeadlines()
 	if c.now >= c.nextProbe && c.probing() {
 		c.probeAll()
+		if c.missingFollower() {
+			// A primary that lost a secondary asks every second: if a
+			// newer primary exists, it learns of it (and stops taking
+			// writes) within a second of being able to reach it.
+			c.nextProbe = c.now + c.cfg.RetryTicks
+		}
 	} else if len(c.announce) > 0 && c.cfg.RetryTicks > 0 && c.now%c.cfg.RetryTicks == 0 {
 		for _, addr := range slices.Sorted(mapKeys(c.announce)) {
 			c.ask(addr, ProbeMsg{State: c.selfState()})
 		}
 	}
 	c.progress()
+}
+
+// missingFollower reports whether this primary lacks a member's stream:
+// a member not linked, or whose link has been silent for two heartbeats.
+func (c *Core) missingFollower() bool {
+	if c.role != RolePrimary {
+		return false
+	}
+	fresh := 0
+	for _, f := range c.followers {
+		if l := c.links[f.link]; f.link != 0 && l != nil && c.now-l.heard <= 2*c.cfg.HeartbeatTicks {
+			fresh++
+		}
+	}
+	return fresh < len(c.cfg.Seeds)
 }
 
 // probing reports whether the periodic probe round is due in this role: a
