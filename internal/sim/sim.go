@@ -641,8 +641,10 @@ func sortedCuts(m map[[2]string]bool) [][2]string {
 // other).
 func (w *world) breakLinks() {
 	for _, id := range w.net.linkIDs() {
+		// Breaking one link can end others (a core that hears of it
+		// closes what depended on it).
 		l := w.net.links[id]
-		if !w.net.reachable(l.a, l.b) {
+		if l != nil && !w.net.reachable(l.a, l.b) {
 			w.net.breakLink(w, id)
 		}
 	}

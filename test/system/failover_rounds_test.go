@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,9 @@ func failoverRounds(t *testing.T, extra string, rounds int) roundsResult {
 		}()
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	// regained: per round, from the promotion's acceptance to the new
+	// primary having a secondary streaming again.
+	var regained []time.Duration
 
 	for r := 1; r <= rounds; r++ {
 		before := count()
@@ -122,10 +126,11 @@ func failoverRounds(t *testing.T, extra string, rounds int) roundsResult {
 			}
 		}
 		var next string
+		var promoted time.Time
 		waitFor(t, "a promotion", 60*time.Second, func() bool {
 			for _, id := range cands {
 				if _, err := conns[id].Exec("SET GLOBAL cluster_role = 'primary'"); err == nil {
-					next = id
+					next, promoted = id, time.Now()
 					return true
 				}
 			}
@@ -137,6 +142,12 @@ func failoverRounds(t *testing.T, extra string, rounds int) roundsResult {
 			var ro int
 			return q.QueryRow("SELECT @@cluster_role, @@read_only").Scan(&role, &ro) == nil && role == "PRIMARY" && ro == 0
 		})
+		// How long until the new primary has a secondary acknowledging
+		// again (its semi-synchronous commits count it).
+		waitFor(t, next+" to have a secondary streaming", 60*time.Second, func() bool {
+			return syncStatus(t, q)["secondaries"] >= 1
+		})
+		regained = append(regained, time.Since(promoted))
 		cur = next
 		primary.Store(&next)
 		c.nodes[old].restart()
@@ -181,6 +192,10 @@ func failoverRounds(t *testing.T, extra string, rounds int) roundsResult {
 		}
 	}
 	t.Logf("rounds=%d acknowledged=%d kept=%d quarantined=%d acknowledged_and_lost=%d", rounds, res.acknowledged, res.kept, res.quarantined, res.lost)
+	slices.Sort(regained)
+	if len(regained) > 0 {
+		t.Logf("from a promotion to a secondary streaming again: p50 %v, max %v", regained[len(regained)/2].Round(time.Millisecond), regained[len(regained)-1].Round(time.Millisecond))
+	}
 	return res
 }
 
