@@ -42,7 +42,7 @@ var (
 	ErrKeyMismatch = errors.New("clienttls: private key does not match the certificate")
 	ErrNotSigned   = errors.New("clienttls: certificate not signed by the authority")
 	ErrRevoked     = errors.New("clienttls: certificate revoked")
-	ErrUsage       = errors.New("clienttls: options given without those they need")
+	ErrUsage       = errors.New("clienttls: options missing")
 )
 
 // maxPEMBytes bounds what is read from one file: certificates and keys
