@@ -58,7 +58,7 @@ func (s *server) openTLS(t *testing.T, ca, user, pass, db string) *sql.DB {
 func statusValue(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
 	var n, v string
-	if err := db.QueryRow("SHOW STATUS LIKE '" + name + "'").Scan(&n, &v); err != nil {
+	if err := db.QueryRow("SHOW STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
 		t.Fatalf("SHOW STATUS LIKE '%s': %v", name, err)
 	}
 	return v
