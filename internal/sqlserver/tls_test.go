@@ -523,3 +523,51 @@ func TestAccountsTrailer(t *testing.T) {
 func gsqlSetGlobal(name string, v any) {
 	gsql.SystemVariables.SetGlobal(gsql.NewEmptyContext(), name, v)
 }
+
+// A client that asks for TLS and then sends nothing is dropped after
+// connect_timeout.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	s, open := startServer(t)
+	if _, err := open("root", "", "").Exec("SET GLOBAL connect_timeout = 2"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gsqlSetGlobal("connect_timeout", int64(10)) })
+	conn, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	readTestPacket(t, conn)
+	req := make([]byte, 32)
+	binary.LittleEndian.PutUint32(req, 0x200|0x8000|mysql_CLIENT_SSL)
+	if _, err := conn.Write(append([]byte{32, 0, 0, 1}, req...)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err = conn.Read(make([]byte, 1))
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("stalled TLS handshake: %v after %v, want the connection closed", err, time.Since(start))
+	}
+}
+
+// The clauses travel with the accounts replication carries: a secondary
+// that installs them refuses what the primary refuses.
+func TestAccountRequireReplicated(t *testing.T) {
+	primary, openPrimary := startServer(t)
+	if _, err := openPrimary("root", "", "").Exec("CREATE USER tls_only@'%' IDENTIFIED BY 'pw' REQUIRE SSL"); err != nil {
+		t.Fatal(err)
+	}
+	secondary, openSecondary := startServer(t)
+	if err := openSecondary("tls_only", "pw", "").Ping(); err == nil || !strings.Contains(err.Error(), "1045") {
+		t.Fatalf("before the accounts arrive: %v, want 1045 (no such account)", err)
+	}
+	if err := secondary.ClusterAccounts().Install(primary.ClusterAccounts().Data()); err != nil {
+		t.Fatal(err)
+	}
+	sqlErr(t, "REQUIRE SSL in the clear on the secondary", openSecondary("tls_only", "pw", "").Ping(), 1045, "28000")
+	cfg := &tls.Config{RootCAs: caPool(t, filepath.Join(StateDir(secondary.cfg.Root), clienttls.AutoCAFile)), ServerName: "127.0.0.1"}
+	if err := tlsOpen(t, secondary, cfg, "tls_only", "pw").Ping(); err != nil {
+		t.Fatalf("REQUIRE SSL over TLS on the secondary: %v", err)
+	}
+}
