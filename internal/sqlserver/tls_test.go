@@ -571,3 +571,36 @@ func TestAccountRequireReplicated(t *testing.T) {
 		t.Fatalf("REQUIRE SSL over TLS on the secondary: %v", err)
 	}
 }
+
+// A server started without TLS offers it once ALTER INSTANCE RELOAD TLS
+// has put certificates in force.
+func TestReloadTurnsTLSOn(t *testing.T) {
+	ca := pkitest.NewCA(t, "client")
+	n := pkitest.Issue(t, ca, "server")
+	s, open := startServerWith(t, Config{TLS: TLSOptions{Disabled: true}})
+	admin := open("root", "", "")
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	cfg := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	if err := tlsOpen(t, s, cfg, "root", "").Ping(); err == nil || !strings.Contains(err.Error(), "TLS requested but server does not support TLS") {
+		t.Fatalf("TLS on a server started without it: %v", err)
+	}
+	conn, err := admin.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{fmt.Sprintf("SET GLOBAL ssl_cert = '%s', GLOBAL ssl_key = '%s'", n.Cert, n.Key), "ALTER INSTANCE RELOAD TLS"} {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	secure := tlsOpen(t, s, cfg, "root", "")
+	if v, err := statusOf(t, secure, "Ssl_cipher"); err != nil || v == "" {
+		t.Fatalf("Ssl_cipher after the reload: %q, %v", v, err)
+	}
+	var have string
+	if err := secure.QueryRow("SELECT @@have_ssl").Scan(&have); err != nil || have != "YES" {
+		t.Fatalf("@@have_ssl after the reload: %q, %v", have, err)
+	}
+}
