@@ -189,7 +189,9 @@ func (c *clientConn) readConnPhase(p []byte) (int, error) {
 		case phaseGreeting, phaseFirstResponse:
 			if t.config != nil && isSSLRequest(pkt) {
 				if err := c.startTLS(); err != nil {
-					return 0, err
+					// Logged by startTLS, once a minute per host; EOF
+					// keeps vitess from logging it at each attempt.
+					return 0, io.EOF
 				}
 				t.phase = phaseShifted
 				continue
@@ -244,7 +246,8 @@ func isSSLRequest(pkt []byte) bool {
 	return flags&mysql.CapabilityClientSSL != 0
 }
 
-// startTLS runs the TLS handshake on the socket, within connect_timeout.
+// startTLS runs the TLS handshake on the socket, within connect_timeout;
+// a failure is logged (once a minute per client host).
 func (c *clientConn) startTLS() error {
 	conn := tls.Server(rawSocket{c}, c.tls.config)
 	timeout := c.tls.server.handshakeTimeout()
