@@ -385,6 +385,7 @@ func TestAccountRequire(t *testing.T) {
 // test's end.
 func startAt(t *testing.T, cfg Config) (*Server, func()) {
 	t.Helper()
+	keepServerDefaults(t)
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
