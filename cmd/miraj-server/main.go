@@ -4,7 +4,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miraj-db/miraj/internal/clienttls"
 	"github.com/miraj-db/miraj/internal/config"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver"
@@ -24,53 +25,40 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	err := run(os.Args[1:])
+	switch {
+	case errors.Is(err, errHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2) // said on stderr already
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "miraj-server:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	root := flag.String("root", "./data", "data directory (created if absent)")
-	port := flag.Int("port", 7007, "client port (MySQL protocol)")
-	bindAddr := flag.String("bind", "127.0.0.1", "client address to listen on")
-	logOn := flag.Bool("log", true, "write the server log to ROOT/miraj/server.log as well as stderr")
-	policy := flag.String("save-policy", "commit", "when commits reach the disk: commit, periodic or manual")
-	interval := flag.Int("save-interval-ms", 1000, "fsync interval of the periodic save policy, in milliseconds")
-	keepMB := flag.Int64("journal-keep-mb", 0, "journal kept behind the newest checkpoint, in MiB")
-	clusterConfig := flag.String("cluster-config", "", "cluster configuration file (cluster.toml)")
-	rootPassword := flag.String("root-password", os.Getenv("MIRAJ_ROOT_PASSWORD"), "password of root@localhost and root@127.0.0.1 when they are created (first start)")
-	gcMinHeapMB := flag.Int("gc-min-heap-mb", 256, "minimum heap: the garbage collector lets the heap grow to this size (MiB) before it collects; 0: Go's default pacing (also when GOGC or GOMEMLIMIT is set)")
-	gcGrowth := flag.Int("gc-heap-growth-percent", 15, "past the minimum heap, the garbage collector runs once the heap has grown by this share of the live heap (Go's GOGC)")
-	pprofAddr := flag.String("pprof", "", "serve Go's profiling endpoints (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
-	showVersion := flag.Bool("version", false, "print the server version and exit")
-	fileDir := flag.String("secure-file-priv", "", "folder of the files SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may use (default ROOT/miraj/files); set to \"\" to allow any file the server can reach")
-	flag.Parse()
-	anyFile := false
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name == "secure-file-priv" && *fileDir == "" {
-			anyFile = true
-		}
-	})
-
-	if *showVersion {
+func run(args []string) error {
+	o, err := parseOptions(args, os.Stdout, os.Stderr, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if o.showVersion {
 		fmt.Println("miraj-server", sqlserver.Version)
 		return nil
 	}
 
-	pol, err := storage.ParseSavePolicy(*policy)
+	pol, err := storage.ParseSavePolicy(o.policy)
 	if err != nil {
 		return fmt.Errorf("--save-policy: %w", err)
 	}
-	if *interval <= 0 {
-		return fmt.Errorf("--save-interval-ms must be positive, got %d", *interval)
+	if o.intervalMS <= 0 {
+		return fmt.Errorf("--save-interval-ms must be positive, got %d", o.intervalMS)
 	}
-	if err := os.MkdirAll(sqlserver.StateDir(*root), 0o700); err != nil {
+	if err := os.MkdirAll(sqlserver.StateDir(o.root), 0o700); err != nil {
 		return err
 	}
 	var out io.Writer = os.Stderr
-	if *logOn {
-		f, err := os.OpenFile(filepath.Join(sqlserver.StateDir(*root), "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if o.log {
+		f, err := os.OpenFile(filepath.Join(sqlserver.StateDir(o.root), "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
 			return err
 		}
@@ -79,7 +67,7 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	slog.SetDefault(log)
-	cfgPath := *clusterConfig
+	cfgPath := o.clusterConfig
 	if cfgPath == "" {
 		if p, ok := config.DefaultPath(); ok {
 			cfgPath = p
@@ -87,7 +75,7 @@ func run() error {
 	}
 	var cluster *config.Cluster
 	if cfgPath != "" {
-		cl, warnings, err := config.Load(cfgPath, *port)
+		cl, warnings, err := config.Load(cfgPath, o.port)
 		for _, w := range warnings {
 			log.Warn("cluster configuration", "warning", w)
 		}
@@ -97,7 +85,7 @@ func run() error {
 		cluster = cl
 	}
 
-	pacing, paced, err := heapFloorSetting(*gcMinHeapMB, *gcGrowth, os.Getenv, log)
+	pacing, paced, err := heapFloorSetting(o.gcMinHeapMB, o.gcGrowth, os.Getenv, log)
 	if err != nil {
 		return err
 	}
@@ -105,21 +93,23 @@ func run() error {
 		startHeapFloor(pacing)
 	}
 
-	if *pprofAddr != "" {
+	if o.pprofAddr != "" {
 		// Where goroutines wait (channels, locks, the group commit) and
 		// which mutexes are contended: /debug/pprof/block and /mutex.
 		runtime.SetBlockProfileRate(int((20 * time.Microsecond).Nanoseconds()))
 		runtime.SetMutexProfileFraction(20)
 		go func() {
-			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
-				log.Error("pprof endpoint stopped", "addr", *pprofAddr, "err", err)
+			if err := http.ListenAndServe(o.pprofAddr, nil); err != nil {
+				log.Error("pprof endpoint stopped", "addr", o.pprofAddr, "err", err)
 			}
 		}()
 	}
 
-	srv, err := sqlserver.New(sqlserver.Config{Root: *root, Bind: *bindAddr, Port: *port, Policy: pol,
-		SaveInterval: time.Duration(*interval) * time.Millisecond, KeepJournalBytes: *keepMB << 20,
-		RootPassword: *rootPassword, Logger: log, FileDir: *fileDir, AnyFile: anyFile})
+	srv, err := sqlserver.New(sqlserver.Config{Root: o.root, Bind: o.bind, Port: o.port, Policy: pol,
+		SaveInterval: time.Duration(o.intervalMS) * time.Millisecond, KeepJournalBytes: o.keepMB << 20,
+		RootPassword: o.rootPassword, Logger: log, FileDir: o.fileDir, AnyFile: o.anyFile,
+		TLS: sqlserver.TLSOptions{Disabled: !o.ssl, RequireSecureTransport: o.requireSecureTransport,
+			Files: clienttls.Files{Cert: o.sslCert, Key: o.sslKey, CA: o.sslCA, CRL: o.sslCRL}}})
 	if err != nil {
 		return err
 	}
@@ -133,7 +123,7 @@ func run() error {
 	if cluster == nil {
 		return srv.Run(ctx)
 	}
-	node, err := repl.New(repl.Options{Config: cluster, Storage: srv.Storage(), StateDir: sqlserver.StateDir(*root),
+	node, err := repl.New(repl.Options{Config: cluster, Storage: srv.Storage(), StateDir: sqlserver.StateDir(o.root),
 		Accounts: srv.ClusterAccounts(), Logger: log})
 	if err != nil {
 		srv.Close()

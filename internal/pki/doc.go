@@ -18,6 +18,11 @@
 // mode 0600; every file is written to a temporary file then renamed, so a
 // reader never sees half of one.
 //
+// NewServerPair makes a self-signed authority and a server certificate it
+// signs, for the client port's TLS when no certificates are configured
+// (the server's data directory keeps them, as MySQL 8's auto_generate_certs
+// does).
+//
 // The package starts no goroutines. A *CA is not safe for concurrent use:
 // its operations append to registers in its folder; run one at a time.
 //

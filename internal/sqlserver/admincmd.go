@@ -29,8 +29,8 @@ import (
 // These are the only ones of one or two bytes whose first byte is 0x09,
 // 0x08 or 0x07, so a packet is recognised by its header and first byte
 // alone.
-// The stream is read in the clear: the client port offers no TLS (were it
-// to, the filter would have to read above the TLS layer, not the socket).
+// The stream is read in the clear, above the connection's TLS
+// (tlsconn.go).
 
 const (
 	comShutdown   = 0x08

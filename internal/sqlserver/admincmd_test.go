@@ -55,7 +55,7 @@ func TestAdminFilterStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cl := newClientListener(ln, true)
+	cl := newClientListener(ln, true, nil)
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)

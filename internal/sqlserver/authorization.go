@@ -1,11 +1,13 @@
 package sqlserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -306,17 +308,20 @@ func privilegeNames(privs []sql.PrivilegeType) string {
 // user 'u'@'host' (using password: YES)" whether the password is wrong or
 // the account does not exist. go-mysql-server sends "Access denied for user
 // 'u'" for the first and 2012 "No authentication methods available" for the
-// second (which tells a client which accounts exist).
+// second (which tells a client which accounts exist). A login that does not
+// meet its account's REQUIRE clause (accounttls.go) is refused with 1045
+// too, as MySQL refuses it.
 type loginErrors struct {
 	mysql.AuthServer
 	grants grants
+	reqs   *accountTLS
 }
 
 func (l loginErrors) AuthMethods() []mysql.AuthMethod {
 	ms := l.AuthServer.AuthMethods()
 	out := make([]mysql.AuthMethod, len(ms))
 	for i, m := range ms {
-		out[i] = loginMethod{AuthMethod: m, grants: l.grants}
+		out[i] = loginMethod{AuthMethod: m, grants: l.grants, reqs: l.reqs}
 	}
 	return out
 }
@@ -324,11 +329,20 @@ func (l loginErrors) AuthMethods() []mysql.AuthMethod {
 type loginMethod struct {
 	mysql.AuthMethod
 	grants grants
+	reqs   *accountTLS
 }
 
 // HandleUser also takes, in mysql_native_password, the users no account
 // matches: their password is then checked, and refused with 1045.
+//
+// It is vitess's first call once it has read the handshake response: the
+// connection's TLS, which is the clientConn's (tlsconn.go), is told to
+// vitess here, which lets caching_sha2_password take the password in full
+// over it.
 func (m loginMethod) HandleUser(c *mysql.Conn, user string) bool {
+	if cc := clientOf(c.Conn); cc != nil && cc.tlsState() != nil {
+		c.Capabilities |= mysql.CapabilityClientSSL
+	}
 	if m.AuthMethod.HandleUser(c, user) {
 		return true
 	}
@@ -342,19 +356,41 @@ func (m loginMethod) HandleUser(c *mysql.Conn, user string) bool {
 
 func (m loginMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData, clientData []byte, addr net.Addr) (mysql.Getter, error) {
 	g, err := m.AuthMethod.HandleAuthPluginData(c, user, serverData, clientData, addr)
+	// No password: an empty response (a lone 0 byte for some clients).
+	password := len(clientData) > 0 && !(len(clientData) == 1 && clientData[0] == 0)
 	if err == nil {
+		if !m.meetsRequire(c, user, clientHost(addr)) {
+			return nil, toSQLError(&accessDenied{kind: deniedAccount, user: user, host: clientHost(addr), password: password})
+		}
 		return g, m.checkConnectionLimit(c, user)
 	}
 	var se *mysql.SQLError
 	if !errors.As(err, &se) || se.Num != mysql.ERAccessDeniedError {
 		return g, err
 	}
-	// No password: an empty response (a lone 0 byte for some clients).
-	password := len(clientData) > 0 && !(len(clientData) == 1 && clientData[0] == 0)
 	if m.lockedWithRightPassword(user, clientHost(addr), serverData, clientData, password) {
 		return g, mysql.NewSQLError(erAccountLocked, "HY000", "Access denied for user '%s'@'%s'. Account is locked.", user, clientHost(addr))
 	}
 	return g, toSQLError(&accessDenied{kind: deniedAccount, user: user, host: clientHost(addr), password: password})
+}
+
+// meetsRequire reports whether the connection meets the REQUIRE clause of
+// the account user@host logs in as.
+func (m loginMethod) meetsRequire(c *mysql.Conn, user, host string) bool {
+	if m.reqs == nil || !m.grants.db.Enabled() {
+		return true
+	}
+	rd := m.grants.db.Reader()
+	u := m.grants.db.GetUser(rd, user, host, false)
+	rd.Close()
+	if u == nil {
+		return true // no account: the login was not checked against one
+	}
+	var st *tls.ConnectionState
+	if cc := clientOf(c.Conn); cc != nil {
+		st = cc.tlsState()
+	}
+	return m.reqs.get(mysql_db.UserPrimaryKey{User: u.User, Host: u.Host}).met(st)
 }
 
 // erAccountLocked is MySQL's ER_ACCOUNT_HAS_BEEN_LOCKED.

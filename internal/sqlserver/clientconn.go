@@ -38,10 +38,13 @@ type clientListener struct {
 	// mysql: the clients speak MySQL's protocol, and the commands vitess
 	// does not know are answered (admincmd.go).
 	mysql bool
+	// tls: the server's certificates, for the clients of a mysql listener
+	// that ask for TLS (tlsconn.go); nil: none is offered.
+	tls *serverTLS
 }
 
-func newClientListener(l net.Listener, mysql bool) *clientListener {
-	return &clientListener{Listener: l, maxBlocking: int64(runtime.GOMAXPROCS(0) - 1), mysql: mysql}
+func newClientListener(l net.Listener, mysql bool, tls *serverTLS) *clientListener {
+	return &clientListener{Listener: l, maxBlocking: int64(runtime.GOMAXPROCS(0) - 1), mysql: mysql, tls: tls}
 }
 
 func (l *clientListener) Accept() (net.Conn, error) {
@@ -64,6 +67,10 @@ func (l *clientListener) Accept() (net.Conn, error) {
 	}
 	l.open.Add(1)
 	cc := &clientConn{ln: l, local: tc.LocalAddr(), peer: tc.RemoteAddr(), sock: tc}
+	cc.tls.phase = phaseCommands
+	if l.mysql && l.tls != nil {
+		cc.tls.server, cc.tls.phase = l.tls, phaseGreeting
+	}
 	trackClient(cc)
 	return cc, nil
 }
@@ -101,6 +108,7 @@ type clientConn struct {
 	// wait_timeout in seconds (0: the default). waittimeout.go.
 	idleSince, waitTimeout atomic.Int64
 	okFixes                okInfoFixes // OK packets whose info length Write puts in (okinfo.go)
+	tls                    connTLS     // the connection phase and TLS (tlsconn.go)
 	// afterWrite, when set, runs once after the next write: SHUTDOWN's
 	// stop, once its OK packet is on its way (shutdown.go).
 	afterWrite atomic.Pointer[func()]
@@ -127,7 +135,7 @@ func (c *clientConn) sendHeld() error {
 	if len(c.held) == 0 {
 		return nil
 	}
-	_, err := c.sock.Write(c.held)
+	_, err := c.writeWire(c.held)
 	if cap(c.held) > maxHeld {
 		c.held = nil
 	} else {
@@ -136,14 +144,13 @@ func (c *clientConn) sendHeld() error {
 	return err
 }
 
-// readSocket reads what the client sent (Read, admincmd.go, looks at it).
+// readSocket reads what the client sent (Read, admincmd.go, looks at it):
+// in the clear, whether the connection is encrypted or not (tlsconn.go).
 func (c *clientConn) readSocket(p []byte) (int, error) {
-	if want := c.ln.blocking(); want != c.blocking {
-		c.setMode(want)
+	if c.tls.phase != phaseCommands || len(c.tls.in) > 0 {
+		return c.readConnPhase(p)
 	}
-	n, err := c.sock.Read(p)
-	c.received.Add(uint64(n))
-	return n, err
+	return c.readWire(p)
 }
 
 func (c *clientConn) Write(p []byte) (int, error) {
@@ -158,7 +165,7 @@ func (c *clientConn) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n, err := c.sock.Write(p)
+	n, err := c.writeWire(p)
 	c.sent.Add(uint64(n))
 	if c.afterWrite.Load() != nil {
 		if f := c.afterWrite.Swap(nil); f != nil {

@@ -30,7 +30,7 @@ func newEchoServer(t *testing.T, maxBlocking int64) *echoServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &echoServer{ln: newClientListener(l, false), conns: make(chan *clientConn, 8), ended: make(chan error, 8)}
+	s := &echoServer{ln: newClientListener(l, false, nil), conns: make(chan *clientConn, 8), ended: make(chan error, 8)}
 	s.ln.maxBlocking = maxBlocking
 	t.Cleanup(func() { l.Close() })
 	go func() {

@@ -87,6 +87,8 @@ var liveVariables = map[string]func() any{
 		}
 		return int8(0)
 	},
+	"have_ssl":     func() any { return haveSSL() }, // servertls.go
+	"have_openssl": func() any { return haveSSL() },
 }
 
 // liveRegistry answers the global values of the live variables from the
@@ -461,6 +463,10 @@ func (s *Server) ClusterAccounts() repl.Accounts {
 		Version: s.acct.version.Load,
 		Data:    s.acct.data,
 		Install: func(data []byte) error {
+			gms, reqs, err := splitAccountsFile(data)
+			if err != nil {
+				return err
+			}
 			if err := (accountPersister{path: s.accounts}).write(data); err != nil {
 				return err
 			}
@@ -468,7 +474,11 @@ func (s *Server) ClusterAccounts() repl.Accounts {
 			ctx := sql.NewContext(context.Background(), sql.WithSession(s.NewSession()))
 			ed := db.Editor()
 			defer ed.Close()
-			return db.OverwriteUsersAndGrantData(ctx, ed, data)
+			if err := db.OverwriteUsersAndGrantData(ctx, ed, gms); err != nil {
+				return err
+			}
+			s.acctTLS.replace(reqs)
+			return nil
 		},
 	}
 }

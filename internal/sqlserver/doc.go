@@ -37,6 +37,11 @@
 // checksum.go and triggers.go serve what dump tools read and their
 // restores run (the mysql schema's log tables, CHECKSUM TABLE, triggers
 // that follow their table, information_schema read per database).
+// The client port's TLS is the client connection's (tlsconn.go: beneath
+// the packet layers, so that they read the clear stream); servertls.go
+// holds the certificates in force, its variables, require_secure_transport
+// and ALTER INSTANCE RELOAD TLS; accounttls.go the accounts' REQUIRE
+// clauses, checked at login.
 //
 // Concurrency: go-mysql-server runs each connection's statements on that
 // connection's goroutine; a Session is used by one goroutine at a time.

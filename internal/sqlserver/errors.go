@@ -158,6 +158,34 @@ func errIllegalPrivilegeLevel(privs []string) error {
 		strings.ToUpper(strings.Join(privs, ",")))
 }
 
+// The client port's TLS errors (servertls.go), MySQL 8's codes and texts.
+const (
+	erNoSecureTransports = 3075 // ER_NO_SECURE_TRANSPORTS_CONFIGURED
+	erInsecureTransport  = 3159 // ER_SECURE_TRANSPORT_REQUIRED
+	erTLSLibrary         = 3889 // ER_DA_SSL_LIBRARY_ERROR
+)
+
+// errInsecureTransport refuses a connection in the clear while
+// require_secure_transport is ON.
+func errInsecureTransport() *mysql.SQLError {
+	return mysql.NewSQLError(erInsecureTransport, mysql.SSUnknownSQLState,
+		"Connections using insecure transport are prohibited while --require_secure_transport=ON.")
+}
+
+// errNoSecureTransports refuses require_secure_transport=ON on a server
+// without TLS.
+func errNoSecureTransports() *mysql.SQLError {
+	return mysql.NewSQLError(erNoSecureTransports, mysql.SSUnknownSQLState,
+		"No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
+}
+
+// errTLSSetup is ALTER INSTANCE RELOAD TLS's failure: why the files named
+// cannot serve.
+func errTLSSetup(reason string) *mysql.SQLError {
+	return mysql.NewSQLError(erTLSLibrary, mysql.SSUnknownSQLState,
+		"Failed to set up SSL because of the following SSL library error: %s", reason)
+}
+
 // errNoSuchThread is KILL's answer for a connection id that is not there.
 func errNoSuchThread(id uint32) error {
 	return mysql.NewSQLError(mysql.ERNoSuchThread, mysql.SSUnknownSQLState, "Unknown thread id: %d", id)

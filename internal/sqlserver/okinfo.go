@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"bytes"
-	"crypto/tls"
 	"sync"
 	"sync/atomic"
 
@@ -39,17 +38,11 @@ type okInfoFix struct {
 
 // fixOKInfo readies c's connection to correct the OK packet of r (no
 // columns, an info string), shortening an info that would not fit in a
-// one-byte length. Over TLS the bytes are not seen: an info shorter than
-// the 35 bytes the '#' says is dropped there, which clients take.
+// one-byte length. The connection sees the packets in the clear, TLS or
+// not (tlsconn.go).
 func fixOKInfo(c *mysql.Conn, r *sqltypes.Result) {
 	if len(r.Info) > maxOKInfo {
 		r.Info = r.Info[:maxOKInfo]
-	}
-	if _, isTLS := c.Conn.(*tls.Conn); isTLS {
-		if len(r.Info) < '#' {
-			r.Info = ""
-		}
-		return
 	}
 	cc := clientOf(c.Conn)
 	if cc == nil {
@@ -71,14 +64,10 @@ func fixOKInfo(c *mysql.Conn, r *sqltypes.Result) {
 // status flags are flags: vitess writes 0 there, where MariaDB counts the
 // statement's warnings, and drivers read the count to decide whether to
 // ask for them (Connector/J's getWarnings, mysql-connector-python's
-// warning_count). Over TLS the bytes are not seen: the count stays 0 there
-// (SHOW WARNINGS has them).
+// warning_count).
 func fixOKWarnings(c *mysql.Conn, r *sqltypes.Result, flags, warnings uint16) {
 	cc := clientOf(c.Conn)
 	if cc == nil || warnings == 0 {
-		return
-	}
-	if _, isTLS := c.Conn.(*tls.Conn); isTLS {
 		return
 	}
 	cc.okFixes.add(okWarningsFix(r.RowsAffected, r.InsertID, flags, warnings))

@@ -31,18 +31,7 @@ func dbConn(t *testing.T, db *sql.DB) *sql.Conn {
 // startServerWith is startServer with cfg (its Root is a temporary folder).
 func startServerWith(t *testing.T, cfg Config) (*Server, func(user, pass, db string) *sql.DB) {
 	t.Helper()
-	// New sets the server's collation defaults in go-mysql-server's
-	// process-wide variables; put them back for the other tests.
-	saved := map[string]any{}
-	for _, name := range []string{"collation_server", "collation_database", "collation_connection", "character_set_server"} {
-		_, v, _ := gsql.SystemVariables.GetGlobal(name)
-		saved[name] = v
-	}
-	t.Cleanup(func() {
-		for name, v := range saved {
-			gsql.SystemVariables.SetGlobal(gsql.NewEmptyContext(), name, v)
-		}
-	})
+	keepServerDefaults(t)
 	cfg.Root = t.TempDir()
 	s, err := New(cfg)
 	if err != nil {
@@ -67,6 +56,22 @@ func startServerWith(t *testing.T, cfg Config) (*Server, func(user, pass, db str
 		return d
 	}
 	return s, open
+}
+
+// keepServerDefaults puts back, at the test's end, the collation defaults
+// New sets in go-mysql-server's process-wide variables, for the other
+// tests.
+func keepServerDefaults(t *testing.T) {
+	saved := map[string]any{}
+	for _, name := range []string{"collation_server", "collation_database", "collation_connection", "character_set_server"} {
+		_, v, _ := gsql.SystemVariables.GetGlobal(name)
+		saved[name] = v
+	}
+	t.Cleanup(func() {
+		for name, v := range saved {
+			gsql.SystemVariables.SetGlobal(gsql.NewEmptyContext(), name, v)
+		}
+	})
 }
 
 type result struct {

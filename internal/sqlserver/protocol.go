@@ -489,6 +489,12 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		if end, done, err := h.notBuiltAnswer(ctx, q); done {
 			return end, done, err
 		}
+		if end, done, err := h.alterInstance(ctx, c, q, whole); done {
+			return end, done, err
+		}
+		if end, done, err := h.alterUserRequire(ctx, c, q, whole); done {
+			return end, done, err
+		}
 		return h.alterUserLock(ctx, c, q, whole)
 	case isKeyword(first, "RENAME"):
 		return h.renameUser(ctx, c, q, whole)
@@ -722,7 +728,7 @@ func (h protocolHandler) ConnectionClosed(c *mysql.Conn) {
 
 func (s *Server) listenerFactory(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
 	lc.Handler = protocolHandler{Handler: lc.Handler, srv: s}
-	lc.AuthServer = loginErrors{AuthServer: lc.AuthServer, grants: grants{db: s.engine.Analyzer.Catalog.MySQLDb}}
+	lc.AuthServer = loginErrors{AuthServer: lc.AuthServer, grants: grants{db: s.engine.Analyzer.Catalog.MySQLDb}, reqs: s.acctTLS}
 	return server.MySQLProtocolListenerFactory(cfg, lc, sel)
 }
 

@@ -44,6 +44,8 @@ type Config struct {
 	// server can.
 	FileDir string
 	AnyFile bool
+	// TLS is the client port's TLS (servertls.go).
+	TLS TLSOptions
 }
 
 // Server is a standalone Miraj server: storage, SQL engine and the MySQL
@@ -67,7 +69,9 @@ type Server struct {
 	listener   net.Listener
 	accounts   string // file the accounts are persisted in
 	acct       *accounts
+	acctTLS    *accountTLS // the accounts' REQUIRE clauses (accounttls.go)
 	points     *pointGets
+	tls        *serverTLS // the client port's certificates (servertls.go)
 	// sessions maps a connection id to its *Session, from the session's
 	// creation to the connection's end: the protocol handler knows only
 	// connections, and looks here for point lookups and status flags.
@@ -90,13 +94,20 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(StateDir(cfg.Root), 0o700); err != nil {
 		return nil, err
 	}
+	// Certificates first: a file that cannot serve stops the start-up
+	// before the databases are recovered.
+	tlsState, err := newServerTLS(cfg.TLS, StateDir(cfg.Root), cfg.Bind, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	st, err := storage.Open(storage.Options{Root: cfg.Root, Policy: cfg.Policy, SaveInterval: cfg.SaveInterval,
 		KeepBytes: cfg.KeepJournalBytes, Bind: bind, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
+	s := &Server{cfg: cfg, log: cfg.Logger, storage: st, tls: tlsState, accounts: filepath.Join(StateDir(cfg.Root), "accounts.bin")}
 	s.acct = &accounts{path: s.accounts}
+	s.acctTLS = newAccountTLS()
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
@@ -133,6 +144,10 @@ func New(cfg Config) (*Server, error) {
 	registerMirajStatus()
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := s.tls.registerVariables(cfg.TLS); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -213,13 +228,20 @@ func setServerDefaults() error {
 }
 
 // accountPersister writes the accounts file atomically (temp file, fsync,
-// rename) and counts the changes, so replication knows to send them.
+// rename), with the accounts' REQUIRE clauses after go-mysql-server's data
+// (accounttls.go), and counts the changes, so replication knows to send
+// them.
 type accountPersister struct {
 	path string
 	acct *accounts
+	tls  *accountTLS
 }
 
 func (p accountPersister) Persist(ctx *sql.Context, data []byte) error {
+	data, err := p.tls.withTrailer(data)
+	if err != nil {
+		return err
+	}
 	if err := p.write(data); err != nil {
 		return err
 	}
@@ -241,9 +263,14 @@ func (s *Server) loadAccounts() error {
 	data, err := os.ReadFile(s.accounts)
 	switch {
 	case err == nil:
-		if err := db.LoadData(ctx, data); err != nil {
+		gms, reqs, err := splitAccountsFile(data)
+		if err != nil {
 			return fmt.Errorf("accounts %s: %w", s.accounts, err)
 		}
+		if err := db.LoadData(ctx, gms); err != nil {
+			return fmt.Errorf("accounts %s: %w", s.accounts, err)
+		}
+		s.acctTLS.replace(reqs)
 		db.SetEnabled(true)
 	case errors.Is(err, os.ErrNotExist):
 		if s.cfg.RootPassword == "" {
@@ -252,7 +279,7 @@ func (s *Server) loadAccounts() error {
 		ed := db.Editor()
 		db.AddSuperUser(ed, "root", "localhost", s.cfg.RootPassword)
 		db.AddSuperUser(ed, "root", "127.0.0.1", s.cfg.RootPassword)
-		db.SetPersister(accountPersister{path: s.accounts, acct: s.acct})
+		db.SetPersister(accountPersister{path: s.accounts, acct: s.acct, tls: s.acctTLS})
 		err := db.Persist(ctx, ed)
 		ed.Close()
 		if err != nil {
@@ -262,7 +289,7 @@ func (s *Server) loadAccounts() error {
 	default:
 		return fmt.Errorf("accounts %s: %w", s.accounts, err)
 	}
-	db.SetPersister(accountPersister{path: s.accounts, acct: s.acct})
+	db.SetPersister(accountPersister{path: s.accounts, acct: s.acct, tls: s.acctTLS})
 	return nil
 }
 
@@ -294,7 +321,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	clientsOf := newClientListener(s.listener, true)
+	clientsOf := newClientListener(s.listener, true, s.tls)
 	srv, err := server.NewServer(server.Config{Protocol: "tcp", Version: Version, Listener: clientsOf, Address: s.listener.Addr().String(), ProtocolListenerFactory: s.listenerFactory},
 		s.engine, sql.NewContext, s.sessionBuilder, nil)
 	if err != nil {

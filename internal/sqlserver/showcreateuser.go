@@ -94,17 +94,19 @@ func (h protocolHandler) showCreateUserQuery(ctx context.Context, c *mysql.Conn,
 		return "", true, mysql.NewSQLError(1396, "HY000", "Operation SHOW CREATE USER failed for '%s'@'%s'", user, host)
 	}
 	label := fmt.Sprintf("CREATE USER for %s@%s", user, host)
-	return "SELECT " + sqlString(createUserText(u)) + " AS " + quoteIdent(label), true, nil
+	req := h.srv.acctTLS.get(mysql_db.UserPrimaryKey{User: u.User, Host: u.Host})
+	return "SELECT " + sqlString(createUserText(u, req)) + " AS " + quoteIdent(label), true, nil
 }
 
-// createUserText is MySQL 8's SHOW CREATE USER text of account u.
-func createUserText(u *mysql_db.User) string {
+// createUserText is MySQL 8's SHOW CREATE USER text of account u, whose
+// REQUIRE clause is req.
+func createUserText(u *mysql_db.User, req tlsRequirement) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE USER %s@%s IDENTIFIED WITH %s", quoteIdent(u.User), quoteIdent(u.Host), sqlString(u.Plugin))
 	if u.AuthString != "" {
 		b.WriteString(" AS " + sqlString(u.AuthString))
 	}
-	b.WriteString(" REQUIRE NONE PASSWORD EXPIRE DEFAULT ACCOUNT ")
+	b.WriteString(" " + req.text() + " PASSWORD EXPIRE DEFAULT ACCOUNT ")
 	if u.Locked {
 		b.WriteString("LOCK")
 	} else {

@@ -86,8 +86,9 @@ func TestShowCreateUser(t *testing.T) {
 	}
 }
 
-// CREATE USER keeps ACCOUNT LOCK (the account cannot log in) and COMMENT,
-// refuses the options Miraj does not carry out (1235) and passes their
+// CREATE USER keeps ACCOUNT LOCK (the account cannot log in) and COMMENT
+// (REQUIRE: tls_test.go), refuses the options Miraj does not carry out
+// (1235) and passes their
 // DEFAULT forms; ALTER USER … ACCOUNT LOCK | UNLOCK locks and unlocks.
 func TestAccountOptions(t *testing.T) {
 	_, open := startServer(t)
@@ -104,7 +105,6 @@ func TestAccountOptions(t *testing.T) {
 		}
 	}
 	for q, what := range map[string]string{
-		"CREATE USER 'x1'@'%' REQUIRE SSL":                                  "REQUIRE SSL, X509, CIPHER, ISSUER or SUBJECT: the SQL port takes no TLS connections",
 		"CREATE USER 'x2'@'%' WITH MAX_QUERIES_PER_HOUR 100":                "account resource limits (MAX_QUERIES_PER_HOUR, MAX_UPDATES_PER_HOUR, MAX_CONNECTIONS_PER_HOUR, MAX_USER_CONNECTIONS)",
 		"CREATE USER 'x3'@'%' PASSWORD EXPIRE INTERVAL 90 DAY":              "PASSWORD EXPIRE INTERVAL: passwords do not expire",
 		"CREATE USER 'x4'@'%' FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME 1": "FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME",

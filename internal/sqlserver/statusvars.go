@@ -1,13 +1,14 @@
 package sqlserver
 
 import (
-	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/clienttls"
 )
 
 // Status counters that go-mysql-server declares but nothing feeds, worked
@@ -19,13 +20,15 @@ import (
 //   - Queries: Questions (MySQL's also counts the statements that stored
 //     programs run, which are not counted here);
 //   - Bytes_received and Bytes_sent: what the client connections read and
-//     wrote, MySQL's packets with their headers (TLS records when the
-//     connection is encrypted), per session and for the server.
+//     wrote, MySQL's packets with their headers (before encryption when the
+//     connection is encrypted), per session and for the server;
+//   - Ssl_version and Ssl_cipher: the session's TLS protocol and cipher
+//     (OpenSSL's name), empty on a connection in the clear.
 
 // derivedStatus are the counters worked out when read.
 var derivedStatus = map[string]bool{
 	"Uptime": true, "Uptime_since_flush_status": true, "Queries": true,
-	"Bytes_received": true, "Bytes_sent": true,
+	"Bytes_received": true, "Bytes_sent": true, "Ssl_version": true, "Ssl_cipher": true,
 }
 
 var (
@@ -116,15 +119,18 @@ func (s *Session) refreshStatus(ctx *sql.Context) {
 	if c := s.client; c != nil {
 		s.BaseSession.SetStatusVariable(ctx, "Bytes_received", c.received.Load()-s.flushedReceived)
 		s.BaseSession.SetStatusVariable(ctx, "Bytes_sent", c.sent.Load()-s.flushedSent)
+		version, cipher := "", ""
+		if st := c.tlsState(); st != nil {
+			version, cipher = clienttls.VersionName(st.Version), clienttls.CipherName(st.CipherSuite)
+		}
+		s.BaseSession.SetStatusVariable(ctx, "Ssl_version", version)
+		s.BaseSession.SetStatusVariable(ctx, "Ssl_cipher", cipher)
 	}
 }
 
-// clientOf returns the clientConn under a connection (TLS or not), nil for
-// another kind.
+// clientOf returns the clientConn of a connection, nil for another kind.
+// vitess never wraps it: TLS is the clientConn's (tlsconn.go).
 func clientOf(c net.Conn) *clientConn {
-	if t, ok := c.(*tls.Conn); ok {
-		c = t.NetConn()
-	}
 	cc, _ := c.(*clientConn)
 	return cc
 }

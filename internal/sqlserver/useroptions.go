@@ -18,10 +18,11 @@ import (
 // The account options of CREATE USER that go-mysql-server parses and then
 // drops: ACCOUNT LOCK left the account open to logins, REQUIRE SSL let it
 // log in without TLS, PASSWORD EXPIRE INTERVAL never expired it. Here
-// ACCOUNT LOCK and COMMENT / ATTRIBUTE are kept (and ALTER USER … ACCOUNT
-// LOCK | UNLOCK, which its parser does not know, is answered); the options
-// Miraj does not carry out are refused with 1235 rather than accepted for
-// nothing. Their DEFAULT forms, which SHOW CREATE USER writes, pass.
+// ACCOUNT LOCK, COMMENT / ATTRIBUTE and REQUIRE (accounttls.go) are kept
+// (and ALTER USER … ACCOUNT LOCK | UNLOCK and … REQUIRE, which its parser
+// does not know, are answered); the options Miraj does not carry out are
+// refused with 1235 rather than accepted for nothing. Their DEFAULT forms,
+// which SHOW CREATE USER writes, pass.
 
 // errUserOption refuses an account option Miraj does not carry out.
 func errUserOption(what string) error {
@@ -32,9 +33,6 @@ func errUserOption(what string) error {
 func checkUserOptions(n *plan.CreateUser) error {
 	if len(n.DefaultRoles) > 0 {
 		return errUserOption("DEFAULT ROLE")
-	}
-	if n.TLSOptions != nil {
-		return errUserOption("REQUIRE SSL, X509, CIPHER, ISSUER or SUBJECT: the SQL port takes no TLS connections")
 	}
 	if l := n.AccountLimits; l != nil {
 		for _, v := range []*int64{l.MaxQueriesPerHour, l.MaxUpdatesPerHour, l.MaxConnectionsPerHour, l.MaxUserConnections} {
@@ -60,19 +58,22 @@ func checkUserOptions(n *plan.CreateUser) error {
 }
 
 // createUser runs CREATE USER: the options Miraj does not carry out are
-// refused; an account created locked (ACCOUNT LOCK) or with a COMMENT or
-// ATTRIBUTE is made here, in one change of the accounts (persisted and
-// sent to the cluster as one); the others are go-mysql-server's (nil).
+// refused; an account created locked (ACCOUNT LOCK), with a COMMENT or
+// ATTRIBUTE or with a REQUIRE clause is made here, in one change of the
+// accounts (persisted and sent to the cluster as one); the others are
+// go-mysql-server's (nil).
 func (x adminExec) createUser(ctx *sql.Context, n *plan.CreateUser) (sql.RowIter, error) {
 	if err := checkUserOptions(n); err != nil {
 		return nil, err
 	}
-	if !n.Locked && n.Attribute == "" {
+	req := requirementOf(n.TLSOptions)
+	if !n.Locked && n.Attribute == "" && req.Type == requireNone {
 		return nil, nil
 	}
 	db := x.grants.db
 	ed := db.Editor()
 	defer ed.Close()
+	var created []mysql_db.UserPrimaryKey
 	for _, au := range n.Users {
 		host := au.UserName.Host
 		if host == "" {
@@ -107,8 +108,11 @@ func (x adminExec) createUser(ctx *sql.Context, n *plan.CreateUser) (sql.RowIter
 			u.Attributes = &a
 		}
 		ed.PutUser(u)
+		created = append(created, mysql_db.UserPrimaryKey{User: u.User, Host: u.Host})
 	}
+	undo := x.srv.acctTLS.set(req, created...)
 	if err := db.Persist(ctx, ed); err != nil {
+		undo()
 		return nil, err
 	}
 	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
@@ -326,5 +330,15 @@ func (h protocolHandler) renameUser(ctx context.Context, c *mysql.Conn, q string
 	if len(failed) > 0 {
 		return end, true, mysql.NewSQLError(1396, "HY000", "Operation RENAME USER failed for %s", strings.Join(failed, ","))
 	}
-	return end, true, g.db.Persist(sctx, ed)
+	var undos []func()
+	for _, p := range pairs {
+		undos = append(undos, h.srv.acctTLS.moved(p.from, p.to))
+	}
+	if err := g.db.Persist(sctx, ed); err != nil {
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
+		return end, true, err
+	}
+	return end, true, nil
 }

@@ -53,13 +53,15 @@ func fileExists(path string) bool {
 }
 
 // runClient runs one client program against the server and fails the test
-// unless it ends with PASS; its output (a line per check) is logged.
-func runClient(t *testing.T, dir string, name string, args ...string) {
+// unless it ends with PASS; its output (a line per check) is logged. env
+// is added to the test's environment.
+func runClient(t *testing.T, dir string, env []string, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "PASS") {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -73,7 +75,27 @@ func runClient(t *testing.T, dir string, name string, args ...string) {
 // (autocommit, in transaction) they agree with the session. Drivers decide
 // by those flags whether to send SET autocommit, COMMIT and ROLLBACK at all.
 func TestClientTransactions(t *testing.T) {
-	s := newServer(t, t.TempDir())
+	clientMatrix(t, newServer(t, t.TempDir()), "")
+}
+
+// TestClientTransactionsTLS runs the same programs over TLS, each client
+// given the CA the server made at its first start (the server's
+// certificate is verified against it where the driver does so: PyMySQL,
+// go-sql-driver, mysql2, Connector/J), and checking first that its session
+// has a cipher.
+func TestClientTransactionsTLS(t *testing.T) {
+	root := t.TempDir()
+	s := newServer(t, root)
+	clientMatrix(t, s, filepath.Join(root, "miraj", "ca.pem"))
+}
+
+// clientMatrix runs the client programs against s, over TLS with the CA
+// file ca when it is not empty.
+func clientMatrix(t *testing.T, s *server, ca string) {
+	var env []string
+	if ca != "" {
+		env = []string{"MIRAJ_SSL_CA=" + ca}
+	}
 	host, port, err := net.SplitHostPort(s.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -90,11 +112,11 @@ func TestClientTransactions(t *testing.T) {
 
 	t.Run("PyMySQL", func(t *testing.T) {
 		pythonModule(t, "pymysql", "python3-pymysql")
-		runClient(t, clientsDir, debianPython, append(python("dbapi_tx.py", "pymysql"), newDB(t, "tx_pymysql"))...)
+		runClient(t, clientsDir, env, debianPython, append(python("dbapi_tx.py", "pymysql"), newDB(t, "tx_pymysql"))...)
 	})
 	t.Run("MySQLdb", func(t *testing.T) {
 		pythonModule(t, "MySQLdb", "python3-mysqldb")
-		runClient(t, clientsDir, debianPython, append(python("dbapi_tx.py", "MySQLdb"), newDB(t, "tx_mysqldb"))...)
+		runClient(t, clientsDir, env, debianPython, append(python("dbapi_tx.py", "MySQLdb"), newDB(t, "tx_mysqldb"))...)
 	})
 	for _, driver := range []struct{ dialect, module, pkg string }{
 		{"pymysql", "pymysql", "python3-pymysql"},
@@ -103,7 +125,7 @@ func TestClientTransactions(t *testing.T) {
 		t.Run("SQLAlchemy+"+driver.dialect, func(t *testing.T) {
 			pythonModule(t, "sqlalchemy", "python3-sqlalchemy")
 			pythonModule(t, driver.module, driver.pkg)
-			runClient(t, clientsDir, debianPython, append(python("sqlalchemy_tx.py", driver.dialect), newDB(t, "tx_sqlalchemy_"+driver.dialect))...)
+			runClient(t, clientsDir, env, debianPython, append(python("sqlalchemy_tx.py", driver.dialect), newDB(t, "tx_sqlalchemy_"+driver.dialect))...)
 		})
 	}
 	// Django's MySQL backend drives transactions through mysqlclient
@@ -111,17 +133,25 @@ func TestClientTransactions(t *testing.T) {
 	for _, driver := range []struct{ module, pkg string }{{"MySQLdb", "python3-mysqldb"}, {"pymysql", "python3-pymysql"}} {
 		t.Run("Django-style+"+driver.module, func(t *testing.T) {
 			pythonModule(t, driver.module, driver.pkg)
-			runClient(t, clientsDir, debianPython, append(python("autocommit_toggle.py", driver.module), newDB(t, "tx_toggle_"+strings.ToLower(driver.module)))...)
+			runClient(t, clientsDir, env, debianPython, append(python("autocommit_toggle.py", driver.module), newDB(t, "tx_toggle_"+strings.ToLower(driver.module)))...)
 		})
 	}
 	t.Run("go-sql-driver", func(t *testing.T) {
-		goSQLDriverTransactions(t, s.open(newDB(t, "tx_go")))
+		if ca == "" {
+			goSQLDriverTransactions(t, s.open(newDB(t, "tx_go")))
+			return
+		}
+		db := s.openTLS(t, ca, "root", "", newDB(t, "tx_go"))
+		if cipher := statusValue(t, db, "Ssl_cipher"); cipher == "" {
+			t.Fatal("the session over TLS has no Ssl_cipher")
+		}
+		goSQLDriverTransactions(t, db)
 	})
 	t.Run("node-mysql2", func(t *testing.T) {
 		_, err := exec.LookPath("node")
 		requireClient(t, "node", "apt-get install -y nodejs", err == nil)
 		requireClient(t, "mysql2 (npm)", "cd test/clients/node && npm ci", fileExists(filepath.Join(clientsDir, "node/node_modules/mysql2/package.json")))
-		runClient(t, filepath.Join(clientsDir, "node"), "node", "tx.js", host, port, newDB(t, "tx_node"))
+		runClient(t, filepath.Join(clientsDir, "node"), env, "node", "tx.js", host, port, newDB(t, "tx_node"))
 	})
 	t.Run("JDBC-MariaDB-Connector-J", func(t *testing.T) {
 		_, err := exec.LookPath("java")
@@ -129,7 +159,7 @@ func TestClientTransactions(t *testing.T) {
 		requireClient(t, "MariaDB Connector/J", "apt-get install -y libmariadb-java", fileExists(mariadbJDBCJar))
 		// The source-file launcher compiles JdbcTx.java in memory: no
 		// build step, no class files left behind.
-		runClient(t, filepath.Join(clientsDir, "java"), "java", "-cp", mariadbJDBCJar, "JdbcTx.java", host, port, newDB(t, "tx_jdbc"))
+		runClient(t, filepath.Join(clientsDir, "java"), env, "java", "-cp", mariadbJDBCJar, "JdbcTx.java", host, port, newDB(t, "tx_jdbc"))
 	})
 }
 

@@ -3,6 +3,10 @@
 //
 // Usage: java -cp mariadb-java-client.jar JdbcTx.java HOST PORT DB
 //
+// With MIRAJ_SSL_CA set (the server's CA file), the connections are made
+// over TLS (useSsl, serverSslCert: the server's certificate and address are
+// verified against that CA).
+//
 // Connector/J trusts the server's status flags: setAutoCommit(false) sends
 // nothing when the flags say autocommit is already off, and commit() and
 // rollback() send nothing unless the flags say a transaction is open. Each
@@ -131,6 +135,16 @@ public class JdbcTx {
 
     public static void main(String[] args) throws Exception {
         url = "jdbc:mariadb://" + args[0] + ":" + args[1] + "/" + args[2] + "?user=root&password=";
+        String ca = System.getenv("MIRAJ_SSL_CA");
+        if (ca != null && !ca.isEmpty()) {
+            url += "&useSsl=true&serverSslCert=" + ca;
+            try (Connection c = DriverManager.getConnection(url);
+                 Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SHOW STATUS LIKE 'Ssl_cipher'")) {
+                rs.next();
+                check("TLS: the session has a cipher", !rs.getString(2).isEmpty(), true);
+            }
+        }
         scenario("text", "t_text");
         scenario("server-prepared", "t_prep");
         System.out.println("PASS");

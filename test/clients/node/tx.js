@@ -2,6 +2,9 @@
 //
 // Usage: node tx.js HOST PORT DB
 //
+// With MIRAJ_SSL_CA set (the server's CA file), the connections are made
+// over TLS, verifying the server's certificate and address against it.
+//
 // mysql2 hands the status flags of each OK packet to the caller
 // (ResultSetHeader.serverStatus): they must say IN_TRANS exactly while the
 // transaction is open, and ResultSetHeader.warningStatus the statement's
@@ -9,6 +12,7 @@
 // fails.
 'use strict';
 
+const fs = require('fs');
 const mysql = require('mysql2/promise');
 
 const SERVER_STATUS_IN_TRANS = 0x0001;
@@ -29,7 +33,14 @@ function inTrans(header) {
 
 async function main() {
   const opts = { host, port: Number(port), user: 'root', password: '', database };
+  if (process.env.MIRAJ_SSL_CA) {
+    opts.ssl = { ca: fs.readFileSync(process.env.MIRAJ_SSL_CA) };
+  }
   const observer = await mysql.createConnection(opts);
+  if (opts.ssl) {
+    const [rows] = await observer.query("SHOW STATUS LIKE 'Ssl_cipher'");
+    check('TLS: the session has a cipher', rows[0].Value !== '', true);
+  }
   const count = async () => (await observer.query('SELECT COUNT(*) AS n FROM t'))[0][0].n;
   await observer.query('CREATE TABLE t (id INT PRIMARY KEY, v INT)');
 

@@ -12,8 +12,10 @@ from sqlalchemy import Column, Integer, create_engine, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, declarative_base
 
-from clientlib import check, db, driver_name as driver, host, port
-engine = create_engine(f"mysql+{driver}://root:@{host}:{port}/{db}")
+from clientlib import check, check_tls, db, driver_name as driver, host, port, ssl_args
+engine = create_engine(f"mysql+{driver}://root:@{host}:{port}/{db}", connect_args=ssl_args)
+with engine.connect() as conn:
+    check_tls(conn.connection)
 Base = declarative_base()
 
 
