@@ -62,11 +62,11 @@ type Core struct {
 	peerEpoch map[string]Epoch
 	// seedID: the proven id of each seed address that answered.
 	seedID map[string]string
-	// nextProbe: tick of the next probe round; announce: seeds that have
+	// lastProbe: tick of the last probe round; announce: seeds that have
 	// not answered since this node became primary (probed every
 	// RetryTicks until they do, so that a healed old primary learns of
 	// the new epoch within a second, not at its next probe).
-	nextProbe int
+	lastProbe int
 	announce  map[string]bool
 
 	follow     followState
@@ -348,14 +348,15 @@ func (c *Core) Tick() {
 	}
 	c.heartbeats()
 	c.syncDeadlines()
-	if c.now >= c.nextProbe && c.probing() {
+	interval := c.cfg.ProbeTicks
+	if c.missingFollower() {
+		// A primary that lost a secondary asks every RetryTicks: if a
+		// newer primary exists, it learns of it (and stops taking writes)
+		// within a second of being able to reach it.
+		interval = c.cfg.RetryTicks
+	}
+	if c.now >= c.lastProbe+interval && c.probing() {
 		c.probeAll()
-		if c.missingFollower() {
-			// A primary that lost a secondary asks every second: if a
-			// newer primary exists, it learns of it (and stops taking
-			// writes) within a second of being able to reach it.
-			c.nextProbe = c.now + c.cfg.RetryTicks
-		}
 	} else if len(c.announce) > 0 && c.cfg.RetryTicks > 0 && c.now%c.cfg.RetryTicks == 0 {
 		for _, addr := range slices.Sorted(mapKeys(c.announce)) {
 			c.ask(addr, ProbeMsg{State: c.selfState()})

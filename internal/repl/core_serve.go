@@ -440,7 +440,7 @@ func (c *Core) probeAll() *waitSet {
 		w.peers[addr] = true
 		c.ask(addr, ProbeMsg{State: c.selfState()})
 	}
-	c.nextProbe = c.now + c.cfg.ProbeTicks
+	c.lastProbe = c.now
 	return w
 }
 

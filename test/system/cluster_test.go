@@ -78,6 +78,14 @@ type testCluster struct {
 	dir   string
 	ids   []string
 	nodes map[string]*server
+	// addrs: each node's inter-node address.
+	addrs map[string]string
+}
+
+// port returns a node's inter-node port.
+func (c *testCluster) port(id string) string {
+	_, port, _ := strings.Cut(c.addrs[id], ":")
+	return port
 }
 
 func pki(t *testing.T, args ...string) {
@@ -98,9 +106,9 @@ func newTestCluster(t *testing.T, ids ...string) *testCluster {
 // cluster.toml.
 func newTestClusterWith(t *testing.T, extra string, ids ...string) *testCluster {
 	dir := t.TempDir()
-	c := &testCluster{t: t, dir: dir, ids: ids, nodes: map[string]*server{}}
+	c := &testCluster{t: t, dir: dir, ids: ids, nodes: map[string]*server{}, addrs: map[string]string{}}
 	pki(t, "init-ca", "--name", "test", "--out", filepath.Join(dir, "pki"))
-	addrs := map[string]string{}
+	addrs := c.addrs
 	var seeds []string
 	for _, id := range ids {
 		addrs[id] = "127.0.0.1:" + strconv.Itoa(freePort(t))
