@@ -60,8 +60,10 @@ type Core struct {
 	peers    map[string]*corePeer // by lower-case id
 	// peerEpoch: the highest epoch each peer showed (by lower-case id).
 	peerEpoch map[string]Epoch
-	// seedID: the proven id of each seed address that answered.
+	// seedID: the proven id of each seed address that answered; addrOf:
+	// the address each peer advertised (probes, a NotPrimary's primary).
 	seedID map[string]string
+	addrOf map[string]string
 	// lastProbe: tick of the last probe round; announce: seeds that have
 	// not answered since this node became primary (probed every
 	// RetryTicks until they do, so that a healed old primary learns of
@@ -322,7 +324,7 @@ func NewCore(cfg CoreConfig, st State, log Log) *Core {
 		streamed: map[string]streamedFrom{}, primaryLSN: map[string]journal.LSN{}, synced: map[string]SyncedPos{}}
 	c.sync.init()
 	c.follow.lastApply = -1
-	c.seedID = map[string]string{}
+	c.seedID, c.addrOf = map[string]string{}, map[string]string{}
 	for _, id := range cfg.Members {
 		c.peers[strings.ToLower(id)] = &corePeer{id: id, state: "DISCONNECTED", connectedSince: -1}
 	}
@@ -480,6 +482,9 @@ func (c *Core) Connected(id LinkID, peer string) {
 	if peer != "" {
 		l.peer = peer
 		c.seedID[l.addr] = peer
+		if l.id == c.follow.link {
+			c.follow.peer = peer
+		}
 	}
 	switch l.kind {
 	case LinkFollow:

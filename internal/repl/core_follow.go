@@ -81,6 +81,9 @@ func (c *Core) maybeDial() {
 				addr = s
 			}
 		}
+		if addr == "" {
+			addr = c.addrOf[strings.ToLower(c.follow.prefer)]
+		}
 		c.follow.prefer = ""
 	}
 	if addr == "" {
@@ -148,9 +151,18 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			})
 			c.observeEpoch(l.peer, np.Epoch, np.Primary, false)
 			c.closeLink(l)
+			// A primary that does not serve yet (it waits for its peers'
+			// answers after a restart) is asked again after RetryTicks.
+			if np.Role == RolePrimary && np.Epoch >= c.st.Epoch {
+				c.follow.prefer, c.follow.retryAt = l.peer, c.now+c.cfg.RetryTicks
+				return
+			}
 			// A secondary of the present primary names it: dial it next.
 			if np.Primary != "" && np.Epoch >= c.st.Epoch && !strings.EqualFold(np.Primary, c.cfg.ID) && !strings.EqualFold(np.Primary, l.peer) {
 				c.follow.prefer = np.Primary
+				if np.PrimaryAddr != "" {
+					c.addrOf[strings.ToLower(np.Primary)] = np.PrimaryAddr
+				}
 			}
 			return
 		}

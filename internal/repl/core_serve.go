@@ -105,7 +105,11 @@ func (c *Core) subscribed(l *linkState, m SubscribeMsg) {
 	// that sees it is fenced.
 	c.observeEpoch(l.peer, m.Epoch, "", false)
 	if c.role != RolePrimary || m.Epoch > c.st.Epoch || !c.writesOpen {
-		c.send(l, NotPrimaryMsg{Role: c.role, Epoch: c.st.Epoch, Primary: c.st.Primary})
+		np := NotPrimaryMsg{Role: c.role, Epoch: c.st.Epoch, Primary: c.st.Primary}
+		if c.role == RoleSecondary && c.follow.welcomed {
+			np.PrimaryAddr = c.links[c.follow.link].addr
+		}
+		c.send(l, np)
 		c.closeLink(l)
 		return
 	}
@@ -422,7 +426,7 @@ func (c *Core) pinMembers() {
 
 // selfState is what this node says of itself in a probe or its answer.
 func (c *Core) selfState() PeerState {
-	s := PeerState{Role: c.role, Epoch: c.st.Epoch, Primary: c.st.Primary, Lag: max(c.ownLag(), 0)}
+	s := PeerState{Role: c.role, Epoch: c.st.Epoch, Primary: c.st.Primary, Lag: max(c.ownLag(), 0), Addr: c.cfg.Advertise}
 	if s.Role == RolePromoting {
 		s.Role, s.Flags = RoleSecondary, FlagPromoting
 	}
@@ -448,6 +452,9 @@ func (c *Core) probeAll() *waitSet {
 // promotion waiting for its answers takes the peer's newest state: a peer
 // that was promoted meanwhile announces it, and the promotion is refused.
 func (c *Core) probeReceived(from string, s PeerState) {
+	if s.Addr != "" {
+		c.addrOf[strings.ToLower(from)] = s.Addr
+	}
 	if p := c.promo; p != nil && p.wait != nil {
 		s.ID = from
 		if ps := c.peerByID(from); ps != nil && s.Addr == "" {
@@ -475,7 +482,6 @@ func (c *Core) probeReceived(from string, s PeerState) {
 // probe.
 func (c *Core) probeAnswered(addr, from string, s PeerState) {
 	c.setPeer(from, func(p *corePeer) { p.lag, p.addr = s.Lag, addr })
-	s.Addr = addr
 	c.probeReceived(from, s)
 	delete(c.announce, addr)
 	c.answeredOne(addr, from, 1)

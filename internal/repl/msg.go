@@ -36,6 +36,9 @@ type (
 		Role    Role
 		Epoch   Epoch
 		Primary string
+		// PrimaryAddr: where the sender reaches its primary ("": not
+		// known). Optional on the wire (absent from older nodes).
+		PrimaryAddr string
 	}
 	WelcomeMsg struct {
 		Epoch   Epoch
@@ -77,8 +80,10 @@ type (
 		Written, Applied journal.LSN
 	}
 	KeepaliveMsg struct{}
-	// ProbeMsg and ProbeReplyMsg carry the sender's PeerState (ID and
-	// Addr are not sent: the transport proves the identity).
+	// ProbeMsg and ProbeReplyMsg carry the sender's PeerState: its ID is
+	// not sent (the transport proves it), its Addr is its advertised
+	// address (optional on the wire: absent from older nodes), so that a
+	// node told of a new primary can dial it at once.
 	ProbeMsg        struct{ State PeerState }
 	ProbeReplyMsg   struct{ State PeerState }
 	PositionsMsg    struct{}
@@ -118,6 +123,7 @@ func (m NotPrimaryMsg) encode(e *enc) {
 	e.s(string(m.Role))
 	e.u(uint64(m.Epoch))
 	e.s(m.Primary)
+	e.s(m.PrimaryAddr)
 }
 func (m WelcomeMsg) encode(e *enc) { e.u(uint64(m.Epoch)); e.s(m.Primary) }
 func (m FramesMsg) encode(e *enc) {
@@ -169,6 +175,7 @@ func encodeState(e *enc, s PeerState) {
 	e.s(s.Primary)
 	e.u(s.Flags)
 	e.u(uint64(max(s.Lag, 0)))
+	e.s(s.Addr)
 }
 
 // EncodeMsg returns m's payload.
@@ -189,7 +196,11 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 	case msgSubscribe:
 		m = SubscribeMsg{Epoch: Epoch(d.u()), Advertise: d.s(), Positions: d.list()}
 	case msgNotPrimary:
-		m = NotPrimaryMsg{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s()}
+		np := NotPrimaryMsg{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s()}
+		if len(d.b) > 0 {
+			np.PrimaryAddr = d.s()
+		}
+		m = np
 	case msgWelcome:
 		m = WelcomeMsg{Epoch: Epoch(d.u()), Primary: d.s()}
 	case msgFrames:
@@ -245,5 +256,9 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 }
 
 func decodeStateFrom(d *dec) PeerState {
-	return PeerState{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s(), Flags: d.u(), Lag: int64(d.u())}
+	s := PeerState{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s(), Flags: d.u(), Lag: int64(d.u())}
+	if len(d.b) > 0 {
+		s.Addr = d.s()
+	}
+	return s
 }

@@ -83,6 +83,7 @@ func (w *world) check(full bool) {
 		writable[uint64(n.st.Epoch)] = n
 	}
 	w.together = together
+	w.checkFollows()
 	if !full {
 		return
 	}
@@ -314,4 +315,36 @@ func (n *node) onHistory(k txKey) bool {
 		}
 	}
 	return false
+}
+
+// checkFollows is the checker "follows at once": a secondary that learned
+// of a new primary (its announcement, a NotPrimary naming it, a welcome)
+// is streaming from it within followBound ticks, unless a fault touched
+// either of them since, the primary stopped being one or does not take
+// writes yet, or the secondary is slow or being promoted.
+func (w *world) checkFollows() {
+	bound := 4*w.opts.MaxDelay + 2*retryTicks + 4
+	for _, n := range w.nodes {
+		d := n.mustFollow
+		if d == nil || n.eng == nil {
+			continue
+		}
+		p := w.byID[d.primary]
+		switch {
+		case n.st.Epoch != d.epoch || n.st.Primary != d.primary || n.core.Role() != repl.RoleSecondary:
+			n.mustFollow = nil // moved on
+			continue
+		case w.now-d.since <= bound:
+			continue
+		}
+		n.mustFollow = nil
+		if w.touched[n.id] >= d.since || w.touched[p.id] >= d.since || p.eng == nil || n.slowUntil >= d.since ||
+			p.core.Role() != repl.RolePrimary || p.st.Epoch != d.epoch || !p.core.Writable() || !w.net.reachable(n.id, p.id) {
+			continue
+		}
+		if peer, welcomed := n.core.Following(); peer != p.id || !welcomed {
+			w.violate("follows at once", fmt.Sprintf("%s learned at tick %d that %s is primary of epoch %d and does not follow it %d ticks later (following %q, welcomed %v)",
+				n.id, d.since, p.id, d.epoch, w.now-d.since, peer, welcomed))
+		}
+	}
 }

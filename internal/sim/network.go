@@ -85,16 +85,16 @@ func (nw *network) enqueue(w *world, m message, l *link) {
 // dial opens a link from a to b if both are up and can reach each other;
 // b's core accepts it at once, a's learns it is connected a little later.
 func (nw *network) dial(w *world, a string, d repl.Dial) {
-	to := w.byID[d.Peer]
-	if to == nil || to.eng == nil || !nw.reachable(a, d.Peer) {
+	to := w.byID[d.Addr] // a node's address is its id
+	if to == nil || to.eng == nil || !nw.reachable(a, d.Addr) {
 		nw.enqueue(w, message{kind: dialFailedMsg, to: a, dialLink: d.Link}, nil)
 		return
 	}
 	nw.nextLink++
-	l := &link{id: nw.nextLink, a: a, b: d.Peer, aLink: d.Link}
+	l := &link{id: nw.nextLink, a: a, b: d.Addr, aLink: d.Link}
 	l.bLink = to.core.Accept(a, a)
 	nw.links[l.id] = l
-	nw.enqueue(w, message{kind: connectedMsg, from: d.Peer, to: a, link: l.id, dialLink: d.Link}, l)
+	nw.enqueue(w, message{kind: connectedMsg, from: d.Addr, to: a, link: l.id, dialLink: d.Link}, l)
 }
 
 // ask sends a one-shot question on a link of its own.

@@ -46,6 +46,9 @@ type node struct {
 	// journal (memory only: a restart forgets it).
 	followLinks map[repl.LinkID]bool
 	streamed    map[string]streamedFrom
+	// mustFollow: the node learned of a new primary: it must follow it
+	// at once (checker "follows at once").
+	mustFollow *followDue
 	// waits: client writes waiting for semi-synchronous acks, by the id
 	// given to the core.
 	waits map[uint64]*syncWait
@@ -84,6 +87,14 @@ type node struct {
 	// readAt: the table as the node's last row change read it, per
 	// database (Options.RowChanges works changes out on it again later).
 	readAt map[string]*storage.Table
+}
+
+// followDue is a secondary's obligation to follow the primary it learned
+// of since a tick.
+type followDue struct {
+	primary string
+	epoch   repl.Epoch
+	since   int
 }
 
 // syncWait is a client session waiting after its commit (§17.8).
@@ -139,6 +150,7 @@ func (n *node) start() error {
 		return err
 	}
 	n.eng = eng
+	n.w.touch(n.id)
 	n.core = repl.NewCore(n.coreConfig(), n.st, engineLog{eng})
 	n.seeds, n.waits, n.backlog = map[string]*bytes.Buffer{}, map[uint64]*syncWait{}, nil
 	n.followLinks, n.streamed = map[repl.LinkID]bool{}, map[string]streamedFrom{}
@@ -218,6 +230,7 @@ func (n *node) onPrimaryHistory(db *storage.DB) bool {
 // crash stops the node as a power loss would.
 func (n *node) crash() {
 	n.tracef("crash")
+	n.w.touch(n.id)
 	n.eng.Crash()
 	n.eng = nil
 	n.waits, n.backlog, n.open, n.deferred, n.seeds = nil, nil, nil, nil, nil
@@ -262,7 +275,11 @@ func (n *node) carryOut(rd repl.Ready) {
 		n.open, n.deferred = nil, nil
 	}
 	if rd.State != nil {
+		prev := n.st
 		n.st = *rd.State // atomic and fsync'd: survives a crash
+		if s := n.st; s.Role == repl.RoleSecondary && s.Primary != "" && s.Primary != n.id && (s.Epoch != prev.Epoch || s.Primary != prev.Primary) {
+			n.mustFollow = &followDue{primary: s.Primary, epoch: s.Epoch, since: w.now}
+		}
 	}
 	if rd.OpenWrites {
 		n.eng.OpenWrites(&storage.Writer{Epoch: n.st.Epoch, Node: n.id})
@@ -282,6 +299,7 @@ func (n *node) carryOut(rd repl.Ready) {
 		return
 	}
 	for _, d := range rd.Dials {
+		n.tracef("dial %s (%s) link %d", d.Addr, d.Kind, d.Link)
 		if d.Kind == repl.LinkFollow {
 			n.followLinks[d.Link] = true
 		}

@@ -423,6 +423,24 @@ type world struct {
 	acks map[ackKey]repl.AckPos
 	// nextWait numbers the semi-sync waits given to the cores.
 	nextWait uint64
+	// touched: the last tick a fault touched each node (a crash, a
+	// restart, a partition or its healing, a link broken, slowness).
+	touched map[string]int
+}
+
+// touch records that a fault touched nodes now.
+func (w *world) touch(ids ...string) {
+	for _, id := range ids {
+		w.touched[id] = w.now
+	}
+}
+
+func (w *world) ids() []string {
+	var out []string
+	for _, n := range w.nodes {
+		out = append(out, n.id)
+	}
+	return out
 }
 
 type ledgerKey struct {
@@ -434,7 +452,7 @@ type ledgerKey struct {
 // Run executes one seed's run and returns what the checkers found.
 func Run(opts Options) (res Result) {
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
-		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, touched: map[string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
@@ -564,6 +582,7 @@ func (w *world) randomEvent() {
 				w.net.cut[[2]string{b.id, a.id}] = true
 			}
 			w.tracef("partition %s->%s both=%v silent=%v", a.id, b.id, both, silent)
+			w.touch(a.id, b.id)
 			if !silent {
 				w.breakLinks()
 			}
@@ -572,11 +591,13 @@ func (w *world) randomEvent() {
 		if w.rng.IntN(3) == 0 {
 			w.net.cut = map[[2]string]bool{}
 			w.tracef("heal all")
+			w.touch(w.ids()...)
 		} else if len(w.net.cut) > 0 {
 			keys := sortedCuts(w.net.cut)
 			k := keys[w.rng.IntN(len(keys))]
 			delete(w.net.cut, k)
 			w.tracef("heal %s->%s", k[0], k[1])
+			w.touch(k[0], k[1])
 		}
 	case 5:
 		var cands []*node
@@ -608,6 +629,7 @@ func (w *world) randomEvent() {
 		if n := w.pick(cands); n != nil {
 			n.slowUntil = w.now + 10 + w.rng.IntN(40)
 			w.tracef("%s slow until tick %d", n.id, n.slowUntil)
+			w.touch(n.id)
 		}
 	case 9:
 		if n := w.pick(w.upNodes()); n != nil {
@@ -618,6 +640,9 @@ func (w *world) randomEvent() {
 		if len(ids) > 0 {
 			l := ids[w.rng.IntN(len(ids))]
 			w.tracef("break link %d", l)
+			if k := w.net.links[l]; k != nil {
+				w.touch(k.a, k.b)
+			}
 			w.net.breakLink(w, l)
 		}
 	}
@@ -729,6 +754,7 @@ func (w *world) deliver(m message) {
 func (w *world) liveness() {
 	w.tracef("liveness phase")
 	w.net.cut = map[[2]string]bool{}
+	w.touch(w.ids()...)
 	w.opts.FaultPerMille = 0 // healed disks too
 	for _, n := range w.nodes {
 		if n.eng == nil {
