@@ -41,6 +41,7 @@ import (
 //	cut n1 n2 / heal             a partition both ways (links break) / none
 //	wait n1 shop 40 received     a semi-sync wait, printed when it ends
 //	status n1                    role, epoch, following, journals
+//	corrupt-copies n1            n1's copies announce a wrong LSN
 var rewrite = flag.Bool("rewrite", false, "write the interaction tests' outputs anew")
 
 func TestInteraction(t *testing.T) {
@@ -163,6 +164,8 @@ func (memLog) Accounts() (uint64, func() []byte) { return 0, nil }
 type inode struct {
 	id    string
 	down  bool // crashed: its journals and state are kept for a restart
+	// corruptCopies: the copies it sends announce a wrong LSN.
+	corruptCopies bool
 	core  *Core
 	st    State
 	dbs   map[string]*memDB
@@ -218,6 +221,11 @@ func (e *ienv) run(t *testing.T, line string) string {
 			n.core = NewCore(e.config(id), n.st, memLog{n})
 			e.nodes[id] = n
 		}
+		return "ok"
+	case "corrupt-copies":
+		// n1's copies announce an LSN 10 bytes past what they hold, as a
+		// copy that lost its end would.
+		e.nodes[f[1]].corruptCopies = true
 		return "ok"
 	case "crash":
 		n := e.nodes[f[1]]
@@ -459,7 +467,11 @@ func (e *ienv) op(n *inode, op Op, p func(string, ...any)) {
 		for k := 0; k < len(c); k += 16 {
 			n.core.SnapshotChunk(op.Link, op.DB, c[k:min(k+16, len(c))])
 		}
-		n.core.SnapshotDone(op.Link, op.DB, d.end(), int64(len(c)), nil)
+		announce := d.end()
+		if n.corruptCopies {
+			announce += frameBytes
+		}
+		n.core.SnapshotDone(op.Link, op.DB, announce, int64(len(c)), nil)
 	case OpCutTails:
 		p("cut tails")
 		n.core.TailsCut(nil)

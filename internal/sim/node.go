@@ -308,6 +308,7 @@ func (n *node) carryOut(rd repl.Ready) {
 	for _, m := range rd.Msgs {
 		if m.Type == repl.MsgAck {
 			if a, err := repl.DecodeMsg(m.Type, m.Payload); err == nil {
+				n.checkAck(a.(repl.AckMsg))
 				w.recordAck(n.id, a.(repl.AckMsg))
 			}
 		}
@@ -646,3 +647,22 @@ func (l engineLog) ReadRange(name string, from, to journal.LSN, max int) ([]byte
 }
 
 func (engineLog) Accounts() (uint64, func() []byte) { return 0, nil }
+
+// checkAck is the checker "acknowledged only what is written": an ack
+// says the journal holds the database up to Written (durably, with
+// DurableAcks), and has applied up to Applied.
+func (n *node) checkAck(a repl.AckMsg) {
+	db, ok := n.eng.Database(a.DB)
+	if !ok {
+		n.w.violate("acknowledged only what is written", fmt.Sprintf("%s acknowledges database %s, which it does not have", n.id, a.DB))
+		return
+	}
+	have := db.Journal().End()
+	if n.w.opts.DurableAcks {
+		have = db.Journal().Durable()
+	}
+	if a.Written > have || a.Applied > db.LSN() {
+		n.w.violate("acknowledged only what is written", fmt.Sprintf("%s acknowledges %s written to %d and applied to %d; its journal holds %d (durable: %v), applied %d",
+			n.id, a.DB, a.Written, a.Applied, have, n.w.opts.DurableAcks, db.LSN()))
+	}
+}

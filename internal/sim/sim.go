@@ -39,6 +39,13 @@ type Options struct {
 	// DurableAcks false). A crash later recovers from the checkpoint and
 	// the journal after it.
 	CheckpointWeight int
+	// CutPromoteWeight: the serving primary is cut off from every other
+	// node without a word (its links stall), and the operator forces the
+	// promotion of a secondary: the other secondaries must follow the new
+	// primary at once, not when their silent link times out (checker
+	// "follows at once"), and the old primary is fenced once it can reach
+	// anyone again.
+	CutPromoteWeight int
 	// KeyLast: the simulated table's primary key is a fourth column
 	// after values of every kind (id, node, payload), a signed integer
 	// scrambled from the id (negative about half the time), so rows are
@@ -138,9 +145,9 @@ type Options struct {
 }
 
 func (o Options) String() string {
-	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
+	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d cut_promote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -187,6 +194,8 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 	}
 	// GatherJoin after the others, for the same reason.
 	o.GatherJoin = o.GroupWriteOverlap && r.IntN(2) == 0
+	// CutPromoteWeight after the others, for the same reason.
+	o.CutPromoteWeight = r.IntN(3)
 	return o
 }
 
@@ -538,7 +547,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.IdleWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.CutPromoteWeight, o.IdleWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -634,6 +643,24 @@ func (w *world) randomEvent() {
 	case 9:
 		if n := w.pick(w.upNodes()); n != nil {
 			n.checkpoint()
+		}
+	case 10:
+		p := w.servingPrimary()
+		var cands []*node
+		for _, n := range w.upNodes() {
+			if n != p && n.core.Role() == repl.RoleSecondary {
+				cands = append(cands, n)
+			}
+		}
+		if n := w.pick(cands); p != nil && n != nil {
+			for _, o := range w.nodes {
+				if o != p {
+					w.net.cut[[2]string{p.id, o.id}], w.net.cut[[2]string{o.id, p.id}] = true, true
+				}
+			}
+			w.tracef("primary %s cut off silently; %s promoted by force", p.id, n.id)
+			w.touch(w.ids()...)
+			n.promote(true)
 		}
 	case 6:
 		ids := w.net.linkIDs()
