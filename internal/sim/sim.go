@@ -460,11 +460,7 @@ type ledgerKey struct {
 
 // Run executes one seed's run and returns what the checkers found.
 func Run(opts Options) (res Result) {
-	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
-		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, touched: map[string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	w.net.links = map[int]*link{}
-	w.net.cut = map[[2]string]bool{}
+	w := newWorld(opts)
 	defer func() {
 		if p := recover(); p != nil {
 			// A panic is a broken invariant: reported with its stack.
@@ -483,21 +479,9 @@ func Run(opts Options) (res Result) {
 		os.RemoveAll(opts.Dir)
 		res = w.res
 	}()
-	w.tracef("options: %s", opts)
-	for i := 1; i <= opts.Nodes; i++ {
-		id := fmt.Sprintf("n%d", i)
-		n := &node{w: w, id: id, dir: filepath.Join(opts.Dir, id), st: repl.State{Role: repl.RoleSecondary}, held: map[txKey]bool{}}
-		w.nodes = append(w.nodes, n)
-		w.byID[id] = n
+	if !w.setup() {
+		return
 	}
-	for _, n := range w.nodes {
-		if err := n.start(); err != nil {
-			w.violate("setup", err.Error())
-			return
-		}
-	}
-	// The operator designates n1.
-	w.nodes[0].promote(false)
 	for ; w.now < opts.SafetySteps && len(w.res.Violations) == 0; w.now++ {
 		w.randomEvent()
 		w.tick()
@@ -508,6 +492,37 @@ func Run(opts Options) (res Result) {
 	}
 	w.res.Ticks = w.now
 	return
+}
+
+// newWorld prepares a run: nothing started yet.
+func newWorld(opts Options) *world {
+	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, touched: map[string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.net.links = map[int]*link{}
+	w.net.cut = map[[2]string]bool{}
+	return w
+}
+
+// setup starts the nodes and has the operator designate n1; it reports
+// whether they started.
+func (w *world) setup() bool {
+	w.tracef("options: %s", w.opts)
+	for i := 1; i <= w.opts.Nodes; i++ {
+		id := fmt.Sprintf("n%d", i)
+		n := &node{w: w, id: id, dir: filepath.Join(w.opts.Dir, id), st: repl.State{Role: repl.RoleSecondary}, held: map[txKey]bool{}}
+		w.nodes = append(w.nodes, n)
+		w.byID[id] = n
+	}
+	for _, n := range w.nodes {
+		if err := n.start(); err != nil {
+			w.violate("setup", err.Error())
+			return false
+		}
+	}
+	// The operator designates n1.
+	w.nodes[0].promote(false)
+	return true
 }
 
 func (w *world) tracef(format string, args ...any) {
