@@ -162,14 +162,14 @@ func (memLog) Accounts() (uint64, func() []byte) { return 0, nil }
 
 // inode is one node of a script.
 type inode struct {
-	id    string
-	down  bool // crashed: its journals and state are kept for a restart
+	id   string
+	down bool // crashed: its journals and state are kept for a restart
 	// corruptCopies: the copies it sends announce a wrong LSN.
 	corruptCopies bool
-	core  *Core
-	st    State
-	dbs   map[string]*memDB
-	waits map[uint64]string
+	core          *Core
+	st            State
+	dbs           map[string]*memDB
+	waits         map[uint64]string
 }
 
 // ienv is a script's cluster and network.
