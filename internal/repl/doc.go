@@ -1,22 +1,41 @@
 // Package repl is cluster replication: the node's role and epoch, the
 // primary streaming each database's journal to its secondaries, seeding,
-// acknowledgements, retention and the status tables.
+// acknowledgements, semi-synchronous commit, promotion with catch-up,
+// fencing, retention and the status tables.
 //
-// A secondary dials its seeds and subscribes with, for each database, its
-// identity (base id) and its journal end. The primary answers NotPrimary,
-// or Welcome and then, per database, either a full copy (SeedBegin,
-// SeedChunk…, SeedEnd) or the journal frames after that position (Frames),
-// plus Drop, Accounts and a Heartbeat with its log ends every second. The
-// secondary writes the frames at the same LSNs in its own journal, applies
-// them through storage's apply function and acknowledges (Ack). Messages
-// are described in messages.go.
+// It is one state machine and its driver:
 //
-// Concurrency: a Node's methods are safe for concurrent use. New starts
-// nothing; Run owns the transport, the follow loop of a secondary and, on
-// a primary, one goroutine pair per connected secondary (sender, ack
-// reader), all ended when its context is.
+//   - Core (core*.go) is the protocol: no goroutines, no clock, no I/O. It
+//     takes messages (Step, decoded from bytes), links opened and closed,
+//     time (Tick), proposals (Promote, Demote, WaitSync, CancelSync) and the
+//     ends of the storage operations it asked for; Ready returns what to do
+//     (state to persist first, then the commit gate, storage operations,
+//     links, messages as bytes, releases), and Advance confirms it. It reads
+//     the journals through Log. The decisions are the pure functions of
+//     decide.go, catchup.go and syncrule.go. The simulator (internal/sim) runs
+//     the same Core over an in-memory network; testdata/interaction drives
+//     it from scripts.
+//   - Node (node.go, driver_links.go, driver_ops.go, status.go) is the
+//     server's driver: it owns the transport's links, the apply workers and
+//     the state file, and carries out each Ready.
+//
+// A secondary dials its seeds (the primary it was told of first) and
+// subscribes with, for each database, its identity (base id), epoch marks
+// and journal end. The primary answers NotPrimary, or Welcome and then, per
+// database, either a full copy (SeedBegin, SeedChunk…, SeedEnd) or the
+// journal frames after that position (Frames), plus Drop, Accounts and a
+// Heartbeat with its log ends every second. The secondary writes the frames
+// at the same LSNs in its own journal, applies them through storage's apply
+// function and acknowledges (Ack). Messages are described in messages.go
+// and catchup.go, and are values in msg.go.
+//
+// Concurrency: Core is not safe for concurrent use; Node's loop goroutine is
+// its only caller. Node's methods are safe for concurrent use. New starts
+// nothing; Run owns the transport, the loop and every goroutine the loop
+// starts (a writer and a reader per link, one apply worker per database,
+// dials, one-shot questions, copies), all ended when its context is.
 //
 //	n, err := repl.New(repl.Options{Config: cfg, Storage: engine, StateDir: dir})
 //	go n.Run(ctx)
-//	err = n.Promote() // SET GLOBAL cluster_role = 'primary'
+//	err = n.Promote(ctx, false) // SET GLOBAL cluster_role = 'primary'
 package repl
