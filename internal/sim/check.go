@@ -334,7 +334,12 @@ func (w *world) checkFollows() {
 		case n.st.Epoch != d.epoch || n.st.Primary != d.primary || n.core.Role() != repl.RoleSecondary:
 			n.mustFollow = nil // moved on
 			continue
-		case w.now-d.since <= bound:
+		}
+		if peer, welcomed := n.core.Following(); peer == d.primary && welcomed {
+			n.mustFollow = nil // it did
+			continue
+		}
+		if w.now-d.since <= bound {
 			continue
 		}
 		n.mustFollow = nil
