@@ -330,8 +330,7 @@ func (w *world) checkFollows() {
 			continue
 		}
 		p := w.byID[d.primary]
-		switch {
-		case n.st.Epoch != d.epoch || n.st.Primary != d.primary || n.core.Role() != repl.RoleSecondary:
+		if n.st.Epoch != d.epoch || n.st.Primary != d.primary || n.core.Role() != repl.RoleSecondary {
 			n.mustFollow = nil // moved on
 			continue
 		}
