@@ -364,7 +364,14 @@ func TestPromotionCutsUnterminatedTransaction(t *testing.T) {
 	}
 	mustExec(t, conn, "COMMIT")
 	conn.Close()
-	time.Sleep(500 * time.Millisecond) // let the primary's sender fill the buffers
+	// The primary's sender has put part of the transaction on the link
+	// (n2, stopped, reads none of it yet).
+	waitFor(t, "n1 to send part of the transaction to n2", 30*time.Second, func() bool {
+		var sent sql.NullInt64
+		p1.QueryRow("SELECT SENT_LSN FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = 'n2' AND `DATABASE` = 'shop'").Scan(&sent)
+		_, a := replPos(n1, "shop")
+		return sent.Valid && sent.Int64 >= a
+	})
 	n1.signal(syscall.SIGSTOP)
 	defer n1.kill()
 	n2.signal(syscall.SIGCONT)

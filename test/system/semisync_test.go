@@ -330,7 +330,6 @@ func TestSemiSyncTimeoutsAndDegradedState(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- exec("INSERT INTO shop.t VALUES (7, 'killed wait')") }()
 	waitFor(t, "the session to wait", 10*time.Second, func() bool { return syncStatus(t, p)["waits"] > after["waits"]+2 })
-	time.Sleep(300 * time.Millisecond)
 	select {
 	case err := <-done:
 		t.Fatalf("WAIT returned before the KILL: %v", err)
@@ -358,11 +357,12 @@ func TestSemiSyncTimeoutsAndDegradedState(t *testing.T) {
 	if _, err := victim.ExecContext(ctx, "SET SESSION cluster_sync_commit = 'received'"); err != nil {
 		t.Fatal(err)
 	}
+	waiting := syncStatus(t, p)["waits"]
 	go func() {
 		_, err := victim.ExecContext(ctx, "INSERT INTO shop.t VALUES (9, 'killed connection')")
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "the session to wait", 10*time.Second, func() bool { return syncStatus(t, p)["waits"] > waiting })
 	mustExec(t, p, fmt.Sprintf("KILL CONNECTION %d", victimID))
 	err = <-done
 	t.Logf("the killed connection's INSERT returned: %v", err)
@@ -375,8 +375,9 @@ func TestSemiSyncTimeoutsAndDegradedState(t *testing.T) {
 	}
 
 	// WAIT: a demotion ends the wait with error 9004.
+	waiting = syncStatus(t, p)["waits"]
 	go func() { done <- exec("INSERT INTO shop.t VALUES (8, 'demoted wait')") }()
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "the session to wait", 10*time.Second, func() bool { return syncStatus(t, p)["waits"] > waiting })
 	mustExec(t, p, "SET GLOBAL cluster_role = 'secondary'")
 	err = <-done
 	if num, msg := mysqlMessage(err); num != 9004 || msg != "Synchronous replication: transaction committed locally, node is no longer primary (demoted)" {
