@@ -49,14 +49,24 @@ make_certs() {
 }
 
 # sysbench_tls sets SB_TLS to sysbench's options of a TLS connection that
-# trusts CA: --mysql-ssl takes a mode in sysbench 1.1, on|off in 1.0.
+# trusts CA: --mysql-ssl takes a mode and --mysql-ssl-ca a file in sysbench
+# 1.1; in 1.0 it is on|off, and the client reads cacert.pem, client-cert.pem
+# and client-key.pem from its working directory (SB_DIR, made here, with a
+# client certificate of the same authority).
 sysbench_tls() {
 	local help
 	help=$(sysbench --help 2>&1 || true)
+	SB_DIR=$WORK
 	if grep -q -- '--mysql-ssl=STRING' <<<"$help"; then
 		SB_TLS=(--mysql-ssl=REQUIRED --mysql-ssl-ca="$CA")
 	elif grep -q -- '--mysql-ssl\[=on|off\]' <<<"$help"; then
-		SB_TLS=(--mysql-ssl=on --mysql-ssl-ca="$CA")
+		SB_TLS=(--mysql-ssl=on)
+		SB_DIR=$WORK/sbtls
+		"$WORK/bin/miraj-cluster-pki" issue-node --ca "$WORK/tls" --id sysbench --san 127.0.0.1 \
+			--out "$SB_DIR" >>"$WORK/pki.log" 2>&1 || die "miraj-cluster-pki issue-node (client) failed: $(tail -n 5 "$WORK/pki.log")"
+		cp "$CA" "$SB_DIR/cacert.pem"
+		cp "$SB_DIR/node.pem" "$SB_DIR/client-cert.pem"
+		cp "$SB_DIR/node-key.pem" "$SB_DIR/client-key.pem"
 	else
 		die "this sysbench has no --mysql-ssl option"
 	fi
@@ -97,9 +107,11 @@ run_cell() {
 	fi
 	[[ $mode == tls ]] && tlsArgs=("${SB_TLS[@]}")
 	sb "$port" sbtest
+	pushd "$SB_DIR" >/dev/null
 	waited "$logf" timeout $((secs + runGrace)) sysbench "$w" "${SB[@]}" "${tlsArgs[@]}" \
 		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$t" --time="$secs" \
 		--report-interval=0 --verbosity=5 run || rc=$?
+	popd >/dev/null
 	sysbench_stats "$logf"
 	tps=$SB_TPS
 	if ((rc != 0)) || [[ -z $tps ]]; then
