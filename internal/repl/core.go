@@ -16,7 +16,7 @@ import (
 // of etcd-io/raft's RawNode: no goroutines, no clock, no I/O. A driver feeds
 // it what happens — messages from peers (Step), links opened and closed,
 // time (Tick), proposals (Promote, Demote, WaitSync) and the completion of
-// what it asked storage to do (Appended, SeedInstalled, TailsCut…) — and
+// what it asked storage to do (Appended, Applied, SeedInstalled, TailsCut…) — and
 // carries out what Ready returns, in this order:
 //
 //  1. CloseWrites: close the commit gate (before anything else: a node
@@ -207,7 +207,8 @@ type OpKind uint8
 
 const (
 	// OpAppend: write Data (whole frames) at LSN At of DB's journal,
-	// fsync'd when Durable, and apply what it completes; answer Appended.
+	// fsync'd when Durable (answer Appended), then apply what it completes
+	// (answer Applied). Data must not change until applied.
 	OpAppend OpKind = iota + 1
 	// OpSeedBegin: a copy of DB begins (move the present one to
 	// quarantine first when Quarantine: its journal diverged after
@@ -408,6 +409,7 @@ func (c *Core) progress() {
 // streams are read from the Log here.
 func (c *Core) Ready() Ready {
 	c.progress()
+	c.flushAcks()
 	c.serveFollowers()
 	c.serveCatchUps()
 	r := c.out
@@ -418,7 +420,7 @@ func (c *Core) Ready() Ready {
 // HasReady reports whether Ready would return anything.
 func (c *Core) HasReady() bool {
 	c.progress()
-	if !c.out.Empty() {
+	if !c.out.Empty() || len(c.follow.ackDue) > 0 {
 		return true
 	}
 	if c.st.Role == RolePrimary && c.writesOpen {

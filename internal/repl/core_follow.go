@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/miraj-db/miraj/internal/transport"
 	"log/slog"
+	"slices"
 	"strings"
 
 	epochpkg "github.com/miraj-db/miraj/internal/epoch"
@@ -32,6 +33,9 @@ type followState struct {
 	next, tried, retryAt int
 	// lastApply: the tick frames were last written (-1: never).
 	lastApply int
+	// ackDue: databases to acknowledge at the next Ready (by lower-case
+	// name).
+	ackDue map[string]string
 	// unsubscribed: the link is up and its subscription not sent yet.
 	unsubscribed bool
 	// dbs: per database (lower-case name), what the link wrote.
@@ -304,6 +308,7 @@ func (c *Core) followEnded(l *linkState, err error) {
 	}
 	welcomed := c.follow.welcomed
 	c.follow.link, c.follow.welcomed, c.follow.dbs, c.follow.unsubscribed = 0, false, nil, false
+	clear(c.follow.ackDue)
 	if !welcomed {
 		if err != nil && !l.up {
 			c.setPeerState(l.peer, "UNREACHABLE")
@@ -325,9 +330,39 @@ func (c *Core) followEnded(l *linkState, err error) {
 	}
 }
 
-// Appended reports the end of an OpAppend: the journal of db now ends at
-// end (written; fsync'd when the op was Durable), or err.
+// Appended reports that an OpAppend's frames are written: the journal of db
+// now ends at end (fsync'd when the op was Durable), or err, and then no
+// Applied follows. A secondary acknowledges what it wrote at once (RECEIVED
+// waits for this), before it applies it.
 func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
+	if err != nil {
+		c.pendingOps--
+	}
+	if c.promo != nil && c.promo.catchLink == link && link != 0 {
+		if err != nil {
+			c.catchUpAppended(err)
+		}
+		return
+	}
+	if link != c.follow.link || link == 0 {
+		return
+	}
+	l := c.links[link]
+	if err != nil {
+		c.eventf(slog.LevelError, "Cluster: database %s: %v", db, err)
+		c.linkFailed(l, fmt.Errorf("database %s: %w", db, err))
+		return
+	}
+	d := c.followDB(db)
+	d.written = max(d.written, end)
+	c.noteStreamed(db)
+	c.ackLater(db)
+}
+
+// Applied reports that an OpAppend's frames are applied (or err): the
+// secondary acknowledges again, its applied position moved (APPLIED waits
+// for this).
+func (c *Core) Applied(link LinkID, db string, err error) {
 	c.pendingOps--
 	if c.promo != nil && c.promo.catchLink == link && link != 0 {
 		c.catchUpAppended(err)
@@ -342,19 +377,8 @@ func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
 		c.linkFailed(l, fmt.Errorf("database %s: %w", db, err))
 		return
 	}
-	d := c.followDB(db)
-	d.written = max(d.written, end)
 	c.follow.lastApply = c.now
-	c.noteStreamed(db)
-	c.ack(l, db)
-}
-
-// Applied reports that db applied what its journal holds up to its
-// Log.Applied: a secondary that applies after it wrote acknowledges again.
-func (c *Core) Applied(db string) {
-	if l := c.links[c.follow.link]; l != nil && c.follow.welcomed {
-		c.ack(l, db)
-	}
+	c.ackLater(db)
 }
 
 // SeedInstalled reports the end of an OpSeedInstall: the copy of db is
@@ -379,7 +403,7 @@ func (c *Core) SeedInstalled(link LinkID, db string, lsn journal.LSN, announced 
 	c.eventf(slog.LevelInfo, "Cluster: copy of database %s installed at LSN %d", db, lsn)
 	info, _ := c.dbInfo(db)
 	d.written = info.End
-	c.ack(l, db)
+	c.ackLater(db)
 }
 
 // OpDone reports the end of an OpSeedBegin, OpSeedChunk, OpDrop or
@@ -393,6 +417,28 @@ func (c *Core) OpDone(link LinkID, db string, err error) {
 		c.eventf(slog.LevelError, "Cluster: database %s: %v", db, err)
 		c.linkFailed(c.links[link], fmt.Errorf("database %s: %w", db, err))
 	}
+}
+
+// ackLater has db acknowledged at the next Ready: the write and the apply
+// of a batch that end together make one acknowledgement.
+func (c *Core) ackLater(db string) {
+	if c.follow.ackDue == nil {
+		c.follow.ackDue = map[string]string{}
+	}
+	c.follow.ackDue[strings.ToLower(db)] = db
+}
+
+// flushAcks sends the acknowledgements due on the follow link.
+func (c *Core) flushAcks() {
+	if len(c.follow.ackDue) == 0 {
+		return
+	}
+	if l := c.links[c.follow.link]; l != nil && !l.closing && c.follow.welcomed {
+		for _, key := range slices.Sorted(mapKeys(c.follow.ackDue)) {
+			c.ack(l, c.follow.ackDue[key])
+		}
+	}
+	clear(c.follow.ackDue)
 }
 
 // ack tells the primary how far this node has written and applied db,

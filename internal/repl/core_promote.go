@@ -154,20 +154,28 @@ func (c *Core) decidePromotion() bool {
 	local := c.localDBs()
 	plan, catchUpRefusals := PlanCatchUp(local, p.positions)
 	reasons = append(reasons, catchUpRefusals...)
-	// SYNCED_LSN of a database this node holds under the same identity,
-	// or does not hold at all (the confirmed writes would be lost whole);
-	// one of another incarnation is not this database's.
+	// SYNCED_LSN of every database the primary confirmed writes of: this
+	// node holds them if it holds that incarnation far enough (after the
+	// catch-up); another incarnation, or none, holds none of them.
 	synced := map[string]journal.LSN{}
-	bases := map[string][]byte{}
-	for _, l := range local {
-		bases[strings.ToLower(l.Name)] = l.BaseID
-	}
 	for key, s := range c.synced {
-		if base, held := bases[key]; !held || bytes.Equal(s.BaseID, base) {
-			synced[key] = s.LSN
+		synced[key] = s.LSN
+	}
+	held := make([]LocalDB, 0, len(local))
+	other := map[string]bool{}
+	for _, l := range local {
+		if s, ok := c.synced[strings.ToLower(l.Name)]; ok && !bytes.Equal(s.BaseID, l.BaseID) {
+			l.End, other[strings.ToLower(l.Name)] = 0, true
+		}
+		held = append(held, l)
+	}
+	var heldPlan []CatchUpStep
+	for _, st := range plan {
+		if !other[strings.ToLower(st.DB)] {
+			heldPlan = append(heldPlan, st)
 		}
 	}
-	reasons = append(reasons, PromotionSyncedRefusals(local, plan, synced)...)
+	reasons = append(reasons, PromotionSyncedRefusals(held, heldPlan, synced)...)
 	if lag := c.lagAfter(local, plan); c.cfg.MaxPromotionLag > 0 && lag > c.cfg.MaxPromotionLag {
 		reasons = append(reasons, fmt.Sprintf("lag of %d bytes after catch-up exceeds max_promotion_lag_mb (%d)", lag, c.cfg.MaxPromotionLag>>20))
 	}

@@ -155,8 +155,14 @@ func (w *applyWorker) do(q queuedOp) {
 			n.post(func() { n.core.Appended(op.Link, op.DB, 0, err) })
 			return
 		}
-		end, err := db.AppendReplicated(n.ctx, op.At, op.Data, op.Durable)
+		// Written first, and acknowledged as such (RECEIVED), then applied.
+		end, err := db.WriteReplicated(n.ctx, op.At, op.Data, op.Durable)
 		n.post(func() { n.core.Appended(op.Link, op.DB, end, err) })
+		if err != nil {
+			return
+		}
+		err = db.ApplyReplicated()
+		n.post(func() { n.core.Applied(op.Link, op.DB, err) })
 	case OpSeedBegin:
 		err := w.seedBegin(op)
 		n.post(func() { n.core.OpDone(op.Link, op.DB, err) })

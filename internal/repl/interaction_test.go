@@ -432,6 +432,9 @@ func (e *ienv) op(n *inode, op Op, p func(string, ...any)) {
 		}
 		p("append %s at %d: %d bytes durable=%v -> %v", op.DB, op.At, len(op.Data), op.Durable, errOr(err, fmt.Sprint(end)))
 		n.core.Appended(op.Link, op.DB, end, err)
+		if err == nil {
+			n.core.Applied(op.Link, op.DB, nil)
+		}
 	case OpSeedBegin:
 		p("copy of %s begins (quarantine=%v common=%d: %s)", op.DB, op.Quarantine, op.Common, op.Reason)
 		if op.Quarantine {

@@ -49,6 +49,8 @@ type node struct {
 	// mustFollow: the node learned of a new primary: it must follow it
 	// at once (checker "follows at once").
 	mustFollow *followDue
+	// unapplied: appends written and acknowledged, not applied yet.
+	unapplied []repl.Op
 	// waits: client writes waiting for semi-synchronous acks, by the id
 	// given to the core.
 	waits map[uint64]*syncWait
@@ -233,7 +235,7 @@ func (n *node) crash() {
 	n.w.touch(n.id)
 	n.eng.Crash()
 	n.eng = nil
-	n.waits, n.backlog, n.open, n.deferred, n.seeds = nil, nil, nil, nil, nil
+	n.waits, n.backlog, n.open, n.deferred, n.seeds, n.unapplied = nil, nil, nil, nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
 		if l := n.w.net.links[id]; l != nil && (l.a == n.id || l.b == n.id) {
 			n.w.net.breakLink(n.w, id)
@@ -345,6 +347,12 @@ func (n *node) storageOp(op repl.Op) {
 // doOp does one storage operation and tells the core how it ended.
 func (n *node) doOp(op repl.Op) {
 	w := n.w
+	if op.Kind != repl.OpAppend {
+		n.applyWritten() // in order: what was written is applied first
+		if n.eng == nil {
+			return
+		}
+	}
 	if n.followLinks[op.Link] && !n.core.Live(op.Link) {
 		// The follow link ended while the operation waited: the server's
 		// apply worker drops what it holds of a link that is gone.
@@ -369,7 +377,7 @@ func (n *node) doOp(op repl.Op) {
 			n.core.Appended(op.Link, op.DB, 0, storage.ErrNoDatabase)
 			return
 		}
-		end, err := db.AppendReplicated(bg, op.At, op.Data, op.Durable)
+		end, err := db.WriteReplicated(bg, op.At, op.Data, op.Durable)
 		if err != nil {
 			if n.diskFailed(err) {
 				return
@@ -382,6 +390,16 @@ func (n *node) doOp(op repl.Op) {
 			n.noteStreamed(op.Link, db)
 		}
 		n.core.Appended(op.Link, op.DB, end, err)
+		if err != nil {
+			return
+		}
+		// Written and acknowledged; applied now, or, half the time, at
+		// the end of the tick (the server's worker applies after it
+		// acknowledged the write).
+		n.unapplied = append(n.unapplied, op)
+		if w.rng.IntN(2) == 0 {
+			n.applyWritten()
+		}
 	case repl.OpSeedBegin:
 		if db, ok := n.eng.Database(op.DB); ok && op.Quarantine {
 			n.quarantine(db, op.Reason)
@@ -437,6 +455,25 @@ func (n *node) doOp(op repl.Op) {
 		n.cutTails()
 	case repl.OpMarkEpochs:
 		n.markEpochs()
+	}
+}
+
+// applyWritten applies what the node wrote and has not applied yet.
+func (n *node) applyWritten() {
+	ops := n.unapplied
+	n.unapplied = nil
+	for _, op := range ops {
+		if n.eng == nil {
+			return
+		}
+		err := error(storage.ErrNoDatabase)
+		if db, ok := n.eng.Database(op.DB); ok {
+			err = db.ApplyReplicated()
+		}
+		if err != nil {
+			n.w.violate("stream", fmt.Sprintf("%s: apply of %s at %d: %v", n.id, op.DB, op.At, err))
+		}
+		n.core.Applied(op.Link, op.DB, err)
 	}
 }
 
@@ -590,6 +627,7 @@ func (n *node) demote() {
 // duties: the apply worker catches up once the node is no longer slow,
 // then time passes for the core.
 func (n *node) duties() {
+	n.applyWritten()
 	n.drainBacklog()
 	if n.eng == nil {
 		return

@@ -85,6 +85,10 @@ type DB struct {
 	// rx: a replica's transactions in reception, by id (guarded by
 	// commitMu).
 	rx map[uint64]*rxState
+	// unapplied: frames a replica wrote to the journal and has not applied
+	// yet (WriteReplicated, then ApplyReplicated), in journal order, with
+	// the epoch marks they carry. Guarded by commitMu.
+	unapplied []unappliedBatch
 	// txnSeq is the last transaction id used or seen in the journal.
 	txnSeq atomic.Uint64
 }
@@ -501,6 +505,11 @@ func (db *DB) ReceivedHistory() (history.History, journal.LSN) {
 	h := db.cur.Load().cat.history
 	if m, ok := db.receivingMarkLocked(); ok {
 		h, _ = h.Append(m) // checked when the frame arrived
+	}
+	for _, b := range db.unapplied {
+		for _, m := range b.marks {
+			h, _ = h.Append(m) // checked when the frames were written
+		}
 	}
 	return h, db.jrnl.End()
 }

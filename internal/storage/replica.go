@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/miraj-db/miraj/internal/history"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,17 +106,34 @@ func (db *DB) ReadCommitted(from journal.LSN, max int) ([]byte, error) {
 }
 
 // AppendReplicated writes a primary's frames at the end of the local journal
-// (the same bytes at the same LSNs) and applies every transaction they
-// complete, decoding only the new frames (a transaction received over many
-// batches is applied once, at its commit frame). With durable set it then
-// fsyncs them. It returns the new journal end.
-//
-// The append and the apply happen together under the commit lock: a
-// caller that gives up (its context ends) never leaves frames in the
-// journal that the tables lack. An epoch mark older than the journal's last
-// one is refused: a node never writes a frame of an epoch lower than one
-// it has seen.
+// and applies what they complete (WriteReplicated, then ApplyReplicated).
 func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []byte, durable bool) (journal.LSN, error) {
+	end, err := db.WriteReplicated(ctx, start, frames, durable)
+	if err != nil {
+		return 0, err
+	}
+	if err := db.ApplyReplicated(); err != nil {
+		return 0, err
+	}
+	return end, nil
+}
+
+// unappliedBatch is frames written by WriteReplicated, not applied yet.
+type unappliedBatch struct {
+	start  journal.LSN
+	frames []byte
+	marks  []history.Mark
+}
+
+// WriteReplicated writes a primary's frames at the end of the local journal
+// (the same bytes at the same LSNs), fsync'd with durable set, and returns
+// the new journal end; ApplyReplicated applies them later, in order, so a
+// replica can acknowledge what it wrote before it applies it. Until then the
+// frames are in the journal and not in the tables: ReceivedHistory counts
+// their epoch marks, CutTail refuses to run. An epoch mark older than the
+// journal's last one is refused: a node never writes a frame of an epoch
+// lower than one it has seen. frames must not change until applied.
+func (db *DB) WriteReplicated(ctx context.Context, start journal.LSN, frames []byte, durable bool) (journal.LSN, error) {
 	for pos := 0; pos < len(frames); {
 		_, _, size, ok := journal.DecodeFrame(frames[pos:])
 		if !ok {
@@ -128,7 +146,8 @@ func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []
 		db.commitMu.Unlock()
 		return 0, fmt.Errorf("%w: database %s: frames start at LSN %d, local journal ends at %d", ErrGap, db.name, start, end)
 	}
-	if err := db.checkMarksLocked(start, frames); err != nil {
+	marks, err := db.checkMarksLocked(start, frames)
+	if err != nil {
 		db.commitMu.Unlock()
 		return 0, err
 	}
@@ -137,19 +156,8 @@ func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []
 		db.commitMu.Unlock()
 		return 0, err
 	}
-	for pos := 0; pos < len(frames) && err == nil; {
-		typ, payload, size, _ := journal.DecodeFrame(frames[pos:])
-		err = db.feedLocked(start+journal.LSN(pos), typ, payload)
-		pos += size
-	}
+	db.unapplied = append(db.unapplied, unappliedBatch{start: start, frames: frames, marks: marks})
 	db.commitMu.Unlock()
-	if err != nil {
-		return 0, err
-	}
-	db.commits.Add(1)
-	if db.eng != nil {
-		db.eng.notify()
-	}
 	if durable {
 		// Not ctx: the frames are in; the fsync is bounded.
 		if err := db.jrnl.SyncTo(context.Background(), end); err != nil {
@@ -159,32 +167,69 @@ func (db *DB) AppendReplicated(ctx context.Context, start journal.LSN, frames []
 	return end, nil
 }
 
+// ApplyReplicated applies, in order, the frames WriteReplicated wrote: every
+// transaction they complete, decoding only the new frames (a transaction
+// received over many batches is applied once, at its commit frame).
+func (db *DB) ApplyReplicated() error {
+	db.commitMu.Lock()
+	batches := db.unapplied
+	db.unapplied = nil
+	var err error
+	for _, b := range batches {
+		for pos := 0; pos < len(b.frames) && err == nil; {
+			typ, payload, size, _ := journal.DecodeFrame(b.frames[pos:])
+			err = db.feedLocked(b.start+journal.LSN(pos), typ, payload)
+			pos += size
+		}
+	}
+	db.commitMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if len(batches) > 0 {
+		db.commits.Add(1)
+		if db.eng != nil {
+			db.eng.notify()
+		}
+	}
+	return nil
+}
+
 // ErrStaleEpoch is returned for replicated frames that carry an epoch mark
 // not newer than the journal's last one.
 var ErrStaleEpoch = errors.New("storage: epoch mark older than the journal's")
 
 // checkMarksLocked refuses frames whose epoch marks do not extend the
-// journal's history (those of the transaction in reception included).
-func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) error {
+// journal's history (those of the transaction in reception and of the
+// frames written and not applied yet included); it returns the frames'
+// marks.
+func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) ([]history.Mark, error) {
 	last := db.cur.Load().cat.history.Last()
 	if m, ok := db.receivingMarkLocked(); ok {
 		last = m
 	}
+	for _, b := range db.unapplied {
+		if len(b.marks) > 0 {
+			last = b.marks[len(b.marks)-1]
+		}
+	}
+	var marks []history.Mark
 	for pos := 0; pos < len(frames); {
 		typ, payload, size, _ := journal.DecodeFrame(frames[pos:])
 		if OpKind(typ) == OpEpoch {
 			op, err := DecodeOp(OpEpoch, payload)
 			if err != nil {
-				return fmt.Errorf("database %s: frame at LSN %d: %w", db.name, start+journal.LSN(pos), err)
+				return nil, fmt.Errorf("database %s: frame at LSN %d: %w", db.name, start+journal.LSN(pos), err)
 			}
 			if op.Mark.Epoch <= last.Epoch {
-				return fmt.Errorf("%w: database %s: mark of epoch %d at LSN %d after epoch %d", ErrStaleEpoch, db.name, op.Mark.Epoch, start+journal.LSN(pos), last.Epoch)
+				return nil, fmt.Errorf("%w: database %s: mark of epoch %d at LSN %d after epoch %d", ErrStaleEpoch, db.name, op.Mark.Epoch, start+journal.LSN(pos), last.Epoch)
 			}
 			last = op.Mark
+			marks = append(marks, op.Mark)
 		}
 		pos += size
 	}
-	return nil
+	return marks, nil
 }
 
 // CutTail removes from the journal what follows the last complete
@@ -197,6 +242,11 @@ func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) error {
 func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, error) {
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
+	if len(db.unapplied) > 0 {
+		// What follows the applied state would be taken for a tail:
+		// complete transactions the replica has not applied yet.
+		return 0, fmt.Errorf("database %s: %d batch(es) of replicated frames written and not applied: apply them before cutting the tail", db.name, len(db.unapplied))
+	}
 	from, end := db.cur.Load().lsn, db.jrnl.End()
 	if from == end {
 		return 0, nil
