@@ -338,25 +338,16 @@ func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
 	if err != nil {
 		c.pendingOps--
 	}
-	if c.promo != nil && c.promo.catchLink == link && link != 0 {
-		if err != nil {
-			c.catchUpAppended(err)
-		}
+	if err != nil || c.promo != nil && c.promo.catchLink == link && link != 0 {
+		c.appendEnded(link, db, err)
 		return
 	}
-	if link != c.follow.link || link == 0 {
-		return
+	if link == c.follow.link && link != 0 {
+		d := c.followDB(db)
+		d.written = max(d.written, end)
+		c.noteStreamed(db)
+		c.ackLater(db)
 	}
-	l := c.links[link]
-	if err != nil {
-		c.eventf(slog.LevelError, "Cluster: database %s: %v", db, err)
-		c.linkFailed(l, fmt.Errorf("database %s: %w", db, err))
-		return
-	}
-	d := c.followDB(db)
-	d.written = max(d.written, end)
-	c.noteStreamed(db)
-	c.ackLater(db)
 }
 
 // Applied reports that an OpAppend's frames are applied (or err): the
@@ -364,21 +355,25 @@ func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
 // for this).
 func (c *Core) Applied(link LinkID, db string, err error) {
 	c.pendingOps--
-	if c.promo != nil && c.promo.catchLink == link && link != 0 {
+	c.appendEnded(link, db, err)
+}
+
+// appendEnded is the end of an OpAppend, applied or failed: a catch-up
+// step may be done; on the follow link, an error ends the link, an apply
+// is acknowledged.
+func (c *Core) appendEnded(link LinkID, db string, err error) {
+	switch {
+	case link == 0:
+	case c.promo != nil && c.promo.catchLink == link:
 		c.catchUpAppended(err)
-		return
-	}
-	if link != c.follow.link || link == 0 {
-		return
-	}
-	l := c.links[link]
-	if err != nil {
+	case link != c.follow.link:
+	case err != nil:
 		c.eventf(slog.LevelError, "Cluster: database %s: %v", db, err)
-		c.linkFailed(l, fmt.Errorf("database %s: %w", db, err))
-		return
+		c.linkFailed(c.links[link], fmt.Errorf("database %s: %w", db, err))
+	default:
+		c.follow.lastApply = c.now
+		c.ackLater(db)
 	}
-	c.follow.lastApply = c.now
-	c.ackLater(db)
 }
 
 // SeedInstalled reports the end of an OpSeedInstall: the copy of db is

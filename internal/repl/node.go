@@ -482,6 +482,14 @@ type engineLog struct {
 	acc Accounts
 }
 
+// EngineLog is the core's read-only view of a storage engine, whose users
+// and grants replicate through acc (none when its functions are nil): the
+// server's and the simulator's Log.
+func EngineLog(eng *storage.Engine, acc Accounts) Log { return engineLog{eng: eng, acc: acc} }
+
+// DBInfoOf describes one database as the core reads it.
+func DBInfoOf(db *storage.DB) DBInfo { return dbInfo(db) }
+
 func dbInfo(db *storage.DB) DBInfo {
 	h, end := db.ReceivedHistory()
 	return DBInfo{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: db.History(), Applied: db.LSN(),

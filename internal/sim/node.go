@@ -153,11 +153,11 @@ func (n *node) start() error {
 	}
 	n.eng = eng
 	n.w.touch(n.id)
-	n.core = repl.NewCore(n.coreConfig(), n.st, engineLog{eng})
+	n.core = repl.NewCore(n.coreConfig(), n.st, repl.EngineLog(eng, repl.Accounts{}))
 	n.seeds, n.waits, n.backlog = map[string]*bytes.Buffer{}, map[uint64]*syncWait{}, nil
 	n.followLinks, n.streamed = map[repl.LinkID]bool{}, map[string]streamedFrom{}
 	n.promised, n.promoting, n.before = nil, false, nil
-	eng.SetRetention(func(db *storage.DB) (journal.LSN, bool) { return n.core.RetentionFloor(dbInfo(db)) })
+	eng.SetRetention(func(db *storage.DB) (journal.LSN, bool) { return n.core.RetentionFloor(repl.DBInfoOf(db)) })
 	eng.CloseWrites()
 	n.tracef("start role=%s epoch=%d", n.st.Role, n.st.Epoch)
 	n.handleReady()
@@ -649,42 +649,6 @@ func (n *node) syncEnded(sw *syncWait, r repl.SyncResult) {
 	n.w.res.Confirmed++
 	n.tracef("confirmed %s at %s (lsn %d)", sw.row, sw.req.Level, sw.lsn)
 }
-
-// engineLog is the core's read-only view of an engine (repl.Log), as the
-// server's driver gives it.
-type engineLog struct{ eng *storage.Engine }
-
-func dbInfo(db *storage.DB) repl.DBInfo {
-	h, end := db.ReceivedHistory()
-	return repl.DBInfo{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: db.History(), Applied: db.LSN(),
-		RecvHist: h, End: end, Retained: db.Journal().Start()}
-}
-
-func (l engineLog) Databases() []repl.DBInfo {
-	var out []repl.DBInfo
-	for _, db := range l.eng.Databases() {
-		out = append(out, dbInfo(db))
-	}
-	return out
-}
-
-func (l engineLog) ReadCommitted(name string, from journal.LSN, max int) ([]byte, error) {
-	db, ok := l.eng.Database(name)
-	if !ok {
-		return nil, storage.ErrNoDatabase
-	}
-	return db.ReadCommitted(from, max)
-}
-
-func (l engineLog) ReadRange(name string, from, to journal.LSN, max int) ([]byte, error) {
-	db, ok := l.eng.Database(name)
-	if !ok {
-		return nil, storage.ErrNoDatabase
-	}
-	return db.Journal().ReadRange(from, to, max)
-}
-
-func (engineLog) Accounts() (uint64, func() []byte) { return 0, nil }
 
 // checkAck is the checker "acknowledged only what is written": an ack
 // says the journal holds the database up to Written (durably, with
