@@ -22,7 +22,10 @@ import (
 //  1. CloseWrites: close the commit gate (before anything else: a node
 //     leaving the primary role stops taking writes first);
 //  2. State: persist it; nothing below may take effect before it is on
-//     disk (on failure: SaveFailed, and the rest of this Ready is dropped);
+//     disk (on failure: SaveFailed, and of the rest OpenWrites and
+//     OpMarkEpochs, the effects of becoming primary, are dropped; the
+//     others go on: the storage operations are answered, the links keep
+//     their order);
 //  3. OpenWrites: open the commit gate for State's epoch;
 //  4. Ops: storage operations, in order (per database, the order matters);
 //  5. Dials, Msgs, Closes: links to open, messages to send (bytes, per
@@ -42,9 +45,11 @@ type Core struct {
 	now int // ticks since the core was made
 
 	// st is the state the core acts on; saved what the driver confirmed
-	// on disk (Advance). Invariant: st differs from saved only between a
+	// on disk (Advance); persisting the state of the last Ready, until
+	// its Advance. Invariant: st differs from saved only between a
 	// transition and the Advance of the Ready that carries it.
-	st, saved State
+	st, saved  State
+	persisting *State
 	// role is st.Role, or PROMOTING while an accepted promotion runs.
 	role Role
 	// writesOpen: what the core last asked of the commit gate.
@@ -70,6 +75,9 @@ type Core struct {
 	// the new epoch within a second, not at its next probe).
 	lastProbe int
 	announce  map[string]bool
+	// announcePending: a promotion's announcement waits for its state to
+	// be on disk (Advance).
+	announcePending bool
 
 	follow     followState
 	followers  map[string]*peerFollower // by lower-case id
@@ -164,6 +172,8 @@ type DBInfo struct {
 	End      journal.LSN
 	// Retained: the oldest byte still in the journal.
 	Retained journal.LSN
+	// Durable: the end of what the journal has fsync'd.
+	Durable journal.LSN
 }
 
 // Log is the core's read-only view of the node's journals.
@@ -414,6 +424,7 @@ func (c *Core) Ready() Ready {
 	c.serveCatchUps()
 	r := c.out
 	c.out = Ready{}
+	c.persisting = r.State
 	return r
 }
 
@@ -440,19 +451,37 @@ func (c *Core) HasReady() bool {
 
 // Advance confirms that the driver carried out the last Ready: its State is
 // on disk.
-func (c *Core) Advance() { c.saved = c.st }
+func (c *Core) Advance() {
+	if c.persisting != nil {
+		c.saved, c.persisting = *c.persisting, nil
+	}
+	c.announceSaved()
+}
 
 // SaveFailed reports that the last Ready's State could not be persisted:
 // the core goes back to the state on disk, with the commit gate closed
 // whatever it was (a primary that could not record its fencing takes no
-// writes), and abandons a promotion.
+// writes; one whose planned switchover could not be recorded takes writes
+// again), and abandons a promotion.
 func (c *Core) SaveFailed(err error) {
 	c.eventf(slog.LevelError, "Cluster: cluster state not saved: %v", err)
 	c.lastError = "cluster state not saved: " + err.Error()
+	failed := c.persisting
 	c.st = c.saved
 	c.role = c.saved.Role
-	c.writesOpen = false
-	c.out.CloseWrites = true
+	c.persisting = nil
+	c.out.State = nil // a transition made since went from the unsaved state
+	c.announcePending = false
+	if failed != nil && c.saved.Role == RolePrimary && failed.Role == RoleSecondary && failed.Epoch == c.saved.Epoch && strings.EqualFold(failed.Primary, c.cfg.ID) {
+		// A planned switchover that could not be recorded: no newer
+		// epoch exists, the node is still the primary and takes writes
+		// again (the SET GLOBAL fails).
+		c.closeWrites()
+		c.openWrites()
+	} else {
+		c.writesOpen = false
+		c.out.CloseWrites = true
+	}
 	if c.promo != nil {
 		c.promo = nil
 	}

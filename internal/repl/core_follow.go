@@ -216,6 +216,11 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			p.addr, p.role, p.epoch, p.state, p.connectedSince, p.lastError = l.addr, RolePrimary, m.Epoch, "CONNECTED", c.now, ""
 		})
 		c.eventf(slog.LevelInfo, "Cluster: following primary %s (epoch %d) at %s", l.peer, m.Epoch, l.addr)
+		// What this node holds, acknowledged at once: the primary counts
+		// a secondary for semi-sync only on its acknowledgements.
+		for _, db := range c.log.Databases() {
+			c.ackLater(db.Name)
+		}
 	case FramesMsg:
 		d := c.followDB(m.DB)
 		if d.seeding {
@@ -446,7 +451,12 @@ func (c *Core) ack(l *linkState, db string) {
 	d := c.followDB(db)
 	written := d.written
 	if written == 0 {
+		// Nothing written on this link yet: what the journal holds (what
+		// it has fsync'd, when acknowledgements must be durable).
 		written = info.End
+		if c.cfg.DurableAck {
+			written = min(info.End, info.Durable)
+		}
 	}
 	c.send(l, AckMsg{DB: info.Name, BaseID: info.BaseID, Epoch: c.follow.epoch, Written: written, Applied: info.Applied})
 }

@@ -405,7 +405,18 @@ func (c *Core) TailsCut(err error) {
 	c.out.Ops = append(c.out.Ops, Op{Kind: OpMarkEpochs})
 	c.lastError = ""
 	c.eventf(slog.LevelInfo, "Cluster: %s is primary of epoch %d", c.cfg.ID, next.Epoch)
-	// The announcement, repeated to whoever does not answer.
+	// The announcement, repeated to whoever does not answer, once the
+	// new state is on disk (Advance): a primary whose state could not be
+	// saved announces nothing.
+	c.announcePending = true
+}
+
+// announceSaved announces a promotion whose state is on disk.
+func (c *Core) announceSaved() {
+	if !c.announcePending || c.saved.Role != RolePrimary {
+		return
+	}
+	c.announcePending = false
 	c.announce = map[string]bool{}
 	for _, addr := range c.cfg.Seeds {
 		c.announce[addr] = true

@@ -46,6 +46,10 @@ type streamPos struct {
 	// LSN; snapshotting: the copy is still being written (no SeedEnd yet).
 	seeding, snapshotting bool
 	pinned                bool
+	// acked: the follower acknowledged this stream at least once; until
+	// then its position is what it subscribed with, which semi-sync does
+	// not count (a confirmation rests on acknowledgements).
+	acked bool
 }
 
 // catchUpServe is a promoted peer's catch-up this node serves on a link.
@@ -166,6 +170,7 @@ func (c *Core) acked(f *peerFollower, m AckMsg) {
 	if p.seeding {
 		return
 	}
+	p.acked = true
 	p.written = max(p.written, min(m.Written, p.sent))
 	if m.Applied > p.applied {
 		p.applied = min(m.Applied, p.written)

@@ -140,7 +140,7 @@ func (c *Core) streaming(key string, base []byte) []AckPos {
 			continue
 		}
 		p, ok := f.positions[key]
-		if !ok || !p.decided || p.seeding || p.pinned || !bytes.Equal(p.baseID, base) {
+		if !ok || !p.decided || p.seeding || p.pinned || !p.acked || !bytes.Equal(p.baseID, base) {
 			continue
 		}
 		out = append(out, AckPos{Written: p.written, Applied: p.applied})

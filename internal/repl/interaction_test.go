@@ -138,7 +138,7 @@ func (l memLog) Databases() []DBInfo {
 	var out []DBInfo
 	for _, name := range slices.Sorted(mapKeys(l.n.dbs)) {
 		d := l.n.dbs[name]
-		out = append(out, DBInfo{Name: d.name, BaseID: d.base, Hist: d.hist, Applied: d.end(), RecvHist: d.hist, End: d.end()})
+		out = append(out, DBInfo{Name: d.name, BaseID: d.base, Hist: d.hist, Applied: d.end(), RecvHist: d.hist, End: d.end(), Durable: d.end()})
 	}
 	return out
 }

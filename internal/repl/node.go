@@ -308,19 +308,23 @@ func (n *Node) carryOut(rd Ready) {
 	if rd.CloseWrites {
 		n.st.CloseWrites()
 	}
+	saved := true
 	if rd.State != nil {
 		if err := saveState(n.opts.StateDir, *rd.State); err != nil {
-			// Nothing of this Ready takes effect but the closed gate.
+			// The node did not become what the state says: it takes no
+			// writes and marks no epoch.
 			n.core.SaveFailed(err)
-			n.publish()
-			return
+			saved = false
 		}
 	}
-	if rd.OpenWrites {
+	if rd.OpenWrites && saved {
 		st := n.core.State()
 		n.st.OpenWrites(&storage.Writer{Epoch: st.Epoch, Node: n.cfg.Node.ID})
 	}
 	for _, op := range rd.Ops {
+		if op.Kind == OpMarkEpochs && !saved {
+			continue
+		}
 		n.storageOp(op)
 	}
 	for _, d := range rd.Dials {
@@ -453,7 +457,14 @@ func (n *Node) Promote(ctx context.Context, force bool) error {
 // history goes to quarantine and is copied again.
 func (n *Node) Demote() error {
 	var err error
-	if !n.call(context.Background(), func() { err = n.core.Demote() }) {
+	if !n.call(context.Background(), func() {
+		if err = n.core.Demote(); err == nil {
+			n.handleReady()
+			if n.core.Role() != RoleSecondary {
+				err = fmt.Errorf("cluster_role: not changed: %s", n.core.LastError())
+			}
+		}
+	}) {
 		return errors.New("cluster_role: the node is not running")
 	}
 	return err
@@ -493,7 +504,7 @@ func DBInfoOf(db *storage.DB) DBInfo { return dbInfo(db) }
 func dbInfo(db *storage.DB) DBInfo {
 	h, end := db.ReceivedHistory()
 	return DBInfo{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: db.History(), Applied: db.LSN(),
-		RecvHist: h, End: end, Retained: db.Journal().Start()}
+		RecvHist: h, End: end, Retained: db.Journal().Start(), Durable: db.Journal().Durable()}
 }
 
 func (l engineLog) Databases() []DBInfo {

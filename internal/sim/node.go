@@ -276,14 +276,23 @@ func (n *node) carryOut(rd repl.Ready) {
 		}
 		n.open, n.deferred = nil, nil
 	}
+	saved := true
 	if rd.State != nil {
-		prev := n.st
-		n.st = *rd.State // atomic and fsync'd: survives a crash
-		if s := n.st; s.Role == repl.RoleSecondary && s.Primary != "" && s.Primary != n.id && (s.Epoch != prev.Epoch || s.Primary != prev.Primary) {
-			n.mustFollow = &followDue{primary: s.Primary, epoch: s.Epoch, since: w.now}
+		if w.stateFault() {
+			// The state file's write failed: the core goes back to the
+			// state on disk; becoming primary does not take effect.
+			w.tracef("%s cluster state not saved (injected)", n.id)
+			n.core.SaveFailed(errDisk)
+			saved = false
+		} else {
+			prev := n.st
+			n.st = *rd.State // atomic and fsync'd: survives a crash
+			if s := n.st; s.Role == repl.RoleSecondary && s.Primary != "" && s.Primary != n.id && (s.Epoch != prev.Epoch || s.Primary != prev.Primary) {
+				n.mustFollow = &followDue{primary: s.Primary, epoch: s.Epoch, since: w.now}
+			}
 		}
 	}
-	if rd.OpenWrites {
+	if rd.OpenWrites && saved {
 		n.eng.OpenWrites(&storage.Writer{Epoch: n.st.Epoch, Node: n.id})
 	}
 	// Before the operations: the checkers take what the promotion decided
@@ -294,6 +303,9 @@ func (n *node) carryOut(rd repl.Ready) {
 	for _, op := range rd.Ops {
 		if n.eng == nil {
 			return
+		}
+		if op.Kind == repl.OpMarkEpochs && !saved {
+			continue
 		}
 		n.storageOp(op)
 	}

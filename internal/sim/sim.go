@@ -903,6 +903,12 @@ func (w *world) clock() time.Time { return time.UnixMilli(1_800_000_000_000 + in
 // errDisk is an injected disk error.
 var errDisk = errors.New("sim: injected disk error")
 
+// stateFault decides whether a write of a node's cluster state file fails
+// (at the disk fault rate).
+func (w *world) stateFault() bool {
+	return w.opts.FaultPerMille > 0 && !w.overlapping.Load() && w.rng.IntN(1000) < w.opts.FaultPerMille
+}
+
 // diskFault decides whether a journal write or fsync fails.
 func (w *world) diskFault(op journal.FaultOp) error {
 	if w.overlapping.Load() {
