@@ -185,7 +185,12 @@ func (w *applyWorker) do(q queuedOp) {
 	}
 }
 
-// seedFile is where a copy being received is written.
+// keeper is the node's place, for a quarantine report.
+func (n *Node) keeper() Keeper { return Keeper{Epoch: n.Epoch(), Primary: n.PrimaryID()} }
+
+// seedFile is where a copy being received is written (a scratch file,
+// read back by InstallSeed: not state, so on the operating system's file
+// system, whatever Options.FS is).
 func (n *Node) seedFile(db string) string {
 	return filepath.Join(n.opts.StateDir, "seed-"+storage.DirName(db)+".part")
 }
@@ -194,7 +199,7 @@ func (w *applyWorker) seedBegin(op Op) error {
 	n := w.n
 	w.dropSeed()
 	if db, ok := n.st.Database(op.DB); ok && op.Quarantine {
-		if err := n.quarantineDatabase(db, op.Common, "re-seeded from the primary: "+op.Reason); err != nil {
+		if _, err := n.quarantine.Database(n.keeper(), n.st, db, op.Common, "re-seeded from the primary: "+op.Reason); err != nil {
 			return err
 		}
 	}
@@ -237,7 +242,8 @@ func (w *applyWorker) drop(op Op) error {
 	switch {
 	case !ok:
 	case op.Quarantine:
-		return n.quarantineDatabase(db, 0, "the primary does not have this database")
+		_, err := n.quarantine.Database(n.keeper(), n.st, db, 0, "the primary does not have this database")
+		return err
 	default:
 		if err := n.st.DropDatabase(op.DB); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
 			return err
@@ -319,7 +325,10 @@ func (w *chunkWriter) flush(k int) error {
 // transaction of the former primary whose commit frame never came).
 func (n *Node) cutTails() error {
 	for _, db := range n.st.Databases() {
-		cut, err := db.CutTail(func(from journal.LSN, tail []byte) error { return n.quarantineTail(db, from, tail) })
+		cut, err := db.CutTail(func(from journal.LSN, tail []byte) error {
+			_, err := n.quarantine.Tail(n.keeper(), db, from, tail)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("database %s: %w", db.Name(), err)
 		}

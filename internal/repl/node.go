@@ -17,6 +17,7 @@ import (
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
 	"github.com/miraj-db/miraj/internal/transport"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // The server's driver of the core (core.go): one goroutine (loop) owns the
@@ -93,6 +94,9 @@ type Options struct {
 	Config   *config.Cluster
 	Storage  *storage.Engine
 	StateDir string // DIR/miraj
+	// FS is the file system of the cluster state, quarantine folders and
+	// copies being received; nil is the operating system's.
+	FS       vfs.FS
 	Accounts Accounts
 	Logger   *slog.Logger
 	// Transport, when set, replaces the one built from Config (tests).
@@ -107,6 +111,8 @@ type Node struct {
 	st   *storage.Engine
 	log  *slog.Logger
 	tr   *transport.Transport
+	// quarantine keeps aside what the node held off the primary's history.
+	quarantine *Quarantine
 
 	// core is owned by the loop (Run); before Run, by whoever made the
 	// Node (tests).
@@ -142,7 +148,8 @@ func New(opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	st, err := loadState(opts.StateDir)
+	opts.FS = vfs.Or(opts.FS)
+	st, err := LoadState(opts.FS, opts.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster state: %w", err)
 	}
@@ -150,6 +157,7 @@ func New(opts Options) (*Node, error) {
 		posted: make(chan func(), maxPosted), links: map[LinkID]*driverLink{}, workers: map[string]*applyWorker{},
 		waits: map[uint64]chan SyncResult{}, start: time.Now()}
 	n.core = NewCore(coreConfig(n.cfg), st, engineLog{eng: n.st, acc: opts.Accounts})
+	n.quarantine = &Quarantine{FS: opts.FS, Dir: opts.StateDir, Node: n.cfg.Node.ID, Cluster: n.cfg.Name, Now: time.Now, Log: n.log}
 	n.publish()
 	if l, ok := ParseSyncLevel(string(n.cfg.SyncCommit)); ok {
 		n.syncShown.Store(l)
@@ -310,7 +318,7 @@ func (n *Node) carryOut(rd Ready) {
 	}
 	saved := true
 	if rd.State != nil {
-		if err := saveState(n.opts.StateDir, *rd.State); err != nil {
+		if err := SaveState(n.opts.FS, n.opts.StateDir, *rd.State); err != nil {
 			// The node did not become what the state says: it takes no
 			// writes and marks no epoch.
 			n.core.SaveFailed(err)

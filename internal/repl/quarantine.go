@@ -3,6 +3,7 @@ package repl
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // Quarantine (§17.4.2): what a node held that is not on the primary's
@@ -19,14 +21,34 @@ import (
 // <database>/ with a report.txt saying what it is and how to read it.
 const quarantineDir = "quarantaine"
 
-// quarantineFolder returns a new, unused folder for db.
-func (n *Node) quarantineFolder(db string) (string, error) {
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	base := filepath.Join(n.opts.StateDir, quarantineDir, stamp, storage.DirName(db))
+// Quarantine writes a node's quarantine folders. The server's driver and
+// the simulator both keep aside through it, each on its own file system.
+type Quarantine struct {
+	FS  vfs.FS
+	Dir string // DIR/miraj
+	// Node and Cluster name the node in the reports.
+	Node, Cluster string
+	Now           func() time.Time
+	Log           *slog.Logger
+}
+
+// Keeper is the node's place when something is kept aside, for the
+// report: its epoch and the primary it knows.
+type Keeper struct {
+	Epoch   Epoch
+	Primary string
+}
+
+// folder returns a new, unused folder for db.
+func (q *Quarantine) folder(db string) (string, error) {
+	stamp := q.Now().UTC().Format("20060102T150405Z")
+	base := filepath.Join(q.Dir, quarantineDir, stamp, storage.DirName(db))
 	dir := base
 	for i := 2; ; i++ {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if _, err := q.FS.Stat(dir); errors.Is(err, os.ErrNotExist) {
 			return dir, nil
+		} else if err != nil {
+			return "", err
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}
@@ -34,14 +56,14 @@ func (n *Node) quarantineFolder(db string) (string, error) {
 
 // report describes what is kept; h is the journal's epoch history (passed
 // in: the tail's caller holds the database's commit lock).
-func (n *Node) report(db *storage.DB, h history.History, what, reason string, first, end journal.LSN) string {
+func (q *Quarantine) report(k Keeper, db *storage.DB, h history.History, what, reason string, first, end journal.LSN) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Miraj quarantine report\n\n")
-	fmt.Fprintf(&b, "node:      %s (cluster %s)\n", n.cfg.Node.ID, n.cfg.Name)
-	fmt.Fprintf(&b, "time:      %s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "node:      %s (cluster %s)\n", q.Node, q.Cluster)
+	fmt.Fprintf(&b, "time:      %s\n", q.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "database:  %s\n", db.Name())
 	fmt.Fprintf(&b, "base id:   %x\n", db.Latest().BaseID())
-	fmt.Fprintf(&b, "epoch:     %d (this node's, primary %s)\n", n.Epoch(), n.PrimaryID())
+	fmt.Fprintf(&b, "epoch:     %d (this node's, primary %s)\n", k.Epoch, k.Primary)
 	fmt.Fprintf(&b, "LSN range: %d to %d (%d bytes)\n", first, end, end-first)
 	fmt.Fprintf(&b, "epoch marks of its journal:")
 	if len(h) == 0 {
@@ -98,22 +120,23 @@ func describe(d *storage.Describe) string {
 	return b.String()
 }
 
-// quarantineDatabase moves db's folder (journal and checkpoints as they are)
-// into quarantine, with a report of what follows LSN from (what is not on
-// the primary's history), and takes the database out of service.
-func (n *Node) quarantineDatabase(db *storage.DB, from journal.LSN, reason string) error {
-	dir, err := n.quarantineFolder(db.Name())
+// Database moves db's folder (journal and checkpoints as they are) out of
+// eng into quarantine, with a report of what follows LSN from (what is not
+// on the primary's history), and takes the database out of service. It
+// returns the folder.
+func (q *Quarantine) Database(k Keeper, eng *storage.Engine, db *storage.DB, from journal.LSN, reason string) (string, error) {
+	dir, err := q.folder(db.Name())
 	if err != nil {
-		return err
+		return "", err
 	}
 	h, end := db.ReceivedHistory()
 	// A checkpoint written before the divergence was known may have let
 	// the journal go from before from: those transactions are in the
 	// folder's checkpoints alone, folded into the rows.
 	listed := max(from, db.Journal().Start())
-	rep := n.report(db, h, "the whole database folder (journal segments and checkpoints)", reason, from, end)
-	if err := n.st.MoveAside(db.Name(), dir); err != nil {
-		return err
+	rep := q.report(k, db, h, "the whole database folder (journal segments and checkpoints)", reason, from, end)
+	if err := eng.MoveAside(db.Name(), dir); err != nil {
+		return "", err
 	}
 	if listed > from {
 		rep += foldedNote(dir, from, listed)
@@ -127,14 +150,14 @@ func (n *Node) quarantineDatabase(db *storage.DB, from journal.LSN, reason strin
 	rep += "\nHow to read it: miraj-quarantine " + dir + " lists every transaction of its journal;\n" +
 		"to query it, copy this folder into an empty data directory as the folder of the\n" +
 		"database and start a standalone miraj-server on that directory (without --cluster-config).\n"
-	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
-		return err
+	if err := atomicfile.WriteFS(q.FS, filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
+		return dir, err
 	}
-	n.log.Warn(fmt.Sprintf("Cluster: database %s moved to quarantine in %s: %s", db.Name(), dir, reason), "database", db.Name())
+	q.Log.Warn(fmt.Sprintf("Cluster: database %s moved to quarantine in %s: %s", db.Name(), dir, reason), "database", db.Name())
 	if listed > from {
-		n.log.Warn(fmt.Sprintf("Cluster: database %s: its quarantined transactions from LSN %d to %d are only in the checkpoints of %s (a checkpoint let that part of the journal go)", db.Name(), from, listed, dir), "database", db.Name())
+		q.Log.Warn(fmt.Sprintf("Cluster: database %s: its quarantined transactions from LSN %d to %d are only in the checkpoints of %s (a checkpoint let that part of the journal go)", db.Name(), from, listed, dir), "database", db.Name())
 	}
-	return nil
+	return dir, nil
 }
 
 // foldedNote says that the transactions from LSN from to listed are no
@@ -155,27 +178,28 @@ func foldedNote(dir string, from, listed journal.LSN) string {
 		"They cannot be listed one by one; query the folder (below) to see the rows.\n\n", from, listed, held)
 }
 
-// quarantineTail keeps the bytes of an unterminated transaction (cut at
-// promotion) in quarantine: a journal fragment starting at LSN from.
-func (n *Node) quarantineTail(db *storage.DB, from journal.LSN, tail []byte) error {
-	dir, err := n.quarantineFolder(db.Name())
+// Tail keeps the bytes of an unterminated transaction (cut at promotion)
+// in quarantine: a journal fragment starting at LSN from. It returns the
+// folder.
+func (q *Quarantine) Tail(k Keeper, db *storage.DB, from journal.LSN, tail []byte) (string, error) {
+	dir, err := q.folder(db.Name())
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	if err := vfs.MkdirAllSync(q.FS, dir, 0o755); err != nil {
+		return "", err
 	}
 	name := fmt.Sprintf("%020d.journal", uint64(from))
-	if err := atomicfile.Write(filepath.Join(dir, name), tail, 0o644); err != nil {
-		return err
+	if err := atomicfile.WriteFS(q.FS, filepath.Join(dir, name), tail, 0o644); err != nil {
+		return "", err
 	}
-	rep := n.report(db, db.History(), "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail)))
+	rep := q.report(k, db, db.History(), "the frames of a transaction whose commit frame never arrived, in "+name, "cut at promotion: the former primary's transaction was incomplete here", from, from+journal.LSN(len(tail)))
 	d := &storage.Describe{}
 	journal.ScanFrames(tail, from, d.Frame)
 	rep += describe(d) + "\nHow to read it: miraj-quarantine " + dir + " lists the transaction's changes.\n"
-	if err := atomicfile.Write(filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
-		return err
+	if err := atomicfile.WriteFS(q.FS, filepath.Join(dir, "report.txt"), []byte(rep), 0o644); err != nil {
+		return dir, err
 	}
-	n.log.Warn(fmt.Sprintf("Cluster: database %s: unterminated transaction at LSN %d kept in quarantine in %s", db.Name(), from, dir), "database", db.Name())
-	return nil
+	q.Log.Warn(fmt.Sprintf("Cluster: database %s: unterminated transaction at LSN %d kept in quarantine in %s", db.Name(), from, dir), "database", db.Name())
+	return dir, nil
 }

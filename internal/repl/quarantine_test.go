@@ -36,7 +36,7 @@ func quarantineTestNode(t *testing.T) (*Node, *storage.DB, []journal.LSN) {
 // quarantineReport quarantines db from LSN from and returns its report.
 func quarantineReport(t *testing.T, n *Node, db *storage.DB, from journal.LSN) string {
 	t.Helper()
-	if err := n.quarantineDatabase(db, from, "test"); err != nil {
+	if _, err := n.quarantine.Database(n.keeper(), n.st, db, from, "test"); err != nil {
 		t.Fatal(err)
 	}
 	reports, _ := filepath.Glob(filepath.Join(n.opts.StateDir, quarantineDir, "*", "*", "report.txt"))

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 func TestMessageListRoundTrip(t *testing.T) {
@@ -48,24 +50,24 @@ func TestMalformedMessagesAreProtocolErrors(t *testing.T) {
 
 func TestStatePersistence(t *testing.T) {
 	dir := t.TempDir()
-	st, err := loadState(dir)
+	st, err := LoadState(vfs.Default, dir)
 	if err != nil || st.Role != RoleSecondary || st.Epoch != 0 {
 		t.Fatalf("fresh node: %+v %v (a new node must be a secondary)", st, err)
 	}
-	if err := saveState(dir, State{Role: RolePrimary, Epoch: 3, Primary: "n1"}); err != nil {
+	if err := SaveState(vfs.Default, dir, State{Role: RolePrimary, Epoch: 3, Primary: "n1"}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ = loadState(dir)
+	st, _ = LoadState(vfs.Default, dir)
 	if st != (State{Role: RolePrimary, Epoch: 3, Primary: "n1"}) {
 		t.Fatalf("reloaded %+v", st)
 	}
 	// A promotion that a stop interrupted did not happen.
 	os.WriteFile(filepath.Join(dir, stateFile), []byte(`{"role":"PROMOTING","epoch":4,"primary":"n2"}`), 0o600)
-	if st, _ = loadState(dir); st.Role != RoleSecondary {
+	if st, _ = LoadState(vfs.Default, dir); st.Role != RoleSecondary {
 		t.Fatalf("interrupted promotion restored as %s", st.Role)
 	}
 	os.WriteFile(filepath.Join(dir, stateFile), []byte(`{"role":`), 0o600)
-	if _, err := loadState(dir); err == nil {
+	if _, err := LoadState(vfs.Default, dir); err == nil {
 		t.Fatal("a damaged state file was accepted")
 	}
 }

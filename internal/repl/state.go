@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // Role is a node's place in the cluster.
@@ -32,9 +33,10 @@ type State struct {
 
 const stateFile = "cluster-state.json"
 
-func loadState(dir string) (State, error) {
+// LoadState reads the state saved in dir (a new node's, if none is).
+func LoadState(fs vfs.FS, dir string) (State, error) {
 	p := filepath.Join(dir, stateFile)
-	data, err := os.ReadFile(p)
+	data, err := fs.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		// Never two primaries by default: a new node is a secondary.
 		return State{Role: RoleSecondary}, nil
@@ -54,10 +56,12 @@ func loadState(dir string) (State, error) {
 	return st, nil
 }
 
-func saveState(dir string, st State) error {
+// SaveState replaces the state saved in dir with st, atomically and
+// durably: a crash leaves the old state or st.
+func SaveState(fs vfs.FS, dir string, st State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(dir, stateFile), data, 0o600)
+	return atomicfile.WriteFS(fs, filepath.Join(dir, stateFile), data, 0o600)
 }

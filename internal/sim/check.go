@@ -116,7 +116,7 @@ func (w *world) check(full bool) {
 		}
 		var lost []txKey
 		for k := range n.held {
-			if !now[k] && !n.quarantined[k] && !n.onHistory(k) {
+			if !now[k] && !n.inQuarantine(k) && !n.onHistory(k) {
 				lost = append(lost, k)
 			}
 		}

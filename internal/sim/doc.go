@@ -1,10 +1,13 @@
 // Package sim is Miraj's deterministic cluster simulator: N nodes, each a
 // real storage engine (tables, journals, checkpoints, copies) on its own
-// data directory, whose replication decisions are made by the same pure
-// functions the server uses (repl.DecideStart, repl.CheckTransition,
-// repl.JudgeEpoch, history.Match), connected by an in-memory network that
-// delays, reorders (across links), partitions (one way or both) and breaks
-// links, with crashes that lose every byte not fsync'd.
+// data directory and the server's replication core (repl.Core), connected
+// by an in-memory network that carries the core's encoded messages and
+// delays, reorders (across links), partitions (one way or both, resetting
+// or silently stalling) and breaks links, with crashes that lose every
+// byte not fsync'd: the journals' own crash model, and for everything else
+// (cluster state, checkpoints, database folders, quarantine) a
+// vfs.Crashable file system that also fails operations at the disk fault
+// rate.
 //
 // All nondeterminism comes from one seed: the options (node count, fault
 // rates, acknowledgement mode) are drawn from it and printed, then every
@@ -16,11 +19,13 @@
 // primary if none serves, and checks that the cluster converges within a
 // bounded number of ticks.
 //
-// What is simulated of the server: the drivers' protocol (subscribe,
-// welcome or not-primary, stream or copy with quarantine, acks with an
-// in-flight window, drop, probes that announce an epoch, fencing,
-// promotion with the unterminated tail cut), not their goroutines, TLS or
-// timers: a link is reliable and ordered until it breaks, as TCP is.
+// What runs of the server: its core, whole (subscribe, welcome or
+// not-primary, stream or chunked copy with quarantine, acks with an
+// in-flight window, drop, probes and catch-up as messages, heartbeats and
+// link timeouts on simulated ticks, fencing, promotion with the
+// unterminated tail cut), its storage engine and its quarantine code. Not
+// its goroutines or TLS: node.go is a driver, as the server's node.go is,
+// and a link is reliable and ordered until it breaks, as TCP is.
 //
 // Concurrency: a Run is single-threaded; runs of different seeds may go in
 // parallel (each has its own directories).

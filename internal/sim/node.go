@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/storage"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // node is one simulated server: a real storage engine and the server's
@@ -24,9 +26,15 @@ type node struct {
 	dir  string
 	eng  *storage.Engine // nil while down
 	core *repl.Core
+	// fs is the node's disk for everything but its journals: the cluster
+	// state, checkpoints, database folders and quarantine. It fails at
+	// the disk fault rate, and a crash loses what was not made durable.
+	fs *vfs.Crashable
+	// quar writes the node's quarantine folders, as the server's does.
+	quar *repl.Quarantine
 
-	// st is what the core asked to persist (cluster-state.json survives a
-	// crash: it is written atomically and fsync'd).
+	// st is the cluster state as last saved (cluster-state.json, read
+	// back at each start).
 	st repl.State
 
 	// snaps: snapshots of the simulated table this node's writers hold
@@ -73,9 +81,10 @@ type node struct {
 	overlap *overlapCommit
 
 	// held: committed, durable transactions of the node's journals, as of
-	// the last check; quarantined: those moved to its quarantine.
+	// the last check; quarantined: those moved to its quarantine, with
+	// the folder that holds them (they count while it exists).
 	held        map[txKey]bool
-	quarantined map[txKey]bool
+	quarantined map[txKey]string
 
 	// open: a client transaction per database left open by a write, which
 	// the node's next write to that database commits after its own (see
@@ -145,7 +154,12 @@ func (n *node) coreConfig() repl.CoreConfig {
 // start opens the node's engine (a first start or a restart after a crash)
 // and a new core in the persisted state.
 func (n *node) start() error {
-	eng, err := storage.Open(storage.Options{Root: n.dir, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: n.w.opts.SegmentBytes, Logger: n.w.log,
+	st, err := repl.LoadState(n.fs, n.stateDir())
+	if err != nil {
+		return err
+	}
+	n.st = st
+	eng, err := storage.Open(storage.Options{Root: n.dir, FS: n.fs, Policy: storage.SaveCommit, Bind: bind, SegmentBytes: n.w.opts.SegmentBytes, Logger: n.w.log,
 		JournalFaults: n.w.diskFault, JournalDuringGroupWrite: n.duringGroupWrite, JournalDuringGather: n.duringGather,
 		Now: n.w.clock, KeepBytes: n.w.opts.KeepBytes, JournalWrites: n.journalWrites()})
 	if err != nil {
@@ -163,6 +177,9 @@ func (n *node) start() error {
 	n.handleReady()
 	return nil
 }
+
+// stateDir is the node's DIR/miraj: its cluster state and quarantine.
+func (n *node) stateDir() string { return filepath.Join(n.dir, storage.ReservedDir) }
 
 // journalWrites is how the node's journals write (Options.BlockWrites).
 func (n *node) journalWrites() journal.WriteMode {
@@ -234,6 +251,9 @@ func (n *node) crash() {
 	n.tracef("crash")
 	n.w.touch(n.id)
 	n.eng.Crash()
+	if err := n.fs.Crash(); err != nil {
+		n.w.violate("crash", fmt.Sprintf("%s: %v", n.id, err))
+	}
 	n.eng = nil
 	n.waits, n.backlog, n.open, n.deferred, n.seeds, n.unapplied = nil, nil, nil, nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
@@ -278,15 +298,15 @@ func (n *node) carryOut(rd repl.Ready) {
 	}
 	saved := true
 	if rd.State != nil {
-		if w.stateFault() {
+		if err := repl.SaveState(n.fs, n.stateDir(), *rd.State); err != nil {
 			// The state file's write failed: the core goes back to the
 			// state on disk; becoming primary does not take effect.
-			w.tracef("%s cluster state not saved (injected)", n.id)
-			n.core.SaveFailed(errDisk)
+			w.tracef("%s cluster state not saved: %v", n.id, err)
+			n.core.SaveFailed(err)
 			saved = false
 		} else {
 			prev := n.st
-			n.st = *rd.State // atomic and fsync'd: survives a crash
+			n.st = *rd.State
 			if s := n.st; s.Role == repl.RoleSecondary && s.Primary != "" && s.Primary != n.id && (s.Epoch != prev.Epoch || s.Primary != prev.Primary) {
 				n.mustFollow = &followDue{primary: s.Primary, epoch: s.Epoch, since: w.now}
 			}
@@ -414,7 +434,9 @@ func (n *node) doOp(op repl.Op) {
 		}
 	case repl.OpSeedBegin:
 		if db, ok := n.eng.Database(op.DB); ok && op.Quarantine {
-			n.quarantine(db, op.Reason)
+			if !n.quarantine(db, op.Common, "re-seeded from the primary: "+op.Reason) {
+				return
+			}
 		}
 		n.seeds[strings.ToLower(op.DB)] = &bytes.Buffer{}
 		n.core.OpDone(op.Link, op.DB, nil)
@@ -442,7 +464,9 @@ func (n *node) doOp(op repl.Op) {
 		switch {
 		case !ok:
 		case op.Quarantine:
-			n.quarantine(db, "the primary does not have it")
+			if !n.quarantine(db, 0, "the primary does not have this database") {
+				return
+			}
 		default:
 			if err := n.eng.DropDatabase(op.DB); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
 				w.violate("drop", err.Error())
@@ -588,7 +612,10 @@ func (n *node) cutTails() {
 	for _, db := range n.eng.Databases() {
 		_, err := db.CutTail(func(from journal.LSN, tail []byte) error {
 			n.tracef("cut %d bytes of %s at %d", len(tail), db.Name(), from)
-			return nil // the tail holds no committed transaction: nothing to list in quarantined
+			// The tail holds no committed transaction: nothing to list in
+			// quarantined.
+			_, err := n.quar.Tail(n.keeper(), db, from, tail)
+			return err
 		})
 		if err != nil {
 			if !n.diskFailed(err) {

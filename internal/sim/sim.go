@@ -20,6 +20,7 @@ import (
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/storage"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // Options are one run's parameters, all drawn from Seed by OptionsFromSeed
@@ -510,7 +511,14 @@ func (w *world) setup() bool {
 	w.tracef("options: %s", w.opts)
 	for i := 1; i <= w.opts.Nodes; i++ {
 		id := fmt.Sprintf("n%d", i)
-		n := &node{w: w, id: id, dir: filepath.Join(w.opts.Dir, id), st: repl.State{Role: repl.RoleSecondary}, held: map[txKey]bool{}}
+		n := &node{w: w, id: id, dir: filepath.Join(w.opts.Dir, id), held: map[txKey]bool{}}
+		n.fs = vfs.NewCrashable(filepath.Join(w.opts.Dir, ".trash-"+id), w.fsFault)
+		n.quar = &repl.Quarantine{FS: n.fs, Dir: n.stateDir(), Node: id, Cluster: "sim", Now: w.clock, Log: w.log}
+		// The folders a node starts with (made before the run: durable).
+		if err := os.MkdirAll(n.stateDir(), 0o755); err != nil {
+			w.violate("setup", err.Error())
+			return false
+		}
 		w.nodes = append(w.nodes, n)
 		w.byID[id] = n
 	}
@@ -903,10 +911,18 @@ func (w *world) clock() time.Time { return time.UnixMilli(1_800_000_000_000 + in
 // errDisk is an injected disk error.
 var errDisk = errors.New("sim: injected disk error")
 
-// stateFault decides whether a write of a node's cluster state file fails
-// (at the disk fault rate).
-func (w *world) stateFault() bool {
-	return w.opts.FaultPerMille > 0 && !w.overlapping.Load() && w.rng.IntN(1000) < w.opts.FaultPerMille
+// fsFault decides whether an operation on a node's files other than its
+// journals fails (the cluster state, checkpoints, database folders,
+// quarantine), at the disk fault rate.
+func (w *world) fsFault(op vfs.Op, path string) error {
+	if w.overlapping.Load() {
+		return nil
+	}
+	if w.opts.FaultPerMille > 0 && w.rng.IntN(1000) < w.opts.FaultPerMille {
+		w.tracef("disk fault on %s of %s", op, path)
+		return errDisk
+	}
+	return nil
 }
 
 // diskFault decides whether a journal write or fsync fails.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -607,36 +606,62 @@ func (n *node) committedRows() map[string]bool {
 	return out
 }
 
-// quarantine moves a database aside as the server does, and records the
-// transactions it held.
-func (n *node) quarantine(db *storage.DB, reason string) {
+// quarantine moves a database aside through the server's code, and
+// records the transactions it held. It reports false if a disk fault
+// failed it (the node restarted).
+func (n *node) quarantine(db *storage.DB, from journal.LSN, reason string) bool {
 	if n.quarantined == nil {
-		n.quarantined = map[txKey]bool{}
+		n.quarantined = map[txKey]string{}
 	}
 	base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 	// From the journal's start, its first transaction included: if the
 	// journal starts inside one, what is listed for it matches nothing.
 	start, applied := db.Journal().Start(), db.LSN()
+	var listed []txKey
 	eachTx(db, start, applied, func(lsn, _ journal.LSN, sum string) {
-		n.quarantined[txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum}] = true
+		listed = append(listed, txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum})
 	})
-	dest := filepath.Join(n.dir+"-quarantine", fmt.Sprintf("%d-%s", n.w.now, db.Name()))
-	os.MkdirAll(filepath.Dir(dest), 0o755)
-	if err := n.eng.MoveAside(db.Name(), dest); err != nil {
-		n.w.violate("quarantine", err.Error())
-	}
-	// Below the journal's start, a transaction the node held is in the
-	// checkpoints moved aside with it (a checkpoint let that part of the
-	// journal go before the divergence was known; the report says so):
-	// counted if a checkpoint in the quarantine folder is past it.
-	newest := newestCheckpoint(dest)
-	for k := range n.held {
-		if k.base == base && k.lsn < start && k.lsn < applied && k.lsn < newest && epochAt(hist, k.lsn) == k.epoch {
-			n.quarantined[k] = true
+	dest, err := n.quar.Database(n.keeper(), n.eng, db, from, reason)
+	// A folder is returned once the database is in it, even if its
+	// report could not be written.
+	if dest != "" {
+		for _, k := range listed {
+			n.quarantined[k] = dest
+		}
+		// Below the journal's start, a transaction the node held is in
+		// the checkpoints moved aside with it (a checkpoint let that part
+		// of the journal go before the divergence was known; the report
+		// says so): counted if a checkpoint in the folder is past it.
+		newest := newestCheckpoint(dest)
+		for k := range n.held {
+			if k.base == base && k.lsn < start && k.lsn < applied && k.lsn < newest && epochAt(hist, k.lsn) == k.epoch {
+				n.quarantined[k] = dest
+			}
 		}
 	}
+	if err != nil {
+		if !n.diskFailed(err) {
+			n.w.violate("quarantine", err.Error())
+		}
+		return false
+	}
 	n.tracef("quarantine %s (%s)", db.Name(), strings.SplitN(reason, ":", 2)[0])
+	return true
 }
+
+// inQuarantine reports whether k was moved to a quarantine folder that
+// is still on disk.
+func (n *node) inQuarantine(k txKey) bool {
+	dir, ok := n.quarantined[k]
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(dir)
+	return err == nil
+}
+
+// keeper is the node's place, for a quarantine report.
+func (n *node) keeper() repl.Keeper { return repl.Keeper{Epoch: n.st.Epoch, Primary: n.st.Primary} }
 
 // newestCheckpoint returns the LSN of the newest checkpoint file in dir
 // (0: none).

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // A checkpoint file is a sequence of journal frames that rebuild a catalog
@@ -48,7 +47,7 @@ type CheckpointFile struct {
 // Checkpoints returns the checkpoint files in dir (a database's folder,
 // or one moved to quarantine), newest first.
 func Checkpoints(dir string) ([]CheckpointFile, error) {
-	names, err := listCheckpoints(dir)
+	names, err := listCheckpoints(vfs.Default, dir)
 	out := make([]CheckpointFile, len(names))
 	for i, c := range names {
 		out[i] = CheckpointFile{LSN: journal.LSN(c.lsn), Path: c.path}
@@ -56,8 +55,8 @@ func Checkpoints(dir string) ([]CheckpointFile, error) {
 	return out, err
 }
 
-func listCheckpoints(dir string) ([]ckptName, error) {
-	ents, err := os.ReadDir(dir)
+func listCheckpoints(fs vfs.FS, dir string) ([]ckptName, error) {
+	ents, err := fs.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -88,14 +87,14 @@ func listCheckpoints(dir string) ([]ckptName, error) {
 }
 
 // writeCheckpoint writes the catalog at lsn into dir and returns the file's path.
-func writeCheckpoint(dir string, cat *Catalog, lsn journal.LSN) (string, error) {
+func writeCheckpoint(fs vfs.FS, dir string, cat *Catalog, lsn journal.LSN) (string, error) {
 	final := filepath.Join(dir, fmt.Sprintf("checkpoint-%020d-%020d%s", uint64(lsn), cat.seq, ckptSuffix))
 	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := fs.Create(tmp, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
 	}
-	defer os.Remove(tmp)
+	defer fs.Remove(tmp)
 	w := bufio.NewWriterSize(f, 1<<20)
 	if err := writeCatalog(w, cat, lsn); err != nil {
 		f.Close()
@@ -112,11 +111,11 @@ func writeCheckpoint(dir string, cat *Catalog, lsn journal.LSN) (string, error) 
 	if err := f.Close(); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := fs.Rename(tmp, final); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", final, err)
 	}
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return "", err
+	if err := fs.SyncDir(dir); err != nil {
+		return "", fmt.Errorf("checkpoint %s: fsync %s: %w", final, dir, err)
 	}
 	return final, nil
 }
@@ -213,8 +212,8 @@ func (fr *frameReader) next() (typ journal.FrameType, payload []byte, ok bool, e
 
 // readCheckpoint rebuilds the catalog stored in a checkpoint file, reading
 // it as a stream (a checkpoint can be as large as the database).
-func readCheckpoint(path string, bind Binder) (*Catalog, journal.LSN, error) {
-	f, err := os.Open(path)
+func readCheckpoint(fs vfs.FS, path string, bind Binder) (*Catalog, journal.LSN, error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

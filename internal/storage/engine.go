@@ -15,9 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // ErrDatabaseExists and ErrNoDatabase are returned by CreateDatabase and DropDatabase.
@@ -54,6 +54,11 @@ type Options struct {
 	Logger    *slog.Logger
 	// Now is the clock of commit times (nil: time.Now).
 	Now func() time.Time
+	// FS is the file system of the data directory's checkpoints, format
+	// files and database folders (created, dropped, installed, moved
+	// aside); nil is the operating system's. The journals' segments do
+	// not go through it (see JournalFaults).
+	FS vfs.FS
 	// JournalFaults is passed to every journal (journal.Options.Faults):
 	// disk errors injected by crash tests and the simulator.
 	JournalFaults func(op journal.FaultOp) error
@@ -91,6 +96,7 @@ func (e *Engine) journalOptions(dir string, start journal.LSN) journal.Options {
 // Engine is the set of databases under a data directory.
 type Engine struct {
 	opts Options
+	fs   vfs.FS // opts.FS, or the operating system's
 	log  *slog.Logger
 	mu   struct {
 		sync.Mutex
@@ -165,20 +171,23 @@ func Open(opts Options) (*Engine, error) {
 	if opts.SaveInterval <= 0 {
 		opts.SaveInterval = time.Second
 	}
-	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
+	fs := vfs.Or(opts.FS)
+	// A new data directory is made durable in its parent before anything
+	// is put in it.
+	if err := vfs.MkdirAllSync(fs, opts.Root, 0o755); err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, log: opts.Logger, changed: make(chan struct{}), locks: newLockManager()}
+	e := &Engine{opts: opts, fs: fs, log: opts.Logger, changed: make(chan struct{}), locks: newLockManager()}
 	e.mu.dbs = map[string]*DB{}
 	e.publishDBsLocked()
-	ents, err := os.ReadDir(opts.Root)
+	ents, err := fs.ReadDir(opts.Root)
 	if err != nil {
 		return nil, err
 	}
 	for _, ent := range ents {
 		n := ent.Name()
 		if strings.HasPrefix(n, ".dropped-") || strings.HasPrefix(n, ".creating-") {
-			os.RemoveAll(filepath.Join(opts.Root, n)) // an interrupted DROP or CREATE DATABASE
+			fs.RemoveAll(filepath.Join(opts.Root, n)) // an interrupted DROP or CREATE DATABASE
 			continue
 		}
 		if !ent.IsDir() || n == ReservedDir || strings.HasPrefix(n, ".") {
@@ -189,7 +198,7 @@ func Open(opts Options) (*Engine, error) {
 			e.log.Warn("storage: folder in the data directory is not a database, ignored", "dir", n)
 			continue
 		}
-		if err := checkFormat(filepath.Join(opts.Root, n)); err != nil {
+		if err := checkFormat(e.fs, filepath.Join(opts.Root, n)); err != nil {
 			e.Close()
 			return nil, fmt.Errorf("database %s: %w", name, err)
 		}
@@ -226,7 +235,7 @@ func (e *Engine) openDB(name, dir string) (*DB, error) { return e.openDBFrom(nam
 // already loaded at lsn (a copy just installed), so it is not read again.
 func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN journal.LSN) (*DB, error) {
 	db := &DB{name: name, dir: dir, policy: e.opts.Policy, bind: e.opts.Bind, log: e.log, eng: e}
-	ckpts, err := listCheckpoints(dir)
+	ckpts, err := listCheckpoints(e.fs, dir)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
@@ -238,7 +247,7 @@ func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN j
 		ckpts = nil
 	}
 	for _, c := range ckpts {
-		cc, cl, err := readCheckpoint(c.path, e.opts.Bind)
+		cc, cl, err := readCheckpoint(e.fs, c.path, e.opts.Bind)
 		if err != nil {
 			e.log.Warn("storage: checkpoint unreadable, trying an older one", "database", name, "err", err)
 			continue
@@ -280,6 +289,14 @@ func listSegmentStarts(dir string) ([]uint64, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
+}
+
+// syncDir makes the entries of a folder durable.
+func (e *Engine) syncDir(dir string) error {
+	if err := e.fs.SyncDir(dir); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Database returns the database called name (case-insensitive).
@@ -340,7 +357,7 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	}
 	final := filepath.Join(e.opts.Root, DirName(name))
 	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
-	os.RemoveAll(tmp)
+	e.fs.RemoveAll(tmp)
 	j, err := journal.Open(e.journalOptions(tmp, 0))
 	if err != nil {
 		return nil, err
@@ -364,13 +381,13 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 		return nil, err
 	}
 	j.Close()
-	if err := writeFormat(tmp); err != nil {
+	if err := writeFormat(e.fs, tmp); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := e.fs.Rename(tmp, final); err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
-	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
+	if err := e.syncDir(e.opts.Root); err != nil {
 		return nil, err
 	}
 	db, err := e.openDB(name, final)
@@ -407,15 +424,15 @@ func (e *Engine) DropDatabase(name string) error {
 		return err
 	}
 	gone := filepath.Join(e.opts.Root, ".dropped-"+filepath.Base(db.dir))
-	os.RemoveAll(gone)
-	if err := os.Rename(db.dir, gone); err != nil {
+	e.fs.RemoveAll(gone)
+	if err := e.fs.Rename(db.dir, gone); err != nil {
 		return fmt.Errorf("database %s: %w", name, err)
 	}
-	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
+	if err := e.syncDir(e.opts.Root); err != nil {
 		return err
 	}
 	e.notify()
-	return os.RemoveAll(gone)
+	return e.fs.RemoveAll(gone)
 }
 
 // Checkpoint writes a snapshot of db at its current LSN, in the caller's
@@ -426,7 +443,7 @@ func (e *Engine) Checkpoint(db *DB) error {
 	defer db.ckptMu.Unlock()
 	st := db.frozen()
 	if db.commits.Load() == 0 && uint64(st.lsn) == db.ckptLSN.Load() {
-		if cks, _ := listCheckpoints(db.dir); len(cks) > 0 {
+		if cks, _ := listCheckpoints(e.fs, db.dir); len(cks) > 0 {
 			return nil
 		}
 	}
@@ -443,18 +460,18 @@ func (e *Engine) Checkpoint(db *DB) error {
 			return fmt.Errorf("database %s: checkpoint: %w", db.name, err)
 		}
 	}
-	path, err := writeCheckpoint(db.dir, st.cat, st.lsn)
+	path, err := writeCheckpoint(e.fs, db.dir, st.cat, st.lsn)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", db.name, err)
 	}
 	db.ckptLSN.Store(uint64(st.lsn))
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := e.fs.Stat(path); err == nil {
 		db.ckptBytes.Store(fi.Size())
 	}
 	e.log.Info("checkpoint written", "database", db.name, "lsn", st.lsn, "file", filepath.Base(path), "duration", time.Since(start).Round(time.Millisecond))
 	// Keep this checkpoint and the previous one (in case this one is
 	// damaged later), and the journal both need.
-	cks, err := listCheckpoints(db.dir)
+	cks, err := listCheckpoints(e.fs, db.dir)
 	if err != nil {
 		return err
 	}
@@ -464,7 +481,7 @@ func (e *Engine) Checkpoint(db *DB) error {
 			keepFrom = min(keepFrom, journal.LSN(c.lsn))
 			continue
 		}
-		os.Remove(c.path)
+		e.fs.Remove(c.path)
 	}
 	if floor, ok := e.retentionFloor(db); ok {
 		keepFrom = min(keepFrom, floor)

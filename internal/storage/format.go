@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // Each database folder records the format of its journal and checkpoints
@@ -37,14 +38,14 @@ const (
 var ErrFormat = errors.New("storage: unsupported data format")
 
 // writeFormat records this server's format in a new database folder.
-func writeFormat(dir string) error {
-	return atomicfile.Write(filepath.Join(dir, formatFile), []byte(fmt.Sprintf("%s%d\n", formatPrefix, formatVersion)), 0o644)
+func writeFormat(fs vfs.FS, dir string) error {
+	return atomicfile.WriteFS(fs, filepath.Join(dir, formatFile), []byte(fmt.Sprintf("%s%d\n", formatPrefix, formatVersion)), 0o644)
 }
 
 // checkFormat refuses a database folder of another format.
-func checkFormat(dir string) error {
+func checkFormat(fs vfs.FS, dir string) error {
 	path := filepath.Join(dir, formatFile)
-	data, err := os.ReadFile(path)
+	data, err := fs.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%w: %s is a database of format version 1 (no %s file); this server reads version %d only: dump it with the earlier server (mariadb-dump) and load the dump into a new data directory",

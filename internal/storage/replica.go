@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"github.com/miraj-db/miraj/internal/history"
 	"io"
-	"os"
 	"path/filepath"
 
-	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/epoch"
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/vfs"
 )
 
 // What replication needs from storage: a read-only gate for clients, the
@@ -273,16 +272,16 @@ func (e *Engine) MoveAside(name, dest string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+	if err := vfs.MkdirAllSync(e.fs, filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(db.dir, dest); err != nil {
+	if err := e.fs.Rename(db.dir, dest); err != nil {
 		return fmt.Errorf("database %s: moving aside: %w", name, err)
 	}
-	if err := atomicfile.SyncDir(filepath.Dir(dest)); err != nil {
+	if err := e.syncDir(filepath.Dir(dest)); err != nil {
 		return err
 	}
-	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
+	if err := e.syncDir(e.opts.Root); err != nil {
 		return err
 	}
 	e.notify()
@@ -306,12 +305,12 @@ func (db *DB) WriteSnapshot(w io.Writer) (journal.LSN, error) {
 func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	final := filepath.Join(e.opts.Root, DirName(name))
 	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	e.fs.RemoveAll(tmp)
+	if err := e.fs.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
 	ck := filepath.Join(tmp, "seed.tmp")
-	f, err := os.Create(ck)
+	f, err := e.fs.Create(ck, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -321,15 +320,15 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	}
 	f.Close()
 	if err != nil {
-		os.RemoveAll(tmp)
+		e.fs.RemoveAll(tmp)
 		return nil, fmt.Errorf("database %s: seed: %w", name, err)
 	}
-	cat, lsn, err := readCheckpoint(ck, e.opts.Bind)
+	cat, lsn, err := readCheckpoint(e.fs, ck, e.opts.Bind)
 	if err != nil {
-		os.RemoveAll(tmp)
+		e.fs.RemoveAll(tmp)
 		return nil, fmt.Errorf("database %s: seed: %w", name, err)
 	}
-	if err := os.Rename(ck, filepath.Join(tmp, fmt.Sprintf("checkpoint-%020d-%020d%s", uint64(lsn), cat.seq, ckptSuffix))); err != nil {
+	if err := e.fs.Rename(ck, filepath.Join(tmp, fmt.Sprintf("checkpoint-%020d-%020d%s", uint64(lsn), cat.seq, ckptSuffix))); err != nil {
 		return nil, err
 	}
 	j, err := journal.Open(e.journalOptions(tmp, lsn))
@@ -337,10 +336,10 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 		return nil, err
 	}
 	j.Close()
-	if err := writeFormat(tmp); err != nil {
+	if err := writeFormat(e.fs, tmp); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.SyncDir(tmp); err != nil {
+	if err := e.syncDir(tmp); err != nil {
 		return nil, err
 	}
 
@@ -352,16 +351,16 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 		old.jrnl.Close()
 		old.commitMu.Unlock()
 		gone := filepath.Join(e.opts.Root, ".dropped-"+filepath.Base(old.dir))
-		os.RemoveAll(gone)
-		if err := os.Rename(old.dir, gone); err != nil {
+		e.fs.RemoveAll(gone)
+		if err := e.fs.Rename(old.dir, gone); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(gone)
+		defer e.fs.RemoveAll(gone)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := e.fs.Rename(tmp, final); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.SyncDir(e.opts.Root); err != nil {
+	if err := e.syncDir(e.opts.Root); err != nil {
 		return nil, err
 	}
 	db, err := e.openDBFrom(name, final, cat, lsn)
