@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
@@ -14,6 +16,11 @@ import (
 // that guards it must report it. The rules of the replication core are
 // also broken in the core itself, and caught over seeds (docs/replication.md,
 // "The simulator's mutation table").
+//
+// "row commit" and "tx change count" have no entry: they check, where the
+// workload calls it, what the storage answers (ErrStale from CommitRow,
+// Tx.Modified through a savepoint), and no state a test can set makes a
+// storage that answers right answer wrong.
 
 // settledWorld returns a 3-node world whose secondaries stream n1's writes,
 // with no violation so far.
@@ -56,6 +63,44 @@ func settledWorld(t *testing.T) *world {
 		t.Fatalf("violations before any rule was broken: %v", w.res.Violations)
 	}
 	return w
+}
+
+// timeRow returns a database of n's and a row of its simulated table that
+// is not the first in key order and whose payload is a time: such a row
+// keeps its values boxed, and Row.Values gives its own slice, which nobody
+// may modify.
+func timeRow(n *node) (*storage.DB, *storage.Row) {
+	for _, db := range n.eng.Databases() {
+		t, ok := db.Snapshot().Table(dbTable)
+		if !ok {
+			continue
+		}
+		var prev, out *storage.Row
+		t.Scan(func(r *storage.Row) bool {
+			if _, ok := r.Value(2).(time.Time); ok && prev != nil {
+				out = r
+				return false
+			}
+			prev = r
+			return true
+		})
+		if out != nil {
+			return db, out
+		}
+	}
+	panic("no row with a time payload after the first")
+}
+
+// commitRow commits a new row of n's to db, as a client's autocommit
+// insert, and records it in the ledger.
+func commitRow(w *world, n *node, db *storage.DB) {
+	t, _ := db.Latest().Table(dbTable)
+	w.nextID++
+	start := db.LSN()
+	if _, err := db.CommitRow(storage.RowChange{Table: t, Kind: storage.OpInsert, Vals: w.rowValues(w.nextID, n.id)}); err != nil {
+		panic(err)
+	}
+	n.recordLedger(db, start, db.LSN())
 }
 
 // fired reports whether checker reported a violation.
@@ -146,6 +191,158 @@ func TestCheckersFire(t *testing.T) {
 			n2 := w.byID["n2"]
 			n2.promoting, n2.promised = true, map[string]bool{"a/424242": true}
 			n2.cutTails()
+		}},
+		{"same rows", func(w *world) {
+			// A reader writes into a stored row's values (Row.Values of a
+			// boxed row is the row's own slice): a secondary holds other rows
+			// than its primary at the same position of one journal.
+			_, r := timeRow(w.byID["n2"])
+			r.Values()[2] = time.Unix(7, 0).UTC()
+			w.check(true)
+		}},
+		{"key order", func(w *world) {
+			// A stored row's key is changed where it lies (Row.Values of a
+			// boxed row): the table no longer scans in key order.
+			_, r := timeRow(w.byID["n2"])
+			r.Values()[0] = int64(-1)
+			w.check(true)
+		}},
+		{"indexes", func(w *world) {
+			// The table gets an index over the writing node; then a stored
+			// row's node is changed where it lies, out of the index's order.
+			n1 := w.byID["n1"]
+			db, r := timeRow(n1)
+			def := *w.table()
+			def.Indexes = []storage.IndexDef{{Name: "by_node", Cols: []int{1}}}
+			start, tx := db.LSN(), db.Begin()
+			if err := tx.Reindex(dbTable, &def); err != nil {
+				panic(err)
+			}
+			if err := tx.Commit(bg); err != nil {
+				panic(err)
+			}
+			n1.recordLedger(db, start, db.LSN())
+			r.Values()[1] = "n0"
+			w.check(true)
+		}},
+		{"frozen", func(w *world) {
+			// A writer keeps the table it read inside DB.Read, unfrozen, past
+			// Read as if it were a snapshot: a one-row commit then changes its
+			// trees in place.
+			n1 := w.byID["n1"]
+			db := n1.eng.Databases()[0]
+			commitRow(w, n1, db) // the catalog the checks froze is copied; its successor is not frozen
+			db.Read(func(cat *storage.Catalog) {
+				t, _ := cat.Table(dbTable)
+				n1.snaps = append(n1.snaps, heldSnapshot{eng: n1.eng, t: t, rows: rowsOf(t), tick: w.now})
+			})
+			inPlace := db.InPlaceCommits()
+			commitRow(w, n1, db)
+			if db.InPlaceCommits() == inPlace {
+				panic("the commit did not change the trees in place")
+			}
+			w.check(true)
+		}},
+		{"deferred write", func(w *world) {
+			// A delete without a snapshot, worked out on a row that a commit
+			// then replaced, is committed: its transaction checks the row
+			// read again at the delete, not the one the delete was worked out
+			// on.
+			n1 := w.byID["n1"]
+			db := n1.eng.Databases()[0]
+			t, _ := db.Snapshot().Table(dbTable)
+			seen := nthRow(t, 0)
+			vals := append([]any(nil), seen.Values()...)
+			vals[1] = "n0"
+			start := db.LSN()
+			if _, err := db.CommitRow(storage.RowChange{Table: t, Seen: seen, Kind: storage.OpUpdate, Vals: vals}); err != nil {
+				panic(err)
+			}
+			n1.recordLedger(db, start, db.LSN())
+			tx := db.BeginDeferred()
+			meta, _ := tx.Meta().Table(dbTable)
+			again, _, err := tx.Get(meta, seen)
+			if err != nil {
+				panic(err)
+			}
+			if err := tx.DeletePoint(meta, again); err != nil {
+				panic(err)
+			}
+			n1.commitDeferred(db, db.Name(), &deferredTx{tx: tx, id: seen.Value(0).(int64), seen: seen})
+		}},
+		{"acknowledged", func(w *world) {
+			// A commit is answered as soon as its frames are queued for the
+			// group's write (journal.Log.AppendDeferred), before they are
+			// written.
+			n1 := w.byID["n1"]
+			db := n1.eng.Databases()[0]
+			_, end, err := db.Journal().AppendDeferred(storage.AppendEnd(nil, journal.FrameCommit, 1, w.clock()))
+			if err != nil {
+				panic(err)
+			}
+			n1.checkAcknowledged(db.Name(), 0, end, db.Journal().Written())
+		}},
+		{"one writer per epoch", func(w *world) {
+			// A secondary takes writes in its primary's epoch, and the two
+			// stay reachable for longer than a probe round.
+			n2 := w.byID["n2"]
+			n2.eng.OpenWrites(&storage.Writer{Epoch: n2.st.Epoch, Node: n2.id})
+			for i := 0; i <= probeEvery+2*w.opts.MaxDelay+3; i++ {
+				w.tick()
+				w.check(false)
+				w.now++
+			}
+		}},
+		{"confirmed writes survive controlled promotion", func(w *world) {
+			// A secondary slow to apply hears the SYNCED_LSN of writes
+			// confirmed without it; its controlled promotion then cuts its
+			// tails without catching up.
+			n1, n2 := w.byID["n1"], w.byID["n2"]
+			n2.slowUntil = w.now + 1000
+			known := len(w.confirmed)
+			missing := func() bool {
+				rows := n2.committedRows()
+				for _, c := range w.confirmed[known:] {
+					s, _ := n2.core.Synced(c.db)
+					if !rows[c.row] && s.Primary == n1.id && s.LSN >= c.lsn {
+						return true
+					}
+				}
+				return false
+			}
+			for i := 0; i < 100 && !missing(); i++ {
+				n1.clientWrite()
+				w.tick()
+				w.now++
+			}
+			n2.promoting = true
+			n2.cutTails()
+		}},
+		{"promotion keeps received writes", func(w *world) {
+			// Between the cut of its tails and its epoch marks, a promoted
+			// node installs an older copy of a database: rows it had received
+			// are gone.
+			n1, n2 := w.byID["n1"], w.byID["n2"]
+			db := n1.eng.Databases()[0]
+			old, _ := n2.eng.Database(db.Name())
+			var copied bytes.Buffer
+			if _, err := old.WriteSnapshot(&copied); err != nil {
+				panic(err)
+			}
+			for i := 0; i < 3; i++ {
+				commitRow(w, n1, db)
+			}
+			for i := 0; i < 20 && old.LSN() != db.LSN(); i++ {
+				w.tick()
+				w.now++
+			}
+			n2.applyWritten()
+			n2.cutTails()
+			n2.eng.OpenWrites(&storage.Writer{Epoch: n2.st.Epoch + 1, Node: n2.id})
+			if _, err := n2.eng.InstallSeed(db.Name(), &copied); err != nil {
+				panic(err)
+			}
+			n2.markEpochs()
 		}},
 	} {
 		t.Run(strings.ReplaceAll(c.checker, " ", "_"), func(t *testing.T) {
