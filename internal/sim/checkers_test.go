@@ -17,10 +17,9 @@ import (
 // also broken in the core itself, and caught over seeds (docs/replication.md,
 // "The simulator's mutation table").
 //
-// "row commit" and "tx change count" have no entry: they check, where the
-// workload calls it, what the storage answers (ErrStale from CommitRow,
-// Tx.Modified through a savepoint), and no state a test can set makes a
-// storage that answers right answer wrong.
+// "row commit" and "tx change count" check what the storage answers where
+// the workload calls it (ErrStale from CommitRow, Tx.Modified through a
+// savepoint); their entries break that answer through world.faulty.
 
 // settledWorld returns a 3-node world whose secondaries stream n1's writes,
 // with no violation so far.
@@ -111,6 +110,16 @@ func fired(w *world, checker string) bool {
 		}
 	}
 	return false
+}
+
+// writeUntil has the primary write, a tick apart, until checker fires or
+// a bound of writes is reached.
+func writeUntil(w *world, checker string) {
+	for i := 0; i < 3000 && !fired(w, checker); i++ {
+		w.byID["n1"].clientWrite()
+		w.tick()
+		w.now++
+	}
 }
 
 func TestCheckersFire(t *testing.T) {
@@ -224,6 +233,42 @@ func TestCheckersFire(t *testing.T) {
 			n1.recordLedger(db, start, db.LSN())
 			r.Values()[1] = "n0"
 			w.check(true)
+		}},
+		{"row commit", func(w *world) {
+			// CommitRow commits a change worked out on a row that another
+			// commit replaced since: every row is replaced after the table
+			// the changes are then worked out on was read.
+			w.faulty = &faultyStorage{commitStale: true}
+			n1 := w.byID["n1"]
+			db := n1.eng.Databases()[0]
+			old, _ := db.Snapshot().Table(dbTable)
+			tx := db.Begin()
+			start := db.LSN()
+			old.Scan(func(r *storage.Row) bool {
+				vals := r.Values()
+				nv := append([]any(nil), vals...)
+				nv[2] = payload(vals[0].(int64) + 7)
+				if err := tx.Update(dbTable, vals, nv); err != nil {
+					panic(err)
+				}
+				return true
+			})
+			if err := tx.Commit(bg); err != nil {
+				panic(err)
+			}
+			n1.recordLedger(db, start, db.LSN())
+			for i := 0; i < 200 && !fired(w, "row commit"); i++ {
+				now, _ := db.Snapshot().Table(dbTable)
+				n1.readAt = map[string]*storage.Table{db.Name(): old}
+				n1.changeRow(db, db.Name(), db.LSN(), now)
+			}
+		}},
+		{"tx change count", func(w *world) {
+			// A transaction still counts a change rolled back to a
+			// savepoint.
+			w.faulty = &faultyStorage{countKeepsRolledBack: true}
+			w.opts.RowChanges = true
+			writeUntil(w, "tx change count")
 		}},
 		{"frozen", func(w *world) {
 			// A writer keeps the table it read inside DB.Read, unfrozen, past

@@ -405,13 +405,16 @@ type world struct {
 	// the random sequence stays the main loop's.
 	overlapping atomic.Bool
 	opts        Options
-	rng         *rand.Rand
-	now         int
-	nodes       []*node
-	byID        map[string]*node
-	net         network
-	res         Result
-	log         *slog.Logger
+	// faulty: storage answers a test breaks on purpose, to see the
+	// checker that guards them fire (checkers_test.go); nil in a run.
+	faulty *faultyStorage
+	rng    *rand.Rand
+	now    int
+	nodes  []*node
+	byID   map[string]*node
+	net    network
+	res    Result
+	log    *slog.Logger
 
 	// ledger: every transaction a primary wrote, by database identity,
 	// LSN and epoch: the checkers compare journals against it.
