@@ -101,6 +101,9 @@ type Node struct {
 	ID        string // valid identifier, at most 64 characters
 	Listen    string // host:port of the inter-node listener
 	Advertise string // host:port peers use to reach us; never a wildcard
+	// Upstream: the seed this node streams from as a secondary (a
+	// cascade), instead of the primary; "" for the primary.
+	Upstream string
 }
 
 // Cluster is a validated cluster.toml. Paths are absolute or relative to the

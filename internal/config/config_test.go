@@ -147,6 +147,10 @@ func TestParseRules(t *testing.T) {
 			[]string{"cluster.toml:4:", "[node] advertise", "wildcard"}},
 		{"advertise needed for wildcard listen", strings.Replace(base, `advertise = "10.0.0.1:7107"`, ``, 1),
 			[]string{"[node] advertise: required because listen", "0.0.0.0 is refused"}},
+		{"upstream not a seed", strings.Replace(base, `advertise = "10.0.0.1:7107"`, `advertise = "10.0.0.1:7107"
+upstream = "10.0.0.9:7107"`, 1), []string{"cluster.toml:5:", "[node] upstream", "not one of cluster.seeds"}},
+		{"upstream is self", strings.Replace(base, `advertise = "10.0.0.1:7107"`, `advertise = "10.0.0.1:7107"
+upstream = "10.0.0.1:7107"`, 1), []string{"cluster.toml:5:", "[node] upstream", "this node's own address"}},
 		{"name required", strings.Replace(base, `name = "gestium-prod"`, ``, 1), []string{"cluster.toml:6:", "[cluster] name: required"}},
 		{"name empty", strings.Replace(base, `name = "gestium-prod"`, `name = ""`, 1), []string{"cluster.toml:7:", "empty cluster name"}},
 		{"seed syntax", strings.Replace(base, `"10.0.0.2:7107"]`, `"10.0.0.2"]`, 1),
@@ -210,7 +214,7 @@ func TestParseWarnings(t *testing.T) {
 		want string
 	}{
 		{"unknown key in node", strings.Replace(base, `id = "n1"`, "id = \"n1\"\nport = 3", 1),
-			"cluster.toml:3: unknown key node.port ignored (allowed in [node]: id, listen, advertise)"},
+			"cluster.toml:3: unknown key node.port ignored (allowed in [node]: id, listen, advertise, upstream)"},
 		{"unknown key in cluster", base + "tls_crl_path = \"x\"\n", "cluster.toml:13: unknown key cluster.tls_crl_path ignored"},
 		{"unknown table", base + "[extra]\nx = 1\n", "unknown key extra ignored (allowed tables: [node] and [cluster])"},
 		{"members absent", strings.Replace(base, `members = ["n1", "n2", "n3"]`, ``, 1),

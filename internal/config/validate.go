@@ -178,7 +178,30 @@ func (v *validator) validate(raw *rawFile) *Cluster {
 	if c.Mode == ModeRaft {
 		v.raft(c)
 	}
+	if n.Upstream != nil {
+		v.upstream(c, *n.Upstream)
+	}
 	return c
+}
+
+// upstream checks node.upstream: one of the seeds (it is dialled and
+// verified as they are), not this node.
+func (v *validator) upstream(c *Cluster, up string) {
+	if _, _, err := splitAddr(up); err != nil {
+		v.fail("node.upstream", "%q: %v", up, err)
+		return
+	}
+	if c.Node.Advertise != "" && sameAddr(up, c.Node.Advertise) {
+		v.fail("node.upstream", "%q is this node's own address: give the seed of the secondary to stream from", up)
+		return
+	}
+	for _, s := range c.Seeds {
+		if sameAddr(s, up) {
+			c.Node.Upstream = s
+			return
+		}
+	}
+	v.fail("node.upstream", "%q is not one of cluster.seeds: the upstream is a member this node reaches by its seed address", up)
 }
 
 // raft checks the raft-mode rules on seeds (§17.2.1, §17.9.1): the voting

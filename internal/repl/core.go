@@ -156,6 +156,12 @@ type CoreConfig struct {
 	ProbeWaitTicks   int // how long a promotion or a restarted primary waits for answers
 	// TickMillis converts semi-sync timeouts into ticks.
 	TickMillis int
+	// Upstream: the address of the member this node streams from as a
+	// secondary, itself a secondary that relays the primary's log (a
+	// cascade); "" streams from the primary. While the upstream cannot
+	// serve, the node follows the primary, and returns to the upstream
+	// once a probe finds it following.
+	Upstream string
 }
 
 // DBInfo is what the core reads of one database (Log).
@@ -315,6 +321,9 @@ type corePeer struct {
 	lag            int64
 	connectedSince int // tick; -1: not connected
 	lastError      string
+	// following: its last probe said it streams from its primary (or an
+	// upstream of it), at epoch.
+	following bool
 }
 
 // waitSet is a set of peers the core waits for, until a tick.
@@ -354,7 +363,9 @@ func (c *Core) Tick() {
 	c.now++
 	for _, id := range c.linkIDs() {
 		l := c.links[id]
-		if l.up && !l.closing && c.now-l.heard > c.cfg.LinkTimeoutTicks {
+		// (A link that failed may have ended others: a relay's stream
+		// ending ends its followers'.)
+		if l != nil && l.up && !l.closing && c.now-l.heard > c.cfg.LinkTimeoutTicks {
 			c.eventf(slog.LevelWarn, "Cluster: %s: nothing received on the %s link for %d ticks, link closed", l.peerName(), l.kind, c.cfg.LinkTimeoutTicks)
 			c.linkFailed(l, fmt.Errorf("nothing received for %d ticks, link closed", c.cfg.LinkTimeoutTicks))
 		}
@@ -385,8 +396,17 @@ func (c *Core) missingFollower() bool {
 		return false
 	}
 	fresh := 0
-	for _, f := range c.followers {
+	linked := map[string]bool{}
+	for key, f := range c.followers {
 		if l := c.links[f.link]; f.link != 0 && l != nil && c.now-l.heard <= 2*c.cfg.HeartbeatTicks {
+			fresh++
+			linked[key] = true
+		}
+	}
+	// A member that streams through a relay (cascade) said so at its
+	// last probe.
+	for key, p := range c.peers {
+		if !linked[key] && p.following && p.epoch == c.st.Epoch {
 			fresh++
 		}
 	}
@@ -397,7 +417,9 @@ func (c *Core) missingFollower() bool {
 // primary (a newer one fences it), a fenced node, a secondary without a
 // primary (§17.4.4).
 func (c *Core) probing() bool {
-	return c.role != RoleSecondary || c.follow.link == 0 || !c.follow.welcomed
+	// A secondary that follows the primary while its upstream cannot
+	// serve probes to find the upstream following again.
+	return c.role != RoleSecondary || c.follow.link == 0 || !c.follow.welcomed || c.follow.upstreamFailed && c.cfg.Upstream != ""
 }
 
 // progress moves the multi-step procedures on: a restarted primary's
@@ -434,7 +456,7 @@ func (c *Core) HasReady() bool {
 	if !c.out.Empty() || len(c.follow.ackDue) > 0 {
 		return true
 	}
-	if c.st.Role == RolePrimary && c.writesOpen {
+	if c.serving() {
 		for _, f := range c.followers {
 			if f.link != 0 && c.followerBehind(f) {
 				return true
@@ -690,15 +712,15 @@ func (c *Core) transition(next State, why string) error {
 	if cur == next {
 		return nil
 	}
+	if cur.Role != RolePrimary && len(c.followers) > 0 {
+		// A relay's followers were served the log of the primary and
+		// epoch it followed: they subscribe again, to what it is now.
+		c.dropFollowers()
+	}
 	if cur.Role == RolePrimary && next.Role != RolePrimary {
 		c.closeWrites()
 		c.opening = nil
-		for _, key := range slices.Sorted(mapKeys(c.followers)) {
-			if f := c.followers[key]; f.link != 0 {
-				c.closeLink(c.links[f.link])
-			}
-		}
-		clear(c.followers)
+		c.dropFollowers()
 		c.announce = nil
 		why := "demoted"
 		if next.Role == RoleFenced {
@@ -720,6 +742,16 @@ func (c *Core) transition(next State, why string) error {
 	}
 	c.eventf(slog.LevelInfo, "Cluster: %s: role %s, epoch %d, primary %s (%s)", c.cfg.ID, next.Role, next.Epoch, next.Primary, why)
 	return nil
+}
+
+// dropFollowers closes every follower's link and forgets them.
+func (c *Core) dropFollowers() {
+	for _, key := range slices.Sorted(mapKeys(c.followers)) {
+		if f := c.followers[key]; f.link != 0 {
+			c.closeLink(c.links[f.link])
+		}
+	}
+	clear(c.followers)
 }
 
 func (c *Core) closeWrites() {

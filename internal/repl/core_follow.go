@@ -38,6 +38,10 @@ type followState struct {
 	ackDue map[string]string
 	// unsubscribed: the link is up and its subscription not sent yet.
 	unsubscribed bool
+	// viaUpstream: the link is to the configured upstream (a relay);
+	// upstreamFailed: it could not serve in the last try, so the primary
+	// is followed until a probe finds the upstream following again.
+	viaUpstream, upstreamFailed bool
 	// dbs: per database (lower-case name), what the link wrote.
 	dbs map[string]*followDB
 }
@@ -78,6 +82,12 @@ func (c *Core) maybeDial() {
 	if c.role != RoleSecondary || c.follow.link != 0 || c.promo != nil || len(seeds) == 0 || c.now < c.follow.retryAt {
 		return
 	}
+	if up := c.cfg.Upstream; up != "" && !c.follow.upstreamFailed {
+		c.follow.link = c.dial(c.seedID[up], up, LinkFollow)
+		c.follow.peer, c.follow.welcomed, c.follow.viaUpstream = c.seedID[up], false, true
+		c.follow.dbs = map[string]*followDB{}
+		return
+	}
 	addr := ""
 	if c.follow.prefer != "" {
 		for _, s := range seeds {
@@ -101,8 +111,26 @@ func (c *Core) maybeDial() {
 		c.follow.tried++
 	}
 	c.follow.link = c.dial(c.seedID[addr], addr, LinkFollow)
-	c.follow.peer, c.follow.welcomed = c.seedID[addr], false
+	c.follow.peer, c.follow.welcomed, c.follow.viaUpstream = c.seedID[addr], false, false
 	c.follow.dbs = map[string]*followDB{}
+}
+
+// backToUpstream leaves the primary this node follows directly for its
+// configured upstream, which a probe at addr (node from) found following
+// at this node's epoch.
+func (c *Core) backToUpstream(addr string, s PeerState) {
+	if c.cfg.Upstream == "" || addr != c.cfg.Upstream || !c.follow.upstreamFailed {
+		return
+	}
+	if s.Flags&FlagFollowing == 0 || s.Epoch != c.st.Epoch || s.Role != RoleSecondary {
+		return
+	}
+	c.follow.upstreamFailed = false
+	if c.role == RoleSecondary && c.follow.link != 0 && !c.follow.viaUpstream {
+		c.eventf(slog.LevelInfo, "Cluster: upstream %s follows the primary again: streaming from it", addr)
+		c.closeLink(c.links[c.follow.link])
+		c.follow.retryAt = c.now
+	}
 }
 
 // followNew leaves the present primary for the one an announcement named.
@@ -140,7 +168,7 @@ func (c *Core) subscribe(l *linkState) {
 	for _, db := range c.log.Databases() {
 		ps = append(ps, Position{Name: db.Name, BaseID: db.BaseID, Hist: db.RecvHist, LSN: uint64(db.End)})
 	}
-	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: ps})
+	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: ps, Cascade: c.follow.viaUpstream})
 }
 
 // stepFollow handles a message from the node this secondary subscribed to.
@@ -212,10 +240,18 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 		c.follow.tried = 0
 		// The new link's primary announces its own SYNCED_LSN.
 		clear(c.synced)
+		role := RolePrimary
+		if m.Relay {
+			role = RoleSecondary
+		}
 		c.setPeer(l.peer, func(p *corePeer) {
-			p.addr, p.role, p.epoch, p.state, p.connectedSince, p.lastError = l.addr, RolePrimary, m.Epoch, "CONNECTED", c.now, ""
+			p.addr, p.role, p.epoch, p.state, p.connectedSince, p.lastError = l.addr, role, m.Epoch, "CONNECTED", c.now, ""
 		})
-		c.eventf(slog.LevelInfo, "Cluster: following primary %s (epoch %d) at %s", l.peer, m.Epoch, l.addr)
+		if m.Relay {
+			c.eventf(slog.LevelInfo, "Cluster: following primary %s (epoch %d) through %s at %s", m.Primary, m.Epoch, l.peer, l.addr)
+		} else {
+			c.eventf(slog.LevelInfo, "Cluster: following primary %s (epoch %d) at %s", l.peer, m.Epoch, l.addr)
+		}
 		// What this node holds, acknowledged at once: the primary counts
 		// a secondary for semi-sync only on its acknowledgements.
 		for _, db := range c.log.Databases() {
@@ -311,9 +347,19 @@ func (c *Core) followEnded(l *linkState, err error) {
 			c.out.Ops = append(c.out.Ops, Op{Kind: OpSeedAbort, Link: l.id, DB: d.name})
 		}
 	}
-	welcomed := c.follow.welcomed
-	c.follow.link, c.follow.welcomed, c.follow.dbs, c.follow.unsubscribed = 0, false, nil, false
+	welcomed, viaUpstream := c.follow.welcomed, c.follow.viaUpstream
+	if viaUpstream && !welcomed {
+		// The upstream could not serve (unreachable, not following, of
+		// an older epoch): the primary, until a probe finds it following.
+		c.follow.upstreamFailed = true
+		c.follow.retryAt = c.now
+	}
+	c.follow.link, c.follow.welcomed, c.follow.dbs, c.follow.unsubscribed, c.follow.viaUpstream = 0, false, nil, false, false
 	clear(c.follow.ackDue)
+	if c.role == RoleSecondary && len(c.followers) > 0 {
+		// A relay without its stream: its followers subscribe again.
+		c.dropFollowers()
+	}
 	if !welcomed {
 		if err != nil && !l.up {
 			c.setPeerState(l.peer, "UNREACHABLE")
@@ -331,7 +377,11 @@ func (c *Core) followEnded(l *linkState, err error) {
 		c.lastError = err.Error()
 		c.eventf(slog.LevelError, "Cluster: replication from %s stopped: %v", l.peer, err)
 	} else {
-		c.eventf(slog.LevelInfo, "Cluster: disconnected from primary %s", l.peer)
+		what := "primary"
+		if viaUpstream {
+			what = "upstream"
+		}
+		c.eventf(slog.LevelInfo, "Cluster: disconnected from %s %s", what, l.peer)
 	}
 }
 
@@ -482,18 +532,28 @@ func (c *Core) onPrimaryHistory(db DBInfo) bool {
 // asks it at each checkpoint): on a primary, what connected or known
 // followers still need, within journal_retention_mb; on another node, all
 // of it until the current primary's stream has written to it (what
-// diverges goes to quarantine whole), then promotion_catchup_mb.
+// diverges goes to quarantine whole), then promotion_catchup_mb, and what
+// the followers it relays to still need.
 func (c *Core) RetentionFloor(db DBInfo) (journal.LSN, bool) {
 	if c.role != RolePrimary {
 		if !c.onPrimaryHistory(db) {
 			return 0, true
 		}
-		keep := journal.LSN(c.cfg.PromotionCatchup)
+		keep, floor := journal.LSN(c.cfg.PromotionCatchup), journal.LSN(0)
 		if db.End > keep {
-			return db.End - keep, true
+			floor = db.End - keep
 		}
-		return 0, true
+		if f, ok := c.followersFloor(db); ok {
+			floor = min(floor, f)
+		}
+		return floor, true
 	}
+	return c.followersFloor(db)
+}
+
+// followersFloor is the journal of db that this node's followers still
+// need, within journal_retention_mb (false: none needs any).
+func (c *Core) followersFloor(db DBInfo) (journal.LSN, bool) {
 	floor, ok := journal.LSN(0), false
 	limit := journal.LSN(c.cfg.JournalRetention)
 	for _, f := range c.followers {

@@ -16,7 +16,10 @@ import (
 // per database between streaming and a copy (DecideStart), streams its
 // journal within each follower's window, and reads acknowledgements; any
 // node answers probes and questions of positions, and serves a promoted
-// peer's catch-up.
+// peer's catch-up. A secondary that follows its primary serves the same
+// way the followers that ask it to relay (SubscribeMsg.Cascade): what it
+// has applied of the primary's log, under the primary's epoch; their
+// acknowledgements count for nothing at the primary.
 
 // peerFollower is a secondary as its primary sees it.
 type peerFollower struct {
@@ -108,7 +111,8 @@ func (c *Core) subscribed(l *linkState, m SubscribeMsg) {
 	// A follower of a newer primary is proof of a newer epoch: a primary
 	// that sees it is fenced.
 	c.observeEpoch(l.peer, m.Epoch, "", false)
-	if c.role != RolePrimary || m.Epoch > c.st.Epoch || !c.writesOpen {
+	relay := m.Cascade && c.relaying()
+	if !relay && (c.role != RolePrimary || !c.writesOpen) || m.Epoch > c.st.Epoch {
 		np := NotPrimaryMsg{Role: c.role, Epoch: c.st.Epoch, Primary: c.st.Primary}
 		if c.role == RoleSecondary && c.follow.welcomed {
 			np.PrimaryAddr = c.links[c.follow.link].addr
@@ -132,6 +136,11 @@ func (c *Core) subscribed(l *linkState, m SubscribeMsg) {
 	c.setPeer(l.peer, func(p *corePeer) {
 		p.addr, p.role, p.state, p.epoch, p.connectedSince, p.lastError = m.Advertise, RoleSecondary, "CONNECTED", c.st.Epoch, c.now, ""
 	})
+	if relay {
+		c.eventf(slog.LevelInfo, "Cluster: secondary %s connected, relayed the log of primary %s", l.peer, c.st.Primary)
+		c.send(l, WelcomeMsg{Epoch: c.st.Epoch, Primary: c.st.Primary, Relay: true})
+		return
+	}
 	c.eventf(slog.LevelInfo, "Cluster: secondary %s connected", l.peer)
 	c.send(l, WelcomeMsg{Epoch: c.st.Epoch, Primary: c.cfg.ID})
 }
@@ -176,7 +185,9 @@ func (c *Core) acked(f *peerFollower, m AckMsg) {
 		p.applied = min(m.Applied, p.written)
 		f.lastApply = c.now
 	}
-	c.syncProgress(key)
+	if c.role == RolePrimary {
+		c.syncProgress(key)
+	}
 }
 
 // followerState shows a connected secondary BOOTSTRAPPING while one of its
@@ -195,32 +206,45 @@ func (c *Core) followerState(f *peerFollower) {
 	})
 }
 
-// serving reports whether the primary streams (it does not while a
-// restarted primary waits for its peers).
-func (c *Core) serving() bool { return c.role == RolePrimary && c.writesOpen }
+// serving reports whether this node streams to its followers: a primary
+// (not while a restarted one waits for its peers), or a relay.
+func (c *Core) serving() bool { return c.role == RolePrimary && c.writesOpen || c.relaying() }
+
+// relaying reports whether this secondary may relay its primary's log:
+// it streams from it (or from its own upstream), welcomed at the epoch it
+// is in.
+func (c *Core) relaying() bool {
+	return c.role == RoleSecondary && c.follow.link != 0 && c.follow.welcomed && c.follow.epoch == c.st.Epoch
+}
 
 // followerBehind reports whether f lacks something this primary can send.
 func (c *Core) followerBehind(f *peerFollower) bool {
 	if f.heartbeatDue {
 		return true
 	}
-	dbs := c.log.Databases()
-	if len(dbs) != len(f.positions) {
-		return true
-	}
 	if v, _ := c.log.Accounts(); v != 0 && v+1 != f.accountsVersion {
 		return true
 	}
+	dbs := c.log.Databases()
+	present := 0
 	for _, db := range dbs {
-		p, ok := f.positions[strings.ToLower(db.Name)]
-		if !ok || !p.decided {
+		key := strings.ToLower(db.Name)
+		p, ok := f.positions[key]
+		if ok {
+			present++
+		}
+		if d := c.follow.dbs[key]; d != nil && d.seeding {
+			continue // a relay's copy under way: nothing to send of it
+		}
+		if !ok || !p.decided || !bytes.Equal(p.baseID, db.BaseID) {
 			return true
 		}
 		if !p.seeding && p.sent < db.Applied && !(p.sent > p.written && int(p.sent-p.written) >= c.cfg.Window) {
 			return true
 		}
 	}
-	return false
+	// A position of a database not here any more: a drop to send.
+	return present != len(f.positions)
 }
 
 // serveFollowers sends each connected follower what it lacks, one bounded
@@ -252,7 +276,18 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 	for _, db := range dbs {
 		key := strings.ToLower(db.Name)
 		present[key] = true
+		if d := c.follow.dbs[key]; d != nil && d.seeding {
+			continue // a relay receiving a copy of it: served once installed
+		}
 		p, ok := f.positions[key]
+		if ok && p.decided && !bytes.Equal(p.baseID, db.BaseID) {
+			// The database was replaced here since it was decided (a
+			// relay's copy installed, a drop and a create): the follower
+			// subscribes again and is served the new one from the start.
+			c.eventf(slog.LevelInfo, "Cluster: database %s was replaced here; %s subscribes again", db.Name, f.id)
+			c.closeLink(l)
+			return
+		}
 		if !ok || !p.decided {
 			pos := Position{Name: db.Name}
 			if ok {
@@ -387,6 +422,9 @@ func (c *Core) SnapshotDone(link LinkID, db string, lsn journal.LSN, bytes int64
 func (c *Core) serveCatchUps() {
 	for _, id := range c.linkIDs() {
 		l := c.links[id]
+		if l == nil {
+			continue
+		}
 		s := l.serving
 		if s == nil || l.closing {
 			continue
@@ -472,7 +510,7 @@ func (c *Core) probeReceived(from string, s PeerState) {
 		primary = from
 	}
 	c.setPeer(from, func(p *corePeer) {
-		p.role, p.epoch = s.Role, s.Epoch
+		p.role, p.epoch, p.following = s.Role, s.Epoch, s.Flags&FlagFollowing != 0
 		if p.state != "CONNECTED" && p.state != "BOOTSTRAPPING" {
 			p.state = "REACHABLE"
 			if s.Role == RoleFenced {
@@ -488,6 +526,7 @@ func (c *Core) probeReceived(from string, s PeerState) {
 func (c *Core) probeAnswered(addr, from string, s PeerState) {
 	c.setPeer(from, func(p *corePeer) { p.lag, p.addr = s.Lag, addr })
 	c.probeReceived(from, s)
+	c.backToUpstream(addr, s)
 	delete(c.announce, addr)
 	c.answeredOne(addr, from, 1)
 }

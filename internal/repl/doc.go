@@ -17,7 +17,12 @@
 //     it from scripts.
 //   - Node (node.go, driver_links.go, driver_ops.go, status.go) is the
 //     server's driver: it owns the transport's links, the apply workers and
-//     the state file, and carries out each Ready.
+//     the state file, and carries out each Ready. The follower side's
+//     storage operations go to a Replica (replica.go): a secondary's is
+//     its storage engine (EngineReplica); the simulator uses the same one.
+//   - The cluster state, quarantine folders (Quarantine) and the engine's
+//     checkpoints and folders are written through a vfs.FS: the
+//     operating system's in the server, a crashable one in the simulator.
 //
 // A secondary dials its seeds (the primary it was told of first) and
 // subscribes with, for each database, its identity (base id), epoch marks
@@ -25,9 +30,13 @@
 // database, either a full copy (SeedBegin, SeedChunk…, SeedEnd) or the
 // journal frames after that position (Frames), plus Drop, Accounts and a
 // Heartbeat with its log ends every second. The secondary writes the frames
-// at the same LSNs in its own journal, applies them through storage's apply
-// function and acknowledges (Ack). Messages are described in messages.go
-// and catchup.go, and are values in msg.go.
+// at the same LSNs in its own journal, acknowledges them (Ack), applies them
+// and acknowledges again. A secondary configured with an upstream
+// (CoreConfig.Upstream) subscribes to that member with Cascade set; a
+// secondary that follows its primary serves such a subscriber as a
+// primary would, what it has applied of the primary's log (a relay).
+// Messages are described in messages.go and catchup.go, and are values in
+// msg.go.
 //
 // Concurrency: Core is not safe for concurrent use; Node's loop goroutine is
 // its only caller. Node's methods are safe for concurrent use. New starts

@@ -149,19 +149,18 @@ func (w *applyWorker) do(q queuedOp) {
 	}
 	switch op.Kind {
 	case OpAppend:
-		db, ok := n.st.Database(op.DB)
-		if !ok {
+		if _, ok := n.st.Database(op.DB); !ok {
 			err := fmt.Errorf("%w: frames for unknown database %s", ErrProtocol, op.DB)
 			n.post(func() { n.core.Appended(op.Link, op.DB, 0, err) })
 			return
 		}
 		// Written first, and acknowledged as such (RECEIVED), then applied.
-		end, err := db.WriteReplicated(n.ctx, op.At, op.Data, op.Durable)
+		end, err := n.replica.Write(n.ctx, op.DB, op.At, op.Data, op.Durable)
 		n.post(func() { n.core.Appended(op.Link, op.DB, end, err) })
 		if err != nil {
 			return
 		}
-		err = db.ApplyReplicated()
+		err = n.replica.Apply(op.DB)
 		n.post(func() { n.core.Applied(op.Link, op.DB, err) })
 	case OpSeedBegin:
 		err := w.seedBegin(op)
@@ -198,8 +197,8 @@ func (n *Node) seedFile(db string) string {
 func (w *applyWorker) seedBegin(op Op) error {
 	n := w.n
 	w.dropSeed()
-	if db, ok := n.st.Database(op.DB); ok && op.Quarantine {
-		if _, err := n.quarantine.Database(n.keeper(), n.st, db, op.Common, "re-seeded from the primary: "+op.Reason); err != nil {
+	if _, ok := n.st.Database(op.DB); ok && op.Quarantine {
+		if _, err := n.replica.SetAside(op.DB, op.Common, "re-seeded from the primary: "+op.Reason); err != nil {
 			return err
 		}
 	}
@@ -218,12 +217,9 @@ func (w *applyWorker) install(op Op) (journal.LSN, error) {
 	if _, err := w.seed.Seek(0, 0); err != nil {
 		return 0, err
 	}
-	db, err := w.n.st.InstallSeed(op.DB, w.seed)
+	lsn, err := w.n.replica.Install(op.DB, w.seed)
 	w.dropSeed()
-	if err != nil {
-		return 0, err
-	}
-	return db.LSN(), nil
+	return lsn, err
 }
 
 // dropSeed removes the copy being received, if any.
@@ -238,14 +234,14 @@ func (w *applyWorker) dropSeed() {
 
 func (w *applyWorker) drop(op Op) error {
 	n := w.n
-	db, ok := n.st.Database(op.DB)
+	_, ok := n.st.Database(op.DB)
 	switch {
 	case !ok:
 	case op.Quarantine:
-		_, err := n.quarantine.Database(n.keeper(), n.st, db, 0, "the primary does not have this database")
+		_, err := n.replica.SetAside(op.DB, 0, "the primary does not have this database")
 		return err
 	default:
-		if err := n.st.DropDatabase(op.DB); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
+		if err := n.replica.Drop(op.DB); err != nil {
 			return err
 		}
 		n.log.Info(fmt.Sprintf("Cluster: database %s dropped by the primary", op.DB), "database", op.DB)

@@ -174,7 +174,9 @@ type inode struct {
 
 // ienv is a script's cluster and network.
 type ienv struct {
-	ids      []string
+	ids []string
+	// upstream: a node's configured upstream (CoreConfig.Upstream).
+	upstream map[string]string
 	nodes    map[string]*inode
 	cut      map[[2]string]bool
 	links    []*ilink
@@ -207,6 +209,7 @@ func (e *ienv) config(id string) CoreConfig {
 			cfg.Seeds = append(cfg.Seeds, o)
 		}
 	}
+	cfg.Upstream = e.upstream[id]
 	return cfg
 }
 
@@ -221,6 +224,16 @@ func (e *ienv) run(t *testing.T, line string) string {
 			n.core = NewCore(e.config(id), n.st, memLog{n})
 			e.nodes[id] = n
 		}
+		return "ok"
+	case "upstream":
+		// upstream n3 n2: n3 streams from n2 (a cascade); its core is
+		// made again with that configuration.
+		if e.upstream == nil {
+			e.upstream = map[string]string{}
+		}
+		e.upstream[f[1]] = f[2]
+		n := e.nodes[f[1]]
+		n.core = NewCore(e.config(n.id), n.st, memLog{n})
 		return "ok"
 	case "corrupt-copies":
 		// n1's copies announce an LSN 10 bytes past what they hold, as a
@@ -639,10 +652,16 @@ func describeMsg(m Msg, err error) string {
 	}
 	switch m := m.(type) {
 	case SubscribeMsg:
+		if m.Cascade {
+			return fmt.Sprintf("Subscribe epoch=%d %s cascade", m.Epoch, pos(m.Positions))
+		}
 		return fmt.Sprintf("Subscribe epoch=%d %s", m.Epoch, pos(m.Positions))
 	case NotPrimaryMsg:
 		return fmt.Sprintf("NotPrimary %s epoch=%d primary=%q", m.Role, m.Epoch, m.Primary)
 	case WelcomeMsg:
+		if m.Relay {
+			return fmt.Sprintf("Welcome epoch=%d primary=%s relay", m.Epoch, m.Primary)
+		}
 		return fmt.Sprintf("Welcome epoch=%d primary=%s", m.Epoch, m.Primary)
 	case FramesMsg:
 		return fmt.Sprintf("Frames %s at %d: %q", m.DB, m.Start, m.Frames)

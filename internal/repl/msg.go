@@ -31,6 +31,10 @@ type (
 		Epoch     Epoch
 		Advertise string
 		Positions []Position
+		// Cascade: the subscriber asks to stream from this node even if
+		// it is a secondary (its configured upstream). Optional on the
+		// wire (absent from older nodes: false).
+		Cascade bool
 	}
 	NotPrimaryMsg struct {
 		Role    Role
@@ -43,6 +47,9 @@ type (
 	WelcomeMsg struct {
 		Epoch   Epoch
 		Primary string
+		// Relay: the sender is not Primary but a secondary of it that
+		// relays its log (a cascade). Optional on the wire.
+		Relay bool
 	}
 	FramesMsg struct {
 		DB     string
@@ -118,14 +125,19 @@ func (PositionsAreMsg) Type() transport.Type { return msgPositionsAre }
 func (CatchUpMsg) Type() transport.Type      { return msgCatchUp }
 func (CatchUpEndMsg) Type() transport.Type   { return msgCatchUpEnd }
 
-func (m SubscribeMsg) encode(e *enc) { e.u(uint64(m.Epoch)); e.s(m.Advertise); e.list(m.Positions) }
+func (m SubscribeMsg) encode(e *enc) {
+	e.u(uint64(m.Epoch))
+	e.s(m.Advertise)
+	e.list(m.Positions)
+	e.flag(m.Cascade)
+}
 func (m NotPrimaryMsg) encode(e *enc) {
 	e.s(string(m.Role))
 	e.u(uint64(m.Epoch))
 	e.s(m.Primary)
 	e.s(m.PrimaryAddr)
 }
-func (m WelcomeMsg) encode(e *enc) { e.u(uint64(m.Epoch)); e.s(m.Primary) }
+func (m WelcomeMsg) encode(e *enc) { e.u(uint64(m.Epoch)); e.s(m.Primary); e.flag(m.Relay) }
 func (m FramesMsg) encode(e *enc) {
 	e.s(m.DB)
 	e.u(uint64(m.Start))
@@ -194,7 +206,11 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 	var m Msg
 	switch typ {
 	case msgSubscribe:
-		m = SubscribeMsg{Epoch: Epoch(d.u()), Advertise: d.s(), Positions: d.list()}
+		sm := SubscribeMsg{Epoch: Epoch(d.u()), Advertise: d.s(), Positions: d.list()}
+		if len(d.b) > 0 {
+			sm.Cascade = d.flag()
+		}
+		m = sm
 	case msgNotPrimary:
 		np := NotPrimaryMsg{Role: Role(d.s()), Epoch: Epoch(d.u()), Primary: d.s()}
 		if len(d.b) > 0 {
@@ -202,7 +218,11 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 		}
 		m = np
 	case msgWelcome:
-		m = WelcomeMsg{Epoch: Epoch(d.u()), Primary: d.s()}
+		wm := WelcomeMsg{Epoch: Epoch(d.u()), Primary: d.s()}
+		if len(d.b) > 0 {
+			wm.Relay = d.flag()
+		}
+		m = wm
 	case msgFrames:
 		f := FramesMsg{DB: d.s(), Start: journal.LSN(d.u())}
 		f.Frames, d.b = d.b, nil

@@ -111,8 +111,10 @@ type Node struct {
 	st   *storage.Engine
 	log  *slog.Logger
 	tr   *transport.Transport
-	// quarantine keeps aside what the node held off the primary's history.
+	// quarantine keeps aside what the node held off the primary's history;
+	// replica is where the follower side puts what it is sent.
 	quarantine *Quarantine
+	replica    Replica
 
 	// core is owned by the loop (Run); before Run, by whoever made the
 	// Node (tests).
@@ -158,6 +160,7 @@ func New(opts Options) (*Node, error) {
 		waits: map[uint64]chan SyncResult{}, start: time.Now()}
 	n.core = NewCore(coreConfig(n.cfg), st, engineLog{eng: n.st, acc: opts.Accounts})
 	n.quarantine = &Quarantine{FS: opts.FS, Dir: opts.StateDir, Node: n.cfg.Node.ID, Cluster: n.cfg.Name, Now: time.Now, Log: n.log}
+	n.replica = EngineReplica{Eng: n.st, Quarantine: n.quarantine, Keeper: n.keeper}
 	n.publish()
 	if l, ok := ParseSyncLevel(string(n.cfg.SyncCommit)); ok {
 		n.syncShown.Store(l)
@@ -205,6 +208,7 @@ func coreConfig(c *config.Cluster) CoreConfig {
 		}
 	}
 	cfg.Seeds = c.Peers()
+	cfg.Upstream = c.Node.Upstream
 	return cfg
 }
 

@@ -317,6 +317,15 @@ func (n *node) onHistory(k txKey) bool {
 	return false
 }
 
+// upstream is the node n streams from instead of the primary
+// (Options.Cascade), or nil.
+func (n *node) upstream() *node {
+	if n.w.opts.Cascade && n.id == "n3" {
+		return n.w.byID["n2"]
+	}
+	return nil
+}
+
 // checkFollows is the checker "follows at once": a secondary that learned
 // of a new primary (its announcement, a NotPrimary naming it, a welcome)
 // is streaming from it within followBound ticks, unless a fault touched
@@ -334,8 +343,9 @@ func (w *world) checkFollows() {
 			n.mustFollow = nil // moved on
 			continue
 		}
-		if peer, welcomed := n.core.Following(); peer == d.primary && welcomed {
-			n.mustFollow = nil // it did
+		up := n.upstream()
+		if peer, welcomed := n.core.Following(); welcomed && (peer == d.primary || up != nil && peer == up.id) {
+			n.mustFollow = nil // it did (through its upstream, for a cascade)
 			continue
 		}
 		if w.now-d.since <= bound {
@@ -345,6 +355,9 @@ func (w *world) checkFollows() {
 		if w.touched[n.id] >= d.since || w.touched[p.id] >= d.since || p.eng == nil || n.slowUntil >= d.since ||
 			p.core.Role() != repl.RolePrimary || p.st.Epoch != d.epoch || !p.core.Writable() || !w.net.reachable(n.id, p.id) {
 			continue
+		}
+		if up != nil && (w.touched[up.id] >= d.since || up.eng == nil) {
+			continue // its upstream's fault: dialled first, it may hold the fallback up
 		}
 		if peer, welcomed := n.core.Following(); peer != p.id || !welcomed {
 			w.violate("follows at once", fmt.Sprintf("%s learned at tick %d that %s is primary of epoch %d and does not follow it %d ticks later (following %q, welcomed %v)",

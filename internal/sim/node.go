@@ -30,8 +30,11 @@ type node struct {
 	// state, checkpoints, database folders and quarantine. It fails at
 	// the disk fault rate, and a crash loses what was not made durable.
 	fs *vfs.Crashable
-	// quar writes the node's quarantine folders, as the server's does.
-	quar *repl.Quarantine
+	// quar writes the node's quarantine folders, as the server's does;
+	// replica is the server's follower side on the engine (nil while
+	// down).
+	quar    *repl.Quarantine
+	replica repl.Replica
 
 	// st is the cluster state as last saved (cluster-state.json, read
 	// back at each start).
@@ -141,6 +144,9 @@ func (n *node) coreConfig() repl.CoreConfig {
 		RetryTicks: retryTicks, TickMillis: 1,
 		// Long enough for a question and its answer at the largest delay.
 		ProbeWaitTicks: 2*n.w.opts.MaxDelay + 2}
+	if n.w.opts.Cascade && n.id == "n3" {
+		cfg.Upstream = "n2"
+	}
 	for _, m := range n.w.nodes {
 		if m.id != n.id {
 			// A node's address is its id.
@@ -166,6 +172,7 @@ func (n *node) start() error {
 		return err
 	}
 	n.eng = eng
+	n.replica = repl.EngineReplica{Eng: eng, Quarantine: n.quar, Keeper: n.keeper}
 	n.w.touch(n.id)
 	n.core = repl.NewCore(n.coreConfig(), n.st, repl.EngineLog(eng, repl.Accounts{}))
 	n.seeds, n.waits, n.backlog = map[string]*bytes.Buffer{}, map[uint64]*syncWait{}, nil
@@ -254,7 +261,7 @@ func (n *node) crash() {
 	if err := n.fs.Crash(); err != nil {
 		n.w.violate("crash", fmt.Sprintf("%s: %v", n.id, err))
 	}
-	n.eng = nil
+	n.eng, n.replica = nil, nil
 	n.waits, n.backlog, n.open, n.deferred, n.seeds, n.unapplied = nil, nil, nil, nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
 		if l := n.w.net.links[id]; l != nil && (l.a == n.id || l.b == n.id) {
@@ -409,7 +416,7 @@ func (n *node) doOp(op repl.Op) {
 			n.core.Appended(op.Link, op.DB, 0, storage.ErrNoDatabase)
 			return
 		}
-		end, err := db.WriteReplicated(bg, op.At, op.Data, op.Durable)
+		end, err := n.replica.Write(bg, op.DB, op.At, op.Data, op.Durable)
 		if err != nil {
 			if n.diskFailed(err) {
 				return
@@ -446,7 +453,7 @@ func (n *node) doOp(op repl.Op) {
 	case repl.OpSeedInstall:
 		buf := n.seeds[strings.ToLower(op.DB)]
 		delete(n.seeds, strings.ToLower(op.DB))
-		db, err := n.eng.InstallSeed(op.DB, bytes.NewReader(buf.Bytes()))
+		lsn, err := n.replica.Install(op.DB, bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			if n.diskFailed(err) {
 				return
@@ -455,8 +462,10 @@ func (n *node) doOp(op repl.Op) {
 			n.core.SeedInstalled(op.Link, op.DB, 0, op.At, err)
 			return
 		}
-		n.noteStreamed(op.Link, db)
-		n.core.SeedInstalled(op.Link, op.DB, db.LSN(), op.At, nil)
+		if db, ok := n.eng.Database(op.DB); ok {
+			n.noteStreamed(op.Link, db)
+		}
+		n.core.SeedInstalled(op.Link, op.DB, lsn, op.At, nil)
 	case repl.OpSeedAbort:
 		delete(n.seeds, strings.ToLower(op.DB))
 	case repl.OpDrop:
@@ -468,7 +477,10 @@ func (n *node) doOp(op repl.Op) {
 				return
 			}
 		default:
-			if err := n.eng.DropDatabase(op.DB); err != nil && !errors.Is(err, storage.ErrNoDatabase) {
+			if err := n.replica.Drop(op.DB); err != nil {
+				if n.diskFailed(err) {
+					return
+				}
 				w.violate("drop", err.Error())
 			}
 		}
@@ -502,10 +514,7 @@ func (n *node) applyWritten() {
 		if n.eng == nil {
 			return
 		}
-		err := error(storage.ErrNoDatabase)
-		if db, ok := n.eng.Database(op.DB); ok {
-			err = db.ApplyReplicated()
-		}
+		err := n.replica.Apply(op.DB)
 		if err != nil {
 			n.w.violate("stream", fmt.Sprintf("%s: apply of %s at %d: %v", n.id, op.DB, op.At, err))
 		}

@@ -47,6 +47,10 @@ type Options struct {
 	// "follows at once"), and the old primary is fenced once it can reach
 	// anyone again.
 	CutPromoteWeight int
+	// Cascade: n3 streams from n2 (its upstream, which relays the
+	// primary's log) rather than from the primary, falling back to the
+	// primary while n2 cannot serve it.
+	Cascade bool
 	// KeyLast: the simulated table's primary key is a fourth column
 	// after values of every kind (id, node, payload), a signed integer
 	// scrambled from the id (negative about half the time), so rows are
@@ -148,7 +152,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d cut_promote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -197,6 +201,8 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 	o.GatherJoin = o.GroupWriteOverlap && r.IntN(2) == 0
 	// CutPromoteWeight after the others, for the same reason.
 	o.CutPromoteWeight = r.IntN(3)
+	// Cascade after the others, for the same reason.
+	o.Cascade = r.IntN(3) == 0
 	return o
 }
 
@@ -888,7 +894,13 @@ func (w *world) converged(p *node) bool {
 		if n == p {
 			continue
 		}
-		if peer, welcomed := n.core.Following(); peer != p.id || !welcomed {
+		// A cascade streams from its upstream, once the upstream follows
+		// (n3 falls back to the primary while n2 cannot serve it).
+		want := p.id
+		if up := n.upstream(); up != nil && up != p {
+			want = up.id
+		}
+		if peer, welcomed := n.core.Following(); peer != want || !welcomed {
 			return false
 		}
 		pdbs, ndbs := p.eng.Databases(), n.eng.Databases()

@@ -643,7 +643,7 @@ func (n *node) quarantine(db *storage.DB, from journal.LSN, reason string) bool 
 	eachTx(db, start, applied, func(lsn, _ journal.LSN, sum string) {
 		listed = append(listed, txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum})
 	})
-	dest, err := n.quar.Database(n.keeper(), n.eng, db, from, reason)
+	dest, err := n.replica.SetAside(db.Name(), from, reason)
 	// A folder is returned once the database is in it, even if its
 	// report could not be written.
 	if dest != "" {

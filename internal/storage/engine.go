@@ -357,7 +357,11 @@ func (e *Engine) CreateDatabase(name string, options []byte) (*DB, error) {
 	}
 	final := filepath.Join(e.opts.Root, DirName(name))
 	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
-	e.fs.RemoveAll(tmp)
+	// A folder left by an interrupted create or copy must go first: its
+	// journal would be opened and appended to.
+	if err := e.fs.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
 	j, err := journal.Open(e.journalOptions(tmp, 0))
 	if err != nil {
 		return nil, err

@@ -305,7 +305,11 @@ func (db *DB) WriteSnapshot(w io.Writer) (journal.LSN, error) {
 func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	final := filepath.Join(e.opts.Root, DirName(name))
 	tmp := filepath.Join(e.opts.Root, ".creating-"+DirName(name))
-	e.fs.RemoveAll(tmp)
+	// A folder left by an interrupted create or copy must go first: its
+	// journal would be opened and appended to.
+	if err := e.fs.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
 	if err := e.fs.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
