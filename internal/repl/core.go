@@ -494,10 +494,13 @@ func (c *Core) SaveFailed(err error) {
 	c.persisting = nil
 	c.out.State = nil // a transition made since went from the unsaved state
 	c.announcePending = false
-	if failed != nil && c.saved.Role == RolePrimary && failed.Role == RoleSecondary && failed.Epoch == c.saved.Epoch && strings.EqualFold(failed.Primary, c.cfg.ID) {
+	if failed != nil && c.saved.Role == RolePrimary && failed.Role == RoleSecondary && failed.Epoch == c.saved.Epoch && strings.EqualFold(failed.Primary, c.cfg.ID) &&
+		!c.newerEpochSeen(c.saved.Epoch) {
 		// A planned switchover that could not be recorded: no newer
 		// epoch exists, the node is still the primary and takes writes
-		// again (the SET GLOBAL fails).
+		// again (the SET GLOBAL fails). Not if a peer showed a newer
+		// epoch (a fence whose state could not be saved either): the
+		// writes stay closed.
 		c.closeWrites()
 		c.openWrites()
 	} else {
@@ -507,6 +510,16 @@ func (c *Core) SaveFailed(err error) {
 	if c.promo != nil {
 		c.promo = nil
 	}
+}
+
+// newerEpochSeen reports whether a peer has shown an epoch above e.
+func (c *Core) newerEpochSeen(e Epoch) bool {
+	for _, pe := range c.peerEpoch {
+		if pe > e {
+			return true
+		}
+	}
+	return false
 }
 
 // Accept registers a link a peer opened (its identity proven by the

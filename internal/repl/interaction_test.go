@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -166,10 +167,12 @@ type inode struct {
 	down bool // crashed: its journals and state are kept for a restart
 	// corruptCopies: the copies it sends announce a wrong LSN.
 	corruptCopies bool
-	core          *Core
-	st            State
-	dbs           map[string]*memDB
-	waits         map[uint64]string
+	// saveFails: writes of its cluster state fail (a full or broken disk).
+	saveFails bool
+	core      *Core
+	st        State
+	dbs       map[string]*memDB
+	waits     map[uint64]string
 }
 
 // ienv is a script's cluster and network.
@@ -234,6 +237,11 @@ func (e *ienv) run(t *testing.T, line string) string {
 		e.upstream[f[1]] = f[2]
 		n := e.nodes[f[1]]
 		n.core = NewCore(e.config(n.id), n.st, memLog{n})
+		return "ok"
+	case "save-fails", "save-works":
+		// Writes of a node's cluster state fail from now on, or work
+		// again.
+		e.nodes[f[1]].saveFails = f[0] == "save-fails"
 		return "ok"
 	case "corrupt-copies":
 		// n1's copies announce an LSN 10 bytes past what they hold, as a
@@ -388,11 +396,18 @@ func (e *ienv) ready(n *inode, b *strings.Builder) {
 		if rd.CloseWrites {
 			p("close writes")
 		}
+		saved := true
 		if rd.State != nil {
-			n.st = *rd.State
-			p("persist %s epoch %d primary %s", rd.State.Role, rd.State.Epoch, rd.State.Primary)
+			if n.saveFails {
+				p("persist %s epoch %d primary %s: failed", rd.State.Role, rd.State.Epoch, rd.State.Primary)
+				n.core.SaveFailed(errors.New("disk full"))
+				saved = false
+			} else {
+				n.st = *rd.State
+				p("persist %s epoch %d primary %s", rd.State.Role, rd.State.Epoch, rd.State.Primary)
+			}
 		}
-		if rd.OpenWrites {
+		if rd.OpenWrites && saved {
 			p("open writes")
 		}
 		for _, a := range rd.Answers {
@@ -403,6 +418,9 @@ func (e *ienv) ready(n *inode, b *strings.Builder) {
 			}
 		}
 		for _, op := range rd.Ops {
+			if op.Kind == OpMarkEpochs && !saved {
+				continue
+			}
 			e.op(n, op, p)
 		}
 		for _, d := range rd.Dials {
