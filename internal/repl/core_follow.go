@@ -52,6 +52,11 @@ type followDB struct {
 	written journal.LSN // the end last written (and fsync'd with DurableAck)
 	// seeding: a copy is being received; seedLSN the LSN its end announced.
 	seeding bool
+	// relayed: the primary showed on this link that the node's database
+	// is on its history (frames written, a copy installed, or a heartbeat
+	// naming it, once the primary decided how to serve it): a relay
+	// serves it to its own followers.
+	relayed bool
 }
 
 // Following returns the peer this node subscribed to and whether it
@@ -272,7 +277,7 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			c.protocolError(l, m)
 			return
 		}
-		d.seeding = true
+		d.seeding, d.relayed = true, false
 		c.pendingOps++
 		c.out.Ops = append(c.out.Ops, Op{Kind: OpSeedBegin, Link: l.id, DB: m.DB, Quarantine: m.Quarantine, Common: m.Common, Reason: m.Reason})
 		c.eventf(slog.LevelInfo, "Cluster: receiving a copy of database %s (%s)", m.DB, m.Reason)
@@ -303,6 +308,13 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 	case HeartbeatMsg:
 		for _, p := range m.Ends {
 			c.primaryLSN[strings.ToLower(p.Name)] = journal.LSN(p.LSN)
+			// The primary decided how to serve each database before its
+			// heartbeat: one not being copied is on its history.
+			if d := c.followDB(p.Name); !d.seeding {
+				if info, ok := c.dbInfo(p.Name); ok && bytes.Equal(info.BaseID, p.BaseID) {
+					d.relayed = true
+				}
+			}
 		}
 		// The primary announces every database it confirmed a commit
 		// of: what it does not list, it has not.
@@ -399,7 +411,7 @@ func (c *Core) Appended(link LinkID, db string, end journal.LSN, err error) {
 	}
 	if link == c.follow.link && link != 0 {
 		d := c.followDB(db)
-		d.written = max(d.written, end)
+		d.written, d.relayed = max(d.written, end), true
 		c.noteStreamed(db)
 		c.ackLater(db)
 	}
@@ -450,6 +462,7 @@ func (c *Core) SeedInstalled(link LinkID, db string, lsn journal.LSN, announced 
 		return
 	}
 	c.noteStreamed(db)
+	d.relayed = true
 	c.eventf(slog.LevelInfo, "Cluster: copy of database %s installed at LSN %d", db, lsn)
 	info, _ := c.dbInfo(db)
 	d.written = info.End

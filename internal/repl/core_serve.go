@@ -226,16 +226,14 @@ func (c *Core) followerBehind(f *peerFollower) bool {
 		return true
 	}
 	dbs := c.log.Databases()
-	present := 0
+	here := map[string]bool{}
 	for _, db := range dbs {
 		key := strings.ToLower(db.Name)
+		here[key] = true
+		if !c.serves(key) {
+			continue
+		}
 		p, ok := f.positions[key]
-		if ok {
-			present++
-		}
-		if d := c.follow.dbs[key]; d != nil && d.seeding {
-			continue // a relay's copy under way: nothing to send of it
-		}
 		if !ok || !p.decided || !bytes.Equal(p.baseID, db.BaseID) {
 			return true
 		}
@@ -244,7 +242,31 @@ func (c *Core) followerBehind(f *peerFollower) bool {
 		}
 	}
 	// A position of a database not here any more: a drop to send.
-	return present != len(f.positions)
+	for key := range f.positions {
+		if !here[key] && !c.awaited(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// serves reports whether this node serves database key to its followers:
+// a primary, every database; a relay, those its primary's stream has
+// shown to be on the primary's history (relayed) and not being copied.
+func (c *Core) serves(key string) bool {
+	if c.role == RolePrimary {
+		return true
+	}
+	d := c.follow.dbs[key]
+	return d != nil && d.relayed && !d.seeding
+}
+
+// awaited reports whether a relay's database key is being copied from its
+// primary (absent or replaced meanwhile): its followers' positions of it
+// wait, they are not dropped.
+func (c *Core) awaited(key string) bool {
+	d := c.follow.dbs[key]
+	return c.role != RolePrimary && d != nil && d.seeding
 }
 
 // serveFollowers sends each connected follower what it lacks, one bounded
@@ -276,8 +298,8 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 	for _, db := range dbs {
 		key := strings.ToLower(db.Name)
 		present[key] = true
-		if d := c.follow.dbs[key]; d != nil && d.seeding {
-			continue // a relay receiving a copy of it: served once installed
+		if !c.serves(key) {
+			continue // a relay's database not shown on the primary's history yet, or being copied
 		}
 		p, ok := f.positions[key]
 		if ok && p.decided && !bytes.Equal(p.baseID, db.BaseID) {
@@ -330,7 +352,7 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 	}
 	for _, key := range slices.Sorted(mapKeys(f.positions)) {
 		p := f.positions[key]
-		if present[key] || p.snapshotting {
+		if present[key] || p.snapshotting || c.awaited(key) {
 			continue
 		}
 		// A database this primary never served on this link (the
