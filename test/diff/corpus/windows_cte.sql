@@ -25,3 +25,17 @@ SELECT id, ROW_NUMBER() OVER w, ROW_NUMBER() OVER (ORDER BY id DESC) FROM wr WIN
 SELECT id, SUM(id) OVER (w ORDER BY id), COUNT(*) OVER (ORDER BY id) FROM wr WINDOW w AS (PARTITION BY g) ORDER BY id;
 SELECT id, SUM(id) OVER w2, SUM(id) OVER w1 FROM wr WINDOW w1 AS (PARTITION BY g), w2 AS (w1 ORDER BY id) ORDER BY id;
 DROP TABLE wr;
+-- The default frame with an ORDER BY is RANGE BETWEEN UNBOUNDED PRECEDING
+-- AND CURRENT ROW: a row's peers (equal ORDER BY values) are in its frame.
+CREATE TABLE wf (id INT PRIMARY KEY, g INT, amount INT, x INT, s VARCHAR(10)) COLLATE utf8mb4_general_ci;
+INSERT INTO wf VALUES (1, 1, 100, 5, 'b'), (2, 1, 200, 3, 'A'), (3, 1, 200, 7, 'a'), (4, 2, 400, 2, 'c'), (5, 2, 400, NULL, 'C'), (6, 2, 100, 9, NULL);
+SELECT id, amount, SUM(amount) OVER (ORDER BY amount) FROM wf ORDER BY id;
+SELECT id, COUNT(*) OVER (ORDER BY amount), COUNT(x) OVER (ORDER BY amount), AVG(amount) OVER (ORDER BY amount) FROM wf ORDER BY id;
+SELECT id, MIN(x) OVER (ORDER BY amount DESC), MAX(x) OVER (ORDER BY amount) FROM wf ORDER BY id;
+SELECT id, MAX(x) OVER w, SUM(x) OVER w FROM wf WINDOW w AS (ORDER BY id) ORDER BY id;
+SELECT id, SUM(amount) OVER (PARTITION BY g ORDER BY amount), MAX(x) OVER (PARTITION BY g ORDER BY amount, id) FROM wf ORDER BY id;
+SELECT id, COUNT(*) OVER (ORDER BY s), SUM(id) OVER (ORDER BY s, g) FROM wf ORDER BY id;
+SELECT id, LAST_VALUE(amount) OVER (ORDER BY amount), FIRST_VALUE(amount) OVER (ORDER BY amount DESC) FROM wf ORDER BY id;
+SELECT id, SUM(amount) OVER (ORDER BY amount, id ROWS UNBOUNDED PRECEDING), SUM(amount) OVER (ORDER BY amount RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM wf ORDER BY id;
+SELECT id, ROW_NUMBER() OVER (ORDER BY amount, id), RANK() OVER (ORDER BY amount), SUM(amount) OVER () FROM wf ORDER BY id;
+DROP TABLE wf;
