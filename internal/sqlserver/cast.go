@@ -38,7 +38,9 @@ const castRuleID analyzer.RuleId = 10_004
 //   - TIMESTAMPDIFF in MONTH, QUARTER and YEAR counts calendar months
 //     (timestampdiff.go); go-mysql-server counted 30-day periods.
 //   - DATE ± INTERVAL n DAY (or WEEK, MONTH, QUARTER, YEAR) is a DATE;
-//     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00').
+//     go-mysql-server made it a DATETIME ('2024-03-01 00:00:00'). A date
+//     as text ± such an interval is text, the date alone for a date alone
+//     (textinterval.go).
 //   - JSON_EXTRACT (->, ->>) reads simple paths as MySQL does
 //     (jsonpath.go).
 //   - A number where a date belongs is the date its digits spell
@@ -88,6 +90,9 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 				case *expression.Arithmetic:
 					if dateInterval(e) {
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
+					}
+					if t := textDateInterval(e); t != nil {
+						return t, transform.NewTree, nil
 					}
 				case *function.TimestampDiff:
 					return &timestampDiff{TimestampDiff: e}, transform.NewTree, nil

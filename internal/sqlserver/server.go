@@ -112,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 	addKeepDeleteRule()
 	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).AddPreAnalyzeRule(setDefaultRuleID, setDefaultRule).
-		AddPostAnalyzeRule(windowFrameRuleID, windowFrameRule).AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).AddPostAnalyzeRule(groupOuterRuleID, groupOuterRule).
+		AddPostAnalyzeRule(windowFrameRuleID, windowFrameRule).AddPostAnalyzeRule(recursiveTypesRuleID, recursiveTypesRule).AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).AddPostAnalyzeRule(groupOuterRuleID, groupOuterRule).
 		RemoveOnceAfterRule(replaceAggRule()).
 		RemoveValidationRule(groupByRule.Id).AddPostValidationRule(groupByRule.Id, notForClients(groupByRule.Apply)).Build()
 	g := grants{db: a.Catalog.MySQLDb}
