@@ -16,3 +16,6 @@ DROP TABLE j;
 -- Simple paths as MySQL reads them: a member of a non-object is no match, a position in a non-array reads it as an array of itself.
 SELECT JSON_EXTRACT('[1,2,3]', '$.a'), JSON_EXTRACT('{"a":1}', '$[0]'), JSON_EXTRACT('{"a":1}', '$[1]'), JSON_EXTRACT('[1,2,3]', '$[5]'), JSON_EXTRACT('{"a b": 2}', '$."a b"'), JSON_EXTRACT('[1,[2,3]]', '$[1][0]'), JSON_EXTRACT('"s"', '$[0]');
 SELECT JSON_EXTRACT('{"a":{"b":[]}}', '$.a.b'), JSON_EXTRACT('{"a":{"b":[]}}', '$.a.b[0]'), JSON_EXTRACT('{"a":[1,2]}', '$.a[*]'), JSON_EXTRACT('[1,2]', '$[0]', '$[1]');
+-- JSON_LENGTH of an empty array or object is 0; JSON_VALUE gives a string's text.
+SELECT JSON_LENGTH('[]'), JSON_LENGTH('{}'), JSON_LENGTH('[1, []]', '$[1]'), JSON_LENGTH('[1]', '$[5]'), JSON_LENGTH(NULL);
+SELECT JSON_VALUE('{"a":"x"}', '$.a'), JSON_VALUE('{"a":5}', '$.a'), JSON_VALUE('{"a":"x\\"y"}', '$.a'), JSON_VALUE('{"a":"x"}', '$.b'), JSON_VALUE('{"a":null}', '$.a');
