@@ -332,8 +332,10 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	vals := append([]any(nil), row...)
 	if _, err := e.tx.Insert(e.t.Name(), vals); err != nil {
 		noteSameRow(e.sess, vals, err)
+		noteReplaceDup(e.sess, err)
 		return e.dupError(err)
 	}
+	noteReplaced(e.sess)
 	return nil
 }
 
@@ -353,7 +355,13 @@ func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
 	}
 	err := e.tx.Delete(e.t.Name(), row)
 	if errors.Is(err, storage.ErrRowMissing) {
+		if deletedAlready(e.sess, e.t.Name()) {
+			return nil
+		}
 		return sql.ErrDeleteRowNotFound.New()
+	}
+	if err == nil {
+		noteDeleted(e.sess, e.t.Name())
 	}
 	return toSQLError(err)
 }
