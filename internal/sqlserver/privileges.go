@@ -253,6 +253,10 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		it.info = newInsertInfo(n, tally)
 		it.replace = n.IsReplace
 		it.noInsertID = (n.IsReplace || len(n.OnDupExprs) > 0) && !hasAutoIncrement(n.Destination.Schema())
+		if err := x.rowTriggers(ctx, s, n, it); err != nil {
+			iter.Close(ctx)
+			return nil, err
+		}
 		if s.trig.wrapInsert {
 			// Under an AFTER trigger: the wrapper goes around the
 			// trigger executor (triggerexec.go).
@@ -262,8 +266,8 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return it, nil
 	case *plan.TriggerExecutor:
 		return x.triggerExecutor(ctx, n, row)
-	case *keepInsertID:
-		return x.keepInsertID(ctx, n, row)
+	case ownNode:
+		return n.buildWith(ctx, x, row)
 	case *plan.ShowTableStatus:
 		if !fromClient(ctx) {
 			return nil, nil // go-mysql-server's engine suites assert its own form

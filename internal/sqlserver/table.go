@@ -340,6 +340,13 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 }
 
 func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	if rt := upsertTriggers(e.sess, e.t); rt != nil {
+		return rt.update(ctx, old, new, e.update)
+	}
+	return e.update(ctx, old, new)
+}
+
+func (e *editor) update(ctx *sql.Context, old, new sql.Row) error {
 	if err := e.lockForWrite(ctx, old); err != nil {
 		return err
 	}
@@ -350,6 +357,13 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 }
 
 func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	if rt := replaceTriggers(e.sess, e.t); rt != nil {
+		return rt.delete(ctx, row, e.delete)
+	}
+	return e.delete(ctx, row)
+}
+
+func (e *editor) delete(ctx *sql.Context, row sql.Row) error {
 	if err := e.lockForWrite(ctx, row); err != nil {
 		return err
 	}
