@@ -604,7 +604,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	if it, isIS := t.(*information_schema.InformationSchemaTable); ok && isIS && perDatabaseTables[strings.ToLower(name)] && it.Reader != nil {
 		w := *it
 		w.Reader = perDatabase(it.Reader)
+		if strings.EqualFold(name, "triggers") {
+			w.Reader = actionOrders(w.Reader)
+		}
 		t = &w
+	}
+	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && fromClient(ctx) {
+		t = columnsInfo(t)
 	}
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.StatisticsTableName) {
 		t = &patchedInfoTable{CatalogTable: ct, patch: countCardinalities}

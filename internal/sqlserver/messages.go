@@ -487,6 +487,7 @@ func hasAutoIncrement(sch sql.Schema) bool {
 func newInsertErrors(iter sql.RowIter, s *Session, sch sql.Schema) *insertErrors {
 	it := &insertErrors{RowIter: iter, sess: s, sch: sch}
 	s.insertCalls, s.sameReplaced = 0, 0
+	s.replaceDups, s.replaceExtra = 0, 0
 	s.inserting = it
 	return it
 }

@@ -165,6 +165,11 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		}
 		return nil, nil
 	case *plan.Update, *plan.DeleteFrom:
+		if d, ok := n.(*plan.DeleteFrom); ok {
+			if iter, err := x.multiDelete(ctx, d, row); iter != nil || err != nil {
+				return iter, err
+			}
+		}
 		// go-mysql-server plans a single-table UPDATE or DELETE without
 		// the analyzer's own rules: integer arithmetic is checked here,
 		// numbers that meet dates read as dates.
@@ -248,7 +253,21 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		it.info = newInsertInfo(n, tally)
 		it.replace = n.IsReplace
 		it.noInsertID = (n.IsReplace || len(n.OnDupExprs) > 0) && !hasAutoIncrement(n.Destination.Schema())
+		if err := x.rowTriggers(ctx, s, n, it); err != nil {
+			iter.Close(ctx)
+			return nil, err
+		}
+		if s.trig.wrapInsert {
+			// Under an AFTER trigger: the wrapper goes around the
+			// trigger executor (triggerexec.go).
+			s.trig.wrapInsert, s.trig.wrapper = false, it
+			return iter, nil
+		}
 		return it, nil
+	case *plan.TriggerExecutor:
+		return x.triggerExecutor(ctx, n, row)
+	case ownNode:
+		return n.buildWith(ctx, x, row)
 	case *plan.ShowTableStatus:
 		if !fromClient(ctx) {
 			return nil, nil // go-mysql-server's engine suites assert its own form

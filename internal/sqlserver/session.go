@@ -119,6 +119,16 @@ type Session struct {
 	// that were the row it wrote, value for value: a REPLACE of such a
 	// row counts one row affected, not two (replacesame.go).
 	sameReplaced int
+	// replaceDups counts the duplicates the current row of a REPLACE met
+	// so far, replaceExtra the rows beyond the first that REPLACE deleted
+	// for one row (each counts one more row affected, replacesame.go).
+	replaceDups, replaceExtra int
+	// deleteCounts: the rows deleted per table by the multi-table DELETE
+	// being run, buildingDelete while it is built (multidelete.go).
+	deleteCounts   deleteCounts
+	buildingDelete bool
+	// trig: the INSERT with triggers being built (triggerexec.go).
+	trig triggerState
 }
 
 // Warn records a warning of the current statement, in MySQL's words for a

@@ -25,6 +25,7 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 	if err != nil {
 		return nil, err
 	}
+	orderForeignKeys(rows)
 	fixes := map[string]func(line string) string{} // by the column line's prefix
 	for _, col := range n.TargetSchema() {
 		prefix := "  `" + strings.ReplaceAll(col.Name, "`", "``") + "` "

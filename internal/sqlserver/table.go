@@ -332,12 +332,21 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	vals := append([]any(nil), row...)
 	if _, err := e.tx.Insert(e.t.Name(), vals); err != nil {
 		noteSameRow(e.sess, vals, err)
+		noteReplaceDup(e.sess, err)
 		return e.dupError(err)
 	}
+	noteReplaced(e.sess)
 	return nil
 }
 
 func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	if rt := upsertTriggers(e.sess, e.t); rt != nil {
+		return rt.update(ctx, old, new, e.update)
+	}
+	return e.update(ctx, old, new)
+}
+
+func (e *editor) update(ctx *sql.Context, old, new sql.Row) error {
 	if err := e.lockForWrite(ctx, old); err != nil {
 		return err
 	}
@@ -348,12 +357,25 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 }
 
 func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	if rt := replaceTriggers(e.sess, e.t); rt != nil {
+		return rt.delete(ctx, row, e.delete)
+	}
+	return e.delete(ctx, row)
+}
+
+func (e *editor) delete(ctx *sql.Context, row sql.Row) error {
 	if err := e.lockForWrite(ctx, row); err != nil {
 		return err
 	}
 	err := e.tx.Delete(e.t.Name(), row)
 	if errors.Is(err, storage.ErrRowMissing) {
+		if deletedAlready(e.sess, e.t.Name()) {
+			return nil
+		}
 		return sql.ErrDeleteRowNotFound.New()
+	}
+	if err == nil {
+		noteDeleted(e.sess, e.t.Name())
 	}
 	return toSQLError(err)
 }

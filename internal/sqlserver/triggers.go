@@ -134,3 +134,37 @@ func perDatabase(read func(*sql.Context, sql.Catalog) (sql.RowIter, error)) func
 		return sql.RowsToRowIter(rows...), nil
 	}
 }
+
+// actionOrders numbers information_schema.TRIGGERS' ACTION_ORDER per table,
+// event and timing, as MySQL does: go-mysql-server numbered the triggers
+// of an event and timing across all the tables of a database (the second
+// table's AFTER INSERT trigger was 2). Its rows come grouped by event and
+// timing, each group in firing order.
+func actionOrders(read func(*sql.Context, sql.Catalog) (sql.RowIter, error)) func(*sql.Context, sql.Catalog) (sql.RowIter, error) {
+	return func(ctx *sql.Context, cat sql.Catalog) (sql.RowIter, error) {
+		it, err := read(ctx, cat)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := sql.RowIterToRows(ctx, it)
+		if err != nil {
+			return nil, err
+		}
+		next := map[[4]string]int64{}
+		for _, r := range rows {
+			if len(r) < 12 {
+				continue
+			}
+			// EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION,
+			// ACTION_TIMING.
+			var k [4]string
+			for i, c := range []int{5, 6, 3, 11} {
+				k[i], _ = r[c].(string)
+			}
+			k[0], k[1] = strings.ToLower(k[0]), strings.ToLower(k[1])
+			next[k]++
+			r[7] = next[k]
+		}
+		return sql.RowsToRowIter(rows...), nil
+	}
+}

@@ -102,3 +102,28 @@ INSERT INTO dic VALUES (1, 1);
 DELETE IGNORE FROM dip;
 SELECT id FROM dip ORDER BY id;
 DROP TABLE dic, dip;
+-- A REPLACE that removes two rows (one by the primary key, one by a
+-- unique key) counts three; a DELETE of two tables counts both tables'
+-- rows.
+CREATE TABLE rp (id INT PRIMARY KEY, u INT UNIQUE, v INT);
+INSERT INTO rp VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0);
+REPLACE INTO rp VALUES (1, 20, 5);
+SELECT ROW_COUNT();
+REPLACE INTO rp VALUES (3, 31, 1), (4, 40, 0), (5, 31, 2);
+SELECT * FROM rp ORDER BY id;
+DROP TABLE rp;
+CREATE TABLE ma (id INT PRIMARY KEY, x INT);
+CREATE TABLE mb (id INT PRIMARY KEY, y INT);
+INSERT INTO ma VALUES (1, 1), (2, 2), (3, 3);
+INSERT INTO mb VALUES (1, 1), (2, 2), (4, 4);
+DELETE ma, mb FROM ma JOIN mb ON ma.id = mb.id WHERE ma.id = 1;
+SELECT ROW_COUNT();
+DELETE ma FROM ma JOIN mb ON ma.id = mb.id;
+DELETE FROM ma;
+DELETE FROM mb;
+INSERT INTO ma VALUES (1, 1), (2, 1);
+INSERT INTO mb VALUES (1, 1), (2, 1), (3, 1);
+DELETE ma, mb FROM ma JOIN mb ON ma.x = mb.y;
+SELECT (SELECT COUNT(*) FROM ma), (SELECT COUNT(*) FROM mb);
+DROP TABLE ma;
+DROP TABLE mb;
