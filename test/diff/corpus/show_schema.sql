@@ -28,3 +28,9 @@ CREATE TABLE kw (a INT, c VARCHAR(10), KEY ka (a), UNIQUE KEY ua (a), KEY kc (c(
 DROP TABLE kw;
 DROP VIEW v1;
 DROP TABLE t1;
+-- SHOW TABLES LIKE and SHOW DATABASES LIKE: the pattern in the header.
+CREATE TABLE plike (id INT);
+SHOW TABLES LIKE 'p%';
+SHOW FULL TABLES LIKE 'pl%';
+SHOW SCHEMAS LIKE 'nosuch%';
+DROP TABLE plike;
