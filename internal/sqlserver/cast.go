@@ -98,6 +98,8 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					return &timestampDiff{TimestampDiff: e}, transform.NewTree, nil
 				case *json.JSONExtract:
 					return &jsonExtract{JSONExtract: e}, transform.NewTree, nil
+				case *json.JSONContainsPath:
+					return &jsonContainsPath{JSONContainsPath: e}, transform.NewTree, nil
 				case *function.Greatest:
 					if x := newExtreme(ctx, "GREATEST", e.Args, true); x != nil {
 						return x, transform.NewTree, nil

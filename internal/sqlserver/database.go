@@ -364,6 +364,7 @@ func (d *Database) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) er
 func (d *Database) DropTrigger(ctx *sql.Context, name string) error {
 	tx := d.tx(ctx)
 	if _, ok := tx.Catalog().Object(objTrigger, name); !ok {
+		noteMissingTrigger(ctx)
 		return sql.ErrTriggerDoesNotExist.New(name)
 	}
 	return tx.DeleteObject(objTrigger, name)
@@ -408,6 +409,7 @@ func (d *Database) SaveStoredProcedure(ctx *sql.Context, spd sql.StoredProcedure
 func (d *Database) DropStoredProcedure(ctx *sql.Context, name string) error {
 	tx := d.tx(ctx)
 	if _, ok := tx.Catalog().Object(objProcedure, name); !ok {
+		noteMissingProcedure(ctx, d.Name(), name)
 		return sql.ErrStoredProcedureDoesNotExist.New(name)
 	}
 	return tx.DeleteObject(objProcedure, name)

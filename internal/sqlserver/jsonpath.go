@@ -25,7 +25,7 @@ type jsonExtract struct {
 
 func (j *jsonExtract) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if len(j.Paths) != 1 {
-		return j.JSONExtract.Eval(ctx, row)
+		return j.evalPaths(ctx, row)
 	}
 	p, err := j.Paths[0].Eval(ctx, row)
 	if err != nil || p == nil {

@@ -302,11 +302,15 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		return nil, errRollupSyntax()
 	}
 	nameBodyColumns(stmt, text, assigned)
+	if err := checkAggregatePlacement(body); err != nil {
+		return nil, err
+	}
 	if ctx != nil {
 		if err := checkFullGroupBy(ctx, stmt); err != nil {
 			return nil, err
 		}
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
+			noteDatabaseCharset(s, stmt)
 			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
 			s.hints = hints
 		}

@@ -196,6 +196,8 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
+			showLikeHeader(q, r)
+			mysqlDoubles(r)
 			padFractions(r)
 			return cb(r, more)
 		}
@@ -244,6 +246,8 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
+			showLikeHeader(q, r)
+			mysqlDoubles(r)
 			padFractions(r)
 			return cb(r, more)
 		}

@@ -136,6 +136,11 @@ type Session struct {
 // duplicate, a value out of range) as a Warning, where go-mysql-server
 // writes a Note.
 func (s *Session) Warn(w *sql.Warning) {
+	if s.mysql && w != nil {
+		if w = databaseCharsetWarning(s, w); w == nil {
+			return
+		}
+	}
 	if s.mysql && w != nil && w.Code == erDuplicatedIndex && !s.duplicateIndex(w.Message) {
 		return
 	}

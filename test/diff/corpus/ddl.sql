@@ -43,3 +43,13 @@ SELECT COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_S
 SELECT id, s FROM tcs;
 ALTER TABLE tcs CONVERT TO CHARACTER SET latin1;
 DROP TABLE tcs;
+-- CREATE DATABASE with a character set or collation it keeps: no warning.
+CREATE DATABASE dt_ddl_cs1 CHARACTER SET utf8mb4;
+CREATE DATABASE dt_ddl_cs2 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;
+CREATE DATABASE dt_ddl_cs3 COLLATE utf8mb4_general_ci;
+CREATE DATABASE dt_ddl_cs4 DEFAULT CHARSET latin1;
+SHOW CREATE DATABASE dt_ddl_cs2;
+DROP DATABASE dt_ddl_cs1;
+DROP DATABASE dt_ddl_cs2;
+DROP DATABASE dt_ddl_cs3;
+DROP DATABASE dt_ddl_cs4;

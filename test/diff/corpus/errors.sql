@@ -220,3 +220,18 @@ CREATE TABLE gb (id INT PRIMARY KEY, v INT);
 SELECT id FROM gb GROUP BY nosuch;
 SELECT id FROM gb GROUP BY v;
 DROP TABLE gb;
+-- An aggregate function in WHERE or ON: 1111 (it failed while running
+-- with an internal text, "unable to find field with index 3").
+CREATE TABLE ag (id INT PRIMARY KEY, x INT);
+INSERT INTO ag VALUES (1, 10), (2, 20);
+SELECT * FROM ag WHERE SUM(x) > 1;
+SELECT id FROM ag WHERE COUNT(*) > 0 AND id = 1;
+SELECT a.id FROM ag a JOIN ag b ON MAX(a.x) = b.x;
+DELETE FROM ag WHERE SUM(x) > 1;
+UPDATE ag SET x = 1 WHERE AVG(x) > 1;
+SELECT id FROM ag WHERE x > (SELECT AVG(x) FROM ag);
+SELECT id FROM ag GROUP BY id HAVING SUM(x) > 15;
+-- A window function over a column of an aggregated query without GROUP
+-- BY: 1140 in MySQL's words (its text lacked its arguments).
+SELECT SUM(x), RANK() OVER (ORDER BY x) FROM ag;
+DROP TABLE ag;

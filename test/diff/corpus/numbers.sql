@@ -29,3 +29,13 @@ SELECT 18446744073709551615 + -1, CAST(10 AS UNSIGNED) + -5, 3 * -4, 2 - 5, -922
 SELECT OCT(8), OCT(-1), OCT('12'), OCT(NULL);
 SELECT INTERVAL(23, 1, 15, 17, 30, 44, 200), INTERVAL(10, 1, 10, 100, 1000), INTERVAL(22, 23, 30, 44, 200), INTERVAL(NULL, 1, 2), INTERVAL(1.5, 1, 1.4, 2);
 SELECT interval(3, 1, 2) AS i;
+-- DOUBLE values as MySQL writes them: positional notation from 1e-15 to
+-- below 1e15, the exponent without '+' or leading zeros beyond.
+SELECT 3020399e0, 1e-6, 1e15, 1e14, 1.5e-7, 1e-7, 1e16, -1e15, -1e-5;
+SELECT 123456789012345678e0, 1.23456789012345e20, 1234567890.12345e0, 0.000123456789e0, 1234567890123456e0, 1.5e15;
+SELECT 1e100, 1e-100, 1e-15, 1e-16, 1e-15 * 3, 0e0, 2e0 / 3, 0.1e0 + 0.2e0, 1e308;
+CREATE TABLE dbl (id INT PRIMARY KEY, d DOUBLE);
+INSERT INTO dbl VALUES (1, 3020399), (2, 1e-6), (3, 1e15), (4, 1e14), (5, 1.5e-7), (6, -2.5e20), (7, 1e-20), (8, 123456.789);
+SELECT id, d FROM dbl ORDER BY id;
+SELECT SUM(d) > 0, MAX(d), MIN(d) FROM dbl;
+DROP TABLE dbl;

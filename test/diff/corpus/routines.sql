@@ -33,3 +33,13 @@ CALL rdel();
 SELECT id FROM rdq;
 DROP PROCEDURE rdel;
 DROP TABLE rdq;
+-- CALL with a wrong number of arguments: 1318 (it was 1105).
+CREATE PROCEDURE p2args(a INT, b INT) SELECT a + b AS s;
+CALL p2args(1);
+CALL p2args(1, 2, 3);
+CALL p2args(1, 2);
+DROP PROCEDURE p2args;
+-- DROP … IF EXISTS of a procedure or trigger that does not exist: a note.
+DROP PROCEDURE IF EXISTS nope;
+DROP PROCEDURE IF EXISTS NoPe2;
+DROP TRIGGER IF EXISTS nope;

@@ -1,0 +1,68 @@
+package sqlserver
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// SHOW TABLES LIKE 'p%' names its column Tables_in_<db> (p%) in MySQL,
+// and SHOW DATABASES LIKE 'x%' Database (x%): the pattern joins the
+// header. go-mysql-server left it out.
+
+// showLikeRE reads SHOW [FULL] TABLES [FROM db] LIKE 'pattern' and SHOW
+// DATABASES|SCHEMAS LIKE 'pattern'.
+var showLikeRE = regexp.MustCompile(`(?is)^\s*SHOW\s+(?:(?:FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+\S+)?|DATABASES|SCHEMAS)\s+LIKE\s+('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")\s*;?\s*$`)
+
+// showLikeHeader adds the LIKE pattern of a SHOW TABLES or SHOW DATABASES
+// to the name of the result's first column.
+func showLikeHeader(q string, r *sqltypes.Result) {
+	if r == nil || len(r.Fields) == 0 {
+		return
+	}
+	f := r.Fields[0]
+	if f.Name != "Database" && !strings.HasPrefix(f.Name, "Tables_in_") {
+		return
+	}
+	m := showLikeRE.FindStringSubmatch(q)
+	if m == nil {
+		return
+	}
+	f.Name = f.Name + " (" + unquoteSQLString(m[1]) + ")"
+}
+
+// unquoteSQLString is the value of a quoted string literal.
+func unquoteSQLString(s string) string {
+	q := s[0]
+	s = s[1 : len(s)-1]
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '0':
+				b.WriteByte(0)
+			case '%', '_':
+				b.WriteByte('\\') // kept, as in a LIKE pattern
+				b.WriteByte(s[i])
+			default:
+				b.WriteByte(s[i])
+			}
+		case c == q && i+1 < len(s) && s[i+1] == q:
+			i++
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
