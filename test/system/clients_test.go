@@ -74,6 +74,9 @@ func runClient(t *testing.T, dir string, env []string, name string, args ...stri
 // commit everything is, and where the driver keeps the server's status flags
 // (autocommit, in transaction) they agree with the session. Drivers decide
 // by those flags whether to send SET autocommit, COMMIT and ROLLBACK at all.
+// Each client also inserts two rows into a table with an AFTER INSERT
+// trigger, and reads an OK packet: the rows inserted and the table's own
+// first id, not a result set.
 func TestClientTransactions(t *testing.T) {
 	clientMatrix(t, newServer(t, t.TempDir()), "")
 }
@@ -229,5 +232,27 @@ func goSQLDriverTransactions(t *testing.T, db *sql.DB) {
 	}
 	if got := queryString(t, db, "SELECT v FROM t WHERE id = 1"); got != "11;" {
 		t.Fatalf("v after the conflict: %s, want 11", got)
+	}
+
+	// An INSERT into a table with an AFTER INSERT trigger (which writes to
+	// a log table with an AUTO_INCREMENT of its own) answers an OK packet:
+	// Exec reads the rows it inserted and the id of its first row in the
+	// table itself (the log table's ids are 4 and 5). Exec discards a
+	// result set, and reports 0 and 0 then.
+	mustExec(t, db, "CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, item VARCHAR(20))")
+	mustExec(t, db, "CREATE TABLE audit (n INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))")
+	mustExec(t, db, "INSERT INTO audit (what) VALUES ('start'), ('start'), ('start')")
+	mustExec(t, db, "CREATE TRIGGER orders_ai AFTER INSERT ON orders FOR EACH ROW INSERT INTO audit (what) VALUES (CONCAT('order ', NEW.id))")
+	res, err := db.ExecContext(ctx, "INSERT INTO orders (item) VALUES ('pen'), ('ink')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, errN := res.RowsAffected()
+	id, errID := res.LastInsertId()
+	if n != 2 || id != 1 || errN != nil || errID != nil {
+		t.Fatalf("INSERT with a trigger: RowsAffected %d (%v), LastInsertId %d (%v); want 2 and 1", n, errN, id, errID)
+	}
+	if got := queryString(t, db, "SELECT what FROM audit WHERE n > 3 ORDER BY n"); got != "order 1;order 2;" {
+		t.Fatalf("the trigger's rows: %s, want order 1 and order 2", got)
 	}
 }

@@ -133,6 +133,32 @@ public class JdbcTx {
         }
     }
 
+    // An INSERT into a table with an AFTER INSERT trigger (which writes to
+    // a log table with an AUTO_INCREMENT of its own) answers an OK packet:
+    // an update count, not a result set, and as generated key the id of its
+    // first row in the table itself (the log table's ids are 4 and 5).
+    static void triggerInsert(String mode, String u, String suffix) throws Exception {
+        String orders = "orders_" + suffix, audit = "audit_" + suffix;
+        try (Connection c = DriverManager.getConnection(u)) {
+            exec(c, "CREATE TABLE " + orders + " (id INT AUTO_INCREMENT PRIMARY KEY, item VARCHAR(20))");
+            exec(c, "CREATE TABLE " + audit + " (n INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))");
+            exec(c, "INSERT INTO " + audit + " (what) VALUES ('start'), ('start'), ('start')");
+            exec(c, "CREATE TRIGGER " + orders + "_ai AFTER INSERT ON " + orders + " FOR EACH ROW INSERT INTO " + audit
+                    + " (what) VALUES (CONCAT('order ', NEW.id))");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + orders + " (item) VALUES (?), (?)", Statement.RETURN_GENERATED_KEYS)) {
+                ins.setString(1, "pen");
+                ins.setString(2, "ink");
+                check(mode + ": INSERT with a trigger: execute() answers a result set", ins.execute(), false);
+                check(mode + ": INSERT with a trigger: getUpdateCount()", ins.getUpdateCount(), 2);
+                try (ResultSet keys = ins.getGeneratedKeys()) {
+                    check(mode + ": INSERT with a trigger: a generated key", keys.next(), true);
+                    check(mode + ": INSERT with a trigger: first generated key", keys.getLong(1), 1L);
+                }
+            }
+            check(mode + ": the trigger's rows", one(c, "SELECT COUNT(*) FROM " + audit + " WHERE n > 3 AND what IN ('order 1', 'order 2')"), 2L);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         url = "jdbc:mariadb://" + args[0] + ":" + args[1] + "/" + args[2] + "?user=root&password=";
         String ca = System.getenv("MIRAJ_SSL_CA");
@@ -147,6 +173,8 @@ public class JdbcTx {
         }
         scenario("text", "t_text");
         scenario("server-prepared", "t_prep");
+        triggerInsert("text", url, "text");
+        triggerInsert("server-prepared", url + "&useServerPrepStmts=true", "prep");
         System.out.println("PASS");
     }
 }

@@ -90,6 +90,25 @@ async function main() {
   await c.rollback();
   check('rows after rollback()', (await observer.query('SELECT id, v FROM t ORDER BY id'))[0].map((r) => [r.id, r.v]), [[1, 11], [2, 20]]);
 
+  // An INSERT into a table with an AFTER INSERT trigger (which writes to
+  // a log table with an AUTO_INCREMENT of its own) answers an OK packet: a
+  // ResultSetHeader, not rows, with the rows it inserted and the id of its
+  // first row in the table itself (not the log table's, from 4 on).
+  await observer.query('CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, item VARCHAR(20))');
+  await observer.query('CREATE TABLE audit (n INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))');
+  await observer.query("INSERT INTO audit (what) VALUES ('start'), ('start'), ('start')");
+  await observer.query("CREATE TRIGGER orders_ai AFTER INSERT ON orders FOR EACH ROW INSERT INTO audit (what) VALUES (CONCAT('order ', NEW.id))");
+  [h] = await c.query("INSERT INTO orders (item) VALUES ('pen'), ('ink')");
+  check('INSERT with a trigger: the answer', h.constructor.name, 'ResultSetHeader');
+  check('INSERT with a trigger: affectedRows', h.affectedRows, 2);
+  check('INSERT with a trigger: insertId', h.insertId, 1);
+  [h] = await c.execute('INSERT INTO orders (item) VALUES (?), (?)', ['pad', 'cap']);
+  check('prepared INSERT with a trigger: the answer', h.constructor.name, 'ResultSetHeader');
+  check('prepared INSERT with a trigger: affectedRows', h.affectedRows, 2);
+  check('prepared INSERT with a trigger: insertId', h.insertId, 3);
+  check("the trigger's rows", (await observer.query('SELECT what FROM audit WHERE n > 3 ORDER BY n'))[0].map((r) => r.what),
+    ['order 1', 'order 2', 'order 3', 'order 4']);
+
   await c.end();
   await observer.end();
   console.log('PASS');

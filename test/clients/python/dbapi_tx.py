@@ -87,5 +87,28 @@ check("A reads after the conflict", one(a, "SELECT v FROM t WHERE id = 1")[0], 1
 a.rollback()
 a.close()
 b.close()
+
+# An INSERT into a table with an AFTER INSERT trigger (which writes to a
+# log table with an AUTO_INCREMENT of its own) answers an OK packet, as any
+# INSERT does: no result set, the rows it inserted, and the id of its first
+# row in the table itself (the log table's ids are 4 and 5).
+for sql in (
+    "CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, item VARCHAR(20))",
+    "CREATE TABLE audit (n INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))",
+    "INSERT INTO audit (what) VALUES ('start'), ('start'), ('start')",
+    "CREATE TRIGGER orders_ai AFTER INSERT ON orders FOR EACH ROW INSERT INTO audit (what) VALUES (CONCAT('order ', NEW.id))",
+):
+    setup.cursor().execute(sql)
+c = connect()
+cur = c.cursor()
+cur.execute("INSERT INTO orders (item) VALUES ('pen'), ('ink')")
+check("INSERT with a trigger: description (None: no result set)", cur.description, None)
+check("INSERT with a trigger: rowcount", cur.rowcount, 2)
+check("INSERT with a trigger: lastrowid", cur.lastrowid, 1)
+c.commit()
+cur = setup.cursor()
+cur.execute("SELECT what FROM audit WHERE n > 3 ORDER BY n")
+check("the trigger's rows", [r[0] for r in cur.fetchall()], ["order 1", "order 2"])
+c.close()
 setup.close()
 print("PASS")

@@ -63,5 +63,22 @@ with engine.connect() as conn:
 with engine.begin() as conn:
     conn.execute(text("INSERT INTO items VALUES (3, 30), (4, 40)"))
 check("rows after a successful engine.begin() block", committed(), 4)
+
+# An INSERT into a table with an AFTER INSERT trigger (which writes to a
+# log table with an AUTO_INCREMENT of its own) answers an OK packet: no
+# rows, the rows it inserted, and the id of its first row in the table
+# itself (the log table's ids are 4 and 5).
+with engine.begin() as conn:
+    conn.execute(text("CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, item VARCHAR(20))"))
+    conn.execute(text("CREATE TABLE audit (n INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))"))
+    conn.execute(text("INSERT INTO audit (what) VALUES ('start'), ('start'), ('start')"))
+    conn.execute(text("CREATE TRIGGER orders_ai AFTER INSERT ON orders FOR EACH ROW INSERT INTO audit (what) VALUES (CONCAT('order ', NEW.id))"))
+with engine.begin() as conn:
+    r = conn.execute(text("INSERT INTO orders (item) VALUES ('pen'), ('ink')"))
+    check("INSERT with a trigger: returns_rows", r.returns_rows, False)
+    check("INSERT with a trigger: rowcount", r.rowcount, 2)
+    check("INSERT with a trigger: lastrowid", r.lastrowid, 1)
+with engine.connect() as conn:
+    check("the trigger's rows", conn.execute(text("SELECT what FROM audit WHERE n > 3 ORDER BY n")).scalars().all(), ["order 1", "order 2"])
 engine.dispose()
 print("PASS")
