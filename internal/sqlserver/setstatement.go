@@ -152,16 +152,14 @@ func (s *Session) restoreVariables(sv savedVariables) {
 // withStatementVariables runs run (the statement after FOR) with st's
 // assignments in force, and puts the variables back afterwards.
 func (h protocolHandler) withStatementVariables(ctx context.Context, c *mysql.Conn, st setStatement, run func(inner string) error) error {
+	// The session is made here if this is the connection's first
+	// statement.
+	if _, err := h.srv.sm.NewContextWithQuery(ctx, c, st.set); err != nil {
+		return err
+	}
 	s := h.srv.session(c.ConnectionID)
 	if s == nil {
-		// No session before the connection's first command: a plain
-		// statement makes one.
-		if err := h.Handler.ComQuery(ctx, c, "DO 0", func(*sqltypes.Result, bool) error { return nil }); err != nil {
-			return err
-		}
-		if s = h.srv.session(c.ConnectionID); s == nil {
-			return fmt.Errorf("SET STATEMENT: no session for connection %d", c.ConnectionID)
-		}
+		return fmt.Errorf("SET STATEMENT: no session for connection %d", c.ConnectionID)
 	}
 	saved, err := s.saveVariables(st.names)
 	if err != nil {
