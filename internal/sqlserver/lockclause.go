@@ -295,6 +295,10 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 			}
 		case *ast.ColName:
 			stray = stray || isRollupMarker(n)
+		case *ast.IntervalExpr:
+			restoreUnit(n)
+		case *ast.FuncExpr:
+			nthValueCall(n)
 		}
 		return true, nil
 	}, body)
