@@ -316,6 +316,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			noteDatabaseCharset(s, stmt)
 			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
+			insertGeneratedColumns(s, ctx.GetCurrentDatabase(), stmt)
 			s.hints = hints
 		}
 	}
