@@ -74,14 +74,14 @@ func (as assignments) writtenRest(q, r, rest string) string {
 }
 
 // writtenRoutine returns parsed, the text of stmt in r, as written in
-// q when stmt creates a procedure, trigger or event (go-mysql-server
+// q when stmt creates a procedure, trigger, event or view (go-mysql-server
 // keeps that text as the routine's definition, and cuts its body out of
 // it by the parser's positions, which it maps to q's): SHOW CREATE and
 // dumps show what the client wrote, and the definition is read again, as
 // a statement is, at each use.
 func (as assignments) writtenRoutine(stmt ast.Statement, q, r, parsed string) string {
 	ddl, ok := stmt.(*ast.DDL)
-	if len(as) == 0 || !ok || (ddl.ProcedureSpec == nil && ddl.TriggerSpec == nil && ddl.EventSpec == nil) {
+	if len(as) == 0 || !ok || (ddl.ProcedureSpec == nil && ddl.TriggerSpec == nil && ddl.EventSpec == nil && ddl.ViewSpec == nil) {
 		return parsed
 	}
 	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))

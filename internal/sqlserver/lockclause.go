@@ -306,6 +306,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		return nil, errRollupSyntax()
 	}
 	nameBodyColumns(stmt, text, assigned)
+	restoreRoutineSyntax(stmt)
 	if err := checkAggregatePlacement(body); err != nil {
 		return nil, err
 	}

@@ -275,3 +275,35 @@ func intervalValue(text, unit string) (int64, bool) {
 	}
 	return total, true
 }
+
+// restoreRoutineSyntax applies restoreUnit and nthValueCall to the body
+// of a procedure, trigger or event, which the walk over the statement does
+// not enter: the body is parsed again at each use, but its plan is built
+// from this statement's when it is created.
+func restoreRoutineSyntax(stmt ast.Statement) {
+	ddl, ok := stmt.(*ast.DDL)
+	if !ok {
+		return
+	}
+	var body ast.Statement
+	switch {
+	case ddl.ProcedureSpec != nil:
+		body = ddl.ProcedureSpec.Body
+	case ddl.TriggerSpec != nil:
+		body = ddl.TriggerSpec.Body
+	case ddl.EventSpec != nil:
+		body = ddl.EventSpec.Body
+	}
+	if body == nil {
+		return
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		switch n := node.(type) {
+		case *ast.IntervalExpr:
+			restoreUnit(n)
+		case *ast.FuncExpr:
+			nthValueCall(n)
+		}
+		return true, nil
+	}, body)
+}

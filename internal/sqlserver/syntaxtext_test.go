@@ -66,3 +66,31 @@ func TestIntervalValue(t *testing.T) {
 		}
 	}
 }
+
+// A procedure's body gets its units back too (it is planned from this
+// statement when the procedure is created).
+func TestSyntaxTextRoutineBody(t *testing.T) {
+	p := lockParser{sql.NewMysqlParser()}
+	stmt, err := p.ParseSimple("CREATE PROCEDURE p() SELECT DATE_ADD(d, INTERVAL '1:30' HOUR_MINUTE), NTH_VALUE(a, 2) OVER () FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var units, funcs []string
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		switch n := node.(type) {
+		case *ast.IntervalExpr:
+			units = append(units, n.Unit)
+		case *ast.FuncExpr:
+			funcs = append(funcs, n.Name.Lowered())
+		}
+		return true, nil
+	}, stmt.(*ast.DDL).ProcedureSpec.Body)
+	if len(units) != 1 || units[0] != "HOUR_MINUTE" {
+		t.Errorf("units %v", units)
+	}
+	for _, f := range funcs {
+		if f == "nth_value" {
+			t.Errorf("functions %v: NTH_VALUE not rewritten", funcs)
+		}
+	}
+}
