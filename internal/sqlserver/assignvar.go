@@ -74,14 +74,14 @@ func (as assignments) writtenRest(q, r, rest string) string {
 }
 
 // writtenRoutine returns parsed, the text of stmt in r, as written in
-// q when stmt creates a procedure, trigger or event (go-mysql-server
+// q when stmt creates a procedure, trigger, event or view (go-mysql-server
 // keeps that text as the routine's definition, and cuts its body out of
 // it by the parser's positions, which it maps to q's): SHOW CREATE and
 // dumps show what the client wrote, and the definition is read again, as
 // a statement is, at each use.
 func (as assignments) writtenRoutine(stmt ast.Statement, q, r, parsed string) string {
 	ddl, ok := stmt.(*ast.DDL)
-	if len(as) == 0 || !ok || (ddl.ProcedureSpec == nil && ddl.TriggerSpec == nil && ddl.EventSpec == nil) {
+	if len(as) == 0 || !ok || (ddl.ProcedureSpec == nil && ddl.TriggerSpec == nil && ddl.EventSpec == nil && ddl.ViewSpec == nil) {
 		return parsed
 	}
 	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
@@ -142,8 +142,8 @@ func setItem(words []sqlWord, i int) bool {
 // intervalFunction, which the parser does not read (it takes INTERVAL for
 // a date interval's), the column it names keeping the text written.
 func assignmentText(q string) (string, assignments) {
-	assigns, interval := strings.Contains(q, ":="), indexFold(q, "INTERVAL") >= 0
-	if !assigns && !interval {
+	assigns, interval, substr := strings.Contains(q, ":="), indexFold(q, "INTERVAL") >= 0, indexFold(q, "SUBSTR") >= 0
+	if !assigns && !interval && !substr {
 		return q, nil
 	}
 	words := scanWords(q, false)
@@ -151,10 +151,39 @@ func assignmentText(q string) (string, assignments) {
 		return q, nil
 	}
 	assigns = assigns && words[0].text != "SET"
+	units := interval && !eventStatement(words)
 	var b strings.Builder
 	var done assignments
 	last := 0
-	for i := 0; i+3 < len(words); i++ {
+	// rewrite replaces words[i] with call (syntaxtext.go).
+	rewrite := func(w sqlWord, call string) {
+		b.WriteString(q[last:w.start])
+		done = append(done, assignment{written: q[w.start:w.end], call: call, from: w.start, fromCall: b.Len()})
+		b.WriteString(call)
+		last = w.end
+	}
+	var separators map[int]bool // the FROM and FOR of SUBSTRING(s FROM n FOR m) ahead
+	for i := 0; i < len(words); i++ {
+		if w := words[i]; separators[i] {
+			rewrite(w, substringSeparator[w.text])
+			continue
+		} else if w.word && q[w.start] != '`' {
+			if units && compoundUnits[w.text] && afterInterval(words, i) {
+				rewrite(w, unitPrefix+q[w.start:w.end])
+				continue
+			}
+			if substr && (w.text == "SUBSTRING" || w.text == "SUBSTR") {
+				for _, k := range substringFromFor(words, i) {
+					if separators == nil {
+						separators = map[int]bool{}
+					}
+					separators[k] = true
+				}
+			}
+		}
+		if i+3 >= len(words) {
+			continue
+		}
 		if w := words[i]; interval && w.word && w.text == "INTERVAL" && q[w.start] != '`' && intervalCall(words, i) {
 			// The call keeps the case written ("__miraj_" + "Interval"):
 			// function names are read in any case, and restoreName gives

@@ -87,6 +87,11 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					if (t == types.Int64 || t == types.Uint64) && types.IsText(e.Child.Type()) {
 						return &stringToInteger{Convert: e, unsigned: t == types.Uint64}, transform.NewTree, nil
 					}
+				case *expression.Interval:
+					// INTERVAL '1:30' HOUR_MINUTE (syntaxtext.go).
+					if ne := compoundInterval(e); ne != nil {
+						return ne, transform.NewTree, nil
+					}
 				case *expression.Arithmetic:
 					if dateInterval(e) {
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil

@@ -36,6 +36,7 @@ var mysqlFunctions = []sql.Function{
 		return &scalarFunc{name: "ADDTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(1)}
 	}},
 	sql.Function2{Name: assignFunction, Fn: newAssign},
+	sql.Function2{Name: nthFunction, Fn: newNthArgs},
 	sql.Function2{Name: "subtime", Fn: func(a, b sql.Expression) sql.Expression {
 		return &scalarFunc{name: "SUBTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(-1)}
 	}},

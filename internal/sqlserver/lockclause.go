@@ -295,6 +295,10 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 			}
 		case *ast.ColName:
 			stray = stray || isRollupMarker(n)
+		case *ast.IntervalExpr:
+			restoreUnit(n)
+		case *ast.FuncExpr:
+			nthValueCall(n)
 		}
 		return true, nil
 	}, body)
@@ -302,6 +306,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		return nil, errRollupSyntax()
 	}
 	nameBodyColumns(stmt, text, assigned)
+	restoreRoutineSyntax(stmt)
 	if err := checkAggregatePlacement(body); err != nil {
 		return nil, err
 	}
@@ -312,6 +317,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			noteDatabaseCharset(s, stmt)
 			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
+			insertGeneratedColumns(s, ctx.GetCurrentDatabase(), stmt)
 			s.hints = hints
 		}
 	}

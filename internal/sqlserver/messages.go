@@ -156,6 +156,10 @@ var mysqlMessages = []mysqlMessage{
 		func([]string, msgContext) string {
 			return "The MySQL server is running with the --secure-file-priv option so it cannot execute this statement"
 		}},
+	{3105, "HY000", regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`),
+		func(m []string, _ msgContext) string {
+			return fmt.Sprintf("The value specified for generated column '%s' in table '%s' is not allowed.", m[1], m[2])
+		}},
 	{1046, "3D000", regexp.MustCompile(`^no database selected$`),
 		func([]string, msgContext) string { return "No database selected" }},
 	{1792, "25006", regexp.MustCompile(`^cannot execute statement in a READ ONLY transaction$`),

@@ -41,6 +41,10 @@ func windowFrameRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan
 		sel := make([]sql.Expression, len(w.SelectExprs))
 		for i, e := range w.SelectExprs {
 			ne, same, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+				// NTH_VALUE (windownth.go), which frames itself.
+				if nv, err := asNthValue(ctx, e); nv != nil || err != nil {
+					return nv, transform.NewTree, err
+				}
 				if f := withDefaultFrame(e); f != nil {
 					return f, transform.NewTree, nil
 				}
