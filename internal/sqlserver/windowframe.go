@@ -113,16 +113,9 @@ func (f *peersToCurrent) Next(ctx *sql.Context, buf sql.WindowBuffer) (sql.Windo
 		return sql.WindowInterval{}, io.EOF
 	}
 	if f.idx >= f.frameEnd {
-		end := f.idx + 1
-		for end < f.partitionEnd && end < len(buf) {
-			same, err := f.peers(ctx, buf[end-1], buf[end])
-			if err != nil {
-				return sql.WindowInterval{}, err
-			}
-			if !same {
-				break
-			}
-			end++
+		end, err := f.peersEnd(ctx, buf)
+		if err != nil {
+			return sql.WindowInterval{}, err
 		}
 		f.frameEnd = end
 	}

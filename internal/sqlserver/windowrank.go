@@ -90,21 +90,31 @@ func (f *peerGroups) Next(ctx *sql.Context, buf sql.WindowBuffer) (sql.WindowInt
 		return sql.WindowInterval{}, io.EOF
 	}
 	if f.idx >= f.frameEnd {
-		end := f.idx + 1
-		for end < f.partitionEnd && end < len(buf) {
-			same, err := f.peers(ctx, buf[end-1], buf[end])
-			if err != nil {
-				return sql.WindowInterval{}, err
-			}
-			if !same {
-				break
-			}
-			end++
+		end, err := f.peersEnd(ctx, buf)
+		if err != nil {
+			return sql.WindowInterval{}, err
 		}
 		f.frameStart, f.frameEnd = f.idx, end
 	}
 	f.idx++
 	return f.Interval()
+}
+
+// peersEnd returns the end of the current row's peer group: the first row
+// after it whose ORDER BY values differ (or the partition's end).
+func (f *peerGroups) peersEnd(ctx *sql.Context, buf sql.WindowBuffer) (int, error) {
+	end := f.idx + 1
+	for end < f.partitionEnd && end < len(buf) {
+		same, err := f.peers(ctx, buf[end-1], buf[end])
+		if err != nil {
+			return 0, err
+		}
+		if !same {
+			break
+		}
+		end++
+	}
+	return end, nil
 }
 
 // peers reports whether two rows have equal ORDER BY values.
