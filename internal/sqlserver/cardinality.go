@@ -198,15 +198,7 @@ func countCardinalities(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 // catalogTable is table name of database db, nil when it is not one of
 // Miraj's tables.
 func catalogTable(ctx *sql.Context, cat sql.Catalog, db, name string) *Table {
-	d, err := cat.Database(ctx, db)
-	if err != nil {
-		return nil
-	}
-	t, ok, err := d.GetTableInsensitive(ctx, name)
-	if err != nil || !ok {
-		return nil
-	}
-	ours, _ := t.(*Table)
+	ours, _ := anyTable(ctx, cat, db, name).(*Table)
 	return ours
 }
 
