@@ -79,7 +79,13 @@ func main() {
 
 	violations, writes, promotions, confirmed, waived, changes, stale, inPlace, txInPlace, held, savepoints := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	deferred, deferredConflicts, gatherJoins := 0, 0, 0
+	raftRuns, elections, majority := 0, 0, 0
 	for _, o := range out {
+		if o.res.Raft {
+			raftRuns++
+		}
+		elections += o.res.Elections
+		majority += o.res.MajorityConfirmed
 		gatherJoins += o.res.GatherJoins
 		deferred += o.res.DeferredCommits
 		deferredConflicts += o.res.DeferredConflicts
@@ -101,6 +107,7 @@ func main() {
 	fmt.Printf("acknowledged writes=%d promotions=%d semi-sync confirmed=%d (left out by forced promotions or with every holder out of reach=%d)\n", writes, promotions, confirmed, waived)
 	fmt.Printf("row changes=%d (refused as stale=%d) one-row commits in place=%d transactions in place=%d snapshots held=%d savepoints rolled back=%d\n", changes, stale, inPlace, txInPlace, held, savepoints)
 	fmt.Printf("deferred-snapshot deletes committed=%d (refused, the row replaced since it was read=%d) commits joining a gathering group commit=%d\n", deferred, deferredConflicts, gatherJoins)
+	fmt.Printf("raft runs=%d elections won=%d writes confirmed at MAJORITY=%d\n", raftRuns, elections, majority)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)

@@ -151,7 +151,13 @@ func (v *validator) validate(raw *rawFile) *Cluster {
 		c.Members = v.members(*cl.Members, c.Node.ID)
 	}
 
-	c.Ack = Ack(v.enum("cluster.ack", cl.Ack, string(AckWritten), "written", "durable"))
+	defAck := string(AckWritten)
+	if cl.Mode != nil && strings.EqualFold(*cl.Mode, string(ModeRaft)) {
+		// Raft mode (§17.9.4): a MAJORITY write is in the log of a
+		// majority, on disk: secondaries fsync before acknowledging.
+		defAck = string(AckDurable)
+	}
+	c.Ack = Ack(v.enum("cluster.ack", cl.Ack, defAck, "written", "durable"))
 	c.JournalRetentionMB = v.intRange("cluster.journal_retention_mb", cl.JournalRetentionMB, defaultJournalRetentionMB, 0, maxMB)
 	c.MaxPromotionLagMB = v.intRange("cluster.max_promotion_lag_mb", cl.MaxPromotionLagMB, 0, 0, maxMB)
 	c.PromotionCatchupMB = v.intRange("cluster.promotion_catchup_mb", cl.PromotionCatchupMB, defaultPromotionCatchupMB, 0, maxMB)
@@ -175,11 +181,11 @@ func (v *validator) validate(raw *rawFile) *Cluster {
 		}
 	}
 
-	if c.Mode == ModeRaft {
-		v.raft(c)
-	}
 	if n.Upstream != nil {
 		v.upstream(c, *n.Upstream)
+	}
+	if c.Mode == ModeRaft {
+		v.raft(c)
 	}
 	return c
 }
@@ -224,6 +230,12 @@ func (v *validator) raft(c *Cluster) {
 		v.fail("cluster.seeds", "mode = \"raft\": seeds must list at least two members (this node included), got %d", len(c.Seeds))
 	case len(c.Seeds) == 2:
 		v.warn("cluster.seeds", "mode = \"raft\" with two members: accepted, but no failure is tolerated")
+	}
+	if c.Ack == AckWritten {
+		v.warn("cluster.ack", "mode = \"raft\" with ack = \"written\": a MAJORITY write acknowledged before the secondaries' fsync can be lost if a majority of the members lose power at once")
+	}
+	if c.Node.Upstream != "" {
+		v.fail("node.upstream", "mode = \"raft\": a member streams from the leader; upstream (a cascade) is not available in raft mode")
 	}
 }
 

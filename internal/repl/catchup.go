@@ -26,6 +26,9 @@ const (
 	msgPositionsAre transport.Type = 0x1F
 	msgCatchUp      transport.Type = 0x20
 	msgCatchUpEnd   transport.Type = 0x21
+	// Raft mode's election (§17.9, core_elect.go).
+	msgVote      transport.Type = 0x22
+	msgVoteReply transport.Type = 0x23
 )
 
 // PeerDB is one database of a peer, as it answered Positions.

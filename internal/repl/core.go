@@ -90,6 +90,8 @@ type Core struct {
 	// OpDrop, OpAccounts) and not answered yet; a promotion's catch-up
 	// waits for none to be left.
 	pendingOps int
+	// el: raft mode's election (core_elect.go).
+	el election
 
 	out Ready
 }
@@ -162,6 +164,14 @@ type CoreConfig struct {
 	// serve, the node follows the primary, and returns to the upstream
 	// once a probe finds it following.
 	Upstream string
+	// Raft: mode = "raft" (§17.9): the primary is elected by a majority
+	// of the members (this node and Seeds); ElectionTicks is
+	// election_timeout_ms (a follower stands after a silence drawn in
+	// [ElectionTicks, 2×ElectionTicks); also the leader's lease);
+	// RandSeed seeds that draw (the simulator replays it).
+	Raft          bool
+	ElectionTicks int
+	RandSeed      uint64
 }
 
 // DBInfo is what the core reads of one database (Log).
@@ -348,6 +358,13 @@ func NewCore(cfg CoreConfig, st State, log Log) *Core {
 	for _, id := range cfg.Members {
 		c.peers[strings.ToLower(id)] = &corePeer{id: id, state: "DISCONNECTED", connectedSince: -1}
 	}
+	c.initElection()
+	if cfg.Raft && (st.Role == RolePrimary || st.Role == RoleFenced) {
+		// §17.9.1: a node always restarts as a follower, its term and
+		// vote kept.
+		c.transition(State{Role: RoleSecondary, Epoch: st.Epoch, Primary: st.Primary}, "restart in raft mode: a node restarts as a follower")
+		return c
+	}
 	if st.Role == RolePrimary {
 		c.pinMembers()
 		c.opening = c.probeAll()
@@ -372,6 +389,7 @@ func (c *Core) Tick() {
 	}
 	c.heartbeats()
 	c.syncDeadlines()
+	c.electionTick()
 	interval := c.cfg.ProbeTicks
 	if c.missingFollower() {
 		// A primary that lost a secondary asks every RetryTicks: if a
@@ -478,6 +496,7 @@ func (c *Core) Advance() {
 		c.saved, c.persisting = *c.persisting, nil
 	}
 	c.announceSaved()
+	c.sendSavedVotes()
 }
 
 // SaveFailed reports that the last Ready's State could not be persisted:
@@ -509,6 +528,11 @@ func (c *Core) SaveFailed(err error) {
 	}
 	if c.promo != nil {
 		c.promo = nil
+	}
+	if c.el.phase != electIdle && c.st.Epoch < c.el.term {
+		// The campaign's term (this node's vote for itself) is not on
+		// disk: it counts no vote.
+		c.campaignOver("cluster state not saved: " + err.Error())
 	}
 }
 
@@ -629,6 +653,7 @@ func (c *Core) Unreachable(addr string) {
 	if c.promo != nil && c.promo.wait != nil {
 		delete(c.promo.wait.peers, addr)
 	}
+	c.voteUnreachable(addr)
 }
 
 // Answer gives the core the answer to a one-shot question it asked the
@@ -646,6 +671,8 @@ func (c *Core) Answer(addr, from string, typ transport.Type, payload []byte) {
 		c.probeAnswered(addr, from, m.State)
 	case PositionsAreMsg:
 		c.positionsAnswered(addr, from, m.DBs)
+	case VoteReplyMsg:
+		c.voteAnswered(addr, from, m)
 	default:
 		c.eventf(slog.LevelWarn, "Cluster: unexpected answer %#x from %s", int(typ), from)
 		c.Unreachable(addr)
@@ -672,6 +699,9 @@ func (c *Core) Step(link LinkID, from string, typ transport.Type, payload []byte
 	switch l.kind {
 	case LinkFollow:
 		c.stepFollow(l, m)
+		if l.id == c.follow.link && c.follow.welcomed {
+			c.el.heard = c.now // raft mode: the leader is heard
+		}
 	case LinkCatchUp:
 		c.stepCatchUp(l, m)
 	case LinkAccepted:
@@ -719,11 +749,27 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 // it.
 func (c *Core) transition(next State, why string) error {
 	cur := c.st
+	if next.Epoch == cur.Epoch && next.Vote == "" {
+		next.Vote = cur.Vote // one vote per term, kept through the term
+	}
 	if err := CheckTransition(cur, next); err != nil {
 		return err
 	}
 	if cur == next {
 		return nil
+	}
+	if c.el.phase != electIdle && next.Epoch != cur.Epoch {
+		// A campaign is for one term: another one ends it.
+		c.campaignOver(fmt.Sprintf("term %d adopted during the campaign", next.Epoch))
+	}
+	if p := c.promo; p != nil && p.raft && next.Epoch != p.term {
+		// So is an election won: a later term ends the taking over.
+		link := p.catchLink
+		p.catchLink = 0
+		c.promotionFailed(fmt.Errorf("election at term %d abandoned: term %d adopted", p.term, next.Epoch))
+		if l := c.links[link]; link != 0 && l != nil {
+			c.closeLink(l)
+		}
 	}
 	if cur.Role != RolePrimary && len(c.followers) > 0 {
 		// A relay's followers were served the log of the primary and
@@ -791,8 +837,31 @@ func (c *Core) observeEpoch(from string, announced Epoch, primary string, fromFo
 		c.eventf(slog.LevelWarn, "Cluster: %s", epochMessage(v, cur.Epoch, announced, from))
 		return
 	}
+	if news == NewsNone && c.cfg.Raft && announced == cur.Epoch && cur.Primary == "" && primary != "" && c.role == RoleSecondary && !strings.EqualFold(primary, c.cfg.ID) {
+		// The leader of this node's term, elected: followed.
+		if c.el.phase != electIdle {
+			c.campaignOver(fmt.Sprintf("node %s was elected at term %d", primary, cur.Epoch))
+		}
+		if err := c.transition(State{Role: RoleSecondary, Epoch: cur.Epoch, Primary: primary}, fmt.Sprintf("leader %s of term %d", primary, cur.Epoch)); err == nil {
+			c.el.heard = c.now
+			c.followNew(primary, fromFollowedPrimary)
+		}
+		return
+	}
 	switch news {
 	case NewsFence:
+		if c.cfg.Raft {
+			// §17.9.3: demoted, not fenced.
+			c.eventf(slog.LevelWarn, "Cluster: node %s demoted automatically (raft mode): node %s shows term %d, above this node's %d", c.cfg.ID, from, announced, cur.Epoch)
+			c.lastError = fmt.Sprintf("demoted: node %s shows term %d", from, announced)
+			if err := c.stepDown(fmt.Sprintf("demoted: term %d seen", announced), State{Role: RoleSecondary, Epoch: announced, Primary: primary}); err != nil {
+				c.closeWrites()
+				c.eventf(slog.LevelError, "Cluster: demotion of %s not recorded: %v", c.cfg.ID, err)
+				return
+			}
+			c.followNew(primary, fromFollowedPrimary)
+			return
+		}
 		next := State{Role: RoleFenced, Epoch: announced, Primary: primary}
 		if err := c.transition(next, fmt.Sprintf("node %s shows epoch %d", from, announced)); err != nil {
 			c.closeWrites()
@@ -902,13 +971,14 @@ type CoreStatus struct {
 	Degraded       int
 	StreamingCount int
 	Counts         SyncCounts
+	Election       ElectionStatus
 }
 
 // Status returns a copy of what the node knows.
 func (c *Core) Status() CoreStatus {
 	s := CoreStatus{Now: c.now, State: c.st, Role: c.role, LastError: c.lastError, PrimaryLSN: maps.Clone(c.primaryLSN),
 		Synced: maps.Clone(c.synced), LastApply: c.follow.lastApply, Degraded: len(c.sync.degraded),
-		StreamingCount: c.StreamingCount(), Counts: c.sync.counts}
+		StreamingCount: c.StreamingCount(), Counts: c.sync.counts, Election: c.Election()}
 	for _, key := range slices.Sorted(mapKeys(c.peers)) {
 		p := c.peers[key]
 		ps := PeerStatus{ID: p.id, Addr: p.addr, Role: p.role, State: p.state, Epoch: p.epoch, Lag: p.lag, Since: p.connectedSince, LastError: p.lastError}

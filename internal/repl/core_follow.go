@@ -84,7 +84,7 @@ func (c *Core) Seeding() bool {
 // that all failed, it waits RetryTicks.
 func (c *Core) maybeDial() {
 	seeds := c.cfg.Seeds
-	if c.role != RoleSecondary || c.follow.link != 0 || c.promo != nil || len(seeds) == 0 || c.now < c.follow.retryAt {
+	if c.role != RoleSecondary || c.follow.link != 0 || c.promo != nil || c.el.phase == electVote || len(seeds) == 0 || c.now < c.follow.retryAt {
 		return
 	}
 	if up := c.cfg.Upstream; up != "" && !c.follow.upstreamFailed {

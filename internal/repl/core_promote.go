@@ -30,6 +30,10 @@ import (
 // promoteRun is a promotion under way.
 type promoteRun struct {
 	force bool
+	// raft: the taking over of a node elected at term (core_elect.go):
+	// no probe, the voters' positions, the term it was elected in.
+	raft bool
+	term Epoch
 	here  string // a refusal that needed no peer (forced past)
 	// wait: the peers whose answers are awaited (step 1); got: which of
 	// the two each gave (1 probe, 2 positions).
@@ -56,6 +60,9 @@ type promoteRun struct {
 // refusal that needed no peer; nil means the probe is under way and
 // Ready.Answers will carry the verdict.
 func (c *Core) Promote(force bool) error {
+	if c.cfg.Raft && !force {
+		return c.campaignNow()
+	}
 	var here string
 	switch {
 	case c.role == RolePrimary:
@@ -113,7 +120,13 @@ func (c *Core) promoteProgress() {
 		// What the follow link was still writing when the promotion was
 		// decided is in the journals now: the catch-up starts from there.
 		p.planned = true
-		p.plan, _ = PlanCatchUp(c.localDBs(), p.positions)
+		var refusals []string
+		p.plan, refusals = PlanCatchUp(c.localDBs(), p.positions)
+		if p.raft && len(refusals) > 0 {
+			// §17.9.2: an impossible catch-up abandons the election.
+			c.promotionFailed(fmt.Errorf("election at term %d abandoned: %s", p.term, strings.Join(refusals, "; ")))
+			return
+		}
 	}
 	if p.step < len(p.plan) {
 		s := p.plan[p.step]
@@ -389,12 +402,23 @@ func (c *Core) TailsCut(err error) {
 		return
 	}
 	// The epoch above every one this node knows (an unreachable peer
-	// does not stop the promotion).
+	// does not stop the promotion); in raft mode, the term it was elected
+	// in, if it is still the node's.
 	next := State{Role: RolePrimary, Epoch: c.st.Epoch + 1, Primary: c.cfg.ID}
 	for _, e := range c.peerEpoch {
 		if e >= next.Epoch {
 			next.Epoch = e + 1
 		}
+	}
+	if c.cfg.Raft {
+		next.Vote = c.cfg.ID
+	}
+	if p.raft {
+		if c.st.Epoch != p.term || c.st.Vote != c.cfg.ID || c.st.Primary != "" {
+			c.promotionFailed(fmt.Errorf("election at term %d abandoned: the node is at term %d", p.term, c.st.Epoch))
+			return
+		}
+		next.Epoch = p.term
 	}
 	c.promo = nil
 	if err := c.transition(next, "promotion"); err != nil {
@@ -405,6 +429,12 @@ func (c *Core) TailsCut(err error) {
 	c.out.Ops = append(c.out.Ops, Op{Kind: OpMarkEpochs})
 	c.lastError = ""
 	c.eventf(slog.LevelInfo, "Cluster: %s is primary of epoch %d", c.cfg.ID, next.Epoch)
+	if c.cfg.Raft {
+		c.el.quorumAt, c.el.forced = c.now, !p.raft
+		if !p.raft {
+			c.eventf(slog.LevelWarn, "Cluster: forced promotion outside quorum: confirmed writes possibly lost (%s, term %d; no lease until a majority has joined it)", c.cfg.ID, next.Epoch)
+		}
+	}
 	// The announcement, repeated to whoever does not answer, once the
 	// new state is on disk (Advance): a primary whose state could not be
 	// saved announces nothing.
@@ -436,6 +466,13 @@ func (c *Core) Demote() error {
 	why := "planned switchover"
 	if c.role == RoleFenced {
 		why = "fenced node returned to service"
+	}
+	if c.cfg.Raft && c.role == RolePrimary {
+		// §17.9.6: the leader gives up and does not stand for two
+		// election timeouts: another member is elected.
+		c.el.noStandUntil = c.now + 2*c.cfg.ElectionTicks
+		c.eventf(slog.LevelInfo, "Cluster: %s steps down (SET GLOBAL cluster_role = 'secondary'); not standing for %d ms", c.cfg.ID, 2*c.cfg.ElectionTicks*c.cfg.TickMillis)
+		return c.stepDown("leader stepped down", State{Role: RoleSecondary, Epoch: c.st.Epoch, Primary: c.st.Primary})
 	}
 	return c.transition(State{Role: RoleSecondary, Epoch: c.st.Epoch, Primary: c.st.Primary}, why)
 }

@@ -91,6 +91,8 @@ func (c *Core) stepAccepted(l *linkState, m Msg) {
 		}
 		c.send(l, a)
 		c.closeLink(l)
+	case VoteMsg:
+		c.voteAsked(l, m)
 	case CatchUpMsg:
 		c.eventf(slog.LevelInfo, "Cluster: catch-up requested by %s (database %s, LSN %d to %d)", l.peer, m.DB, m.From, m.To)
 		db, ok := c.dbInfo(m.DB)

@@ -38,8 +38,15 @@ func ballotLess(a, b State) bool {
 //   - a node becomes primary only in an epoch above its own;
 //   - within one ballot a node may only step down (PRIMARY to FENCED or
 //     SECONDARY, FENCED to SECONDARY);
-//   - PROMOTING is transient and never persisted.
+//   - PROMOTING is transient and never persisted;
+//   - raft mode: a vote, once given in an epoch, never changes in it; a
+//     candidate elected in the epoch it campaigned in (its vote for
+//     itself, no primary known) becomes primary in that epoch.
 func CheckTransition(cur, next State) error {
+	if next.Epoch == cur.Epoch && cur.Vote != "" && next.Vote != cur.Vote {
+		return fmt.Errorf("%w: this node voted for %s in epoch %d", ErrRoleChange, cur.Vote, cur.Epoch)
+	}
+	elected := next.Role == RolePrimary && next.Epoch == cur.Epoch && cur.Primary == "" && cur.Vote != "" && cur.Vote == next.Primary && next.Vote == cur.Vote
 	switch {
 	case next.Role == RolePromoting:
 		return fmt.Errorf("%w: %s is not a persisted role", ErrRoleChange, next.Role)
@@ -49,7 +56,7 @@ func CheckTransition(cur, next State) error {
 		return fmt.Errorf("%w: epoch %d, the node is at %d", ErrStaleEpoch, next.Epoch, cur.Epoch)
 	case ballotLess(next, cur):
 		return fmt.Errorf("%w: epoch %d already has primary %s, above %s", ErrRoleChange, cur.Epoch, cur.Primary, next.Primary)
-	case next.Role == RolePrimary && cur != next && next.Epoch <= cur.Epoch:
+	case next.Role == RolePrimary && cur != next && next.Epoch <= cur.Epoch && !elected:
 		return fmt.Errorf("%w: becoming primary takes an epoch above %d", ErrRoleChange, cur.Epoch)
 	case cur == next || ballotLess(cur, next):
 		return nil

@@ -104,6 +104,27 @@ type (
 		DB  string
 		End journal.LSN
 	}
+	// VoteMsg asks for a vote (or, Pre, whether the member would give
+	// one) at Term (§17.9.2); DBs are the candidate's databases with
+	// their epoch marks and journal ends.
+	VoteMsg struct {
+		Cluster   string
+		Term      Epoch
+		Pre       bool
+		Transfer  bool
+		Advertise string
+		DBs       []Position
+	}
+	// VoteReplyMsg answers it: Term is the voter's term after the
+	// question; a granted real vote carries the voter's positions (the
+	// elected node catches up from them); a refusal its reason.
+	VoteReplyMsg struct {
+		Term    Epoch
+		Pre     bool
+		Granted bool
+		Reason  string
+		DBs     []PeerDB
+	}
 )
 
 func (SubscribeMsg) Type() transport.Type    { return msgSubscribe }
@@ -124,6 +145,8 @@ func (PositionsMsg) Type() transport.Type    { return msgPositions }
 func (PositionsAreMsg) Type() transport.Type { return msgPositionsAre }
 func (CatchUpMsg) Type() transport.Type      { return msgCatchUp }
 func (CatchUpEndMsg) Type() transport.Type   { return msgCatchUpEnd }
+func (VoteMsg) Type() transport.Type         { return msgVote }
+func (VoteReplyMsg) Type() transport.Type    { return msgVoteReply }
 
 func (m SubscribeMsg) encode(e *enc) {
 	e.u(uint64(m.Epoch))
@@ -180,6 +203,21 @@ func (m CatchUpMsg) encode(e *enc) {
 	e.u(uint64(m.To))
 }
 func (m CatchUpEndMsg) encode(e *enc) { e.s(m.DB); e.u(uint64(m.End)) }
+func (m VoteMsg) encode(e *enc) {
+	e.s(m.Cluster)
+	e.u(uint64(m.Term))
+	e.flag(m.Pre)
+	e.flag(m.Transfer)
+	e.s(m.Advertise)
+	e.list(m.DBs)
+}
+func (m VoteReplyMsg) encode(e *enc) {
+	e.u(uint64(m.Term))
+	e.flag(m.Pre)
+	e.flag(m.Granted)
+	e.s(m.Reason)
+	PositionsAreMsg{DBs: m.DBs}.encode(e)
+}
 
 func encodeState(e *enc, s PeerState) {
 	e.s(string(s.Role))
@@ -253,19 +291,15 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 	case msgPositions:
 		m = PositionsMsg{}
 	case msgPositionsAre:
-		k := d.u()
-		if k > maxListEntries {
-			return nil, fmt.Errorf("%w: %d databases in one message", ErrProtocol, k)
-		}
-		var p PositionsAreMsg
-		for j := uint64(0); j < k && d.err == nil; j++ {
-			p.DBs = append(p.DBs, PeerDB{Position: d.pos(), Retained: journal.LSN(d.u())})
-		}
-		m = p
+		m = PositionsAreMsg{DBs: d.peerDBs()}
 	case msgCatchUp:
 		m = CatchUpMsg{DB: d.s(), BaseID: append([]byte(nil), d.by()...), From: journal.LSN(d.u()), To: journal.LSN(d.u())}
 	case msgCatchUpEnd:
 		m = CatchUpEndMsg{DB: d.s(), End: journal.LSN(d.u())}
+	case msgVote:
+		m = VoteMsg{Cluster: d.s(), Term: Epoch(d.u()), Pre: d.flag(), Transfer: d.flag(), Advertise: d.s(), DBs: d.list()}
+	case msgVoteReply:
+		m = VoteReplyMsg{Term: Epoch(d.u()), Pre: d.flag(), Granted: d.flag(), Reason: d.s(), DBs: d.peerDBs()}
 	default:
 		return nil, fmt.Errorf("%w: message type %#x", ErrProtocol, int(typ))
 	}
@@ -273,6 +307,20 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 		return nil, fmt.Errorf("message type %#x: %w", int(typ), err)
 	}
 	return m, nil
+}
+
+// peerDBs reads a PositionsAre list.
+func (d *dec) peerDBs() []PeerDB {
+	k := d.u()
+	if k > maxListEntries {
+		d.err = fmt.Errorf("%w: %d databases in one message", ErrProtocol, k)
+		return nil
+	}
+	var out []PeerDB
+	for j := uint64(0); j < k && d.err == nil; j++ {
+		out = append(out, PeerDB{Position: d.pos(), Retained: journal.LSN(d.u())})
+	}
+	return out
 }
 
 func decodeStateFrom(d *dec) PeerState {

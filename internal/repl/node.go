@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,10 +168,8 @@ func New(opts Options) (*Node, error) {
 	} else {
 		n.syncShown.Store(SyncOff)
 	}
-	// Accepted by the configuration, not built yet: said at every start,
-	// never silently ignored.
 	if n.cfg.Mode == config.ModeRaft {
-		n.log.Warn("Cluster: mode = \"raft\" is not available yet: this node runs in manual mode (designate the primary with SET GLOBAL cluster_role = 'primary')")
+		n.log.Info(fmt.Sprintf("Cluster: raft mode: %d voting members, majority %d, election timeout %v", len(n.cfg.Peers())+1, (len(n.cfg.Peers())+1)/2+1, n.cfg.ElectionTimeout))
 	}
 	n.st.CloseWrites()
 	n.st.SetRetention(n.retentionFloor)
@@ -209,6 +208,14 @@ func coreConfig(c *config.Cluster) CoreConfig {
 	}
 	cfg.Seeds = c.Peers()
 	cfg.Upstream = c.Node.Upstream
+	if c.Mode == config.ModeRaft {
+		cfg.Raft = true
+		cfg.ElectionTicks = ticks(c.ElectionTimeout)
+		cfg.RandSeed = rand.Uint64()
+		// Followers must hear the leader well within a timeout: four
+		// heartbeats to one.
+		cfg.HeartbeatTicks = max(min(cfg.HeartbeatTicks, cfg.ElectionTicks/4), 1)
+	}
 	return cfg
 }
 

@@ -29,6 +29,9 @@ type State struct {
 	Role    Role   `json:"role"`
 	Epoch   Epoch  `json:"epoch"`
 	Primary string `json:"primary"`
+	// Vote: in raft mode, the member this node voted for in Epoch (""
+	// none yet); at most one per term, saved before the vote is sent.
+	Vote string `json:"vote,omitempty"`
 }
 
 const stateFile = "cluster-state.json"

@@ -70,6 +70,9 @@ func (n *Node) Nodes() []NodeRow {
 	if s.Role == RolePromoting {
 		self.State, self.Role = "PROMOTING", string(RoleSecondary)
 	}
+	if s.Election.Phase == "CANDIDATE" {
+		self.State = "CANDIDATE"
+	}
 	if s.Role == RolePrimary {
 		shown := n.syncShown.Load().(SyncLevel).String()
 		if s.Degraded > 0 {

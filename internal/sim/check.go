@@ -84,6 +84,7 @@ func (w *world) check(full bool) {
 	}
 	w.together = together
 	w.checkFollows()
+	w.checkLease()
 	if !full {
 		return
 	}
@@ -362,6 +363,41 @@ func (w *world) checkFollows() {
 		if peer, welcomed := n.core.Following(); peer != p.id || !welcomed {
 			w.violate("follows at once", fmt.Sprintf("%s learned at tick %d that %s is primary of epoch %d and does not follow it %d ticks later (following %q, welcomed %v)",
 				n.id, d.since, p.id, d.epoch, w.now-d.since, peer, welcomed))
+		}
+	}
+}
+
+// checkLease is the checker "lease" (raft mode, §17.9.3): a leader that the
+// network keeps from a majority of the members (itself included) stops
+// taking writes within its lease: the election timeout, plus the time for
+// the last messages to arrive. A leader by force_primary has no lease
+// until a majority joins it.
+func (w *world) checkLease() {
+	if !w.opts.Raft {
+		return
+	}
+	for _, l := range w.nodes {
+		if l.eng == nil || l.eng.ReadOnly() || w.forcedTerms[uint64(l.st.Epoch)] {
+			delete(w.isolated, l.id)
+			continue
+		}
+		reach := 1
+		for _, m := range w.nodes {
+			if m != l && m.eng != nil && w.net.passes(l.id, m.id) && w.net.passes(m.id, l.id) {
+				reach++
+			}
+		}
+		if reach >= len(w.nodes)/2+1 {
+			delete(w.isolated, l.id)
+			continue
+		}
+		since, ok := w.isolated[l.id]
+		if !ok {
+			w.isolated[l.id] = w.now
+			continue
+		}
+		if w.now-since > 2*electionTicks+2*w.opts.MaxDelay+heartbeatTicks {
+			w.violate("lease", fmt.Sprintf("%s still takes writes as leader of term %d, cut off from a majority since tick %d", l.id, l.st.Epoch, since))
 		}
 	}
 }

@@ -76,6 +76,12 @@ type node struct {
 	promoting bool
 	force     bool
 	before    map[string]bool
+	// elected: the promotion under way follows a raft election;
+	// lastCampaign: the term of the last campaign the checker "pre-vote"
+	// looked at.
+	elected      bool
+	lastCampaign repl.Epoch
+	won          uint64 // elections the core counted as won since its start
 
 	// writing: the database a client write of this node is committing to
 	// (Options.GroupWriteOverlap); overlap: the commit started during its
@@ -130,6 +136,8 @@ const (
 	linkTimeoutTicks = 25
 	probeEvery       = 10
 	retryTicks       = 3
+	// electionTicks: raft mode's election_timeout_ms (five heartbeats).
+	electionTicks = 20
 	// batch is the bytes of one Frames message, and of one chunk of a
 	// copy.
 	batch = 700
@@ -146,6 +154,12 @@ func (n *node) coreConfig() repl.CoreConfig {
 		ProbeWaitTicks: 2*n.w.opts.MaxDelay + 2}
 	if n.w.opts.Cascade && n.id == "n3" {
 		cfg.Upstream = "n2"
+	}
+	if n.w.opts.Raft {
+		cfg.Raft, cfg.ElectionTicks = true, electionTicks
+		// Each start of each node draws its own timeouts, replayed by
+		// the seed.
+		cfg.RandSeed = n.w.opts.Seed*1_000_003 + uint64(n.w.now)*131 + uint64(len(n.id)+int(n.id[len(n.id)-1]))
 	}
 	for _, m := range n.w.nodes {
 		if m.id != n.id {
@@ -177,7 +191,7 @@ func (n *node) start() error {
 	n.core = repl.NewCore(n.coreConfig(), n.st, repl.EngineLog(eng, repl.Accounts{}))
 	n.seeds, n.waits, n.backlog = map[string]*bytes.Buffer{}, map[uint64]*syncWait{}, nil
 	n.followLinks, n.streamed = map[repl.LinkID]bool{}, map[string]streamedFrom{}
-	n.promised, n.promoting, n.before = nil, false, nil
+	n.promised, n.promoting, n.before, n.won = nil, false, nil, 0
 	eng.SetRetention(func(db *storage.DB) (journal.LSN, bool) { return n.core.RetentionFloor(repl.DBInfoOf(db)) })
 	eng.CloseWrites()
 	n.tracef("start role=%s epoch=%d", n.st.Role, n.st.Epoch)
@@ -283,6 +297,7 @@ func (n *node) handleReady() {
 		n.carryOut(rd)
 		if n.eng != nil {
 			n.core.Advance()
+			n.noteElection()
 		}
 	}
 }
@@ -314,6 +329,7 @@ func (n *node) carryOut(rd repl.Ready) {
 		} else {
 			prev := n.st
 			n.st = *rd.State
+			n.noteLeader(prev)
 			if s := n.st; s.Role == repl.RoleSecondary && s.Primary != "" && s.Primary != n.id && (s.Epoch != prev.Epoch || s.Primary != prev.Primary) {
 				n.mustFollow = &followDue{primary: s.Primary, epoch: s.Epoch, since: w.now}
 			}
@@ -575,7 +591,7 @@ func (n *node) promote(force bool) {
 		n.tracef("promotion refused: %v", err)
 		return
 	}
-	n.force = force
+	n.force, n.elected = force, false
 	n.tracef("promotion asked (force=%v)", force)
 	n.handleReady()
 }
@@ -594,9 +610,10 @@ func (n *node) promoteAnswered(a repl.PromoteAnswer) {
 	n.w.res.Promotions++
 	n.promoting = true
 	n.promised = nil
-	if !n.force {
+	if !n.force && !n.w.opts.Raft {
 		n.promised = n.rowsOnHistoryOf(n.core.PromotionAnswers())
 	}
+	n.elected = n.w.opts.Raft && !n.force
 	n.tracef("promotion accepted (force=%v)", n.force)
 
 }
@@ -611,7 +628,7 @@ func (n *node) cutTails() {
 		for k := range n.w.gone {
 			held[k] = true
 		}
-		n.w.checkConfirmed(n, held, n.promised, n.force)
+		n.w.checkConfirmed(n, held, n.promised, n.force, n.elected)
 		for _, k := range slices.Sorted(maps.Keys(n.promised)) {
 			if !held[k] {
 				n.w.violate("controlled promotion keeps what reachable peers hold", fmt.Sprintf("%s promoted without row %s that a reachable peer on its history holds", n.id, k))
@@ -695,6 +712,9 @@ func (n *node) syncEnded(sw *syncWait, r repl.SyncResult) {
 	by := ballot{epoch: n.st.Epoch, node: n.id}
 	n.w.confirmed = append(n.w.confirmed, &confirmedWrite{row: sw.row, db: sw.db, lsn: sw.lsn, level: sw.req.Level, primary: n.id, by: by, tick: n.w.now})
 	n.w.res.Confirmed++
+	if sw.req.Level == repl.SyncMajority {
+		n.w.res.MajorityConfirmed++
+	}
 	n.tracef("confirmed %s at %s (lsn %d)", sw.row, sw.req.Level, sw.lsn)
 }
 
@@ -715,4 +735,53 @@ func (n *node) checkAck(a repl.AckMsg) {
 		n.w.violate("acknowledged only what is written", fmt.Sprintf("%s acknowledges %s written to %d and applied to %d; its journal holds %d (durable: %v), applied %d",
 			n.id, a.DB, a.Written, a.Applied, have, n.w.opts.DurableAcks, db.LSN()))
 	}
+}
+
+// noteElection follows raft mode's campaigns and elections: a node that
+// took over after an election is checked as a promotion is (its catch-up,
+// then "confirmed writes survive an election"); a campaign started by a
+// timeout goes to the checker "pre-vote".
+func (n *node) noteElection() {
+	if !n.w.opts.Raft || n.core == nil {
+		return
+	}
+	if r := n.core.Role(); n.promoting && r != repl.RolePromoting && r != repl.RolePrimary {
+		// The taking over was abandoned (a later term).
+		n.promoting, n.promised, n.elected = false, nil, false
+	}
+	if n.core.Role() == repl.RolePromoting && !n.promoting {
+		n.w.res.Promotions++
+		n.promoting, n.promised, n.force, n.elected = true, nil, false, true
+		n.tracef("elected: taking over")
+	}
+	e := n.core.Election()
+	if e.Counts.Won > n.won {
+		n.w.res.Elections += int(e.Counts.Won - n.won)
+		n.won = e.Counts.Won
+	}
+	if e.Phase == "CANDIDATE" && e.Campaign > n.lastCampaign {
+		n.lastCampaign = e.Campaign
+		if !e.Transfer {
+			n.w.checkPreVote(n, e.Campaign)
+		}
+	}
+}
+
+// noteLeader is the checker "one leader per term": a node that becomes
+// primary by election takes a term no other node led (force_primary's
+// terms aside, outside quorum by definition).
+func (n *node) noteLeader(prev repl.State) {
+	s := n.st
+	if !n.w.opts.Raft || s.Role != repl.RolePrimary || prev.Role == repl.RolePrimary && prev.Epoch == s.Epoch {
+		return
+	}
+	term := uint64(s.Epoch)
+	if n.force {
+		n.w.forcedTerms[term] = true
+		return
+	}
+	if other, ok := n.w.leaders[term]; ok && other != n.id && !n.w.forcedTerms[term] {
+		n.w.violate("one leader per term", fmt.Sprintf("%s and %s were both elected leader of term %d", other, n.id, term))
+	}
+	n.w.leaders[term] = n.id
 }

@@ -97,9 +97,23 @@ func (w *world) syncRequest() repl.SyncRequest {
 // promotion had to keep it or be refused. Otherwise it was lost the ways
 // the spec allows (every holder crashed before an fsync, unreachable, or
 // left behind by a forced promotion): it is waived and checked no more.
-func (w *world) checkConfirmed(n *node, holds, promised map[string]bool, force bool) {
+//
+// After a raft election (elected), the guarantee is the spec's §17.9.5: a
+// write confirmed at MAJORITY is never lost by an election (it is in the
+// log of a majority, which every elected node's voters intersect); the
+// other levels are waived.
+func (w *world) checkConfirmed(n *node, holds, promised map[string]bool, force, elected bool) {
 	for _, c := range w.confirmed {
 		if c.waived || holds[c.row] {
+			continue
+		}
+		if elected {
+			if c.level == repl.SyncMajority {
+				w.violate("MAJORITY writes survive elections", fmt.Sprintf("%s elected without %s, confirmed at MAJORITY by %s at tick %d (LSN %d)", n.id, c.row, c.primary, c.tick, c.lsn))
+				continue
+			}
+			c.waived = true
+			w.res.ConfirmedWaived++
 			continue
 		}
 		s, _ := n.core.Synced(c.db)
@@ -118,5 +132,34 @@ func (w *world) checkConfirmed(n *node, holds, promised map[string]bool, force b
 		c.waived = true
 		w.res.ConfirmedWaived++
 		n.tracef("confirmed %s left out (force=%v): no reachable holder on the newest history, SYNCED_LSN not known", c.row, force)
+	}
+}
+
+// checkPreVote is the checker "pre-vote": no node starts a campaign (takes
+// a new term on a timeout) while the leader is healthy: up, taking writes,
+// and heard by a majority of the members (itself included), each of them
+// following it, reachable both ways, and untouched by any fault (crash,
+// partition, slowness, clock jump) for three election timeouts.
+func (w *world) checkPreVote(cand *node, term repl.Epoch) {
+	quiet := func(id string) bool {
+		t, ok := w.touched[id]
+		return !ok || w.now-t > 3*electionTicks
+	}
+	for _, l := range w.nodes {
+		if l == cand || l.eng == nil || l.eng.ReadOnly() || l.core.Role() != repl.RolePrimary || !quiet(l.id) {
+			continue
+		}
+		hear := []string{l.id}
+		for _, m := range w.nodes {
+			if m == l || m == cand || m.eng == nil || !quiet(m.id) || !w.net.passes(l.id, m.id) || !w.net.passes(m.id, l.id) {
+				continue
+			}
+			if peer, welcomed := m.core.Following(); peer == l.id && welcomed {
+				hear = append(hear, m.id)
+			}
+		}
+		if len(hear) >= len(w.nodes)/2+1 {
+			w.violate("pre-vote", fmt.Sprintf("%s stands at term %d while leader %s (term %d) is heard by %v", cand.id, term, l.id, l.st.Epoch, hear))
+		}
 	}
 }

@@ -51,6 +51,14 @@ type Options struct {
 	// primary's log) rather than from the primary, falling back to the
 	// primary while n2 cannot serve it.
 	Cascade bool
+	// Raft: mode = "raft" (§17.9): no operator designates the primary,
+	// the nodes elect it; 'primary' campaigns with transfer, 'secondary'
+	// steps the leader down. Secondaries acknowledge durably (raft mode's
+	// default). ClockJumpWeight: a node's clock jumps (its core ticks
+	// through two election timeouts at once); FlapWeight: the link
+	// between two nodes goes down and up every few ticks for a while.
+	Raft                        bool
+	ClockJumpWeight, FlapWeight int
 	// KeyLast: the simulated table's primary key is a fourth column
 	// after values of every kind (id, node, payload), a signed integer
 	// scrambled from the id (negative about half the time), so rows are
@@ -152,7 +160,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d cut_promote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v raft=%v clock_jump=%d flap=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade, o.Raft, o.ClockJumpWeight, o.FlapWeight)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -203,6 +211,12 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 	o.CutPromoteWeight = r.IntN(3)
 	// Cascade after the others, for the same reason.
 	o.Cascade = r.IntN(3) == 0
+	// Raft after the others, for the same reason. Raft mode has no
+	// cascade (a member streams from the leader).
+	if r.IntN(2) == 0 {
+		o.Raft, o.Cascade, o.DurableAcks = true, false, true
+		o.ClockJumpWeight, o.FlapWeight = r.IntN(3), r.IntN(3)
+	}
 	return o
 }
 
@@ -248,6 +262,12 @@ type Result struct {
 	// GatherJoins counts the commits that appended while a group commit
 	// waited for its group (Options.GatherJoin).
 	GatherJoins int
+	// Raft: the run was in raft mode; Elections counts the nodes that
+	// took over after winning an election; MajorityConfirmed the writes
+	// confirmed at MAJORITY.
+	Raft              bool
+	Elections         int
+	MajorityConfirmed int
 }
 
 const dbTable = "t"
@@ -445,6 +465,16 @@ type world struct {
 	// touched: the last tick a fault touched each node (a crash, a
 	// restart, a partition or its healing, a link broken, slowness).
 	touched map[string]int
+	// flaps: links going down and up (Options.FlapWeight).
+	flaps []flap
+	// leaders: raft mode, the node that became primary in each term by
+	// election; forcedTerms: terms taken by force_primary (outside the
+	// one-leader rule).
+	leaders     map[uint64]string
+	forcedTerms map[uint64]bool
+	// isolated: since when each raft leader has been cut off from a
+	// majority (checker "lease").
+	isolated map[string]int
 }
 
 // touch records that a fault touched nodes now.
@@ -501,13 +531,14 @@ func Run(opts Options) (res Result) {
 		w.liveness()
 	}
 	w.res.Ticks = w.now
+	w.res.Raft = opts.Raft
 	return
 }
 
 // newWorld prepares a run: nothing started yet.
 func newWorld(opts Options) *world {
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
-		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, touched: map[string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
+		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, leaders: map[uint64]string{}, forcedTerms: map[uint64]bool{}, isolated: map[string]int{}, touched: map[string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
@@ -537,8 +568,10 @@ func (w *world) setup() bool {
 			return false
 		}
 	}
-	// The operator designates n1.
-	w.nodes[0].promote(false)
+	// The operator designates n1 (raft mode: the nodes elect a leader).
+	if !w.opts.Raft {
+		w.nodes[0].promote(false)
+	}
 	return true
 }
 
@@ -579,7 +612,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.CutPromoteWeight, o.IdleWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.CutPromoteWeight, o.IdleWeight, o.ClockJumpWeight, o.FlapWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -648,7 +681,13 @@ func (w *world) randomEvent() {
 			}
 		}
 		if n := w.pick(cands); n != nil {
-			n.promote(w.rng.IntN(3) == 0)
+			// Raft mode: 'primary' campaigns with transfer; the
+			// emergency lever is rarer.
+			odds := 3
+			if w.opts.Raft {
+				odds = 12
+			}
+			n.promote(w.rng.IntN(odds) == 0)
 		}
 	case 7:
 		var cands []*node
@@ -690,9 +729,31 @@ func (w *world) randomEvent() {
 					w.net.cut[[2]string{p.id, o.id}], w.net.cut[[2]string{o.id, p.id}] = true, true
 				}
 			}
+			if w.opts.Raft {
+				// The others elect a leader; the cut one steps down at
+				// the end of its lease.
+				w.tracef("leader %s cut off silently", p.id)
+				w.touch(w.ids()...)
+				break
+			}
 			w.tracef("primary %s cut off silently; %s promoted by force", p.id, n.id)
 			w.touch(w.ids()...)
 			n.promote(true)
+		}
+	case 12:
+		if n := w.pick(w.upNodes()); n != nil {
+			w.tracef("%s clock jumps %d ticks", n.id, 2*electionTicks)
+			w.touch(n.id)
+			for range 2 * electionTicks {
+				n.core.Tick()
+			}
+			n.handleReady()
+		}
+	case 13:
+		a, b := w.pick(w.nodes), w.pick(w.nodes)
+		if a != b {
+			w.flaps = append(w.flaps, flap{a: a.id, b: b.id, until: w.now + 20 + w.rng.IntN(60), every: 2 + w.rng.IntN(6)})
+			w.tracef("link %s<->%s flaps", a.id, b.id)
 		}
 	case 6:
 		ids := w.net.linkIDs()
@@ -734,8 +795,41 @@ func (w *world) breakLinks() {
 	}
 }
 
+// flap is a link going down and up (Options.FlapWeight).
+type flap struct {
+	a, b         string
+	until, every int
+}
+
+// flapLinks cuts or heals each flapping pair, in turn.
+func (w *world) flapLinks() {
+	kept := w.flaps[:0]
+	for _, f := range w.flaps {
+		ab, ba := [2]string{f.a, f.b}, [2]string{f.b, f.a}
+		if w.now >= f.until {
+			delete(w.net.cut, ab)
+			delete(w.net.cut, ba)
+			continue
+		}
+		kept = append(kept, f)
+		if w.now%f.every != 0 {
+			continue
+		}
+		w.touch(f.a, f.b)
+		if w.net.cut[ab] {
+			delete(w.net.cut, ab)
+			delete(w.net.cut, ba)
+		} else {
+			w.net.cut[ab], w.net.cut[ba] = true, true
+			w.breakLinks()
+		}
+	}
+	w.flaps = kept
+}
+
 // tick delivers what is due and lets time pass for every node.
 func (w *world) tick() {
+	w.flapLinks()
 	for _, m := range w.net.due(w.now) {
 		w.deliver(m)
 	}
@@ -813,6 +907,7 @@ func (w *world) deliver(m message) {
 func (w *world) liveness() {
 	w.tracef("liveness phase")
 	w.net.cut = map[[2]string]bool{}
+	w.flaps = nil
 	w.touch(w.ids()...)
 	w.opts.FaultPerMille = 0 // healed disks too
 	for _, n := range w.nodes {
@@ -832,7 +927,27 @@ func (w *world) liveness() {
 			return
 		}
 		p := w.servingPrimary()
-		if p == nil && !designated && w.now > deadline-w.opts.LivenessTicks+2*probeEvery {
+		if p == nil && !designated && w.opts.Raft && len(w.forcedTerms) > 0 && w.now > deadline-w.opts.LivenessTicks+8*electionTicks {
+			// §17.9.8: after forced promotions, the survivors' databases
+			// can contradict each other (each lacks one another holds, or
+			// holds it on an older epoch): the election stays blocked,
+			// and 'force_primary' is the operator's lever. Without a
+			// forced promotion in the run, a blocked election is a
+			// liveness failure.
+			var best *node
+			for _, n := range w.nodes {
+				if n.eng != nil && n.core.Role() == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
+					best = n
+				}
+			}
+			if best != nil {
+				w.tracef("election blocked since the heal: the operator forces %s (%s)", best.id, best.core.LastError())
+				best.promote(true)
+				designated = true
+			}
+			continue
+		}
+		if p == nil && !designated && !w.opts.Raft && w.now > deadline-w.opts.LivenessTicks+2*probeEvery {
 			// The operator designates the secondary of the highest epoch
 			// (no automatic election in manual mode).
 			var best *node
