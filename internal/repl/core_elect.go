@@ -101,15 +101,15 @@ type ElectionCounts struct {
 
 // ElectionStatus is raft mode as the node sees it.
 type ElectionStatus struct {
-	Raft       bool
-	Phase      string // "", "PRE-VOTE", "CANDIDATE"
-	Term       Epoch
-	Vote       string
-	Leader     string
-	Campaign   Epoch // the term of the campaign under way (0: none)
-	Transfer   bool
+	Raft        bool
+	Phase       string // "", "PRE-VOTE", "CANDIDATE"
+	Term        Epoch
+	Vote        string
+	Leader      string
+	Campaign    Epoch // the term of the campaign under way (0: none)
+	Transfer    bool
 	NotStanding string
-	Counts     ElectionCounts
+	Counts      ElectionCounts
 }
 
 func (c *Core) initElection() {

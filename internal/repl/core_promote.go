@@ -34,7 +34,7 @@ type promoteRun struct {
 	// no probe, the voters' positions, the term it was elected in.
 	raft bool
 	term Epoch
-	here  string // a refusal that needed no peer (forced past)
+	here string // a refusal that needed no peer (forced past)
 	// wait: the peers whose answers are awaited (step 1); got: which of
 	// the two each gave (1 probe, 2 positions).
 	wait      *waitSet
