@@ -20,6 +20,13 @@ const MsgAck = msgAck
 // simulator's checkers note what the peer holds as it answers).
 const MsgPositions = msgPositions
 
+// MsgVote and MsgVoteReply are raft mode's question and answer (the
+// simulator's checker "vote rule" reads them as they pass).
+const (
+	MsgVote      = msgVote
+	MsgVoteReply = msgVoteReply
+)
+
 // Msg is one decoded message.
 type Msg interface {
 	Type() transport.Type

@@ -81,6 +81,8 @@ type node struct {
 	// looked at.
 	elected      bool
 	lastCampaign repl.Epoch
+	// asked: the last vote each candidate asked of this node.
+	asked map[string]repl.VoteMsg
 	won          uint64 // elections the core counted as won since its start
 
 	// writing: the database a client write of this node is committing to
@@ -363,6 +365,9 @@ func (n *node) carryOut(rd repl.Ready) {
 		w.net.dial(w, n.id, d)
 	}
 	for _, m := range rd.Msgs {
+		if m.Type == repl.MsgVoteReply {
+			n.checkVote(m)
+		}
 		if m.Type == repl.MsgAck {
 			if a, err := repl.DecodeMsg(m.Type, m.Payload); err == nil {
 				n.checkAck(a.(repl.AckMsg))
@@ -784,4 +789,43 @@ func (n *node) noteLeader(prev repl.State) {
 		n.w.violate("one leader per term", fmt.Sprintf("%s and %s were both elected leader of term %d", other, n.id, term))
 	}
 	n.w.leaders[term] = n.id
+}
+
+// checkVote is the checker "vote rule" (§17.9.2): a vote is granted only
+// to a candidate that has every database of the voter, each with a newest
+// epoch mark at least the voter's own (read here from the voter's
+// journals, not from the core).
+func (n *node) checkVote(env repl.Envelope) {
+	m, err := repl.DecodeMsg(env.Type, env.Payload)
+	if err != nil {
+		n.w.violate("vote rule", fmt.Sprintf("%s sends a vote answer that does not decode: %v", n.id, err))
+		return
+	}
+	r := m.(repl.VoteReplyMsg)
+	if !r.Granted || r.Pre {
+		return
+	}
+	q, ok := n.asked[env.To]
+	if !ok || q.Term != r.Term {
+		n.w.violate("vote rule", fmt.Sprintf("%s grants a vote at term %d to %s, which did not ask for it", n.id, r.Term, env.To))
+		return
+	}
+	cand := map[string]repl.Position{}
+	for _, p := range q.DBs {
+		cand[strings.ToLower(p.Name)] = p
+	}
+	for _, db := range n.eng.Databases() {
+		mine := repl.DBInfoOf(db).RecvHist.Last()
+		p, ok := cand[strings.ToLower(db.Name())]
+		if !ok {
+			n.w.violate("vote rule", fmt.Sprintf("%s votes for %s at term %d, which lacks database %s", n.id, env.To, r.Term, db.Name()))
+			return
+		}
+		theirs := p.Hist.Last()
+		if mine.Epoch > theirs.Epoch || mine.Epoch == theirs.Epoch && mine.Node > theirs.Node {
+			n.w.violate("vote rule", fmt.Sprintf("%s votes for %s at term %d, whose newest mark on database %s (epoch %d by %s) is older than its own (epoch %d by %s)",
+				n.id, env.To, r.Term, db.Name(), theirs.Epoch, theirs.Node, mine.Epoch, mine.Node))
+			return
+		}
+	}
 }

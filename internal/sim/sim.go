@@ -887,6 +887,16 @@ func (w *world) deliver(m message) {
 				return
 			}
 		}
+		if m.typ == repl.MsgVote {
+			// The checker "vote rule" judges the answer against the
+			// question.
+			if v, err := repl.DecodeMsg(m.typ, m.payload); err == nil && !v.(repl.VoteMsg).Pre {
+				if to.asked == nil {
+					to.asked = map[string]repl.VoteMsg{}
+				}
+				to.asked[m.from] = v.(repl.VoteMsg)
+			}
+		}
 		if m.typ == repl.MsgPositions {
 			// The checkers keep what the peer holds as it answers.
 			from := w.byID[m.from]
