@@ -31,6 +31,7 @@ import (
 //	nodes n1 n2 n3               cores of a cluster, all secondaries at epoch 0
 //	crash n1                     n1 stops (its links break)
 //	restart n1                   a new core in n1's persisted state (its journals kept)
+//	raft 10                      every node in raft mode, election timeout 10 ticks
 //	db n1 shop aa 3              database shop (base id aa) with 3 transactions
 //	write n1 shop 2              the primary commits 2 transactions
 //	promote n1 [force]           SET GLOBAL cluster_role = 'primary' / 'force_primary'
@@ -180,6 +181,8 @@ type ienv struct {
 	ids []string
 	// upstream: a node's configured upstream (CoreConfig.Upstream).
 	upstream map[string]string
+	// raft: the election timeout of raft mode, in ticks (0: manual mode).
+	raft     int
 	nodes    map[string]*inode
 	cut      map[[2]string]bool
 	links    []*ilink
@@ -213,6 +216,9 @@ func (e *ienv) config(id string) CoreConfig {
 		}
 	}
 	cfg.Upstream = e.upstream[id]
+	if e.raft > 0 {
+		cfg.Raft, cfg.ElectionTicks, cfg.RandSeed = true, e.raft, uint64(len(id))*7+uint64(id[len(id)-1])
+	}
 	return cfg
 }
 
@@ -226,6 +232,15 @@ func (e *ienv) run(t *testing.T, line string) string {
 			n := &inode{id: id, dbs: map[string]*memDB{}, waits: map[uint64]string{}, st: State{Role: RoleSecondary}}
 			n.core = NewCore(e.config(id), n.st, memLog{n})
 			e.nodes[id] = n
+		}
+		return "ok"
+	case "raft":
+		// raft 10: every node runs raft mode with an election timeout of
+		// 10 ticks; their cores are made again.
+		e.raft, _ = strconv.Atoi(f[1])
+		for _, id := range e.ids {
+			n := e.nodes[id]
+			n.core = NewCore(e.config(id), n.st, memLog{n})
 		}
 		return "ok"
 	case "upstream":
@@ -349,6 +364,9 @@ func (e *ienv) run(t *testing.T, line string) string {
 		n := e.nodes[f[1]]
 		peer, welcomed := n.core.Following()
 		fmt.Fprintf(&b, "%s: %s epoch %d primary %q writable=%v following=%q welcomed=%v", n.id, n.core.Role(), n.st.Epoch, n.st.Primary, n.core.Writable(), peer, welcomed)
+		if n.st.Vote != "" {
+			fmt.Fprintf(&b, " vote=%s", n.st.Vote)
+		}
 		for _, name := range slices.Sorted(mapKeys(n.dbs)) {
 			d := n.dbs[name]
 			fmt.Fprintf(&b, "\n  %s base=%s end=%d marks=%v", name, d.base, d.end(), d.hist)
@@ -404,7 +422,11 @@ func (e *ienv) ready(n *inode, b *strings.Builder) {
 				saved = false
 			} else {
 				n.st = *rd.State
-				p("persist %s epoch %d primary %s", rd.State.Role, rd.State.Epoch, rd.State.Primary)
+				if rd.State.Vote != "" {
+					p("persist %s epoch %d primary %s vote %s", rd.State.Role, rd.State.Epoch, rd.State.Primary, rd.State.Vote)
+				} else {
+					p("persist %s epoch %d primary %s", rd.State.Role, rd.State.Epoch, rd.State.Primary)
+				}
 			}
 		}
 		if rd.OpenWrites && saved {
@@ -713,6 +735,24 @@ func describeMsg(m Msg, err error) string {
 		return fmt.Sprintf("CatchUp %s %d..%d", m.DB, m.From, m.To)
 	case CatchUpEndMsg:
 		return fmt.Sprintf("CatchUpEnd %s at %d", m.DB, m.End)
+	case VoteMsg:
+		kind := "Vote"
+		if m.Pre {
+			kind = "PreVote"
+		}
+		if m.Transfer {
+			kind += " transfer"
+		}
+		return fmt.Sprintf("%s term=%d %s", kind, m.Term, pos(m.DBs))
+	case VoteReplyMsg:
+		kind := "VoteReply"
+		if m.Pre {
+			kind = "PreVoteReply"
+		}
+		if m.Granted {
+			return fmt.Sprintf("%s term=%d granted", kind, m.Term)
+		}
+		return fmt.Sprintf("%s term=%d refused: %s", kind, m.Term, m.Reason)
 	}
 	return fmt.Sprintf("%T", m)
 }
