@@ -92,6 +92,8 @@ type Core struct {
 	pendingOps int
 	// el: raft mode's election (core_elect.go).
 	el election
+	// primarySince: the tick this node last became primary.
+	primarySince int
 
 	out Ready
 }
@@ -794,6 +796,7 @@ func (c *Core) transition(next State, why string) error {
 		c.role = next.Role
 	}
 	if next.Role == RolePrimary {
+		c.primarySince = c.now
 		c.pinMembers()
 		// SYNCED_LSN is this primary's own from now on (§17.8.6).
 		clear(c.synced)

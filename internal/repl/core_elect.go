@@ -360,19 +360,32 @@ func (c *Core) elected() {
 // (itself included) for ElectionTicks steps down (§17.9.3).
 func (c *Core) leaseTick() {
 	el := &c.el
-	heard := 1
+	// The ticks each follower was last heard, newest first: the
+	// majority's is the one that leaves majority-1 followers at or after
+	// it (this node hears itself now).
+	var last []int
 	for _, f := range c.followers {
-		if l := c.links[f.link]; f.link != 0 && l != nil && c.now-l.heard < c.cfg.ElectionTicks {
+		if l := c.links[f.link]; f.link != 0 && l != nil {
+			last = append(last, l.heard)
+		}
+	}
+	slices.SortFunc(last, func(a, b int) int { return b - a })
+	heard := 1
+	for _, t := range last {
+		if c.now-t < c.cfg.ElectionTicks {
 			heard++
 		}
 	}
-	if heard >= c.majority() {
-		if el.forced {
+	if k := c.majority() - 1; len(last) >= k {
+		at := c.now
+		if k > 0 {
+			at = last[k-1]
+		}
+		if el.forced && c.now-at < c.cfg.ElectionTicks {
 			el.forced = false
 			c.eventf(slog.LevelInfo, "Cluster: a majority has joined %s (%d of %d members): the lease applies again", c.cfg.ID, heard, c.members())
 		}
-		el.quorumAt = c.now
-		return
+		el.quorumAt = max(el.quorumAt, at)
 	}
 	if el.forced || c.now-el.quorumAt < c.cfg.ElectionTicks {
 		return

@@ -85,9 +85,18 @@ func (c *Core) WaitSync(id uint64, db string, lsn journal.LSN, req SyncRequest) 
 	}
 	if req.Action != SyncWait {
 		_, degraded := c.sync.degraded[key]
-		if len(secs) < need || degraded {
+		short, shown := len(secs) < need, len(secs)
+		if req.Level == SyncMajority {
+			shown = c.linkedFollowers()
+			// A majority of members, not of this database's streams: a
+			// follower still receiving the database's copy (a new one)
+			// acknowledges it once installed; right after an election
+			// the followers are still reconnecting (§17.8.2, MAJORITY).
+			short = c.linkedFollowers() < need && c.now-c.primarySince > 2*c.cfg.ElectionTicks
+		}
+		if short || degraded {
 			c.sync.counts.Timeouts++
-			return c.countResult(SyncShortfall(req, acks, need, len(secs), false, degraded)), false
+			return c.countResult(SyncShortfall(req, acks, need, shown, false, degraded)), false
 		}
 	}
 	w := &coreWaiter{id: id, base: info.BaseID, lsn: lsn, req: req, need: need, deadline: -1}
@@ -273,4 +282,16 @@ func (c *Core) SyncCounts() (SyncCounts, int) { return c.sync.counts, len(c.sync
 type degradedDB struct {
 	level SyncLevel
 	need  int
+}
+
+// linkedFollowers counts the followers connected to this primary, whatever
+// the state of their databases.
+func (c *Core) linkedFollowers() int {
+	n := 0
+	for _, f := range c.followers {
+		if f.link != 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -253,7 +253,8 @@ type SyncStatusVar struct {
 	Value any
 }
 
-// SyncStatus returns the counters of §17.8.5.
+// SyncStatus returns the counters of §17.8.5, and in raft mode the term,
+// leader, vote and election counters (§17.9).
 func (n *Node) SyncStatus() []SyncStatusVar {
 	s, _ := n.status()
 	c := s.Counts
@@ -262,7 +263,7 @@ func (n *Node) SyncStatus() []SyncStatusVar {
 	if c.Waits > 0 {
 		avg = ms(n.stats.waitNanos.Load() / int64(c.Waits))
 	}
-	return []SyncStatusVar{
+	out := []SyncStatusVar{
 		{"Miraj_cluster_sync_waits", c.Waits},
 		{"Miraj_cluster_sync_fallbacks", c.Fallbacks},
 		{"Miraj_cluster_sync_errors", c.Errors},
@@ -273,6 +274,32 @@ func (n *Node) SyncStatus() []SyncStatusVar {
 		{"Miraj_cluster_sync_degraded_bases", uint64(s.Degraded)},
 		{"Miraj_cluster_sync_secondaries", uint64(s.StreamingCount)},
 	}
+	if e := s.Election; e.Raft {
+		state := "FOLLOWER"
+		switch {
+		case s.Role == RolePrimary:
+			state = "LEADER"
+		case s.Role == RolePromoting:
+			state = "TAKING OVER"
+		case e.Phase != "":
+			state = e.Phase
+		}
+		c := e.Counts
+		out = append(out,
+			SyncStatusVar{"Miraj_cluster_term", uint64(e.Term)},
+			SyncStatusVar{"Miraj_cluster_leader", e.Leader},
+			SyncStatusVar{"Miraj_cluster_vote", e.Vote},
+			SyncStatusVar{"Miraj_cluster_election_state", state},
+			SyncStatusVar{"Miraj_cluster_election_not_standing", e.NotStanding},
+			SyncStatusVar{"Miraj_cluster_elections_started", c.Started},
+			SyncStatusVar{"Miraj_cluster_elections_won", c.Won},
+			SyncStatusVar{"Miraj_cluster_elections_lost", c.Lost},
+			SyncStatusVar{"Miraj_cluster_election_prevotes_failed", c.PreVotesFailed},
+			SyncStatusVar{"Miraj_cluster_election_votes_granted", c.VotesGranted},
+			SyncStatusVar{"Miraj_cluster_election_votes_refused", c.VotesRefused},
+			SyncStatusVar{"Miraj_cluster_election_step_downs", c.StepDowns})
+	}
+	return out
 }
 
 // SyncDefaults are the initial global settings from cluster.toml

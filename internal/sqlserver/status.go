@@ -116,13 +116,19 @@ func setStatusFlags(c *mysql.Conn, flags uint16) {
 // mirajStatus adds Miraj's own counters to SHOW [GLOBAL] STATUS, read each
 // time: the storage engine's (Miraj_commits, Miraj_journal_fsyncs,
 // Miraj_commits_in_place, Miraj_journal_group_waits_missed) always,
-// the Miraj_cluster_sync_* ones (§17.8.5) under active replication only.
+// the Miraj_cluster_sync_* ones (§17.8.5) under active replication only,
+// and raft mode's (Miraj_cluster_term, _leader, _vote, _election*) in raft
+// mode.
 type mirajStatus struct{ sql.StatusVariableRegistry }
 
 // statusEngine is the storage engine whose counters SHOW STATUS reports.
 var statusEngine atomic.Pointer[storage.Engine]
 
 func statusVariable(name string, v any) sql.StatusVariable {
+	if _, text := v.(string); text {
+		return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
+			Type: types.NewSystemStringType(name), Default: ""}
+	}
 	if _, ms := v.(float64); ms {
 		return &sql.MySQLStatusVariable{Name: name, Scope: sql.StatusVariableScope_Global,
 			Type: types.NewSystemDoubleType(name, 0, math.MaxFloat64), Default: 0.0}
