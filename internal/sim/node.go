@@ -83,7 +83,7 @@ type node struct {
 	lastCampaign repl.Epoch
 	// asked: the last vote each candidate asked of this node.
 	asked map[string]repl.VoteMsg
-	won          uint64 // elections the core counted as won since its start
+	won   uint64 // elections the core counted as won since its start
 
 	// writing: the database a client write of this node is committing to
 	// (Options.GroupWriteOverlap); overlap: the commit started during its
