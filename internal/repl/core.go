@@ -802,7 +802,11 @@ func (c *Core) transition(next State, why string) error {
 		clear(c.synced)
 		c.openWrites()
 	}
-	c.eventf(slog.LevelInfo, "Cluster: %s: role %s, epoch %d, primary %s (%s)", c.cfg.ID, next.Role, next.Epoch, next.Primary, why)
+	primary := next.Primary
+	if primary == "" {
+		primary = "not known"
+	}
+	c.eventf(slog.LevelInfo, "Cluster: %s: role %s, epoch %d, primary %s (%s)", c.cfg.ID, next.Role, next.Epoch, primary, why)
 	return nil
 }
 

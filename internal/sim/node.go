@@ -49,6 +49,9 @@ type node struct {
 	// order (the server's apply queue).
 	slowUntil int
 	backlog   []repl.Op
+	// stallUntil: the whole node does nothing before this tick
+	// (Options.StallWeight).
+	stallUntil int
 	// seeds: the copies being received, by database (the server's .part
 	// files).
 	seeds map[string]*bytes.Buffer
@@ -277,7 +280,7 @@ func (n *node) crash() {
 	if err := n.fs.Crash(); err != nil {
 		n.w.violate("crash", fmt.Sprintf("%s: %v", n.id, err))
 	}
-	n.eng, n.replica = nil, nil
+	n.eng, n.replica, n.stallUntil = nil, nil, 0
 	n.waits, n.backlog, n.open, n.deferred, n.seeds, n.unapplied = nil, nil, nil, nil, nil, nil
 	for _, id := range n.w.net.linkIDs() {
 		if l := n.w.net.links[id]; l != nil && (l.a == n.id || l.b == n.id) {
@@ -591,7 +594,13 @@ func (c *chunkWriter) flush() error {
 }
 
 // promote is SET GLOBAL cluster_role = 'primary' (or 'force_primary').
+// stalled reports whether the node is stalled (Options.StallWeight).
+func (n *node) stalled() bool { return n.w.now < n.stallUntil }
+
 func (n *node) promote(force bool) {
+	if n.stalled() {
+		return
+	}
 	if err := n.core.Promote(force); err != nil {
 		n.tracef("promotion refused: %v", err)
 		return
@@ -684,6 +693,9 @@ func (n *node) markEpochs() {
 // demote is SET GLOBAL cluster_role = 'secondary': a primary's planned
 // switchover, or a fenced node's return to service.
 func (n *node) demote() {
+	if n.stalled() {
+		return
+	}
 	role := n.core.Role()
 	if role != repl.RolePrimary && role != repl.RoleFenced {
 		return

@@ -57,8 +57,11 @@ type Options struct {
 	// default). ClockJumpWeight: a node's clock jumps (its core ticks
 	// through two election timeouts at once); FlapWeight: the link
 	// between two nodes goes down and up every few ticks for a while.
-	Raft                        bool
-	ClockJumpWeight, FlapWeight int
+	// StallWeight: a node stops for a while, as one whose disk stalls
+	// on an fsync does (or a long pause of its process): no tick, no
+	// message handled, no client write, until it resumes.
+	Raft                                     bool
+	ClockJumpWeight, FlapWeight, StallWeight int
 	// KeyLast: the simulated table's primary key is a fourth column
 	// after values of every kind (id, node, payload), a signed integer
 	// scrambled from the id (negative about half the time), so rows are
@@ -160,7 +163,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d cut_promote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v raft=%v clock_jump=%d flap=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade, o.Raft, o.ClockJumpWeight, o.FlapWeight)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v raft=%v clock_jump=%d flap=%d stall=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade, o.Raft, o.ClockJumpWeight, o.FlapWeight, o.StallWeight)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -215,7 +218,7 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 	// cascade (a member streams from the leader).
 	if r.IntN(2) == 0 {
 		o.Raft, o.Cascade, o.DurableAcks = true, false, true
-		o.ClockJumpWeight, o.FlapWeight = r.IntN(3), r.IntN(3)
+		o.ClockJumpWeight, o.FlapWeight, o.StallWeight = r.IntN(3), r.IntN(3), r.IntN(3)
 	}
 	return o
 }
@@ -612,7 +615,7 @@ func (w *world) pick(ns []*node) *node {
 // randomEvent draws one event from the weights.
 func (w *world) randomEvent() {
 	o := w.opts
-	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.CutPromoteWeight, o.IdleWeight, o.ClockJumpWeight, o.FlapWeight}
+	weights := []int{o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight, o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.SlowWeight, o.CheckpointWeight, o.CutPromoteWeight, o.IdleWeight, o.ClockJumpWeight, o.FlapWeight, o.StallWeight}
 	total := 0
 	for _, x := range weights {
 		total += x
@@ -755,6 +758,12 @@ func (w *world) randomEvent() {
 			w.flaps = append(w.flaps, flap{a: a.id, b: b.id, until: w.now + 20 + w.rng.IntN(60), every: 2 + w.rng.IntN(6)})
 			w.tracef("link %s<->%s flaps", a.id, b.id)
 		}
+	case 14:
+		if n := w.pick(w.upNodes()); n != nil {
+			n.stallUntil = w.now + 5 + w.rng.IntN(2*electionTicks+10)
+			w.tracef("%s stalls until tick %d", n.id, n.stallUntil)
+			w.touch(n.id)
+		}
 	case 6:
 		ids := w.net.linkIDs()
 		if len(ids) > 0 {
@@ -834,7 +843,7 @@ func (w *world) tick() {
 		w.deliver(m)
 	}
 	for _, n := range w.nodes {
-		if n.eng != nil {
+		if n.eng != nil && !n.stalled() {
 			n.duties()
 		}
 	}
@@ -843,6 +852,13 @@ func (w *world) tick() {
 // deliver hands one queued event to its node's core.
 func (w *world) deliver(m message) {
 	to := w.byID[m.to]
+	if m.kind != closeMsg && to.eng != nil && to.stalled() {
+		// A stalled node handles nothing: what comes waits (TCP's
+		// buffers), in order.
+		m.at = w.now + 1
+		w.net.queue = append(w.net.queue, m)
+		return
+	}
 	switch m.kind {
 	case closeMsg:
 		w.net.breakLink(w, m.link)

@@ -48,6 +48,9 @@ type txKey struct {
 
 // clientWrite commits one row if the node takes writes, and records it.
 func (n *node) clientWrite() {
+	if n.stalled() {
+		return
+	}
 	if n.eng.ReadOnly() {
 		return
 	}
