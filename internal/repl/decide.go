@@ -61,8 +61,10 @@ func CheckTransition(cur, next State) error {
 	case cur == next || ballotLess(cur, next):
 		return nil
 	}
-	// Same ballot, another role.
+	// Same ballot: a first vote in the term, or another role.
 	switch {
+	case cur.Role == next.Role && cur.Vote == "" && next.Vote != "":
+		return nil
 	case cur.Role == RolePrimary && (next.Role == RoleFenced || next.Role == RoleSecondary):
 		return nil
 	case cur.Role == RoleFenced && next.Role == RoleSecondary:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/miraj-db/miraj/internal/history"
+	"github.com/miraj-db/miraj/internal/journal"
 )
 
 func TestCheckTransition(t *testing.T) {
@@ -31,6 +32,13 @@ func TestCheckTransition(t *testing.T) {
 		{"a fenced node becomes primary again in its epoch", fen(3, "n3"), pri(3, "n3"), ErrRoleChange},
 		{"PROMOTING is never persisted", sec(1, "n1"), State{Role: RolePromoting, Epoch: 2}, ErrRoleChange},
 		{"a primary without an id", sec(1, "n1"), pri(2, ""), ErrRoleChange},
+		// Raft mode (§17.9.1): one vote per term.
+		{"a vote given", sec(3, ""), State{Role: RoleSecondary, Epoch: 3, Vote: "n2"}, nil},
+		{"another vote in the same term", State{Role: RoleSecondary, Epoch: 3, Vote: "n2"}, State{Role: RoleSecondary, Epoch: 3, Vote: "n3"}, ErrRoleChange},
+		{"a vote in the next term", State{Role: RoleSecondary, Epoch: 3, Vote: "n2"}, State{Role: RoleSecondary, Epoch: 4, Vote: "n3"}, nil},
+		{"the candidate elected in its term", State{Role: RoleSecondary, Epoch: 4, Vote: "n1"}, State{Role: RolePrimary, Epoch: 4, Primary: "n1", Vote: "n1"}, nil},
+		{"a node primary in a term it voted in for another", State{Role: RoleSecondary, Epoch: 4, Vote: "n2"}, State{Role: RolePrimary, Epoch: 4, Primary: "n1", Vote: "n2"}, ErrRoleChange},
+		{"a node primary in a term whose leader it knows", State{Role: RoleSecondary, Epoch: 4, Primary: "n2", Vote: "n1"}, State{Role: RolePrimary, Epoch: 4, Primary: "n1", Vote: "n1"}, ErrRoleChange},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,6 +106,39 @@ func TestJudgeEpoch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got, _ := JudgeEpoch(c.cur, c.role, "n2", c.announced, c.primary, c.followed); got != c.want {
 				t.Fatalf("JudgeEpoch = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestVoteRefusal(t *testing.T) {
+	mark := func(e Epoch, node string, lsn int) history.Mark { return history.Mark{Epoch: e, Node: node, LSN: journal.LSN(lsn)} }
+	mine := []LocalDB{
+		{Name: "shop", BaseID: []byte("aa"), Hist: history.History{mark(1, "n1", 0), mark(4, "n2", 100)}, End: 500},
+		{Name: "crm", BaseID: []byte("bb"), Hist: history.History{mark(2, "n1", 0)}, End: 50},
+	}
+	pos := func(name, base string, lsn uint64, h ...history.Mark) Position {
+		return Position{Name: name, BaseID: []byte(base), Hist: h, LSN: lsn}
+	}
+	cases := []struct {
+		name string
+		cand []Position
+		want string // "" grants; else a part of the refusal
+	}{
+		{"same marks, shorter", []Position{pos("shop", "aa", 120, mark(1, "n1", 0), mark(4, "n2", 100)), pos("crm", "bb", 10, mark(2, "n1", 0))}, ""},
+		{"newer mark on one", []Position{pos("shop", "aa", 120, mark(5, "n3", 110)), pos("crm", "bb", 50, mark(2, "n1", 0))}, ""},
+		{"older mark", []Position{pos("shop", "aa", 900, mark(3, "n3", 90)), pos("crm", "bb", 50, mark(2, "n1", 0))}, "not up to date on database shop (epoch 3 < 4)"},
+		{"same epoch, another node first", []Position{pos("shop", "aa", 900, mark(4, "n1", 90)), pos("crm", "bb", 50, mark(2, "n1", 0))}, "not up to date on database shop"},
+		{"a database missing", []Position{pos("shop", "aa", 500, mark(4, "n2", 100))}, "does not have database crm"},
+		{"an older incarnation", []Position{pos("shop", "zz", 900, mark(4, "n2", 0)), pos("crm", "bb", 50, mark(2, "n1", 0))}, "another incarnation"},
+		{"a newer incarnation", []Position{pos("shop", "zz", 10, mark(6, "n3", 0)), pos("crm", "bb", 50, mark(2, "n1", 0))}, ""},
+		{"names in another case", []Position{pos("SHOP", "aa", 500, mark(4, "n2", 100)), pos("Crm", "bb", 50, mark(2, "n1", 0))}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := VoteRefusal(mine, c.cand)
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Fatalf("VoteRefusal = %q, want %q", got, c.want)
 			}
 		})
 	}
