@@ -31,6 +31,9 @@ import (
 const (
 	// tickInterval is the core's clock: its timers are counted in these.
 	tickInterval = 10 * time.Millisecond
+	// maxCatchUpTicks bounds the ticks given at once after a pause (an
+	// hour's).
+	maxCatchUpTicks = 360_000
 	// heartbeatInterval: the primary announces its log ends this often
 	// (PRIMARY_LSN, §17.5.3), and the secondary answers with a keepalive.
 	heartbeatInterval = time.Second
@@ -254,6 +257,11 @@ func (n *Node) loop(ctx context.Context) {
 	tick := time.NewTicker(tickInterval)
 	defer tick.Stop()
 	defer n.stopAll()
+	// The core's time follows the monotonic clock, not the ticker's
+	// fires: a ticker drops the ticks of a pause (a stalled fsync, a
+	// stopped process, a busy machine), and raft mode's lease and every
+	// timeout must count the time that passed.
+	ticked := time.Now()
 	for {
 		n.handleReady()
 		changed := n.st.Changed()
@@ -275,7 +283,14 @@ func (n *Node) loop(ctx context.Context) {
 			}
 		case <-changed:
 		case <-tick.C:
-			n.core.Tick()
+			due := min(max(int(time.Since(ticked)/tickInterval), 1), maxCatchUpTicks)
+			for range due {
+				n.core.Tick()
+			}
+			ticked = ticked.Add(time.Duration(due) * tickInterval)
+			if time.Since(ticked) > maxCatchUpTicks*tickInterval {
+				ticked = time.Now()
+			}
 		}
 	}
 }

@@ -353,7 +353,7 @@ func (w *world) checkFollows() {
 			continue
 		}
 		n.mustFollow = nil
-		if w.touched[n.id] >= d.since || w.touched[p.id] >= d.since || p.eng == nil || n.slowUntil >= d.since ||
+		if w.touched[n.id] >= d.since || w.touched[p.id] >= d.since || p.eng == nil || n.slowUntil >= d.since || p.stallUntil >= d.since || n.stallUntil >= d.since ||
 			p.core.Role() != repl.RolePrimary || p.st.Epoch != d.epoch || !p.core.Writable() || !w.net.reachable(n.id, p.id) {
 			continue
 		}
@@ -380,6 +380,9 @@ func (w *world) checkLease() {
 		if l.eng == nil || l.eng.ReadOnly() || w.forcedTerms[uint64(l.st.Epoch)] {
 			delete(w.isolated, l.id)
 			continue
+		}
+		if l.stalled() {
+			continue // it takes no write meanwhile; at once when it resumes
 		}
 		reach := 1
 		for _, m := range w.nodes {

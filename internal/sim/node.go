@@ -51,7 +51,7 @@ type node struct {
 	backlog   []repl.Op
 	// stallUntil: the whole node does nothing before this tick
 	// (Options.StallWeight).
-	stallUntil int
+	stallFrom, stallUntil int
 	// seeds: the copies being received, by database (the server's .part
 	// files).
 	seeds map[string]*bytes.Buffer

@@ -760,7 +760,7 @@ func (w *world) randomEvent() {
 		}
 	case 14:
 		if n := w.pick(w.upNodes()); n != nil {
-			n.stallUntil = w.now + 5 + w.rng.IntN(2*electionTicks+10)
+			n.stallFrom, n.stallUntil = w.now, w.now+5+w.rng.IntN(2*electionTicks+10)
 			w.tracef("%s stalls until tick %d", n.id, n.stallUntil)
 			w.touch(n.id)
 		}
@@ -843,6 +843,16 @@ func (w *world) tick() {
 		w.deliver(m)
 	}
 	for _, n := range w.nodes {
+		if n.eng != nil && n.stallUntil == w.now && n.stallFrom < w.now {
+			// Resumed: its clock says the time that passed (the
+			// server's driver ticks by the monotonic clock).
+			n.tracef("resumes after %d ticks", w.now-n.stallFrom)
+			for range w.now - n.stallFrom {
+				n.core.Tick()
+			}
+			n.stallFrom = w.now
+			n.handleReady()
+		}
 		if n.eng != nil && !n.stalled() {
 			n.duties()
 		}
