@@ -462,6 +462,7 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 	}
 	sess.diagnostic = isDiagnosticStatement(q)
 	sess.hints = nil // indexhint.go
+	sess.statementSnapshot()
 	if !sess.diagnostic {
 		sess.ClearWarnings()
 	}
