@@ -16,6 +16,10 @@ import (
 // Provider is the go-mysql-server view of the storage engine's databases.
 type Provider struct {
 	engine *storage.Engine
+	// runner and srv run the bodies of stored functions (storedfunc.go);
+	// nil in a provider without a server (no stored functions).
+	runner sql.StatementRunner
+	srv    *Server
 	// collation of a database created without one; 0: defaultCollation.
 	collation sql.CollationID
 }

@@ -307,6 +307,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 	}
 	nameBodyColumns(stmt, text, assigned)
 	restoreRoutineSyntax(stmt)
+	routineSyntax(stmt)
 	if err := checkAggregatePlacement(body); err != nil {
 		return nil, err
 	}

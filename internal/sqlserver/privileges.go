@@ -127,6 +127,11 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 		return newInsertRows(ctx, iter, src), nil
 	}
 	switch n := n.(type) {
+	case *plan.Call:
+		if n.Procedure != nil && n.Procedure.ExternalProc == nil && n.Procedure.ValidationError == nil {
+			return runCall(ctx, x.srv, n, row) // routine.go
+		}
+		return nil, nil
 	case *plan.Set:
 		if err := x.checkSet(ctx, n); err != nil {
 			return nil, err

@@ -507,7 +507,12 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.callWithoutDatabase(ctx, c, q)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
-	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"), isKeyword(first, "CREATE"), isKeyword(first, "DROP"):
+	case isKeyword(first, "CREATE"), isKeyword(first, "DROP"):
+		if end, done, err := h.functionStatement(ctx, c, q); done { // storedfunc.go
+			return end, done, err
+		}
+		return h.notBuiltAnswer(ctx, q)
+	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):
 		return h.notBuiltAnswer(ctx, q)
 	}
 	return 0, false, nil

@@ -129,6 +129,10 @@ type Session struct {
 	buildingDelete bool
 	// trig: the INSERT with triggers being built (triggerexec.go).
 	trig triggerState
+	// functions are the stored functions running, innermost last
+	// ("db.name", lower-case): a function that calls itself is refused
+	// (storedfunc.go).
+	functions []string
 }
 
 // Warn records a warning of the current statement, in MySQL's words for a
