@@ -607,6 +607,9 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 		if strings.EqualFold(name, "triggers") {
 			w.Reader = actionOrders(w.Reader)
 		}
+		if strings.EqualFold(name, "views") {
+			w.Reader = viewOptions(w.Reader) // viewdml.go
+		}
 		t = &w
 	}
 	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && fromClient(ctx) {

@@ -264,6 +264,8 @@ var mysqlMessages = []mysqlMessage{
 	{1292, "22007", regexp.MustCompile(`^Incorrect (?:datetime|date|time) value: `), nil},
 	{1229, "HY000", regexp.MustCompile(`^Variable '.*' is a GLOBAL variable and should be set with SET GLOBAL$`), nil},
 	{1238, "HY000", regexp.MustCompile(`^Variable '.*' is a read only variable$`), nil},
+	{1369, "HY000", regexp.MustCompile(`^Check constraint "` + viewCheckPrefix + `(.*)" violated$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("CHECK OPTION failed '%s'", m[1]) }},
 	{3819, "HY000", regexp.MustCompile(`^Check constraint "(.*)" violated$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Check constraint '%s' is violated.", m[1]) }},
 	{1452, "23000", regexp.MustCompile("^cannot add or update a child row - Foreign key violation on fk: `(.*)`, table: `(.*)`, referenced table: `(.*)`, key: `.*`$"),

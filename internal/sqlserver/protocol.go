@@ -190,6 +190,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
+		h.srv.session(c.ConnectionID).forgetViewChecks(q) // viewdml.go
 		// Counted once run: the connection's first statement makes its
 		// session.
 		defer h.countCommand(c, q)
@@ -242,6 +243,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
+		h.srv.session(c.ConnectionID).forgetViewChecks(q) // viewdml.go
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)

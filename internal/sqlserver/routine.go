@@ -383,6 +383,17 @@ func (r *routineRun) exec(ctx *sql.Context, ops []*procedures.InterpreterOperati
 			return 0, nil, nil, nil, &routineReturn{value: v}
 		}
 		r.bind(ctx, op.PrimaryData)
+		if s, ok := ctx.Session.(*Session); ok {
+			// A write through a view (viewdml.go): the parser did it for a
+			// client's statement, the body's were parsed at CALL.
+			checks, err := rewriteViewDML(s, r.stack.GetDatabase(), op.PrimaryData)
+			if err != nil {
+				return 0, nil, nil, nil, err
+			}
+			s.forgetViewChecks(ctx.Query())
+			s.setViewChecks(ctx.Query(), checks)
+			defer s.forgetViewChecks(ctx.Query())
+		}
 		sch, iter, err := r.query(ctx, op.PrimaryData)
 		if err != nil {
 			return 0, nil, nil, nil, err

@@ -299,3 +299,78 @@ func TestStoredFunctions(t *testing.T) {
 		t.Errorf("a dropped function: %v, want 1305", err)
 	}
 }
+
+// Writes through views: an updatable view's UPDATE, INSERT and DELETE
+// reach its table (its column names and its WHERE applied); a view that
+// is not updatable is 1288 / 1471, an expression column 1348; WITH
+// [CASCADED | LOCAL] CHECK OPTION is kept (SHOW CREATE VIEW,
+// information_schema.VIEWS) and refuses a row the view would not show
+// with 1369, through a view over it too, and in a procedure.
+func TestUpdatableViews(t *testing.T) {
+	_, open := startServer(t)
+	execAll(t, open("root", "", ""), "CREATE DATABASE uv")
+	c := dbConn(t, open("root", "", "uv"))
+	ctx := context.Background()
+	must := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	rows := func(q string) string {
+		t.Helper()
+		_, out := rowsAsText(t, c, q)
+		return strings.Join(out, ";")
+	}
+	must("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), qty INT)",
+		"INSERT INTO t VALUES (1, 'a', 5), (2, 'b', 50)",
+		"CREATE VIEW low AS SELECT id, name AS nm, qty, qty * 2 AS dbl FROM t WHERE qty < 10",
+		"CREATE VIEW checked AS SELECT id, qty FROM t WHERE qty < 10 WITH CHECK OPTION",
+		"CREATE VIEW local_checked AS SELECT id, qty FROM t WHERE qty < 10 WITH LOCAL CHECK OPTION",
+		"CREATE VIEW outer_v AS SELECT id, qty FROM checked WHERE qty > 0",
+		"CREATE VIEW grouped AS SELECT qty, COUNT(*) AS n FROM t GROUP BY qty",
+		"CREATE PROCEDURE via_view(IN q INT) UPDATE checked SET qty = q WHERE id = 1",
+	)
+	must("UPDATE low SET qty = 6 WHERE nm = 'a'", "UPDATE low SET qty = qty + 1", // row 2 is not in the view
+		"INSERT INTO low (id, nm, qty) VALUES (3, 'c', 1)", "DELETE FROM low WHERE nm = 'c'", "DELETE FROM low WHERE id = 2")
+	if got := rows("SELECT id, name, qty FROM t ORDER BY id"); got != "1|a|7;2|b|50" {
+		t.Errorf("after writes through a view: %s", got)
+	}
+	var me *mysql.MySQLError
+	for q, code := range map[string]uint16{
+		"UPDATE low SET dbl = 3":                     1348,
+		"INSERT INTO low VALUES (4, 'd', 1, 2)":      1471,
+		"UPDATE grouped SET qty = 1":                 1288,
+		"DELETE FROM grouped":                        1288,
+		"INSERT INTO grouped VALUES (1, 1)":          1471,
+		"UPDATE checked SET qty = 20 WHERE id = 1":   1369,
+		"INSERT INTO checked VALUES (5, 50)":         1369,
+		"INSERT INTO local_checked VALUES (5, NULL)": 1369,
+		"INSERT INTO outer_v VALUES (6, 60)":         1369,
+		"CALL via_view(30)":                          1369,
+	} {
+		_, err := c.ExecContext(ctx, q)
+		if !errors.As(err, &me) || me.Number != code {
+			t.Errorf("%s: %v, want %d", q, err, code)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "UPDATE checked SET qty = 20 WHERE id = 1"); !errors.As(err, &me) || me.Message != "CHECK OPTION failed 'uv.checked'" {
+		t.Errorf("1369's text: %v", err)
+	}
+	must("INSERT INTO checked VALUES (5, 5)", "CALL via_view(8)", "UPDATE outer_v SET qty = 9 WHERE id = 5")
+	if got := rows("SELECT id, qty FROM t ORDER BY id"); got != "1|8;2|50;5|9" {
+		t.Errorf("after checked writes: %s", got)
+	}
+	var name, create, cs, cc string
+	if err := c.QueryRowContext(ctx, "SHOW CREATE VIEW local_checked").Scan(&name, &create, &cs, &cc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(create, "WHERE qty < 10 WITH LOCAL CHECK OPTION") {
+		t.Errorf("SHOW CREATE VIEW: %q", create)
+	}
+	if got := rows("SELECT TABLE_NAME, CHECK_OPTION, IS_UPDATABLE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'uv' ORDER BY TABLE_NAME"); got != "checked|CASCADED|YES;grouped|NONE|NO;local_checked|LOCAL|YES;low|NONE|YES;outer_v|NONE|YES" {
+		t.Errorf("information_schema.VIEWS: %s", got)
+	}
+}

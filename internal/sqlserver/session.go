@@ -133,6 +133,9 @@ type Session struct {
 	// ("db.name", lower-case): a function that calls itself is refused
 	// (storedfunc.go).
 	functions []string
+	// viewChecks are the CHECK OPTIONs of views that statements write
+	// through, by statement text (viewdml.go).
+	viewChecks map[string][]viewCheck
 }
 
 // Warn records a warning of the current statement, in MySQL's words for a
