@@ -264,6 +264,21 @@ var mysqlMessages = []mysqlMessage{
 	{1292, "22007", regexp.MustCompile(`^Incorrect (?:datetime|date|time) value: `), nil},
 	{1229, "HY000", regexp.MustCompile(`^Variable '.*' is a GLOBAL variable and should be set with SET GLOBAL$`), nil},
 	{1238, "HY000", regexp.MustCompile(`^Variable '.*' is a read only variable$`), nil},
+	{1701, "42000", regexp.MustCompile(`^cannot truncate table (.*) as it is referenced in foreign key (.*) on table (.*)$`),
+		func(m []string, c msgContext) string {
+			return fmt.Sprintf("Cannot truncate a table referenced in a foreign key constraint (`%s`.`%s`, CONSTRAINT `%s`)", c.db, m[3], m[2])
+		}},
+	{1359, "HY000", regexp.MustCompile(`^trigger "(.*)" already exists$`),
+		func([]string, msgContext) string { return "Trigger already exists" }},
+	{1243, "HY000", regexp.MustCompile(`^Unknown prepared statement handler \((.*)\) given to (.*)$`),
+		func(m []string, c msgContext) string {
+			to := "EXECUTE"
+			if w := scanWords(c.query, true); len(w) > 0 && (w[0].text == "DEALLOCATE" || w[0].text == "DROP") {
+				to = "DEALLOCATE PREPARE"
+			}
+			return fmt.Sprintf("Unknown prepared statement handler (%s) given to %s", m[1], to)
+		}},
+	{1172, "42000", regexp.MustCompile(`^Result consisted of more than one row$`), nil},
 	{1369, "HY000", regexp.MustCompile(`^Check constraint "` + viewCheckPrefix + `(.*)" violated$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("CHECK OPTION failed '%s'", m[1]) }},
 	{3819, "HY000", regexp.MustCompile(`^Check constraint "(.*)" violated$`),

@@ -230,7 +230,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		})
 	}
 	written := q
-	q, _ = rewriteQuantified(q)
+	q, _ = rewriteQuantified(showSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -290,7 +290,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		})
 	}
-	q, _ = rewriteQuantified(q)
+	q, _ = rewriteQuantified(showSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)

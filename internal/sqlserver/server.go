@@ -126,6 +126,7 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), moreMySQLFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), typedLiteralFunctions...)
 	s.engine = sqle.New(a, nil)
 	provider.runner = s.engine
 	installLiveStatus()

@@ -1,0 +1,96 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Errors applications test for, with MySQL's codes (they were 1105).
+func TestApplicationErrorCodes(t *testing.T) {
+	_, open := startServer(t)
+	execAll(t, open("root", "", ""), "CREATE DATABASE ec")
+	c := dbConn(t, open("root", "", "ec"))
+	ctx := context.Background()
+	for _, q := range []string{"CREATE TABLE p (id INT PRIMARY KEY)", "CREATE TABLE ch (id INT PRIMARY KEY, pid INT, CONSTRAINT fk_p FOREIGN KEY (pid) REFERENCES p (id))",
+		"INSERT INTO p VALUES (1), (2)", "CREATE TRIGGER tr BEFORE INSERT ON ch FOR EACH ROW SET NEW.id = NEW.id"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		want string
+	}{
+		{"TRUNCATE TABLE p", "1701 42000 Cannot truncate a table referenced in a foreign key constraint (`ec`.`ch`, CONSTRAINT `fk_p`)"},
+		{"CREATE TRIGGER tr BEFORE INSERT ON ch FOR EACH ROW SET NEW.id = NEW.id", "1359 HY000 Trigger already exists"},
+		{"EXECUTE nosuch", "1243 HY000 Unknown prepared statement handler (nosuch) given to EXECUTE"},
+		{"DEALLOCATE PREPARE nosuch", "1243 HY000 Unknown prepared statement handler (nosuch) given to DEALLOCATE PREPARE"},
+		{"SELECT id INTO @x FROM p", "1172 42000 Result consisted of more than one row"},
+		{"SELECT DATE '2026-02-30'", "1525 HY000 Incorrect DATE value: '2026-02-30'"},
+	} {
+		_, err := c.ExecContext(ctx, tc.q)
+		if got := mysqlErr(err); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.q, got, tc.want)
+		}
+	}
+}
+
+// SHOW SCHEMAS is SHOW DATABASES, LIKE and WHERE included (1064 before).
+func TestShowSchemasLike(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	execAll(t, db, "CREATE DATABASE schemas_a", "CREATE DATABASE schemas_b")
+	for q, want := range map[string]string{
+		"SHOW SCHEMAS LIKE 'schemas%'":                "Database (schemas%)|schemas_a;schemas_b",
+		"show schemas where `Database` = 'schemas_b'": "Database|schemas_b",
+	} {
+		cols, out := rowsAsText(t, db, q)
+		if got := cols + "|" + strings.Join(out, ";"); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
+	}
+}
+
+// DATE '…', TIME '…' and TIMESTAMP '…' are typed as MySQL types them (they
+// were TEXT), keep their text as the column's name, and compute as dates.
+func TestTypedDateLiterals(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	rows, err := db.Query("SELECT DATE '2026-03-01', TIME '10:11:12', TIMESTAMP '2026-03-01 10:11:12.5', DATE '2026-03-24' + INTERVAL 1 DAY, DATEDIFF(DATE '2026-03-01', DATE '2026-02-01')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, types []string
+	for _, ct := range cts {
+		names = append(names, ct.Name())
+		types = append(types, ct.DatabaseTypeName())
+	}
+	if got := strings.Join(names, ","); got != "DATE '2026-03-01',TIME '10:11:12',TIMESTAMP '2026-03-01 10:11:12.5',DATE '2026-03-24' + INTERVAL 1 DAY,DATEDIFF(DATE '2026-03-01', DATE '2026-02-01')" {
+		t.Errorf("names: %s", got)
+	}
+	if got := strings.Join(types, ","); got != "DATE,TIME,DATETIME,DATE,BIGINT" {
+		t.Errorf("types: %s", got)
+	}
+	rows.Next()
+	var d, tm, ts, plus string
+	var diff int
+	if err := rows.Scan(&d, &tm, &ts, &plus, &diff); err != nil {
+		t.Fatal(err)
+	}
+	if d != "2026-03-01" || tm != "10:11:12" || ts != "2026-03-01 10:11:12.5" || plus != "2026-03-25" || diff != 28 {
+		t.Errorf("values: %s %s %s %s %d", d, tm, ts, plus, diff)
+	}
+	var me *mysql.MySQLError
+	if _, err := db.Exec("SELECT TIMESTAMP '2026-13-01 00:00:00'"); !errors.As(err, &me) || me.Number != 1525 {
+		t.Errorf("an invalid TIMESTAMP literal: %v, want 1525", err)
+	}
+}
