@@ -25,7 +25,7 @@ func TestApplicationErrorCodes(t *testing.T) {
 		q    string
 		want string
 	}{
-		{"TRUNCATE TABLE p", "1701 42000 Cannot truncate a table referenced in a foreign key constraint (`ec`.`ch`, CONSTRAINT `fk_p`)"},
+		{"TRUNCATE TABLE p", "1701 42000 Cannot truncate a table referenced in a foreign key constraint (`ec`.`ch`, CONSTRAINT `fk_p` FOREIGN KEY (`pid`) REFERENCES `ec`.`p` (`id`))"},
 		{"CREATE TRIGGER tr BEFORE INSERT ON ch FOR EACH ROW SET NEW.id = NEW.id", "1359 HY000 Trigger already exists"},
 		{"EXECUTE nosuch", "1243 HY000 Unknown prepared statement handler (nosuch) given to EXECUTE"},
 		{"DEALLOCATE PREPARE nosuch", "1243 HY000 Unknown prepared statement handler (nosuch) given to DEALLOCATE PREPARE"},
