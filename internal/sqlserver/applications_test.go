@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,5 +93,55 @@ func TestTypedDateLiterals(t *testing.T) {
 	var me *mysql.MySQLError
 	if _, err := db.Exec("SELECT TIMESTAMP '2026-13-01 00:00:00'"); !errors.As(err, &me) || me.Number != 1525 {
 		t.Errorf("an invalid TIMESTAMP literal: %v, want 1525", err)
+	}
+}
+
+// NO_ZERO_DATE: a zero date is refused in a strict mode (1292), written
+// with warning 1264 otherwise or with IGNORE; without the mode it is
+// written silently.
+func TestNoZeroDate(t *testing.T) {
+	_, open := startServer(t)
+	execAll(t, open("root", "", ""), "CREATE DATABASE nzd")
+	c := dbConn(t, open("root", "", "nzd"))
+	ctx := context.Background()
+	run := func(q string) (string, string) {
+		t.Helper()
+		_, err := c.ExecContext(ctx, q)
+		var warns []string
+		if rows, qerr := c.QueryContext(ctx, "SHOW WARNINGS"); qerr == nil {
+			for rows.Next() {
+				var lvl, msg string
+				var code int
+				rows.Scan(&lvl, &code, &msg)
+				if lvl == "Warning" {
+					warns = append(warns, fmt.Sprintf("%d %s", code, msg))
+				}
+			}
+			rows.Close()
+		}
+		if err == nil {
+			return "", strings.Join(warns, ";")
+		}
+		return mysqlErr(err), strings.Join(warns, ";")
+	}
+	if e, _ := run("CREATE TABLE zd (id INT PRIMARY KEY, d DATE, dt DATETIME)"); e != "" {
+		t.Fatal(e)
+	}
+	for _, tc := range []struct{ q, err, warn string }{
+		{"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_DATE'", "", ""},
+		{"INSERT INTO zd VALUES (1, '0000-00-00', NULL)", "1292 22007 Incorrect date value: '0000-00-00' for column 'd' at row 1", ""},
+		{"INSERT INTO zd VALUES (1, NULL, '0000-00-00 00:00:00')", "1292 22007 Incorrect datetime value: '0000-00-00 00:00:00' for column 'dt' at row 1", ""},
+		{"INSERT IGNORE INTO zd VALUES (2, '0000-00-00', NULL)", "", "1264 Out of range value for column 'd' at row 1"},
+		{"INSERT INTO zd VALUES (3, '2026-01-01', NULL)", "", ""},
+		{"UPDATE zd SET d = '0000-00-00' WHERE id = 3", "1292 22007 Incorrect date value: '0000-00-00' for column 'd' at row 1", ""},
+		{"SET SESSION sql_mode = 'NO_ZERO_DATE'", "", ""},
+		{"UPDATE zd SET dt = '0000-00-00' WHERE id = 3", "", "1264 Out of range value for column 'dt' at row 1"},
+		{"SET SESSION sql_mode = 'STRICT_TRANS_TABLES'", "", ""},
+		{"INSERT INTO zd VALUES (4, '0000-00-00', NULL)", "", ""},
+	} {
+		e, w := run(tc.q)
+		if e != tc.err || w != tc.warn {
+			t.Errorf("%s: error %q warnings %q, want %q and %q", tc.q, e, w, tc.err, tc.warn)
+		}
 	}
 }
