@@ -612,6 +612,9 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 		}
 		t = &w
 	}
+	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.RoutinesTableName) {
+		t = &routinesTable{CatalogTable: ct} // storedfunc.go
+	}
 	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && fromClient(ctx) {
 		t = columnsInfo(t)
 	}

@@ -294,6 +294,17 @@ func TestStoredFunctions(t *testing.T) {
 	if want := "CREATE FUNCTION clamp(x INT, lo INT, hi INT) RETURNS INT DETERMINISTIC RETURN CASE WHEN x < lo THEN lo WHEN x > hi THEN hi ELSE x END"; name != "clamp" || create != want {
 		t.Errorf("SHOW CREATE FUNCTION: %s %q", name, create)
 	}
+	// Called with its database; listed by SHOW FUNCTION STATUS and
+	// information_schema.ROUTINES, which dumps read.
+	if got := rows("SELECT sf.twice(4), `sf`.clamp(9, 0, 5)"); got != "8|5" {
+		t.Errorf("qualified calls: %s", got)
+	}
+	if got := rows("SELECT ROUTINE_NAME, ROUTINE_TYPE, DTD_IDENTIFIER, IS_DETERMINISTIC, SQL_DATA_ACCESS FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sf' ORDER BY ROUTINE_NAME"); got != "clamp|FUNCTION|int|YES|CONTAINS SQL;fact|FUNCTION|int|NO|CONTAINS SQL;noret|FUNCTION|int|NO|CONTAINS SQL;noted|FUNCTION|int|NO|MODIFIES SQL DATA;twice|FUNCTION|int|YES|CONTAINS SQL;use_fn|PROCEDURE|NULL|NO|CONTAINS SQL" {
+		t.Errorf("information_schema.ROUTINES: %s", got)
+	}
+	if _, out := rowsAsText(t, c, "SHOW FUNCTION STATUS WHERE Db = 'sf'"); len(out) != 5 {
+		t.Errorf("SHOW FUNCTION STATUS: %q, want 5 functions", out)
+	}
 	must("DROP FUNCTION twice", "DROP FUNCTION IF EXISTS twice")
 	if _, err := c.ExecContext(ctx, "SELECT twice(1)"); !errors.As(err, &me) || me.Number != 1305 {
 		t.Errorf("a dropped function: %v, want 1305", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/procedures"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -29,9 +30,7 @@ import (
 //
 // Statements: CREATE [DEFINER = …] FUNCTION [IF NOT EXISTS], DROP
 // FUNCTION [IF EXISTS], SHOW CREATE FUNCTION. Not built (said so with
-// 1235): CREATE AGGREGATE FUNCTION (loadable functions), and a call of a
-// function qualified with its database (db.f()), which the parser does not
-// read.
+// 1235): CREATE AGGREGATE FUNCTION (loadable functions).
 
 const objFunction = "function"
 
@@ -46,6 +45,9 @@ type functionData struct {
 	Returns string    `json:"returns"`
 	SQLMode string    `json:"sql_mode"`
 	Created time.Time `json:"created"`
+	// Definer is the DEFINER written, or the account that created it
+	// (user@host).
+	Definer string `json:"definer,omitempty"`
 }
 
 // functionHead is what parseFunctionHead reads of CREATE FUNCTION.
@@ -264,6 +266,9 @@ func (h protocolHandler) functionStatement(ctx context.Context, c *mysql.Conn, q
 	return len(q), true, h.dropFunction(ctx, c, sctx, sess, text, w)
 }
 
+// definerRE reads the DEFINER of CREATE FUNCTION.
+var definerRE = regexp.MustCompile("(?is)^\\s*create\\s+definer\\s*=\\s*(\\S+?)\\s+function\\b")
+
 var aggregateFunctionRE = regexp.MustCompile(`(?is)^\s*create\s+(?:definer\s*=\s*\S+\s+)?aggregate\s+function\b`)
 
 // routineDB returns the database db names (the session's when empty).
@@ -318,6 +323,12 @@ func (h protocolHandler) createFunction(ctx context.Context, c *mysql.Conn, sctx
 	}
 	if v, err := sctx.GetSessionVariable(sctx, "sql_mode"); err == nil {
 		fd.SQLMode, _ = v.(string)
+	}
+	if m := definerRE.FindStringSubmatch(text); m != nil {
+		fd.Definer = strings.NewReplacer("`", "", "'", "", "\"", "").Replace(m[1])
+	} else {
+		user, host, _ := grants{db: h.srv.engine.Analyzer.Catalog.MySQLDb}.account(sctx)
+		fd.Definer = user + "@" + host
 	}
 	if _, err := buildFunction(sctx, db, fd); err != nil {
 		return err
@@ -439,11 +450,15 @@ func (h protocolHandler) showCreateFunctionQuery(ctx context.Context, c *mysql.C
 	if err := json.Unmarshal(o.Data, &fd); err != nil {
 		return "", true, err
 	}
+	collation := "utf8mb4_0900_ai_ci"
+	if sqlDB, err := h.srv.engine.Analyzer.Catalog.Database(sctx, db); err == nil {
+		collation = plan.GetDatabaseCollation(sctx, sqlDB).String()
+	}
 	lit := func(s string) string {
 		return "'" + strings.ReplaceAll(strings.ReplaceAll(s, "\\", "\\\\"), "'", "''") + "'"
 	}
 	return "SELECT " + lit(fd.Name) + " AS `Function`, " + lit(fd.SQLMode) + " AS `sql_mode`, " + lit(fd.Create) + " AS `Create Function`, " +
-		"'utf8mb4' AS `character_set_client`, 'utf8mb4_0900_bin' AS `collation_connection`, 'utf8mb4_0900_bin' AS `Database Collation`", true, nil
+		"'utf8mb4' AS `character_set_client`, 'utf8mb4_0900_ai_ci' AS `collation_connection`, " + lit(collation) + " AS `Database Collation`", true, nil
 }
 
 // storedFunction returns the stored function name of the session's
@@ -457,6 +472,9 @@ func (p *Provider) storedFunction(ctx *sql.Context, name string) (sql.Function, 
 		return nil, false
 	}
 	dbName := ctx.GetCurrentDatabase()
+	if q, n, found := strings.Cut(name, "."); found {
+		dbName, name = q, n // db.f(…): qualifyFunctionCalls
+	}
 	if dbName == "" {
 		return nil, false
 	}
@@ -482,6 +500,19 @@ func (p *Provider) storedFunction(ctx *sql.Context, name string) (sql.Function, 
 		}
 		return &storedCall{def: def, args: args, runner: p.runner, srv: p.srv}, nil
 	}}, true
+}
+
+// qualifyFunctionCalls names a call of db.f(…) "db.f" for
+// Provider.Function, which is given the name alone (go-mysql-server's
+// planner dropped the database, and looked f up in the session's).
+func qualifyFunctionCalls(stmt ast.Statement) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if f, ok := node.(*ast.FuncExpr); ok && !f.Qualifier.IsEmpty() {
+			f.Name = ast.NewColIdent(f.Qualifier.String() + "." + f.Name.String())
+			f.Qualifier = ast.TableIdent{}
+		}
+		return true, nil
+	}, stmt)
 }
 
 // builtinNames are the functions a stored function does not hide, as in
@@ -613,4 +644,105 @@ func (f *storedCall) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	return convertTo(ctx, f.def.returns, ret.value)
+}
+
+// routinesTable is information_schema.ROUTINES with the stored
+// functions added (go-mysql-server listed procedures only), which SHOW
+// FUNCTION STATUS reads, and dumps with it: mariadb-dump --routines left
+// functions out.
+type routinesTable struct {
+	sql.CatalogTable
+	cat sql.Catalog
+}
+
+func (r *routinesTable) AssignCatalog(cat sql.Catalog) sql.Table {
+	if t, ok := r.CatalogTable.AssignCatalog(cat).(sql.CatalogTable); ok {
+		r.CatalogTable = t
+	}
+	r.cat = cat
+	return r
+}
+
+// AssignProcedures hands go-mysql-server's table its procedures (its
+// analyzer's assignRoutines).
+func (r *routinesTable) AssignProcedures(p map[string][]*plan.Procedure) sql.Table {
+	if ap, ok := r.CatalogTable.(interface {
+		AssignProcedures(map[string][]*plan.Procedure) sql.Table
+	}); ok {
+		if t, ok := ap.AssignProcedures(p).(sql.CatalogTable); ok {
+			r.CatalogTable = t
+		}
+	}
+	return r
+}
+
+func (r *routinesTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	iter, err := r.CatalogTable.PartitionRows(ctx, p)
+	if err != nil || r.cat == nil {
+		return iter, err
+	}
+	rows, err := sql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := ctx.Session.(*Session)
+	if !ok || s.engine == nil {
+		return sql.RowsToRowIter(rows...), nil
+	}
+	for _, db := range r.cat.AllDatabases(ctx) {
+		sdb, ok := s.engine.Database(db.Name())
+		if !ok {
+			continue
+		}
+		for _, o := range s.defsIn(sdb).Objects(objFunction) {
+			var fd functionData
+			if json.Unmarshal(o.Data, &fd) != nil {
+				continue
+			}
+			rows = append(rows, functionRoutineRow(sdb.Name(), fd, plan.GetDatabaseCollation(ctx, db).String()))
+		}
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
+
+// characteristicRE reads a function's characteristics from its text.
+var (
+	notDeterministicRE = regexp.MustCompile(`(?i)\bNOT\s+DETERMINISTIC\b`)
+	deterministicRE    = regexp.MustCompile(`(?i)\bDETERMINISTIC\b`)
+	dataAccessRE       = regexp.MustCompile(`(?i)\b(CONTAINS SQL|NO SQL|READS SQL DATA|MODIFIES SQL DATA)\b`)
+	invokerRE          = regexp.MustCompile(`(?i)\bSQL\s+SECURITY\s+INVOKER\b`)
+	returnTypeRE       = regexp.MustCompile(`^\s*([A-Za-z]+)`)
+)
+
+// functionRoutineRow is fd's row of information_schema.ROUTINES.
+func functionRoutineRow(db string, fd functionData, collation string) sql.Row {
+	head, _ := parseFunctionHead(unwrapVersionComments(fd.Create))
+	chars := fd.Create
+	if i := strings.Index(fd.Create, head.body); head.body != "" && i >= 0 {
+		chars = fd.Create[:i]
+	}
+	deterministic := "NO"
+	if deterministicRE.MatchString(chars) && !notDeterministicRE.MatchString(chars) {
+		deterministic = "YES"
+	}
+	access := "CONTAINS SQL"
+	if m := dataAccessRE.FindStringSubmatch(chars); m != nil {
+		access = strings.ToUpper(m[1])
+	}
+	security := "DEFINER"
+	if invokerRE.MatchString(chars) {
+		security = "INVOKER"
+	}
+	dataType := ""
+	if m := returnTypeRE.FindStringSubmatch(fd.Returns); m != nil {
+		dataType = strings.ToLower(m[1])
+	}
+	return sql.Row{
+		fd.Name, "def", db, fd.Name, "FUNCTION", dataType,
+		nil, nil, nil, nil, nil, nil, nil,
+		strings.ToLower(fd.Returns), // dtd_identifier
+		"SQL", head.body, nil, "SQL", "SQL", deterministic, access, nil, security,
+		fd.Created.UTC(), fd.Created.UTC(), fd.SQLMode, "", fd.Definer,
+		"utf8mb4", "utf8mb4_0900_ai_ci", collation,
+	}
 }
