@@ -318,7 +318,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			noteDatabaseCharset(s, stmt)
 			acceptCheckOption(stmt)
-			qualifyFunctionCalls(stmt) // storedfunc.go
+			qualifyFunctionCalls(stmt)                                       // storedfunc.go
 			checks, err := rewriteViewDML(s, ctx.GetCurrentDatabase(), stmt) // viewdml.go
 			if err != nil {
 				return nil, err
