@@ -301,3 +301,64 @@ func TestSetTransactionFirstStatement(t *testing.T) {
 		}
 	}
 }
+
+// READ COMMITTED with the statements that take other paths: compiled
+// writes by key (deferred snapshots), a locking read, a savepoint, and a
+// write conflict, which still fails at commit (1213).
+func TestReadCommittedWithKeyWritesLocksAndConflicts(t *testing.T) {
+	_, open := startServer(t)
+	db := open("root", "", "")
+	ctx := context.Background()
+	execAll(t, db, "CREATE DATABASE rc2", "CREATE TABLE rc2.t (id INT PRIMARY KEY, v INT)", "INSERT INTO rc2.t VALUES (1, 10), (2, 20), (3, 30)")
+	a, b := dbConn(t, db), dbConn(t, db)
+	exec := func(c *sql.Conn, qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	sum := func(c *sql.Conn, q string) int {
+		t.Helper()
+		var n int
+		if err := c.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	exec(a, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "START TRANSACTION",
+		"UPDATE rc2.t SET v = v + 1 WHERE id = 1", // a write by key
+		"SAVEPOINT s1")
+	exec(b, "UPDATE rc2.t SET v = 200 WHERE id = 2")
+	if got := sum(a, "SELECT SUM(v) FROM rc2.t"); got != 11+200+30 {
+		t.Errorf("after b's commit: sum %d, want %d", got, 11+200+30)
+	}
+	exec(a, "UPDATE rc2.t SET v = v + 1 WHERE id = 3", "ROLLBACK TO SAVEPOINT s1")
+	exec(b, "INSERT INTO rc2.t VALUES (4, 40)")
+	if got := sum(a, "SELECT SUM(v) FROM rc2.t"); got != 11+200+30+40 {
+		t.Errorf("after the rollback to the savepoint and b's insert: sum %d, want %d", got, 11+200+30+40)
+	}
+	if got := sum(a, "SELECT v FROM rc2.t WHERE id = 2 FOR UPDATE"); got != 200 {
+		t.Errorf("locking read: %d", got)
+	}
+	exec(a, "COMMIT")
+	if got := sum(b, "SELECT SUM(v) FROM rc2.t"); got != 11+200+30+40 {
+		t.Errorf("after a's commit: sum %d", got)
+	}
+	// A row a wrote that b changes afterwards: a's commit fails (1213), as
+	// under REPEATABLE READ.
+	exec(a, "START TRANSACTION", "UPDATE rc2.t SET v = 1 WHERE id = 1")
+	exec(b, "UPDATE rc2.t SET v = 2 WHERE id = 1")
+	if got := sum(a, "SELECT v FROM rc2.t WHERE id = 1"); got != 1 {
+		t.Errorf("a's own write after b's commit: %d, want 1", got)
+	}
+	_, err := a.ExecContext(ctx, "COMMIT")
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1213 {
+		t.Errorf("commit over a conflicting write: %v, want 1213", err)
+	}
+	if got := sum(b, "SELECT v FROM rc2.t WHERE id = 1"); got != 2 {
+		t.Errorf("after the conflict: %d, want b's 2", got)
+	}
+}
