@@ -80,6 +80,11 @@ func runCall(ctx *sql.Context, srv *Server, n *plan.Call, row sql.Row) (sql.RowI
 	ctx.SetTransaction(nil)
 
 	r := &routineRun{srv: srv, runner: n.GetRunner(), stack: procedures.NewInterpreterStack()}
+	if s, ok := ctx.Session.(*Session); ok {
+		s.routines++
+		defer func() { s.routines-- }()
+		r.level = s.routines
+	}
 	if db := n.Database(); db != nil {
 		r.stack.SetDatabase(db.Name())
 	}
@@ -161,6 +166,10 @@ type routineRun struct {
 	// ends it, and the parameters of a procedure that calls it are not
 	// its variables.
 	function bool
+	// level is the number of runs in progress in the session when this
+	// one began (typedVarName); renamed the references bind renamed.
+	level   int
+	renamed []renamedCol
 }
 
 // routineReturn is a stored function's RETURN: it ends the body's run.
@@ -200,6 +209,7 @@ func (r *routineRun) run(ctx *sql.Context, ops []*procedures.InterpreterOperatio
 		sub := sql.NewContext(ctx.Context)
 		sub.Session = ctx.Session
 		next, sch, sel, iter, err := r.exec(sub, ops, pc)
+		r.unbind()
 		var ret *routineReturn
 		if err != nil && asReturn(err, &ret) {
 			return nil, nil, err
@@ -559,7 +569,13 @@ func (r *routineRun) variable(ctx *sql.Context, name string) *procedures.Interpr
 // bind puts the values of the variables in scope into stmt: every column
 // reference without a qualifier that names one (see above), but for the
 // columns UPDATE and SET assign.
-func (r *routineRun) bind(ctx *sql.Context, stmt ast.SQLNode) {
+func (r *routineRun) bind(ctx *sql.Context, stmt ast.SQLNode) { r.bindAs(ctx, stmt, true) }
+
+// bindAs is bind; without typed, every value is a literal (a CALL's
+// arguments: the procedure converts them to its parameters' types, and
+// passes OUT values back to the variables they name).
+func (r *routineRun) bindAs(ctx *sql.Context, stmt ast.SQLNode, typed bool) {
+	r.unbind()
 	var visit ast.Visit
 	visit = func(node ast.SQLNode) (bool, error) {
 		switch n := node.(type) {
@@ -567,9 +583,22 @@ func (r *routineRun) bind(ctx *sql.Context, stmt ast.SQLNode) {
 			if !n.Qualifier.IsEmpty() {
 				return false, nil
 			}
-			if iv := r.variable(ctx, n.Name.Lowered()); iv != nil {
-				n.StoredProcVal = literalOf(ctx, iv)
+			name := n.Name.Lowered()
+			iv := r.variable(ctx, name)
+			if iv == nil {
+				return false, nil
 			}
+			if typed && typedVariable(iv.Type) {
+				// The value as itself, not as a literal's text: through a
+				// user variable of the statement's (typedVarName).
+				uv := r.typedVarName(ctx, name)
+				if err := ctx.SetUserVariable(ctx, uv, iv.Value, iv.Type); err == nil {
+					r.renamed = append(r.renamed, renamedCol{col: n, name: n.Name})
+					n.Name, n.StoredProcVal = ast.NewColIdent("@"+uv), nil
+					return false, nil
+				}
+			}
+			n.StoredProcVal = literalOf(ctx, iv)
 			return false, nil
 		case *ast.Select:
 			if n.Having != nil {
@@ -587,6 +616,38 @@ func (r *routineRun) bind(ctx *sql.Context, stmt ast.SQLNode) {
 	_ = ast.Walk(visit, stmt)
 }
 
+// typedVariable reports whether a variable of type t enters a statement
+// as a user variable of its type rather than as a literal: the planner
+// takes a literal as a number or a string, and a DECIMAL or a date as a
+// string compared as text ('100.50' < '20.00'), computed as a DOUBLE and
+// sent as text.
+func typedVariable(t sql.Type) bool {
+	return t != nil && (types.IsDecimal(t) || types.IsTime(t) || types.IsTimespan(t))
+}
+
+// renamedCol is a column reference bind renamed to a user variable, and
+// its name as written, which unbind gives back.
+type renamedCol struct {
+	col  *ast.ColName
+	name ast.ColIdent
+}
+
+// typedVarName is the user variable that carries variable name of this
+// run into a statement: one per nesting level of runs and name, so that a
+// session holds a bounded number of them.
+func (r *routineRun) typedVarName(ctx *sql.Context, name string) string {
+	return fmt.Sprintf("__miraj_routine_%d_%s", r.level, name)
+}
+
+// unbind gives the column references bind renamed their names back (a
+// body's statements are run again: loops, the next CALL of a function).
+func (r *routineRun) unbind() {
+	for _, rc := range r.renamed {
+		rc.col.Name = rc.name
+	}
+	r.renamed = r.renamed[:0]
+}
+
 // replaceVars returns e with the variables among its operands (through
 // comparisons, AND, OR, NOT, arithmetic, parentheses, function arguments,
 // BETWEEN and IS) replaced by their values.
@@ -595,7 +656,11 @@ func (r *routineRun) replaceVars(ctx *sql.Context, e ast.Expr) ast.Expr {
 	case *ast.ColName:
 		if n.Qualifier.IsEmpty() {
 			if iv := r.variable(ctx, n.Name.Lowered()); iv != nil {
-				return literalOf(ctx, iv)
+				lit := literalOf(ctx, iv)
+				if typedVariable(iv.Type) && iv.Value != nil {
+					return castTo(lit, iv.Type)
+				}
+				return lit
 			}
 		}
 	case *ast.ComparisonExpr:
@@ -622,6 +687,23 @@ func (r *routineRun) replaceVars(ctx *sql.Context, e ast.Expr) ast.Expr {
 		}
 	}
 	return e
+}
+
+// castTo is CAST(e AS t) for a DECIMAL, date or time type t.
+func castTo(e ast.Expr, t sql.Type) ast.Expr {
+	ct := &ast.ConvertType{Type: "char"}
+	switch {
+	case types.IsDecimal(t):
+		dt := t.(sql.DecimalType)
+		ct = &ast.ConvertType{Type: "decimal", Length: ast.NewIntVal([]byte(fmt.Sprint(dt.Precision()))), Scale: ast.NewIntVal([]byte(fmt.Sprint(dt.Scale())))}
+	case types.IsDateType(t):
+		ct.Type = "date"
+	case types.IsTimespan(t):
+		ct.Type = "time"
+	case types.IsTime(t):
+		ct.Type = "datetime"
+	}
+	return &ast.ConvertExpr{Name: "CAST", Expr: e, Type: ct}
 }
 
 // literalOf is the literal of a variable's value that the planner puts in
@@ -733,7 +815,7 @@ func (r *routineRun) declare(ctx *sql.Context, d *ast.Declare, pc int) error {
 // call runs a CALL inside the body, passing local variables to OUT and
 // INOUT parameters as go-mysql-server's interpreter does.
 func (r *routineRun) call(ctx *sql.Context, c *ast.Call, pc int) (int, sql.Schema, sql.RowIter, sql.RowIter, error) {
-	r.bind(ctx, c)
+	r.bindAs(ctx, c, false)
 	if c.ProcName.Qualifier.IsEmpty() {
 		c.ProcName.Qualifier = ast.NewTableIdent(r.stack.GetDatabase())
 	}

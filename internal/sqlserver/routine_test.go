@@ -181,6 +181,16 @@ func TestRoutineVariablesAndHandlers(t *testing.T) {
 		  FETCH cur INTO x;
 		  FETCH cur INTO x;
 		END`,
+		`CREATE PROCEDURE decimals(IN x DECIMAL(10,2))
+		BEGIN
+		  DECLARE a DECIMAL(10,2) DEFAULT 100.50;
+		  DECLARE c DECIMAL(10,2);
+		  DECLARE d DATE DEFAULT '2026-03-01';
+		  DECLARE r VARCHAR(10) DEFAULT 'right';
+		  SET c = a + x;
+		  IF a < x THEN SET r = 'wrong'; END IF;
+		  SELECT r, a < x AS lt, c, a * 3 AS t, d + INTERVAL 1 DAY AS nd, a;
+		END`,
 		`CREATE PROCEDURE into_none(OUT o INT)
 		BEGIN
 		  SET o = 7;
@@ -190,6 +200,25 @@ func TestRoutineVariablesAndHandlers(t *testing.T) {
 	_, out := rowsAsText(t, c, "CALL vars(1)")
 	if got := strings.Join(out, ";"); got != "3|3|1|1" {
 		t.Errorf("vars: %s, want 3|3|1|1", got)
+	}
+	// DECIMAL and DATE variables compare and compute as numbers and dates
+	// (as text, 100.50 < 20.00 was true), and are sent with their types.
+	cols, out := rowsAsText(t, c, "CALL decimals(20.00)")
+	if got := strings.Join(out, ";"); got != "right|0|120.50|301.50|2026-03-02|100.50" {
+		t.Errorf("decimals: %s (%s)", got, cols)
+	}
+	rs, err := c.QueryContext(ctx, "CALL decimals(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, _ := rs.ColumnTypes()
+	var typeNames []string
+	for _, ct := range cts {
+		typeNames = append(typeNames, ct.DatabaseTypeName())
+	}
+	rs.Close()
+	if got := strings.Join(typeNames, ","); !strings.HasSuffix(got, ",DECIMAL,DECIMAL,DATE,DECIMAL") {
+		t.Errorf("decimals' column types: %s", got)
 	}
 	for k, want := range map[int]string{1: "number", 2: "exception", 3: "none"} {
 		_, out := rowsAsText(t, c, "CALL which(?)", k)

@@ -133,6 +133,9 @@ type Session struct {
 	// ("db.name", lower-case): a function that calls itself is refused
 	// (storedfunc.go).
 	functions []string
+	// routines counts the procedure and function bodies running
+	// (routine.go's typedVarName).
+	routines int
 	// viewChecks are the CHECK OPTIONs of views that statements write
 	// through, by statement text (viewdml.go).
 	viewChecks map[string][]viewCheck

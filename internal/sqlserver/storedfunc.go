@@ -622,7 +622,9 @@ func (f *storedCall) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, err
 		}
 	}
-	r := &routineRun{srv: f.srv, runner: f.runner, stack: procedures.NewInterpreterStack(), function: true}
+	s.routines++
+	defer func() { s.routines-- }()
+	r := &routineRun{srv: f.srv, runner: f.runner, stack: procedures.NewInterpreterStack(), function: true, level: s.routines}
 	r.stack.SetDatabase(f.def.db)
 	for i, p := range f.def.params {
 		r.stack.NewVariableWithValue(p.name, p.typ, vals[i])
