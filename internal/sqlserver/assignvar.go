@@ -143,7 +143,8 @@ func setItem(words []sqlWord, i int) bool {
 // a date interval's), the column it names keeping the text written.
 func assignmentText(q string) (string, assignments) {
 	assigns, interval, substr := strings.Contains(q, ":="), indexFold(q, "INTERVAL") >= 0, indexFold(q, "SUBSTR") >= 0
-	if !assigns && !interval && !substr {
+	literals := indexFold(q, "DATE") >= 0 || indexFold(q, "TIME") >= 0 // datelit.go
+	if !assigns && !interval && !substr && !literals {
 		return q, nil
 	}
 	words := scanWords(q, false)
@@ -164,6 +165,17 @@ func assignmentText(q string) (string, assignments) {
 	}
 	var separators map[int]bool // the FROM and FOR of SUBSTRING(s FROM n FOR m) ahead
 	for i := 0; i < len(words); i++ {
+		if literals && typedLiteral(q, words, i) && (i == 0 || words[i-1].text != "DEFAULT") {
+			// DATE '…' → __miraj_DATE('…') (datelit.go).
+			w, str := words[i], words[i+1]
+			call := "__miraj_" + q[w.start:w.end] + "(" + q[str.start:str.end] + ")"
+			b.WriteString(q[last:w.start])
+			done = append(done, assignment{written: q[w.start:str.end], call: call, from: w.start, fromCall: b.Len()})
+			b.WriteString(call)
+			last = str.end
+			i++
+			continue
+		}
 		if w := words[i]; separators[i] {
 			rewrite(w, substringSeparator[w.text])
 			continue

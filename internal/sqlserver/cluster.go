@@ -607,7 +607,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 		if strings.EqualFold(name, "triggers") {
 			w.Reader = actionOrders(w.Reader)
 		}
+		if strings.EqualFold(name, "views") {
+			w.Reader = viewOptions(w.Reader) // viewdml.go
+		}
 		t = &w
+	}
+	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.RoutinesTableName) {
+		t = &routinesTable{CatalogTable: ct} // storedfunc.go
 	}
 	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && fromClient(ctx) {
 		t = columnsInfo(t)

@@ -16,6 +16,10 @@ import (
 // Provider is the go-mysql-server view of the storage engine's databases.
 type Provider struct {
 	engine *storage.Engine
+	// runner and srv run the bodies of stored functions (storedfunc.go);
+	// nil in a provider without a server (no stored functions).
+	runner sql.StatementRunner
+	srv    *Server
 	// collation of a database created without one; 0: defaultCollation.
 	collation sql.CollationID
 }
@@ -283,6 +287,9 @@ const (
 type viewData struct {
 	Select string `json:"select"`
 	Create string `json:"create"`
+	// Check is the view's CHECK OPTION: "CASCADED", "LOCAL" or ""
+	// (viewdml.go).
+	Check string `json:"check,omitempty"`
 }
 
 func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, createViewStmt string) error {
@@ -290,7 +297,13 @@ func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, cr
 	if _, ok := tx.Catalog().Object(objView, name); ok {
 		return sql.ErrExistingView.New(d.Name(), name)
 	}
-	b, _ := json.Marshal(viewData{Select: selectStatement, Create: createViewStmt})
+	// go-mysql-server cut WITH … CHECK OPTION in two: the view's text
+	// kept "WITH". The option is read from the statement and kept apart
+	// (the planner reads Create again, and would cut it again; SHOW
+	// CREATE VIEW and information_schema.VIEWS give it: viewdml.go).
+	vd := viewData{Select: viewTailRE.ReplaceAllString(selectStatement, ""), Create: viewTailRE.ReplaceAllString(createViewStmt, "")}
+	vd.Check = viewCheckOption(ctx.Query())
+	b, _ := json.Marshal(vd)
 	return tx.PutObject(objView, name, b)
 }
 

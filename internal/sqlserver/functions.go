@@ -206,9 +206,11 @@ var overridden = map[string]sql.Function{
 
 // Function gives MySQL's version of a function go-mysql-server has in
 // another form (sql.FunctionProvider; the catalog asks it first).
-func (p *Provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
-	f, ok := overridden[strings.ToLower(name)]
-	return f, ok
+func (p *Provider) Function(ctx *sql.Context, name string) (sql.Function, bool) {
+	if f, ok := overridden[strings.ToLower(name)]; ok {
+		return f, ok
+	}
+	return p.storedFunction(ctx, name) // storedfunc.go
 }
 
 // strToDate is STR_TO_DATE with the hour of a 12-hour clock read with its

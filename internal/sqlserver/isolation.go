@@ -8,20 +8,29 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
-// Isolation levels. Every Miraj transaction runs in snapshot isolation
-// (README, "Transactions"), which is what REPEATABLE READ gives in MySQL
-// for reads, with write conflicts refused at commit (1213). A SET of
-// transaction_isolation (or SET TRANSACTION ISOLATION LEVEL, which
-// go-mysql-server turns into one) to another level is not carried out,
-// and says so:
+// Isolation levels. A transaction's level is transaction_isolation as it
+// was when the transaction began (SET TRANSACTION ISOLATION LEVEL without
+// a scope sets it for the next transaction alone):
 //
+//   - REPEATABLE READ (the default): snapshot isolation. The transaction
+//     reads the databases as they were at its first statement on each,
+//     plus its own writes; a write to a row another transaction committed
+//     a change to since is refused at commit (1213, first committer
+//     wins), where InnoDB would make the second writer wait for the row
+//     lock and then write over the newest row.
+//   - READ COMMITTED: each statement reads the newest commits, plus the
+//     transaction's own writes (storage.Tx.Rebase, called at the
+//     statement's first use of each database). Write conflicts are
+//     refused at commit as under REPEATABLE READ.
+//   - READ UNCOMMITTED gives READ COMMITTED, with a warning: no
+//     transaction ever reads another's uncommitted rows.
 //   - SERIALIZABLE is refused (1235): snapshot isolation is weaker (two
 //     transactions may each read what the other writes and both commit),
-//     and a client that asks for it relies on more;
-//   - READ COMMITTED and READ UNCOMMITTED are accepted, with a warning:
-//     the transaction's reads stay those of its snapshot.
+//     and a client that asks for it relies on more.
 
 // checkIsolation refuses or warns about the isolation levels n sets.
 func checkIsolation(ctx *sql.Context, n *plan.Set) error {
@@ -30,13 +39,41 @@ func checkIsolation(ctx *sql.Context, n *plan.Set) error {
 		switch level := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", "-")); level {
 		case "SERIALIZABLE":
 			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
-				"This version of MySQL doesn't yet support 'SERIALIZABLE isolation: Miraj runs every transaction in snapshot isolation (REPEATABLE READ)'")
-		case "READ-COMMITTED", "READ-UNCOMMITTED":
+				"This version of MySQL doesn't yet support 'SERIALIZABLE isolation: Miraj runs a transaction in snapshot isolation (REPEATABLE READ) or READ COMMITTED'")
+		case "READ-UNCOMMITTED":
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
-				Message: fmt.Sprintf("Isolation level %s is not used: Miraj runs every transaction in snapshot isolation (REPEATABLE READ)", level)})
+				Message: "Isolation level READ-UNCOMMITTED gives READ-COMMITTED: Miraj never reads rows another transaction has not committed"})
 		}
 		return nil
 	})
+}
+
+// readCommittedLevel reports whether the session's transaction_isolation
+// is READ-COMMITTED or READ-UNCOMMITTED: a transaction that begins now
+// reads the newest commits at each statement.
+func (s *Session) readCommittedLevel() bool {
+	v, err := s.BaseSession.GetSessionVariable(nil, "transaction_isolation")
+	if err != nil {
+		return false
+	}
+	l, _ := v.(string)
+	return strings.EqualFold(l, "READ-COMMITTED") || strings.EqualFold(l, "READ-UNCOMMITTED")
+}
+
+// statementSnapshot marks, as a client's statement begins, every database
+// of a READ COMMITTED transaction for a new snapshot, which the
+// statement's first use of that database takes (dbTx).
+func (s *Session) statementSnapshot() {
+	t := s.txn
+	if t == nil || !t.readCommitted || len(t.dbs) == 0 {
+		return
+	}
+	if t.stale == nil {
+		t.stale = make(map[string]bool, len(t.dbs))
+	}
+	for key := range t.dbs {
+		t.stale[key] = true
+	}
 }
 
 // eachStringSet calls fn with the name (in lower case) and the value of
@@ -120,5 +157,14 @@ func warnUnused(ctx *sql.Context, n *plan.Set) {
 		}
 		ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
 			Message: fmt.Sprintf("%s is set and not used: %s", strings.ToLower(sv.Name), u.why)})
+	}
+}
+
+// fresh moves tx, the transaction's part in database key, to the newest
+// commits if the statement under way has not yet (statementSnapshot).
+func (t *txn) fresh(key string, tx *storage.Tx) {
+	if t.stale[key] {
+		delete(t.stale, key)
+		tx.Rebase()
 	}
 }

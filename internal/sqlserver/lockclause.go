@@ -307,6 +307,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 	}
 	nameBodyColumns(stmt, text, assigned)
 	restoreRoutineSyntax(stmt)
+	routineSyntax(stmt)
 	if err := checkAggregatePlacement(body); err != nil {
 		return nil, err
 	}
@@ -316,6 +317,13 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		}
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			noteDatabaseCharset(s, stmt)
+			acceptCheckOption(stmt)
+			qualifyFunctionCalls(stmt)                                       // storedfunc.go
+			checks, err := rewriteViewDML(s, ctx.GetCurrentDatabase(), stmt) // viewdml.go
+			if err != nil {
+				return nil, err
+			}
+			s.setViewChecks(ctx.Query(), checks)
 			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
 			insertGeneratedColumns(s, ctx.GetCurrentDatabase(), stmt)
 			s.hints = hints

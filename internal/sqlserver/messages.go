@@ -118,6 +118,31 @@ func (c msgContext) tableName(name string) string {
 	return qualified(db, name)
 }
 
+// truncateFKText is the definition 1701 gives of the foreign key name of
+// table: its columns and the parent's, the parent named with its
+// database, without its ON clauses ("" when it cannot be read).
+func truncateFKText(c msgContext, table, name string) string {
+	if c.fkClause == nil {
+		return ""
+	}
+	def := c.fkClause(table, name)
+	i := strings.Index(def, " REFERENCES ")
+	if i < 0 {
+		return ""
+	}
+	ref := def[i+len(" REFERENCES "):]
+	open := strings.Index(ref, " (")
+	end := strings.Index(ref, ")")
+	if open < 0 || end < open {
+		return ""
+	}
+	parent := ref[:open]
+	if !strings.Contains(parent, "`.`") {
+		parent = "`" + c.db + "`." + parent
+	}
+	return " " + def[:i] + " REFERENCES " + parent + ref[open:end+1]
+}
+
 // fkText is the constraint part of 1451 and 1452: the child table, and the
 // constraint with its definition when it can be read.
 func (c msgContext) fkText(table, name string) string {
@@ -264,6 +289,23 @@ var mysqlMessages = []mysqlMessage{
 	{1292, "22007", regexp.MustCompile(`^Incorrect (?:datetime|date|time) value: `), nil},
 	{1229, "HY000", regexp.MustCompile(`^Variable '.*' is a GLOBAL variable and should be set with SET GLOBAL$`), nil},
 	{1238, "HY000", regexp.MustCompile(`^Variable '.*' is a read only variable$`), nil},
+	{1701, "42000", regexp.MustCompile(`^cannot truncate table (.*) as it is referenced in foreign key (.*) on table (.*)$`),
+		func(m []string, c msgContext) string {
+			return fmt.Sprintf("Cannot truncate a table referenced in a foreign key constraint (`%s`.`%s`, CONSTRAINT `%s`%s)", c.db, m[3], m[2], truncateFKText(c, m[3], m[2]))
+		}},
+	{1359, "HY000", regexp.MustCompile(`^trigger "(.*)" already exists$`),
+		func([]string, msgContext) string { return "Trigger already exists" }},
+	{1243, "HY000", regexp.MustCompile(`^Unknown prepared statement handler \((.*)\) given to (.*)$`),
+		func(m []string, c msgContext) string {
+			to := "EXECUTE"
+			if w := scanWords(c.query, true); len(w) > 0 && (w[0].text == "DEALLOCATE" || w[0].text == "DROP") {
+				to = "DEALLOCATE PREPARE"
+			}
+			return fmt.Sprintf("Unknown prepared statement handler (%s) given to %s", m[1], to)
+		}},
+	{1172, "42000", regexp.MustCompile(`^Result consisted of more than one row$`), nil},
+	{1369, "HY000", regexp.MustCompile(`^Check constraint "` + viewCheckPrefix + `(.*)" violated$`),
+		func(m []string, _ msgContext) string { return fmt.Sprintf("CHECK OPTION failed '%s'", m[1]) }},
 	{3819, "HY000", regexp.MustCompile(`^Check constraint "(.*)" violated$`),
 		func(m []string, _ msgContext) string { return fmt.Sprintf("Check constraint '%s' is violated.", m[1]) }},
 	{1452, "23000", regexp.MustCompile("^cannot add or update a child row - Foreign key violation on fk: `(.*)`, table: `(.*)`, referenced table: `(.*)`, key: `.*`$"),

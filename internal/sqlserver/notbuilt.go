@@ -22,8 +22,8 @@ var notBuilt = []struct {
 
 // storedFunctionRE matches the statements of stored functions (CREATE,
 // DROP, SHOW CREATE FUNCTION; a CREATE with its DEFINER, as dumps write
-// it), which go-mysql-server's parser does not know: stored procedures
-// are built, stored functions are not.
+// it), which go-mysql-server's parser does not know: storedfunc.go
+// answers them.
 var storedFunctionRE = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:definer\\s*=\\s*(?:'[^']*'|`[^`]*`|[^\\s@]+)(?:\\s*@\\s*(?:'[^']*'|`[^`]*`|[^\\s(]+))?(?:\\s*\\(\\s*\\))?\\s+)?(?:aggregate\\s+)?|drop\\s+|show\\s+create\\s+)function\\b")
 
 // alterTableComment reports whether q's first statement is an ALTER TABLE
@@ -122,9 +122,6 @@ func notBuiltStatement(q string) (bool, error) {
 	}
 	if alterTableConvert(q) {
 		return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "ALTER TABLE … CONVERT TO CHARACTER SET: change the columns with MODIFY, and the table's default with ALTER TABLE … CHARACTER SET")
-	}
-	if storedFunctionRE.MatchString(unwrapVersionComments(q)) {
-		return true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "stored functions (CREATE FUNCTION); stored procedures are built")
 	}
 	return false, nil
 }

@@ -121,9 +121,12 @@ func refusesBadValues(ctx *sql.Context, ignore bool) bool {
 // numeric columns.
 type insertRows struct {
 	sql.RowIter
-	sch    sql.Schema
-	cols   []int // the numeric columns of sch
-	times  []int // the TIME columns of sch (timerange.go)
+	sch   sql.Schema
+	cols  []int // the numeric columns of sch
+	times []int // the TIME columns of sch (timerange.go)
+	// dates are the DATE, DATETIME and TIMESTAMP columns of sch when
+	// NO_ZERO_DATE is set (zerodate.go).
+	dates  []int
 	refuse bool
 	// divZero: a division by zero in a row's values is refused
 	// (divzero.go); warned is how many of the statement's warnings were
@@ -134,7 +137,8 @@ type insertRows struct {
 }
 
 func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.RowIter {
-	var cols, times []int
+	var cols, times, dates []int
+	zeroDates := checksZeroDates(ctx)
 	for i, c := range src.sch {
 		if isNumericColumn(c.Type) {
 			cols = append(cols, i)
@@ -142,12 +146,15 @@ func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.Row
 		if types.IsTimespan(c.Type) {
 			times = append(times, i)
 		}
+		if zeroDates && types.IsTime(c.Type) {
+			dates = append(dates, i)
+		}
 	}
 	tally := src.tally
 	if tally == nil {
 		tally = &insertTally{}
 	}
-	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, times: times, refuse: refusesBadValues(ctx, src.ignore),
+	return &insertRows{RowIter: iter, sch: src.sch, cols: cols, times: times, dates: dates, refuse: refusesBadValues(ctx, src.ignore),
 		divZero: refusesDivisionByZero(ctx, src.ignore), tally: tally}
 }
 
@@ -185,6 +192,11 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 				row, copied = row.Copy(), true
 			}
 			row[off+i] = v
+		}
+	}
+	for _, i := range it.dates {
+		if err := zeroDate(ctx, it.sch[i], row[off+i], it.tally.records, it.refuse); err != nil {
+			return nil, err
 		}
 	}
 	for _, i := range it.times {
@@ -231,6 +243,7 @@ func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, trans
 // INSERT).
 func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) (sql.Node, transform.TreeIdentity, error) {
 	refuse, divZero := refusesBadValues(ctx, ignore), refusesDivisionByZero(ctx, ignore)
+	zeroDates := checksZeroDates(ctx)
 	if divZero {
 		// A constant 1/0 was folded into NULL, with its warning, when the
 		// statement was planned.
@@ -256,6 +269,10 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 			value = &divisionChecked{value}
 		}
 		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
+		checked := false
+		if zeroDates && types.IsTime(gf.Type()) {
+			value, checked = &checkedAssign{Expression: value, check: zeroDateCheck(col, refuse), at: at}, true
+		}
 		if types.IsTimespan(gf.Type()) {
 			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: timeCheck(gf.Name(), refuse), at: at}), transform.NewTree, nil
 		}
@@ -263,7 +280,7 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: listedCheck(col), at: at}), transform.NewTree, nil
 		}
 		if !isNumericColumn(gf.Type()) {
-			if divZero {
+			if divZero || checked {
 				return expression.NewSetField(sf.LeftChild, value), transform.NewTree, nil
 			}
 			return e, transform.SameTree, nil

@@ -190,6 +190,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
+		h.srv.session(c.ConnectionID).forgetViewChecks(q) // viewdml.go
 		// Counted once run: the connection's first statement makes its
 		// session.
 		defer h.countCommand(c, q)
@@ -229,7 +230,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		})
 	}
 	written := q
-	q, _ = rewriteQuantified(q)
+	q, _ = rewriteQuantified(showSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -242,6 +243,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
+		h.srv.session(c.ConnectionID).forgetViewChecks(q) // viewdml.go
 		defer h.countCommand(c, q)
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
@@ -288,7 +290,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		})
 	}
-	q, _ = rewriteQuantified(q)
+	q, _ = rewriteQuantified(showSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -462,6 +464,7 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 	}
 	sess.diagnostic = isDiagnosticStatement(q)
 	sess.hints = nil // indexhint.go
+	sess.statementSnapshot()
 	if !sess.diagnostic {
 		sess.ClearWarnings()
 	}
@@ -506,7 +509,12 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 		return h.callWithoutDatabase(ctx, c, q)
 	case isKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
-	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"), isKeyword(first, "CREATE"), isKeyword(first, "DROP"):
+	case isKeyword(first, "CREATE"), isKeyword(first, "DROP"):
+		if end, done, err := h.functionStatement(ctx, c, q); done { // storedfunc.go
+			return end, done, err
+		}
+		return h.notBuiltAnswer(ctx, q)
+	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):
 		return h.notBuiltAnswer(ctx, q)
 	}
 	return 0, false, nil

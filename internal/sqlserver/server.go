@@ -110,7 +110,8 @@ func New(cfg Config) (*Server, error) {
 	s.acctTLS = newAccountTLS()
 	s.points = newPointGets(s)
 	addKeepDeleteRule()
-	a := analyzer.NewBuilder(&Provider{engine: st}).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
+	provider := &Provider{engine: st, srv: s}
+	a := analyzer.NewBuilder(provider).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
 		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).AddPreAnalyzeRule(setDefaultRuleID, setDefaultRule).
 		AddPostAnalyzeRule(windowFrameRuleID, windowFrameRule).AddPostAnalyzeRule(recursiveTypesRuleID, recursiveTypesRule).AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).AddPostAnalyzeRule(groupOuterRuleID, groupOuterRule).
 		RemoveOnceAfterRule(replaceAggRule()).
@@ -125,7 +126,9 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), moreMySQLFunctions...)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), typedLiteralFunctions...)
 	s.engine = sqle.New(a, nil)
+	provider.runner = s.engine
 	installLiveStatus()
 	s.procs = newProcessList()
 	s.readLock = newReadLockGate()

@@ -129,6 +129,16 @@ type Session struct {
 	buildingDelete bool
 	// trig: the INSERT with triggers being built (triggerexec.go).
 	trig triggerState
+	// functions are the stored functions running, innermost last
+	// ("db.name", lower-case): a function that calls itself is refused
+	// (storedfunc.go).
+	functions []string
+	// routines counts the procedure and function bodies running
+	// (routine.go's typedVarName).
+	routines int
+	// viewChecks are the CHECK OPTIONs of views that statements write
+	// through, by statement text (viewdml.go).
+	viewChecks map[string][]viewCheck
 }
 
 // Warn records a warning of the current statement, in MySQL's words for a
@@ -250,7 +260,11 @@ func (s *Session) openTx(db *storage.DB) (*storage.Tx, bool) {
 	if s.txn == nil || db.Journal() == nil {
 		return nil, false
 	}
-	tx, ok := s.txn.dbs[strings.ToLower(db.Name())]
+	key := strings.ToLower(db.Name())
+	tx, ok := s.txn.dbs[key]
+	if ok {
+		s.txn.fresh(key, tx)
+	}
 	return tx, ok
 }
 
@@ -329,12 +343,19 @@ type txn struct {
 	started time.Time
 	txs     atomic.Pointer[[]*storage.Tx]
 	ro      atomic.Bool
+	// readCommitted: the transaction runs at READ COMMITTED (or READ
+	// UNCOMMITTED), as transaction_isolation was when it began: each
+	// statement reads the newest commits (isolation.go). stale lists its
+	// databases whose snapshot the statement under way has not yet
+	// moved (lower-case keys of dbs).
+	readCommitted bool
+	stale         map[string]bool
 }
 
 // newTxn starts a SQL transaction's state. Its lock owner's age is its
 // start: a deadlock refuses the transaction that began last.
 func (s *Session) newTxn() *txn {
-	t := &txn{dbs: map[string]*storage.Tx{}}
+	t := &txn{dbs: map[string]*storage.Tx{}, readCommitted: s.readCommittedLevel()}
 	if s.engine != nil {
 		t.locks = s.engine.NewLockOwner()
 	}
@@ -406,6 +427,9 @@ func (s *Session) dbTx(db *storage.DB, deferred bool) *storage.Tx {
 		key = "\x00temp:" + key
 	}
 	tx, ok := s.txn.dbs[key]
+	if ok {
+		s.txn.fresh(key, tx)
+	}
 	if !ok {
 		if deferred {
 			tx = db.BeginDeferred()

@@ -51,6 +51,9 @@ func (h protocolHandler) accountQuery(ctx context.Context, c *mysql.Conn, q stri
 	w := words{s: q}
 	switch first := w.next(); {
 	case isKeyword(first, "SHOW"):
+		if sel, ok, err := h.showCreateFunctionQuery(ctx, c, q); ok { // storedfunc.go
+			return sel, ok, err
+		}
 		return h.showCreateUserQuery(ctx, c, q)
 	case isKeyword(first, "SET"):
 		return h.setPasswordQuery(ctx, c, q)

@@ -66,3 +66,14 @@ func unquoteSQLString(s string) string {
 	}
 	return b.String()
 }
+
+// showSchemasText rewrites SHOW SCHEMAS, MySQL's other name of SHOW
+// DATABASES, into SHOW DATABASES: go-mysql-server's parser knew SHOW
+// SCHEMAS alone, without LIKE or WHERE (1064).
+func showSchemasText(q string) string {
+	w := scanWordsUpTo(q, true, 2)
+	if len(w) == 2 && w[0].text == "SHOW" && w[1].text == "SCHEMAS" && q[w[1].start] != '`' {
+		return q[:w[1].start] + "DATABASES" + q[w[1].end:]
+	}
+	return q
+}

@@ -742,6 +742,9 @@ func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
 }
 
 func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {
+	if vc := viewChecksOf(ctx, t.db.Name(), t.Name()); len(vc) > 0 { // viewdml.go
+		return append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), vc...), nil
+	}
 	return t.info.meta.Checks, nil
 }
 

@@ -18,7 +18,10 @@
 // checkpoint being loaded, journal replay at recovery and, on a secondary,
 // the primary's frames all go through it.
 //
-// Transactions (Tx) have snapshot isolation. A commit takes the database's
+// Transactions (Tx) have snapshot isolation; Tx.Rebase moves a
+// transaction's snapshot to the newest commit, its own writes applied
+// again on top, which READ COMMITTED does at each statement (rebase.go).
+// A commit takes the database's
 // commit lock, checks that no row or definition the transaction wrote was
 // committed by another transaction since its snapshot (ErrConflict
 // otherwise), applies the ops to a copy of the committed catalog (which

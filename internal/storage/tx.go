@@ -67,6 +67,8 @@ type Tx struct {
 	logged journal.LSN
 	// modified mirrors len(ops) for readers on other goroutines.
 	modified atomic.Int64
+	// rebases counts the rebases of the snapshot (rebase.go).
+	rebases int
 	// hint speeds up touchRow's lookups of keys in order (any table's
 	// hint is a valid one: it only tells where to start searching).
 	hint btree.PathHint
@@ -99,6 +101,10 @@ type keyTouch struct {
 type Savepoint struct {
 	cat  *Catalog
 	nops int
+	// rebases is the transaction's count of rebases when it was taken: a
+	// rebase since (rebase.go) makes RollbackTo apply the first nops
+	// writes again over the new snapshot.
+	rebases int
 }
 
 // Catalog returns the catalog as this transaction sees it.
@@ -354,16 +360,16 @@ func (tx *Tx) DeleteObject(kind, name string) error {
 func (tx *Tx) Savepoint() Savepoint {
 	tx.materialize()
 	if tx.work == nil {
-		return Savepoint{cat: tx.base, nops: 0}
+		return Savepoint{cat: tx.base, nops: 0, rebases: tx.rebases}
 	}
 	tx.work.release()
-	return Savepoint{cat: tx.work.cat.shallowClone(), nops: len(tx.ops)}
+	return Savepoint{cat: tx.work.cat.shallowClone(), nops: len(tx.ops), rebases: tx.rebases}
 }
 
 // Initial is the savepoint of the transaction before any write.
 func (tx *Tx) Initial() Savepoint {
 	tx.pin()
-	return Savepoint{cat: tx.base, nops: 0}
+	return Savepoint{cat: tx.base, nops: 0, rebases: tx.rebases}
 }
 
 // RollbackTo returns the transaction to a savepoint.
@@ -377,7 +383,20 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 		tx.modified.Store(0)
 		return
 	}
-	tx.work.cat = sp.cat.shallowClone()
+	if sp.rebases != tx.rebases {
+		// Rebased since the savepoint: its view holds an older snapshot,
+		// which the commit could adopt as the committed tables. The
+		// writes up to it are applied again over the current snapshot.
+		a := newApplier(tx.base, pendingVer, tx.db.bind)
+		for _, op := range tx.ops[:sp.nops] {
+			if err := a.apply(op); err != nil {
+				panic(fmt.Sprintf("storage: writes to a savepoint over the rebased snapshot: %v", err))
+			}
+		}
+		tx.work = a
+	} else {
+		tx.work.cat = sp.cat.shallowClone()
+	}
 	tx.work.release()
 	tx.ops, tx.applied = tx.ops[:sp.nops], sp.nops
 	tx.modified.Store(int64(sp.nops))

@@ -21,9 +21,8 @@ const dumpTimeout = 2 * time.Minute
 // dumpSchema populates several databases with what a dump must carry:
 // tables of many column types (with and without a primary key, composite
 // keys, unique and secondary indexes, a foreign key), NULLs, quotes,
-// backslashes and non-ASCII text, a view, triggers, a stored procedure and
-// an event. Stored functions are left out: go-mysql-server v0.20 does not
-// parse CREATE FUNCTION.
+// backslashes and non-ASCII text, a view, triggers, a stored procedure, a
+// stored function and an event.
 var dumpSchema = []string{
 	"CREATE DATABASE shop",
 	"CREATE TABLE shop.items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40) NOT NULL, price DECIMAL(10,2), qty SMALLINT NOT NULL DEFAULT 0, " +
@@ -39,6 +38,7 @@ var dumpSchema = []string{
 	"INSERT INTO shop.orders VALUES (1, 1, 5), (2, 2, NULL), (3, 1, 7)",
 	"CREATE VIEW shop.stock AS SELECT name, qty * price AS value FROM shop.items WHERE qty > 0",
 	"CREATE PROCEDURE shop.note(IN n INT) INSERT INTO shop.audit (item, what) VALUES (n, 'noted')",
+	"CREATE FUNCTION shop.worth(n INT) RETURNS DECIMAL(12,2) READS SQL DATA BEGIN DECLARE v DECIMAL(12,2); SELECT price * qty INTO v FROM shop.items WHERE id = n; RETURN v; END",
 	"CREATE EVENT shop.nightly ON SCHEDULE EVERY 1 DAY STARTS '2037-01-01 00:00:00' DO DELETE FROM shop.audit",
 	"CREATE DATABASE hr",
 	"CREATE TABLE hr.log (at DATETIME, msg VARCHAR(100))", // no primary key
@@ -115,6 +115,11 @@ func TestDumpAllDatabasesRestores(t *testing.T) {
 	mustExec(t, ddb, "CALL shop.note((SELECT id FROM shop.items WHERE name = 'fig'))")
 	if got := queryString(t, ddb, "SELECT a.what, i.qty FROM shop.audit a JOIN shop.items i ON i.id = a.item WHERE i.name = 'fig' ORDER BY a.id"); got != "added 1;noted 1;" {
 		t.Fatalf("trigger and procedure after restore: %s", got)
+	}
+	// The stored function came back (dumps left functions out: SHOW
+	// FUNCTION STATUS listed none).
+	if got := queryString(t, ddb, "SELECT shop.worth(1)"); got != "15.00;" {
+		t.Fatalf("stored function after restore: %s", got)
 	}
 	// Checksums tell contents apart.
 	if queryString(t, sdb, "CHECKSUM TABLE shop.items") == queryString(t, ddb, "CHECKSUM TABLE shop.items") {

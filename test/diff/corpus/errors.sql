@@ -235,3 +235,16 @@ SELECT id FROM ag GROUP BY id HAVING SUM(x) > 15;
 -- BY: 1140 in MySQL's words (its text lacked its arguments).
 SELECT SUM(x), RANK() OVER (ORDER BY x) FROM ag;
 DROP TABLE ag;
+-- 1701, 1359, 1243 and 1172 with their codes (they were 1105).
+CREATE TABLE fkp (id INT PRIMARY KEY);
+CREATE TABLE fkc (id INT PRIMARY KEY, pid INT, CONSTRAINT fkc_p FOREIGN KEY (pid) REFERENCES fkp (id));
+TRUNCATE TABLE fkp;
+CREATE TRIGGER fkc_tr BEFORE INSERT ON fkc FOR EACH ROW SET NEW.id = NEW.id;
+CREATE TRIGGER fkc_tr BEFORE INSERT ON fkc FOR EACH ROW SET NEW.id = NEW.id;
+EXECUTE nosuch_stmt;
+DEALLOCATE PREPARE nosuch_stmt;
+INSERT INTO fkp VALUES (1), (2);
+SELECT id INTO @one FROM fkp;
+DROP TRIGGER fkc_tr;
+DROP TABLE fkc;
+DROP TABLE fkp;

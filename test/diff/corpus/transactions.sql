@@ -20,4 +20,13 @@ ROLLBACK;
 SET autocommit = 1;
 SELECT COUNT(*) FROM acct;
 SELECT @@autocommit, @@transaction_isolation;
+-- READ COMMITTED is built (it warned that it was not): no warning, and
+-- the transaction reads its own writes.
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;
+START TRANSACTION;
+INSERT INTO acct VALUES (4, 2.00);
+SELECT COUNT(*) FROM acct;
+COMMIT;
+SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;
+SELECT COUNT(*) FROM acct;
 DROP TABLE acct;

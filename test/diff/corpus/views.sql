@@ -1,0 +1,31 @@
+-- Writes through views (go-mysql-server refused them with 1105) and WITH
+-- CHECK OPTION (LOCAL was refused, CASCADED accepted and not kept).
+CREATE TABLE vt (id INT PRIMARY KEY, name VARCHAR(20), qty INT);
+INSERT INTO vt VALUES (1, 'a', 5), (2, 'b', 50);
+CREATE VIEW vlow AS SELECT id, name AS nm, qty, qty * 2 AS dbl FROM vt WHERE qty < 10;
+CREATE VIEW vchk AS SELECT id, qty FROM vt WHERE qty < 10 WITH CHECK OPTION;
+CREATE VIEW vloc AS SELECT id, qty FROM vt WHERE qty < 10 WITH LOCAL CHECK OPTION;
+CREATE VIEW vgrp AS SELECT qty, COUNT(*) AS n FROM vt GROUP BY qty;
+UPDATE vlow SET qty = 6 WHERE nm = 'a';
+UPDATE vlow SET qty = qty + 1;
+INSERT INTO vlow (id, nm, qty) VALUES (3, 'c', 1);
+DELETE FROM vlow WHERE nm = 'c';
+DELETE FROM vlow WHERE id = 2;
+SELECT id, name, qty FROM vt ORDER BY id;
+UPDATE vlow SET dbl = 3;
+INSERT INTO vlow VALUES (4, 'd', 1, 2);
+UPDATE vgrp SET qty = 1;
+DELETE FROM vgrp;
+INSERT INTO vgrp VALUES (1, 1);
+UPDATE vchk SET qty = 20 WHERE id = 1;
+INSERT INTO vchk VALUES (5, 50);
+INSERT INTO vloc VALUES (5, NULL);
+INSERT INTO vchk VALUES (5, 5);
+UPDATE vloc SET qty = 9 WHERE id = 5;
+SELECT id, qty FROM vt ORDER BY id;
+SELECT TABLE_NAME, CHECK_OPTION, IS_UPDATABLE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME;
+DROP VIEW vlow;
+DROP VIEW vchk;
+DROP VIEW vloc;
+DROP VIEW vgrp;
+DROP TABLE vt;
