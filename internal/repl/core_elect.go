@@ -212,9 +212,20 @@ func (c *Core) askAll(pre bool) {
 // the next term; nothing changes anywhere until a majority says yes.
 func (c *Core) startPreVote() {
 	el := &c.el
-	el.phase, el.term, el.transfer = electPreVote, c.st.Epoch+1, false
+	el.phase, el.term, el.transfer = electPreVote, c.nextTerm(), false
 	c.askAll(true)
 	c.checkCampaign()
+}
+
+// nextTerm is the term a campaign stands at: above this node's and above
+// every one a peer showed (one whose adoption could not be saved
+// included).
+func (c *Core) nextTerm() Epoch {
+	t := c.st.Epoch
+	for _, e := range c.peerEpoch {
+		t = max(t, e)
+	}
+	return t + 1
 }
 
 // startVote takes the next term, votes for this node and asks for votes
@@ -222,7 +233,7 @@ func (c *Core) startPreVote() {
 func (c *Core) startVote(transfer bool) error {
 	el := &c.el
 	el.phase = electIdle
-	term := c.st.Epoch + 1
+	term := c.nextTerm()
 	if err := c.transition(State{Role: RoleSecondary, Epoch: term, Vote: c.cfg.ID}, "candidate"); err != nil {
 		c.eventf(slog.LevelError, "Cluster: %s does not stand at term %d: %v", c.cfg.ID, term, err)
 		return err

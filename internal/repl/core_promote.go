@@ -414,7 +414,7 @@ func (c *Core) TailsCut(err error) {
 		next.Vote = c.cfg.ID
 	}
 	if p.raft {
-		if c.st.Epoch != p.term || c.st.Vote != c.cfg.ID || c.st.Primary != "" {
+		if c.st.Epoch != p.term || c.st.Vote != c.cfg.ID || c.st.Primary != "" || c.newerEpochSeen(p.term) {
 			c.promotionFailed(fmt.Errorf("election at term %d abandoned: the node is at term %d", p.term, c.st.Epoch))
 			return
 		}

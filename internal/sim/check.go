@@ -357,6 +357,9 @@ func (w *world) checkFollows() {
 			p.core.Role() != repl.RolePrimary || p.st.Epoch != d.epoch || !p.core.Writable() || !w.net.reachable(n.id, p.id) {
 			continue
 		}
+		if w.anyStalledSince(d.since) {
+			continue // a dial to a stalled node hangs until the link timeout
+		}
 		if up != nil && (w.touched[up.id] >= d.since || up.eng == nil) {
 			continue // its upstream's fault: dialled first, it may hold the fallback up
 		}
@@ -403,4 +406,15 @@ func (w *world) checkLease() {
 			w.violate("lease", fmt.Sprintf("%s still takes writes as leader of term %d, cut off from a majority since tick %d", l.id, l.st.Epoch, since))
 		}
 	}
+}
+
+// anyStalledSince reports whether a node was stalled at some tick since t
+// (Options.StallWeight).
+func (w *world) anyStalledSince(t int) bool {
+	for _, n := range w.nodes {
+		if n.stallUntil >= t && n.stallFrom <= w.now {
+			return true
+		}
+	}
+	return false
 }
