@@ -192,7 +192,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		}
 		// Counted once run: the connection's first statement makes its
 		// session.
-		defer h.countCommand(c, q)
+		defer h.countCommand(c, q, h.srv.statementStart())
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
@@ -242,7 +242,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		if err := h.beginStatement(ctx, c, q); err != nil {
 			return err
 		}
-		defer h.countCommand(c, q)
+		defer h.countCommand(c, q, h.srv.statementStart())
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
@@ -613,6 +613,7 @@ func sessionCounter(sess *Session, name string) uint64 {
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	start := h.srv.statementStart()
 	if err := h.beginStatement(ctx, c, p.PrepareStmt); err != nil {
 		h.afterCommand(c)
 		return h.fixError(c, p.PrepareStmt, err)
@@ -633,6 +634,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		h.release(adm)
 	}
 	h.count(c, "Com_stmt_execute", comCounter(p.PrepareStmt))
+	h.srv.observeStatement(p.PrepareStmt, comCounter(p.PrepareStmt), start)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return h.fixError(c, p.PrepareStmt, err)

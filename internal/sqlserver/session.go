@@ -20,6 +20,8 @@ import (
 // the storage transactions of its current transaction, one per database.
 type Session struct {
 	*sql.BaseSession
+	// observer times the session's commits (observe.go); nil: none.
+	observer Observer
 	// hints are the indexes the hints of the statement last parsed name,
 	// for its analysis to check (indexhint.go).
 	hints []indexHint
@@ -529,6 +531,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		return nil
 	}
 	implicit := !s.GetIgnoreAutoCommit() && s.autocommit()
+	defer s.commitTimer(t.wrote(), implicit)()
 	if t.wrote() {
 		entered, err := s.readLock.enter(ctx, s.ID())
 		if err == nil && s.stmt.Load() == nil {
