@@ -19,6 +19,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/clienttls"
 	"github.com/miraj-db/miraj/internal/config"
+	"github.com/miraj-db/miraj/internal/liblog"
 	"github.com/miraj-db/miraj/internal/metrics"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver"
@@ -36,6 +37,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// libLogInterval: a library's line of one cause is logged at most once in
+// this interval, with the count of those held back.
+const libLogInterval = 10 * time.Second
 
 func run(args []string) error {
 	o, err := parseOptions(args, os.Stdout, os.Stderr, os.Getenv)
@@ -68,6 +73,12 @@ func run(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	slog.SetDefault(log)
+	// What the protocol and SQL libraries print goes to the same log, one
+	// line per cause per interval.
+	libLog := liblog.Install(log, libLogInterval)
+	libCtx, stopLibLog := context.WithCancel(context.Background())
+	defer stopLibLog()
+	go libLog.Run(libCtx)
 	cfgPath := o.clusterConfig
 	if cfgPath == "" {
 		if p, ok := config.DefaultPath(); ok {
