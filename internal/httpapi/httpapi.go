@@ -43,6 +43,7 @@ type Node interface {
 	NodeID() string
 	PrimaryID() string
 	Nodes() []repl.NodeRow
+	Copies() []repl.CopyProgress
 }
 
 // Options are the endpoint's sources.
@@ -226,6 +227,18 @@ type clusterRow struct {
 	Sync           *string    `json:"SYNC"`
 }
 
+// copyRow is a copy or catch-up under way: NODE is the node a copy goes
+// to (or, for a catch-up, the peer it comes from).
+type copyRow struct {
+	Node     string    `json:"NODE"`
+	Database string    `json:"DATABASE"`
+	Kind     string    `json:"COPY"`
+	Done     int64     `json:"BYTES_DONE"`
+	Total    int64     `json:"BYTES_TOTAL"`
+	Percent  float64   `json:"PERCENT"`
+	Started  time.Time `json:"STARTED"`
+}
+
 func (h *handler) cluster(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if h.o.Node == nil {
@@ -237,8 +250,12 @@ func (h *handler) cluster(w http.ResponseWriter, r *http.Request) {
 	for _, n := range h.o.Node.Nodes() {
 		rows = append(rows, clusterRow{n.NodeID, n.Address, n.Role, n.State, n.Epoch, n.LagBytes, n.LagSeconds, n.ConnectedSince, n.LastError, n.Sync})
 	}
+	copies := []copyRow{}
+	for _, c := range h.o.Node.Copies() {
+		copies = append(copies, copyRow{c.Node, c.Database, strings.ToUpper(c.Kind), c.Done, c.Total, c.Percent(), c.Started})
+	}
 	json.NewEncoder(w).Encode(map[string]any{"node_id": h.o.Node.NodeID(), "primary": h.o.Node.PrimaryID(),
-		"epoch": uint64(h.o.Node.Epoch()), "members": rows})
+		"epoch": uint64(h.o.Node.Epoch()), "members": rows, "copies": copies})
 }
 
 // Lag is a ?lag= limit: bytes, or a duration when Seconds.
