@@ -198,6 +198,9 @@ func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error)
 	if fn, ok := liveVariables[strings.ToLower(name)]; ok {
 		return fn(), nil
 	}
+	if strings.EqualFold(name, varLastPosition) {
+		return s.causal.token(), nil // causal.go
+	}
 	if n, ok := s.diagnosticsVariable(name); ok {
 		return n, nil
 	}

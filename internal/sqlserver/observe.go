@@ -42,7 +42,7 @@ func (s *Server) observeStatement(q, counter string, start time.Time) {
 // commitTimer starts timing a commit that wrote; the function it returns
 // reports it. A commit that wrote nothing is not timed.
 func (s *Session) commitTimer(wrote, implicit bool) func() {
-	if s.observer == nil || !wrote {
+	if s == nil || s.observer == nil || !wrote {
 		return func() {}
 	}
 	start := time.Now()

@@ -460,6 +460,11 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 	if sess == nil {
 		return nil // the connection's first statement: nothing before it
 	}
+	if q != "" {
+		if err := sess.readAfter(ctx, q); err != nil { // causal.go
+			return err
+		}
+	}
 	sess.diagnostic = isDiagnosticStatement(q)
 	sess.hints = nil // indexhint.go
 	if !sess.diagnostic {

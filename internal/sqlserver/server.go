@@ -144,6 +144,8 @@ func New(cfg Config) (*Server, error) {
 	s.engine.Parser = newParser(s.engine.Parser)
 	registerClusterVariables()
 	registerLockVariables()
+	sql.SystemVariables.AddSystemVariables(causalVariables())
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))
 	registerMirajStatus()
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {

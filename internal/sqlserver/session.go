@@ -22,6 +22,8 @@ type Session struct {
 	*sql.BaseSession
 	// observer times the session's commits (observe.go); nil: none.
 	observer Observer
+	// causal is the session's position token (causal.go).
+	causal causalState
 	// hints are the indexes the hints of the statement last parsed name,
 	// for its analysis to check (indexhint.go).
 	hints []indexHint
@@ -585,6 +587,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		s.conflicted = implicit && errors.Is(first, storage.ErrConflict)
 		return toSQLError(first)
 	}
+	s.causal.note(s.engine, commits)
 	return s.waitForSecondaries(ctx, commits)
 }
 
