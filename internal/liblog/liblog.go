@@ -56,6 +56,7 @@ type cause struct {
 	level  slog.Level
 	source string
 	msg    string // the last line held back, reported with the count
+	attrs  []any  // its attributes
 	last   time.Time
 	held   int
 }
@@ -150,12 +151,12 @@ func (l *Limiter) Line(level slog.Level, source, msg string) {
 	}
 	if !c.last.IsZero() && now.Sub(c.last) < l.interval {
 		c.held++
-		c.msg, c.level = msg, max(c.level, level)
+		c.msg, c.attrs, c.level = msg, attrs, max(c.level, level)
 		l.mu.Unlock()
 		return
 	}
 	held := c.held
-	c.last, c.held, c.msg = now, 0, ""
+	c.last, c.held, c.msg, c.attrs = now, 0, "", nil
 	l.mu.Unlock()
 	args := []any{"source", source}
 	args = append(args, attrs...)
@@ -172,6 +173,7 @@ func (l *Limiter) Flush() {
 	type report struct {
 		level       slog.Level
 		source, msg string
+		attrs       []any
 		held        int
 	}
 	var out []report
@@ -181,15 +183,17 @@ func (l *Limiter) Flush() {
 			continue
 		}
 		if c.held > 0 {
-			out = append(out, report{c.level, c.source, c.msg, c.held})
-			c.held, c.msg, c.last = 0, "", now
+			out = append(out, report{c.level, c.source, c.msg, c.attrs, c.held})
+			c.held, c.msg, c.attrs, c.last = 0, "", nil, now
 			continue
 		}
 		delete(l.mu.causes, key) // quiet for an interval: forgotten
 	}
 	l.mu.Unlock()
 	for _, r := range out {
-		l.log.Log(context.Background(), r.level, r.msg, "source", r.source, "held_back", r.held, "over", l.interval.String(), "last_of_them", true)
+		args := append([]any{"source", r.source}, r.attrs...)
+		args = append(args, "held_back", r.held, "over", l.interval.String(), "last_of_them", true)
+		l.log.Log(context.Background(), r.level, r.msg, args...)
 	}
 }
 

@@ -76,6 +76,13 @@ type adminFilter struct {
 	rest int    // payload bytes of the current packet not yet passed
 	in   []byte // read from the socket, from a packet's header on, not looked at yet
 	out  []byte // looked at (and changed), for the reader
+	// stmtKnown reports whether the connection has a prepared statement
+	// of that id (vitess' PrepareData, read on the connection's
+	// goroutine, which is the reader's); nil until the connection is
+	// handed to the handler.
+	stmtKnown func(id uint32) bool
+	// noBinlog: the handler serves no binary log (guards.go).
+	noBinlog bool
 }
 
 // walk passes b's bytes until it meets a packet header it cannot pass:
@@ -94,8 +101,11 @@ func (f *adminFilter) walk(b []byte) (n int, stopped bool) {
 			return n, true
 		}
 		size, seq := packetSize(b[n:]), b[n+3]
-		if seq == 0 && (size == 1 || size == 2) {
-			if len(b)-n < 4+size || f.ours(b[n+4:n+4+size]) {
+		if seq == 0 && size >= 1 && size <= maxGuardedBytes {
+			if len(b)-n < 5 {
+				return n, true // the command's byte is not here yet
+			}
+			if f.candidate(b[n+4], size) && (len(b)-n < 4+size || f.ours(b[n+4:n+4+size])) {
 				return n, true
 			}
 		}
@@ -126,7 +136,13 @@ func (f *adminFilter) ours(cmd []byte) bool {
 	case len(cmd) <= 2 && cmd[0] == comShutdown:
 		return true
 	}
-	return false
+	return f.guarded(cmd)
+}
+
+// candidate reports whether a command of size bytes starting with cmd
+// may be one answered or changed here, and is looked at whole.
+func (f *adminFilter) candidate(cmd byte, size int) bool {
+	return size <= 2 || f.mayGuard(cmd, size)
 }
 
 // Read is the client's stream for vitess, without the commands answered
@@ -209,6 +225,9 @@ func (c *clientConn) answer(cmd []byte) error {
 		c.admin.query(q)
 	case comShutdown:
 		c.admin.query("SHUTDOWN")
+	default:
+		_, err := c.Write(errPacketAt(1, guardError(cmd)))
+		return err
 	}
 	return nil
 }

@@ -93,6 +93,12 @@ type protocolHandler struct {
 func (h protocolHandler) NewConnection(c *mysql.Conn) {
 	h.Handler.NewConnection(c)
 	setStatusFlags(c, globalStatusFlags())
+	if cc := clientOf(c.Conn); cc != nil {
+		// The commands that would make the listener panic (guards.go).
+		cc.admin.stmtKnown = func(id uint32) bool { _, ok := c.PrepareData[id]; return ok }
+		_, serves := any(h).(mysql.BinlogReplicaHandler)
+		cc.admin.noBinlog = !serves
+	}
 }
 
 // statusFlags are the flags of c's session now.
@@ -178,6 +184,12 @@ func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result, text bool) {
 }
 
 func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
+	if h.srv.session(c.ConnectionID) == nil {
+		// Before the first statement there is no session to reset (and
+		// go-mysql-server's handler would dereference the missing one).
+		h.afterCommand(c)
+		return nil
+	}
 	h.srv.readLock.unlock(c.ConnectionID)
 	h.srv.tables.unlock(c.ConnectionID)
 	err := h.Handler.ComResetConnection(c)

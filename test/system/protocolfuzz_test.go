@@ -163,10 +163,8 @@ func TestMalformedPacketsAreRefusedAndLogged(t *testing.T) {
 		}
 	}()
 
-	// After a good login: random command packets (not COM_SHUTDOWN,
-	// COM_PROCESS_KILL or COM_QUIT, which mean what they say).
-	cmds := []byte{0x02, 0x03, 0x04, 0x05, 0x06, 0x0d, 0x0e, 0x11, 0x12, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1e, 0x1f}
-	for i := 0; i < 200; i++ {
+	// dial logs in as root, without a password.
+	dial := func() net.Conn {
 		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -174,9 +172,57 @@ func TestMalformedPacketsAreRefusedAndLogged(t *testing.T) {
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		readPacket(c)
 		c.Write(packetOf(1, good))
-		if seq, p, err := readPacket(c); err == nil && len(p) > 0 && p[0] == 0xfe {
+		seq, p, err := readPacket(c)
+		if err == nil && len(p) > 0 && p[0] == 0xfe {
 			c.Write(packetOf(seq+1, nil)) // auth switch: empty password
-			readPacket(c)
+			_, p, err = readPacket(c)
+		}
+		if err != nil || len(p) == 0 || p[0] != 0 {
+			t.Fatalf("login: %v %x", err, p)
+		}
+		return c
+	}
+	// Commands that made the listener panic are answered with MySQL's
+	// errors, and the connection goes on.
+	for _, tc := range []struct {
+		name string
+		cmd  []byte
+		want int // error code; 0: OK
+	}{
+		{"COM_RESET_CONNECTION first", []byte{0x1f}, 0},
+		{"COM_STMT_RESET of an unknown statement", []byte{0x1a, 7, 0, 0, 0}, 1243},
+		{"COM_STMT_RESET cut short", []byte{0x1a, 7}, 1835},
+		{"COM_BINLOG_DUMP_GTID", append([]byte{0x1e, 0, 0, 1, 0, 0, 0, 0, 0}, make([]byte, 12)...), 1047},
+		{"COM_REGISTER_REPLICA", []byte{0x15, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 1047},
+	} {
+		c := dial()
+		c.Write(packetOf(0, tc.cmd))
+		_, p, err := readPacket(c)
+		if code := errCode(p); err != nil || code != tc.want || tc.want == 0 && p[0] != 0 {
+			t.Errorf("%s: answer %x (error %d), %v; want %d", tc.name, p, code, err, tc.want)
+		}
+		c.Write(packetOf(0, []byte("\x03SELECT 1")))
+		if _, p, err := readPacket(c); err != nil || errCode(p) != 0 {
+			t.Errorf("%s: the next statement fails: %x %v", tc.name, p, err)
+		}
+		c.Close()
+	}
+
+	// After a good login: random command packets (not COM_SHUTDOWN,
+	// COM_PROCESS_KILL or COM_QUIT, which mean what they say).
+	cmds := []byte{0x02, 0x03, 0x04, 0x05, 0x06, 0x0d, 0x0e, 0x11, 0x12, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1e, 0x1f}
+	for i := 0; i < 200; i++ {
+		c := dial()
+		if rng.IntN(2) == 0 {
+			// A prepared statement, so that the statement commands
+			// sometimes name one that exists (id 1).
+			c.Write(packetOf(0, []byte("\x16SELECT ?")))
+			for {
+				_, p, err := readPacket(c)
+				if err != nil || len(p) > 0 && (p[0] == 0xff || p[0] == 0xfe && len(p) < 9) {
+					break
+				}
+			}
 		}
 		for k := 0; k < 3; k++ {
 			body := []byte{cmds[rng.IntN(len(cmds))]}
@@ -209,6 +255,9 @@ func TestMalformedPacketsAreRefusedAndLogged(t *testing.T) {
 	if strings.Contains(out, "goroutine ") || strings.Contains(out, "panic.go:") {
 		t.Errorf("a stack trace on stderr:\n%s", out)
 	}
+	if strings.Contains(string(logged), "caught panic") {
+		t.Errorf("the listener caught a panic:\n%s", grepLines(string(logged), "caught panic"))
+	}
 	refused := strings.Count(string(logged), "bad handshake (error 1043)")
 	if refused < 1 || refused > 2 {
 		t.Errorf("%d lines of refused handshakes in server.log, want 1 (once a minute per host)", refused)
@@ -228,5 +277,5 @@ func TestMalformedPacketsAreRefusedAndLogged(t *testing.T) {
 		}
 	}
 	t.Logf("handshake answers (error code: count; -1 none, 0 not an error): %v", codes)
-	t.Logf("library lines logged: %d (of them caught panics, after login: %d); server.log grew by %d bytes", lib, panics, int64(len(logged))-logBefore)
+	t.Logf("library lines logged: %d (caught panics: %d); server.log grew by %d bytes", lib, panics, int64(len(logged))-logBefore)
 }
