@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -83,6 +84,11 @@ type adminFilter struct {
 	stmtKnown func(id uint32) bool
 	// noBinlog: the handler serves no binary log (guards.go).
 	noBinlog bool
+	// inFile: the client is sending a file (LOAD DATA LOCAL): its packets
+	// count on from the statement's and wrap to 0 after 255, so none is a
+	// command, whatever its sequence number. Set by the statement's
+	// goroutine, read by the one reading the file.
+	inFile atomic.Bool
 }
 
 // walk passes b's bytes until it meets a packet header it cannot pass:
@@ -101,7 +107,7 @@ func (f *adminFilter) walk(b []byte) (n int, stopped bool) {
 			return n, true
 		}
 		size, seq := packetSize(b[n:]), b[n+3]
-		if seq == 0 && size >= 1 && size <= maxGuardedBytes {
+		if seq == 0 && size >= 1 && size <= maxGuardedBytes && !f.inFile.Load() {
 			if len(b)-n < 5 {
 				return n, true // the command's byte is not here yet
 			}

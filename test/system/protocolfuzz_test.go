@@ -1,8 +1,11 @@
 package system
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -11,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Client capability flags (MySQL's include/mysql_com.h).
@@ -278,4 +283,66 @@ func TestMalformedPacketsAreRefusedAndLogged(t *testing.T) {
 	}
 	t.Logf("handshake answers (error code: count; -1 none, 0 not an error): %v", codes)
 	t.Logf("library lines logged: %d (caught panics: %d); server.log grew by %d bytes", lib, panics, int64(len(logged))-logBefore)
+}
+
+// lineReader hands out one line per Read: the driver sends each Read as
+// one packet of the file (go-sql-driver's LOAD DATA LOCAL).
+type lineReader struct{ lines []string }
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	if len(r.lines) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.lines[0])
+	r.lines = r.lines[1:]
+	return n, nil
+}
+
+// A file sent by LOAD DATA LOCAL whose packets wrap to sequence number 0
+// and then begin with the bytes of COM_STMT_RESET, COM_REGISTER_REPLICA
+// and COM_BINLOG_DUMP_GTID is loaded whole: none of its packets is taken
+// for a command.
+func TestLoadDataLocalPacketsThatLookLikeCommands(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	db := s.open("")
+	mustExec(t, db, "SET GLOBAL local_infile = 1")
+	mustExec(t, db, "CREATE DATABASE shop")
+	mustExec(t, db, "CREATE TABLE shop.f (id INT PRIMARY KEY, v VARCHAR(20))")
+	const lines = 1000
+	var ls []string
+	want := map[int]string{}
+	for i := 0; i < lines; i++ {
+		v := "row"
+		// The file's packets count from 2: packet i has sequence number
+		// (2+i) % 256, 0 for i = 254, 510, 766.
+		switch i {
+		case 254:
+			v = "\x1a\x07\x00\x00\x00row"
+		case 510:
+			v = "\x15\x02row"
+		case 766:
+			v = "\x1e\x00\x00row"
+		}
+		want[i] = v
+		ls = append(ls, fmt.Sprintf("%s\t%d\n", v, i))
+	}
+	mysql.RegisterReaderHandler("wrapping", func() io.Reader { return &lineReader{lines: ls} })
+	defer mysql.DeregisterReaderHandler("wrapping")
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE 'Reader::wrapping' INTO TABLE shop.f (v, id)")
+	if err != nil {
+		t.Fatalf("LOAD DATA LOCAL: %v", err)
+	}
+	if n, _ := res.RowsAffected(); n != lines {
+		t.Errorf("%d rows loaded, want %d", n, lines)
+	}
+	for _, i := range []int{254, 510, 766} {
+		if got := one(t, db, fmt.Sprintf("SELECT HEX(v) FROM shop.f WHERE id = %d", i)); got != strings.ToUpper(hex.EncodeToString([]byte(want[i]))) {
+			t.Errorf("row %d: %s, want %x", i, got, want[i])
+		}
+	}
 }
