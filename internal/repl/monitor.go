@@ -36,7 +36,9 @@ func (n *Node) Streaming() bool {
 // catch-up at promotion, under way: what SHOW CLUSTER STATUS,
 // information_schema.MIRAJ_REPLICATION and /metrics show of it.
 type CopyProgress struct {
-	Node     string // the node that receives
+	// Node: for a seed, the secondary it goes to; for a catch-up, the
+	// peer it comes from.
+	Node     string
 	Database string
 	Kind     string // "seed" or "catchup"
 	// Done and Total are bytes; Total is 0 while unknown.
@@ -71,8 +73,10 @@ type monitor struct {
 // that serves them, Node = the secondary) or received (on the secondary,
 // Node = itself). The zero value is ready; safe for concurrent use.
 type copies struct {
-	mu sync.Mutex
-	m  map[string]*copyEntry // by node + database, lower case
+	mu struct {
+		sync.Mutex
+		m map[string]*copyEntry // by node + database, lower case
+	}
 }
 
 type copyEntry struct {
@@ -88,11 +92,11 @@ func copyKey(node, db string) string { return strings.ToLower(node) + "\x00" + s
 func (c *copies) begin(node, db string, total int64, sent bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*copyEntry{}
+	if c.mu.m == nil {
+		c.mu.m = map[string]*copyEntry{}
 	}
 	now := time.Now()
-	c.m[copyKey(node, db)] = &copyEntry{p: CopyProgress{Node: node, Database: db, Kind: "seed", Total: total, Started: now}, logged: now, sent: sent}
+	c.mu.m[copyKey(node, db)] = &copyEntry{p: CopyProgress{Node: node, Database: db, Kind: "seed", Total: total, Started: now}, logged: now, sent: sent}
 }
 
 // add counts k more bytes of node's copy of db; it returns a progress
@@ -100,7 +104,7 @@ func (c *copies) begin(node, db string, total int64, sent bool) {
 func (c *copies) add(node, db string, k int64) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.m[copyKey(node, db)]
+	e := c.mu.m[copyKey(node, db)]
 	if e == nil {
 		return ""
 	}
@@ -118,38 +122,38 @@ func (c *copies) add(node, db string, k int64) string {
 func (c *copies) end(node, db string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.m, copyKey(node, db))
+	delete(c.mu.m, copyKey(node, db))
 }
 
 func (c *copies) list() []CopyProgress {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []CopyProgress
-	for _, e := range c.m {
+	for _, e := range c.mu.m {
 		out = append(out, e.p)
 	}
 	return out
 }
 
-// pruneSentLocked forgets the copies this node finished sending that
+// pruneSent forgets the copies this node finished sending that
 // their follower has installed (no longer seeding): until then the copy
-// shows, at 100 %, as the follower's state shows BOOTSTRAPPING. Called on
-// the loop.
-func (n *Node) pruneSentLocked() {
+// shows, at 100 %, as the follower's state shows BOOTSTRAPPING. Runs on
+// the loop (it reads the core).
+func (n *Node) pruneSent() {
 	c := &n.mon.copies
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for key, e := range c.m {
+	for key, e := range c.mu.m {
 		if !e.sent || e.p.Done < e.p.Total {
 			continue
 		}
 		f := n.core.followers[strings.ToLower(e.p.Node)]
 		if f == nil {
-			delete(c.m, key)
+			delete(c.mu.m, key)
 			continue
 		}
 		if pos := f.positions[strings.ToLower(e.p.Database)]; pos == nil || !pos.seeding {
-			delete(c.m, key)
+			delete(c.mu.m, key)
 		}
 	}
 }
@@ -188,8 +192,8 @@ func (n *Node) noteCopy(line string) {
 
 // catchUps reads, on the loop, the catch-up of a promotion under way: the
 // present step and those to come. Done is what the journal holds past the
-// step's start. Called on the loop.
-func (n *Node) catchUpsLocked() []CopyProgress {
+// step's start. Runs on the loop (it reads the core).
+func (n *Node) catchUps() []CopyProgress {
 	p := n.core.promo
 	if p == nil || !p.accepted || p.step >= len(p.plan) {
 		return nil
@@ -211,7 +215,7 @@ func (n *Node) catchUpsLocked() []CopyProgress {
 // noteCatchUp runs on the loop after a catch-up append: it logs the
 // progress every progressLogInterval.
 func (n *Node) noteCatchUp() {
-	cs := n.catchUpsLocked()
+	cs := n.catchUps()
 	if len(cs) == 0 {
 		n.mon.catchUpRun = nil
 		return
@@ -237,7 +241,7 @@ func (n *Node) Copies() []CopyProgress {
 		ctx, cancel := context.WithTimeout(context.Background(), monitorTimeout)
 		defer cancel()
 		var cs []CopyProgress
-		if n.call(ctx, func() { n.pruneSentLocked(); cs = n.catchUpsLocked() }) {
+		if n.call(ctx, func() { n.pruneSent(); cs = n.catchUps() }) {
 			out = append(out, cs...)
 		}
 	}
