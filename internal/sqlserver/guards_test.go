@@ -34,7 +34,9 @@ func filterPair(t *testing.T) (*clientConn, net.Conn) {
 // taken out of it); a known statement's reset, and every packet of a file
 // being sent (LOAD DATA LOCAL, whose sequence numbers wrap to 0), pass.
 func TestGuardedCommands(t *testing.T) {
-	reset := func(id uint32) []byte { return packet(0, binary.LittleEndian.AppendUint32([]byte{comStmtReset}, id)...) }
+	reset := func(id uint32) []byte {
+		return packet(0, binary.LittleEndian.AppendUint32([]byte{comStmtReset}, id)...)
+	}
 	register := packet(0, comRegisterReplica, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	dump := packet(0, comBinlogDumpGTID, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0)
 	ping := packet(0, 0x0e)

@@ -16,8 +16,8 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 

@@ -2,8 +2,8 @@ package system
 
 import (
 	"crypto/tls"
-	"database/sql"
 	"crypto/x509"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -195,7 +195,7 @@ func grepLines(page string, subs ...string) string {
 func queryStatus(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
 	var n, v string
-	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '" + name + "'").Scan(&n, &v); err != nil {
+	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
 		t.Fatalf("SHOW GLOBAL STATUS LIKE '%s': %v", name, err)
 	}
 	return v
