@@ -6,9 +6,10 @@
 //	GET /metrics   Prometheus text format (internal/metrics)
 //	GET /health    200 while the server runs
 //	GET /primary   200 on the writable primary, else 503 (also /master, /read-write, /leader)
-//	GET /replica   200 on a secondary that streams from its primary, else 503;
-//	               ?lag=N (bytes; kB, MB, GB) or ?lag=5s (a duration) refuses a
-//	               secondary further behind
+//	GET /replica   200 on a secondary that streams from its primary and is
+//	               not receiving a copy of a database, else 503; ?lag=N (bytes;
+//	               kB, MB, GB) or ?lag=5s (a duration) refuses a secondary
+//	               further behind
 //	GET /read-only 200 on the primary or a streaming secondary
 //	GET /cluster   SHOW CLUSTER STATUS as JSON
 //
@@ -173,6 +174,13 @@ func (h *handler) replicaOK(r *http.Request, s status) (bool, string) {
 	}
 	if !s.Streaming {
 		return false, "not streaming from a primary"
+	}
+	// A database being copied to this node is not there yet: its reads
+	// would fail (its lag does not count it).
+	for _, c := range h.o.Node.Copies() {
+		if c.Kind == "seed" && strings.EqualFold(c.Node, s.NodeID) {
+			return false, "receiving a copy of database " + c.Database
+		}
 	}
 	q := r.URL.Query().Get("lag")
 	if q == "" {
