@@ -73,7 +73,8 @@ type monitor struct {
 // that serves them, Node = the secondary) or received (on the secondary,
 // Node = itself). The zero value is ready; safe for concurrent use.
 type copies struct {
-	mu struct {
+	now func() time.Time // time.Now when nil (tests set it)
+	mu  struct {
 		sync.Mutex
 		m map[string]*copyEntry // by node + database, lower case
 	}
@@ -86,6 +87,13 @@ type copyEntry struct {
 	lastLog int64     // Done at the last progress line
 }
 
+func (c *copies) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
 func copyKey(node, db string) string { return strings.ToLower(node) + "\x00" + strings.ToLower(db) }
 
 // begin records a copy of db to (or from) node; total 0: unknown.
@@ -95,7 +103,7 @@ func (c *copies) begin(node, db string, total int64, sent bool) {
 	if c.mu.m == nil {
 		c.mu.m = map[string]*copyEntry{}
 	}
-	now := time.Now()
+	now := c.clock()
 	c.mu.m[copyKey(node, db)] = &copyEntry{p: CopyProgress{Node: node, Database: db, Kind: "seed", Total: total, Started: now}, logged: now, sent: sent}
 }
 
@@ -109,7 +117,7 @@ func (c *copies) add(node, db string, k int64) string {
 		return ""
 	}
 	e.p.Done += k
-	now := time.Now()
+	now := c.clock()
 	if now.Sub(e.logged) < progressLogInterval {
 		return ""
 	}

@@ -41,3 +41,31 @@ func TestCopiesRegistry(t *testing.T) {
 		t.Errorf("a copy not begun logs %q", line)
 	}
 }
+
+// A copy under way gives a progress line every progressLogInterval, not
+// more often.
+func TestCopiesProgressEveryInterval(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	c := copies{now: func() time.Time { return now }}
+	c.begin("n2", "big", 100<<20, true)
+	var lines []string
+	for i := 0; i < 30; i++ { // 1 MiB a second for 30 s
+		now = now.Add(time.Second)
+		if l := c.add("n2", "big", 1<<20); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	want := []string{
+		"Cluster: seeding of database big for n2: 10.0 MiB of 100.0 MiB (10.0%), 1.0 MiB/s, about 1m30s left",
+		"Cluster: seeding of database big for n2: 20.0 MiB of 100.0 MiB (20.0%), 1.0 MiB/s, about 1m20s left",
+		"Cluster: seeding of database big for n2: 30.0 MiB of 100.0 MiB (30.0%), 1.0 MiB/s, about 1m10s left",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines in 30 s, want 3:\n%s", len(lines), lines)
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("got  %s\nwant %s", lines[i], want[i])
+		}
+	}
+}
