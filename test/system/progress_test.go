@@ -3,6 +3,8 @@ package system
 import (
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +96,81 @@ func last[T any](xs []T) any {
 		return nil
 	}
 	return xs[len(xs)-1]
+}
+
+// While a promoted node catches up from its peer (§17.4.1), its own row of
+// MIRAJ_REPLICATION shows COPY = 'CATCHUP' with the bytes appended of the
+// bytes planned: n3, cut off while about 10 MB were written, is promoted
+// after the primary's loss and catches up from n2.
+func TestCatchUpShowsProgress(t *testing.T) {
+	c, ns, p1 := shopCluster(t, "test_hooks = true\npromotion_catchup_mb = 256\n", "n1", "n2", "n3")
+	n1, n2, n3 := ns[0], ns[1], ns[2]
+	caughtUp(t, n1, n2, n3)
+	marker := filepath.Join(c.dir, "data-n3", "miraj", "cluster-isolate")
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "n1 to lose n3", 30*time.Second, func() bool {
+		return one(t, p1, "SELECT STATE FROM information_schema.MIRAJ_NODES WHERE NODE_ID = 'n3'") != "CONNECTED"
+	})
+	mustExec(t, p1, "ALTER TABLE shop.t MODIFY v VARCHAR(1000)")
+	const rows, batch = 10000, 200
+	for i := 0; i < rows; i += batch {
+		var vals []string
+		for j := i; j < i+batch; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, REPEAT('%c', 1000))", j, 'a'+j%26))
+		}
+		mustExec(t, p1, "INSERT INTO shop.t VALUES "+strings.Join(vals, ","))
+	}
+	caughtUp(t, n1, n2)
+	n1.kill()
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	p3 := n3.open("")
+	watch := n3.open("")
+	type seen struct{ done, total int64 }
+	var samples []seen
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var kind sql.NullString
+			var d, tot sql.NullInt64
+			if watch.QueryRow("SELECT COPY, COPY_BYTES_DONE, COPY_BYTES_TOTAL FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = 'n3' AND `DATABASE` = 'shop'").Scan(&kind, &d, &tot) == nil && kind.String == "CATCHUP" {
+				samples = append(samples, seen{d.Int64, tot.Int64})
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	waitFor(t, "n3's promotion to be accepted", 30*time.Second, func() bool {
+		_, err := p3.Exec("SET GLOBAL cluster_role = 'primary'")
+		return err == nil
+	})
+	waitFor(t, "n3 to take writes", 60*time.Second, func() bool {
+		return one(t, p3, "SELECT CONCAT(@@cluster_role, ' ', @@read_only)") == "PRIMARY 0"
+	})
+	close(stop)
+	<-done
+	if got := one(t, p3, "SELECT COUNT(*) FROM shop.t"); got != fmt.Sprint(rows) {
+		t.Fatalf("n3 promoted with %s rows, want %d", got, rows)
+	}
+	t.Logf("n3's catch-up, %d samples: first %v, last %v", len(samples), first(samples), last(samples))
+	if len(samples) == 0 {
+		t.Fatalf("n3 never showed its catch-up; log:\n%s", n3.output())
+	}
+	for _, s := range samples {
+		if s.total < rows*1000 || s.done > s.total {
+			t.Errorf("catch-up sample %v: want done <= total and total >= %d", s, rows*1000)
+		}
+	}
+	if v := one(t, p3, "SELECT COUNT(*) FROM information_schema.MIRAJ_REPLICATION WHERE COPY IS NOT NULL"); v != "0" {
+		t.Errorf("%s rows still show a copy after the promotion", v)
+	}
 }
