@@ -16,6 +16,7 @@ targets=(
 	"./internal/epoch FuzzCheck"
 	"./internal/journal FuzzDecodeFrame"
 	"./internal/repl FuzzDecodeSubscribe"
+	"./internal/sqlserver FuzzCheckHandshakeResponse"
 )
 
 # count_inputs prints how many saved inputs a fuzz target's corpus holds.

@@ -5,7 +5,8 @@
 # and a JDK, node and npm, then mysql2 into test/clients/node/node_modules;
 # mariadb-server, the reference server of the differential tests
 # (test/diff, which start a private mariadbd of their own); and
-# mariadb-client (mariadb-dump, mariadb) for test/system's dump test.
+# mariadb-client (mariadb-dump, mariadb) for test/system's dump test;
+# haproxy for test/system's HAProxy failover test.
 #
 # Idempotent: it looks for each client first, and runs apt-get (with one
 # apt-get update) only when something is missing. Node and Java count as
@@ -32,6 +33,8 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 # mariadb-dump and mariadb for the dump tests (TestDumpAllDatabasesRestores,
 # TestDumpUnderGlobalReadLockIsConsistent), mariadb-admin for TestAdminTool.
 { command -v mariadb-dump && command -v mariadb-admin; } >/dev/null 2>&1 || missing+=(mariadb-client)
+# haproxy for TestHAProxyFailover (docs/haproxy.cfg through a failover).
+{ command -v haproxy || [ -x /usr/sbin/haproxy ]; } >/dev/null 2>&1 || missing+=(haproxy)
 
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-test-clients: installing ${missing[*]}"

@@ -35,6 +35,11 @@ type options struct {
 
 	clusterConfig string
 	pprofAddr     string
+
+	httpAddr          string
+	httpTLS           bool
+	httpCert, httpKey string
+	httpCA            string
 }
 
 // optionGroup is a heading of --help and the options under it, in order.
@@ -49,7 +54,7 @@ var optionGroups = []optionGroup{
 	{"Storage", []string{"save-policy", "save-interval-ms", "journal-keep-mb"}},
 	{"Memory", []string{"gc-min-heap-mb", "gc-heap-growth-percent"}},
 	{"Cluster", []string{"cluster-config"}},
-	{"HTTP", []string{"pprof"}},
+	{"HTTP", []string{"http", "http-tls", "http-cert", "http-key", "http-ca", "pprof"}},
 }
 
 // defaultTexts say what an option does when not given, where its zero
@@ -63,6 +68,10 @@ var defaultTexts = map[string]string{
 	"ssl-crl":          "none",
 	"cluster-config":   "cluster.toml next to the executable, if present",
 	"pprof":            "off",
+	"http":             "off",
+	"http-cert":        "none",
+	"http-key":         "none",
+	"http-ca":          "none",
 	"journal-keep-mb":  "0",
 	"version":          "",
 }
@@ -129,6 +138,11 @@ func newFlagSet(o *options, getenv func(string) string) *flag.FlagSet {
 	fs.IntVar(&o.gcGrowth, "gc-heap-growth-percent", 15, "past the minimum heap, the garbage collector runs once the heap has grown by `N` % of the live heap (Go's GOGC)")
 
 	fs.StringVar(&o.clusterConfig, "cluster-config", "", "cluster configuration `FILE` (cluster.toml): makes the server a cluster node")
+	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics (Prometheus), /health, /primary, /replica, /read-only and /cluster on `ADDRESS`, e.g. 127.0.0.1:8008 (port 0: a free port, printed in the log)")
+	fs.BoolVar(&o.httpTLS, "http-tls", false, "serve --http over TLS with the node's certificate (cluster.toml's tls_cert and tls_key), or outside a cluster the client port's (--ssl-cert, --ssl-key or the pair made in ROOT/miraj)")
+	fs.StringVar(&o.httpCert, "http-cert", "", "certificate `FILE` (PEM) of --http: serves it over TLS, with --http-key")
+	fs.StringVar(&o.httpKey, "http-key", "", "private key `FILE` (PEM) of --http-cert")
+	fs.StringVar(&o.httpCA, "http-ca", "", "authorities `FILE` (PEM): --http over TLS asks every client for a certificate they signed")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiling endpoints (net/http/pprof) on `ADDRESS`, e.g. 127.0.0.1:6060")
 	return fs
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/miraj-db/miraj/internal/clienttls"
 	"github.com/miraj-db/miraj/internal/config"
+	"github.com/miraj-db/miraj/internal/liblog"
+	"github.com/miraj-db/miraj/internal/metrics"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver"
 	"github.com/miraj-db/miraj/internal/storage"
@@ -35,6 +37,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// libLogInterval: a library's line of one cause is logged at most once in
+// this interval, with the count of those held back.
+const libLogInterval = 10 * time.Second
 
 func run(args []string) error {
 	o, err := parseOptions(args, os.Stdout, os.Stderr, os.Getenv)
@@ -67,6 +73,12 @@ func run(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	slog.SetDefault(log)
+	// What the protocol and SQL libraries print goes to the same log, one
+	// line per cause per interval.
+	libLog := liblog.Install(log, libLogInterval)
+	libCtx, stopLibLog := context.WithCancel(context.Background())
+	defer stopLibLog()
+	go libLog.Run(libCtx)
 	cfgPath := o.clusterConfig
 	if cfgPath == "" {
 		if p, ok := config.DefaultPath(); ok {
@@ -105,7 +117,19 @@ func run(args []string) error {
 		}()
 	}
 
-	srv, err := sqlserver.New(sqlserver.Config{Root: o.root, Bind: o.bind, Port: o.port, Policy: pol,
+	// --http: the metrics observe the server from its start; the
+	// endpoint opens once the server (and the cluster node) exist.
+	mon := &monitored{}
+	var observer sqlserver.Observer
+	var reg *metrics.Metrics
+	if o.httpAddr != "" {
+		reg = newMetrics(mon)
+		observer = reg
+	} else if o.httpTLS || o.httpCert != "" || o.httpKey != "" || o.httpCA != "" {
+		return fmt.Errorf("--http-tls, --http-cert, --http-key and --http-ca need --http ADDR")
+	}
+
+	srv, err := sqlserver.New(sqlserver.Config{Root: o.root, Bind: o.bind, Port: o.port, Policy: pol, Observer: observer,
 		SaveInterval: time.Duration(o.intervalMS) * time.Millisecond, KeepJournalBytes: o.keepMB << 20,
 		RootPassword: o.rootPassword, Logger: log, FileDir: o.fileDir, AnyFile: o.anyFile,
 		TLS: sqlserver.TLSOptions{Disabled: !o.ssl, RequireSecureTransport: o.requireSecureTransport,
@@ -113,6 +137,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	mon.srv = srv
 	if err := srv.Listen(); err != nil {
 		srv.Close()
 		return err
@@ -121,6 +146,12 @@ func run(args []string) error {
 	srv.SetShutdown(stop) // SHUTDOWN stops the server as SIGTERM does
 	defer stop()
 	if cluster == nil {
+		if o.httpAddr != "" {
+			if err := startHTTP(ctx, o, nil, mon, reg, log); err != nil {
+				srv.Close()
+				return err
+			}
+		}
 		return srv.Run(ctx)
 	}
 	node, err := repl.New(repl.Options{Config: cluster, Storage: srv.Storage(), StateDir: sqlserver.StateDir(o.root),
@@ -138,6 +169,13 @@ func run(args []string) error {
 	if err := node.Listen(); err != nil {
 		srv.Close()
 		return err
+	}
+	mon.node = node
+	if o.httpAddr != "" {
+		if err := startHTTP(ctx, o, cluster, mon, reg, log); err != nil {
+			srv.Close()
+			return err
+		}
 	}
 	// Shutdown order: replication stops first, then the server, whose
 	// last act is the checkpoint of every database.

@@ -210,6 +210,9 @@ type Log struct {
 	// gathersMissed counts the group commits that waited for their group
 	// in vain (gatherGroup).
 	gathersMissed atomic.Uint64
+	// groups counts the fsyncs of the group commit by how many appends
+	// each covered (GroupSizes).
+	groups groupSizes
 }
 
 // InBlocks reports whether the current segment is written in whole blocks
@@ -226,6 +229,10 @@ func (l *Log) Fsyncs() uint64 { return l.fsyncs.Load() }
 // GroupWaitsMissed returns how many group commits waited for their group
 // in vain (see gatherGroup).
 func (l *Log) GroupWaitsMissed() uint64 { return l.gathersMissed.Load() }
+
+// GroupSizes returns how many appends the group commit's fsyncs covered,
+// as a histogram.
+func (l *Log) GroupSizes() GroupSizes { return l.groups.load() }
 
 func segmentName(start LSN) string { return fmt.Sprintf("%020d%s", uint64(start), segmentSuffix) }
 
@@ -891,6 +898,7 @@ func (l *Log) noteGroup(taken uint64) {
 	l.gr.group = taken - l.gr.covered
 	l.gr.arrived = now - taken
 	l.gr.covered = taken
+	l.groups.note(l.gr.group)
 }
 
 // End returns the LSN after the last appended byte.

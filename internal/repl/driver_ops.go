@@ -156,7 +156,7 @@ func (w *applyWorker) do(q queuedOp) {
 		}
 		// Written first, and acknowledged as such (RECEIVED), then applied.
 		end, err := n.replica.Write(n.ctx, op.DB, op.At, op.Data, op.Durable)
-		n.post(func() { n.core.Appended(op.Link, op.DB, end, err) })
+		n.post(func() { n.core.Appended(op.Link, op.DB, end, err); n.noteCatchUp() })
 		if err != nil {
 			return
 		}
@@ -171,6 +171,7 @@ func (w *applyWorker) do(q queuedOp) {
 			err = fmt.Errorf("%w: seed chunk out of place", ErrProtocol)
 		} else {
 			_, err = w.seed.Write(op.Data)
+			n.noteCopy(n.mon.copies.add(n.cfg.Node.ID, op.DB, int64(len(op.Data))))
 		}
 		n.post(func() { n.core.OpDone(op.Link, op.DB, err) })
 	case OpSeedInstall:
@@ -207,6 +208,7 @@ func (w *applyWorker) seedBegin(op Op) error {
 		return err
 	}
 	w.seed = f
+	n.mon.copies.begin(n.cfg.Node.ID, op.DB, 0, false)
 	return nil
 }
 
@@ -230,6 +232,7 @@ func (w *applyWorker) dropSeed() {
 	w.seed.Close()
 	os.Remove(w.seed.Name())
 	w.seed = nil
+	w.n.mon.copies.end(w.n.cfg.Node.ID, w.name)
 }
 
 func (w *applyWorker) drop(op Op) error {
@@ -258,14 +261,21 @@ func (n *Node) snapshot(op Op) {
 		n.core.SnapshotDone(op.Link, op.DB, 0, 0, storage.ErrNoDatabase)
 		return
 	}
+	var peer string
+	if cl := n.core.links[op.Link]; cl != nil {
+		peer = cl.peer
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		cw := &chunkWriter{n: n, l: l, op: op}
-		lsn, err := db.WriteSnapshot(cw)
+		cw := &chunkWriter{n: n, l: l, op: op, peer: peer}
+		lsn, err := db.WriteSnapshotSized(cw, func(total int64) { n.mon.copies.begin(peer, op.DB, total, true) })
 		if err == nil {
 			err = cw.flush(len(cw.buf))
 		}
+		if err != nil {
+			n.mon.copies.end(peer, op.DB)
+		} // else shown until the follower has installed it (monitor.go)
 		n.post(func() { n.core.SnapshotDone(op.Link, op.DB, lsn, cw.sent, err) })
 	}()
 }
@@ -275,6 +285,7 @@ type chunkWriter struct {
 	n    *Node
 	l    *driverLink
 	op   Op
+	peer string // the follower's id, for the progress (monitor.go)
 	buf  []byte
 	sent int64
 }
@@ -313,6 +324,7 @@ func (w *chunkWriter) flush(k int) error {
 		return errLinkGone
 	}
 	w.sent += int64(k)
+	w.n.noteCopy(w.n.mon.copies.add(w.peer, w.op.DB, int64(k)))
 	w.buf = append(w.buf[:0], w.buf[k:]...)
 	return nil
 }

@@ -143,6 +143,7 @@ type Node struct {
 	start     time.Time
 	syncShown atomic.Value // SyncLevel
 	stats     syncStats
+	mon       monitor // progress of copies and catch-ups (monitor.go)
 	wg        sync.WaitGroup
 	ctx       context.Context
 }

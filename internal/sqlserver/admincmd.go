@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -76,6 +77,18 @@ type adminFilter struct {
 	rest int    // payload bytes of the current packet not yet passed
 	in   []byte // read from the socket, from a packet's header on, not looked at yet
 	out  []byte // looked at (and changed), for the reader
+	// stmtKnown reports whether the connection has a prepared statement
+	// of that id (vitess' PrepareData, read on the connection's
+	// goroutine, which is the reader's); nil until the connection is
+	// handed to the handler.
+	stmtKnown func(id uint32) bool
+	// noBinlog: the handler serves no binary log (guards.go).
+	noBinlog bool
+	// inFile: the client is sending a file (LOAD DATA LOCAL): its packets
+	// count on from the statement's and wrap to 0 after 255, so none is a
+	// command, whatever its sequence number. Set by the statement's
+	// goroutine, read by the one reading the file.
+	inFile atomic.Bool
 }
 
 // walk passes b's bytes until it meets a packet header it cannot pass:
@@ -94,8 +107,11 @@ func (f *adminFilter) walk(b []byte) (n int, stopped bool) {
 			return n, true
 		}
 		size, seq := packetSize(b[n:]), b[n+3]
-		if seq == 0 && (size == 1 || size == 2) {
-			if len(b)-n < 4+size || f.ours(b[n+4:n+4+size]) {
+		if seq == 0 && size >= 1 && size <= maxGuardedBytes && !f.inFile.Load() {
+			if len(b)-n < 5 {
+				return n, true // the command's byte is not here yet
+			}
+			if f.candidate(b[n+4], size) && (len(b)-n < 4+size || f.ours(b[n+4:n+4+size])) {
 				return n, true
 			}
 		}
@@ -126,7 +142,13 @@ func (f *adminFilter) ours(cmd []byte) bool {
 	case len(cmd) <= 2 && cmd[0] == comShutdown:
 		return true
 	}
-	return false
+	return f.guarded(cmd)
+}
+
+// candidate reports whether a command of size bytes starting with cmd
+// may be one answered or changed here, and is looked at whole.
+func (f *adminFilter) candidate(cmd byte, size int) bool {
+	return size <= 2 || f.mayGuard(cmd, size)
 }
 
 // Read is the client's stream for vitess, without the commands answered
@@ -209,6 +231,9 @@ func (c *clientConn) answer(cmd []byte) error {
 		c.admin.query(q)
 	case comShutdown:
 		c.admin.query("SHUTDOWN")
+	default:
+		_, err := c.Write(errPacketAt(1, guardError(cmd)))
+		return err
 	}
 	return nil
 }

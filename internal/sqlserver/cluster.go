@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"sort"
@@ -196,6 +197,9 @@ const errPromotionRefused = 9003
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
 	if fn, ok := liveVariables[strings.ToLower(name)]; ok {
 		return fn(), nil
+	}
+	if strings.EqualFold(name, varLastPosition) {
+		return s.causal.token(), nil // causal.go
 	}
 	if n, ok := s.diagnosticsVariable(name); ok {
 		return n, nil
@@ -527,10 +531,22 @@ func nodesTable(g grants) *clusterTable {
 		col(tn, "STATE", str, false), col(tn, "EPOCH", types.Uint64, false), col(tn, "LAG_BYTES", types.Int64, false),
 		col(tn, "LAG_SECONDS", types.Float64, true), col(tn, "CONNECTED_SINCE", types.Datetime, true),
 		col(tn, "LAST_ERROR", str, false), col(tn, "SYNC", str, true),
+		col(tn, "COPY_BYTES_DONE", types.Int64, true), col(tn, "COPY_BYTES_TOTAL", types.Int64, true), col(tn, "COPY_PERCENT", types.Float64, true),
 	}, rows: func() []sql.Row {
 		n := clusterNode.Load()
 		if n == nil {
 			return nil
+		}
+		byNode := map[string]*copySum{}
+		for _, p := range n.Copies() {
+			k := strings.ToLower(copyRowNode(n, p))
+			s := byNode[k]
+			if s == nil {
+				s = &copySum{}
+				byNode[k] = s
+			}
+			s.done += p.Done
+			s.total += p.Total
 		}
 		var out []sql.Row
 		for _, r := range n.Nodes() {
@@ -544,10 +560,48 @@ func nodesTable(g grants) *clusterTable {
 			if r.Sync != nil {
 				syncv = *r.Sync
 			}
-			out = append(out, sql.Row{r.NodeID, r.Address, r.Role, r.State, r.Epoch, r.LagBytes, lag, since, r.LastError, syncv})
+			var done, total, pct any
+			if s := byNode[strings.ToLower(r.NodeID)]; s != nil {
+				done, total, pct = s.done, s.total, copyPercent(s.done, s.total)
+			}
+			out = append(out, sql.Row{r.NodeID, r.Address, r.Role, r.State, r.Epoch, r.LagBytes, lag, since, r.LastError, syncv, done, total, pct})
 		}
 		return out
 	}}
+}
+
+// copySum is the copies under way of one node, summed over its databases.
+type copySum struct{ done, total int64 }
+
+// copyRowNode is the node whose rows show copy p: the one a seed goes to
+// (or comes to, on a secondary), this node for its catch-up.
+func copyRowNode(n *repl.Node, p repl.CopyProgress) string {
+	if p.Kind == "catchup" {
+		return n.NodeID()
+	}
+	return p.Node
+}
+
+// copyPercent is done of total as a percentage, NULL while total is unknown.
+func copyPercent(done, total int64) any {
+	if total <= 0 {
+		return nil
+	}
+	return math.Round(1000*float64(done)/float64(total)) / 10
+}
+
+// copyColumns are the COPY, COPY_BYTES_DONE, COPY_BYTES_TOTAL and
+// COPY_PERCENT of a row of MIRAJ_REPLICATION: NULL without a copy, and
+// the total NULL while unknown (a secondary is not told the size).
+func copyColumns(p repl.CopyProgress, ok bool) []any {
+	if !ok {
+		return []any{nil, nil, nil, nil}
+	}
+	var total any
+	if p.Total > 0 {
+		total = p.Total
+	}
+	return []any{strings.ToUpper(p.Kind), p.Done, total, copyPercent(p.Done, p.Total)}
 }
 
 func replicationTable(g grants) *clusterTable {
@@ -557,6 +611,8 @@ func replicationTable(g grants) *clusterTable {
 	return &clusterTable{name: tn, grants: g, schema: sql.Schema{
 		col(tn, "NODE_ID", str, false), col(tn, "DATABASE", str, false), col(tn, "BASE_ID", str, false),
 		lsn("SENT_LSN"), lsn("WRITTEN_LSN"), lsn("APPLIED_LSN"), lsn("RETAINED_LSN"), lsn("PRIMARY_LSN"), lsn("SYNCED_LSN"),
+		col(tn, "COPY", str, true), col(tn, "COPY_BYTES_DONE", types.Int64, true), col(tn, "COPY_BYTES_TOTAL", types.Int64, true),
+		col(tn, "COPY_PERCENT", types.Float64, true),
 	}, rows: func() []sql.Row {
 		n := clusterNode.Load()
 		if n == nil {
@@ -568,10 +624,21 @@ func replicationTable(g grants) *clusterTable {
 			}
 			return *p
 		}
+		copies := map[string]repl.CopyProgress{}
+		for _, p := range n.Copies() {
+			copies[strings.ToLower(copyRowNode(n, p))+"\x00"+strings.ToLower(p.Database)] = p
+		}
 		var out []sql.Row
 		for _, r := range n.Replication() {
-			out = append(out, sql.Row{r.NodeID, r.Database, r.BaseID, opt(r.SentLSN), opt(r.WrittenLSN), opt(r.AppliedLSN),
-				opt(r.RetainedLSN), opt(r.PrimaryLSN), opt(r.SyncedLSN)})
+			key := strings.ToLower(r.NodeID) + "\x00" + strings.ToLower(r.Database)
+			p, ok := copies[key]
+			delete(copies, key)
+			out = append(out, append(sql.Row{r.NodeID, r.Database, r.BaseID, opt(r.SentLSN), opt(r.WrittenLSN), opt(r.AppliedLSN),
+				opt(r.RetainedLSN), opt(r.PrimaryLSN), opt(r.SyncedLSN)}, copyColumns(p, ok)...))
+		}
+		// A database received by a copy is not open yet: a row of its own.
+		for _, p := range copies {
+			out = append(out, append(sql.Row{copyRowNode(n, p), p.Database, "", nil, nil, nil, nil, nil, nil}, copyColumns(p, true)...))
 		}
 		return out
 	}}

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"strings"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -19,11 +20,30 @@ import (
 // compiled).
 
 // countCommand counts the statement that text q begins with in its Com_
-// counter, for connection c's session and the server.
-func (h protocolHandler) countCommand(c *mysql.Conn, q string) {
-	if name := comCounter(q); name != "" {
+// counter, for connection c's session and the server, and reports its
+// time since start to the Observer.
+func (h protocolHandler) countCommand(c *mysql.Conn, q string, start time.Time) {
+	name := comCounter(q)
+	if name != "" {
 		h.count(c, name)
 	}
+	h.srv.observeStatement(q, name, start)
+}
+
+// statementKind is the kind a statement's timing is reported under: its
+// Com_ counter, or for the statements go-mysql-server counts itself its
+// first word (select, insert, update, delete, replace, with…); "" for
+// none.
+func statementKind(q, counter string) string {
+	if counter != "" {
+		return counter
+	}
+	w := words{s: q}
+	switch first := strings.ToLower(w.next()); first {
+	case "select", "insert", "update", "delete", "replace", "with", "values", "table", "explain", "describe", "desc":
+		return first
+	}
+	return ""
 }
 
 // count adds one to each status counter named (an empty name is none),

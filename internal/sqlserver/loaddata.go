@@ -50,7 +50,7 @@ func loadData(ctx *sql.Context, n *plan.LoadData, row sql.Row) (sql.RowIter, err
 		if on, ok := v.(int8); !ok || on == 0 {
 			return nil, mysql.NewSQLError(3948, "42000", "Loading local data is disabled; this must be enabled on both the client and server sides")
 		}
-		r, err = ctx.LoadInfile(n.File)
+		r, err = loadLocal(ctx, n.File)
 	} else {
 		if err := checkFileDir(n.File); err != nil {
 			return nil, err
@@ -513,4 +513,35 @@ func (f loadFormat) unescape(v string) string {
 		}
 	}
 	return b.String()
+}
+
+// loadLocal asks the client for its file (LOAD DATA LOCAL). While the file
+// comes, the connection's command filter passes its packets as they are
+// (admincmd.go): their sequence numbers wrap to 0 after 255.
+func loadLocal(ctx *sql.Context, file string) (io.ReadCloser, error) {
+	s := sessionOf(ctx)
+	if s == nil || s.client == nil {
+		return ctx.LoadInfile(file)
+	}
+	f := &s.client.admin
+	f.inFile.Store(true)
+	r, err := ctx.LoadInfile(file)
+	if err != nil {
+		f.inFile.Store(false)
+		return nil, err
+	}
+	return &localFile{ReadCloser: r, f: f}, nil
+}
+
+// localFile is the client's file; closing it (which reads the file to its
+// end) lets the filter look for commands again.
+type localFile struct {
+	io.ReadCloser
+	f *adminFilter
+}
+
+func (l *localFile) Close() error {
+	err := l.ReadCloser.Close()
+	l.f.inFile.Store(false)
+	return err
 }

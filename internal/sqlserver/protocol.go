@@ -93,6 +93,12 @@ type protocolHandler struct {
 func (h protocolHandler) NewConnection(c *mysql.Conn) {
 	h.Handler.NewConnection(c)
 	setStatusFlags(c, globalStatusFlags())
+	if cc := clientOf(c.Conn); cc != nil {
+		// The commands that would make the listener panic (guards.go).
+		cc.admin.stmtKnown = func(id uint32) bool { _, ok := c.PrepareData[id]; return ok }
+		_, serves := any(h).(mysql.BinlogReplicaHandler)
+		cc.admin.noBinlog = !serves
+	}
 }
 
 // statusFlags are the flags of c's session now.
@@ -178,6 +184,12 @@ func (h protocolHandler) okFlags(c *mysql.Conn, r *sqltypes.Result, text bool) {
 }
 
 func (h protocolHandler) ComResetConnection(c *mysql.Conn) error {
+	if h.srv.session(c.ConnectionID) == nil {
+		// Before the first statement there is no session to reset (and
+		// go-mysql-server's handler would dereference the missing one).
+		h.afterCommand(c)
+		return nil
+	}
 	h.srv.readLock.unlock(c.ConnectionID)
 	h.srv.tables.unlock(c.ConnectionID)
 	err := h.Handler.ComResetConnection(c)
@@ -193,7 +205,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		h.srv.session(c.ConnectionID).forgetViewChecks(q) // viewdml.go
 		// Counted once run: the connection's first statement makes its
 		// session.
-		defer h.countCommand(c, q)
+		defer h.countCommand(c, q, h.srv.statementStart())
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
@@ -244,7 +256,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		}
 		h.srv.session(c.ConnectionID).forgetViewChecks(q) // viewdml.go
-		defer h.countCommand(c, q)
+		defer h.countCommand(c, q, h.srv.statementStart())
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
@@ -462,6 +474,11 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 	if sess == nil {
 		return nil // the connection's first statement: nothing before it
 	}
+	if q != "" {
+		if err := sess.readAfter(ctx, q); err != nil { // causal.go
+			return err
+		}
+	}
 	sess.diagnostic = isDiagnosticStatement(q)
 	sess.hints = nil // indexhint.go
 	sess.statementSnapshot()
@@ -621,6 +638,7 @@ func sessionCounter(sess *Session, name string) uint64 {
 }
 
 func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	start := h.srv.statementStart()
 	if err := h.beginStatement(ctx, c, p.PrepareStmt); err != nil {
 		h.afterCommand(c)
 		return h.fixError(c, p.PrepareStmt, err)
@@ -641,6 +659,7 @@ func (h protocolHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *m
 		h.release(adm)
 	}
 	h.count(c, "Com_stmt_execute", comCounter(p.PrepareStmt))
+	h.srv.observeStatement(p.PrepareStmt, comCounter(p.PrepareStmt), start)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
 	return h.fixError(c, p.PrepareStmt, err)

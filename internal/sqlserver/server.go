@@ -46,6 +46,9 @@ type Config struct {
 	AnyFile bool
 	// TLS is the client port's TLS (servertls.go).
 	TLS TLSOptions
+	// Observer, when set, receives the timings of client statements and
+	// commits (observe.go).
+	Observer Observer
 }
 
 // Server is a standalone Miraj server: storage, SQL engine and the MySQL
@@ -144,6 +147,8 @@ func New(cfg Config) (*Server, error) {
 	s.engine.Parser = newParser(s.engine.Parser)
 	registerClusterVariables()
 	registerLockVariables()
+	sql.SystemVariables.AddSystemVariables(causalVariables())
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))
 	registerMirajStatus()
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
@@ -186,6 +191,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
 	sess.mysql = true
+	sess.observer = s.cfg.Observer
 	sess.client = clientOf(conn.Conn)
 	sess.readLock = s.readLock
 	sess.tables = s.tables

@@ -74,8 +74,8 @@ type serverTLS struct {
 	files clienttls.Files
 	// reloading serializes ALTER INSTANCE RELOAD TLS.
 	reloading sync.Mutex
-	// plainRefused and handshakeFailures pace the log.
-	plainRefused, handshakeFailures *hostLog
+	// plainRefused, handshakeFailures and badHandshakes pace the log.
+	plainRefused, handshakeFailures, badHandshakes *hostLog
 }
 
 // newServerTLS loads the certificates of o (or makes the self-signed pair
@@ -87,7 +87,7 @@ func newServerTLS(o TLSOptions, stateDir, bind string, log *slog.Logger) (*serve
 		now = time.Now
 	}
 	t := &serverTLS{log: log, now: now, plainRefused: newHostLog(refusalLogInterval, now),
-		handshakeFailures: newHostLog(refusalLogInterval, now)}
+		handshakeFailures: newHostLog(refusalLogInterval, now), badHandshakes: newHostLog(refusalLogInterval, now)}
 	files := o.Files
 	switch {
 	case o.Disabled:
@@ -173,6 +173,14 @@ func (t *serverTLS) handshakeTimeout() time.Duration {
 func (t *serverTLS) handshakeFailed(peer net.Addr, err error) {
 	if host := clientHost(peer); t.handshakeFailures.allow(host) {
 		t.log.Warn("client connection refused: TLS handshake failed", "host", host, "err", err)
+	}
+}
+
+// badHandshake logs a handshake response refused (handshake.go), once a
+// minute per host.
+func (t *serverTLS) badHandshake(peer net.Addr, err error) {
+	if host := clientHost(peer); t.badHandshakes.allow(host) {
+		t.log.Warn("client connection refused: bad handshake (error 1043)", "host", host, "err", err)
 	}
 }
 

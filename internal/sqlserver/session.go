@@ -20,6 +20,10 @@ import (
 // the storage transactions of its current transaction, one per database.
 type Session struct {
 	*sql.BaseSession
+	// observer times the session's commits (observe.go); nil: none.
+	observer Observer
+	// causal is the session's position token (causal.go).
+	causal causalState
 	// hints are the indexes the hints of the statement last parsed name,
 	// for its analysis to check (indexhint.go).
 	hints []indexHint
@@ -553,6 +557,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		return nil
 	}
 	implicit := !s.GetIgnoreAutoCommit() && s.autocommit()
+	defer s.commitTimer(t.wrote(), implicit)()
 	if t.wrote() {
 		entered, err := s.readLock.enter(ctx, s.ID())
 		if err == nil && s.stmt.Load() == nil {
@@ -606,6 +611,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		s.conflicted = implicit && errors.Is(first, storage.ErrConflict)
 		return toSQLError(first)
 	}
+	s.causal.note(s.engine, commits)
 	return s.waitForSecondaries(ctx, commits)
 }
 

@@ -86,6 +86,9 @@ type connTLS struct {
 	state  atomic.Pointer[tls.ConnectionState]
 	in     []byte // a client packet of the connection phase, for the reader
 	out    []byte // server bytes of the connection phase, until a packet is whole
+	// checked: the client's handshake response was read and checked
+	// (handshake.go).
+	checked bool
 }
 
 // tlsState is the connection's TLS once it is on, or nil.
@@ -197,6 +200,9 @@ func (c *clientConn) readConnPhase(p []byte) (int, error) {
 				continue
 			}
 			t.phase = phaseCommands
+			if err := c.checkHandshake(pkt); err != nil {
+				return 0, err
+			}
 			if t.server.refusesPlain(c.peer, pkt) {
 				// Answered as MySQL answers it, after the handshake
 				// response; EOF keeps vitess from logging a broken
@@ -207,6 +213,9 @@ func (c *clientConn) readConnPhase(p []byte) (int, error) {
 				return 0, io.EOF
 			}
 		case phaseShifted:
+			if err := c.checkHandshake(pkt); err != nil {
+				return 0, err
+			}
 			pkt[3]--
 		}
 		t.in = pkt
@@ -216,6 +225,26 @@ func (c *clientConn) readConnPhase(p []byte) (int, error) {
 		t.in = nil
 	}
 	return n, nil
+}
+
+// checkHandshake checks the client's handshake response, pkt, the first
+// time it is called: one that cannot be read is answered with error 1043
+// and the connection ends (io.EOF, which vitess does not log).
+func (c *clientConn) checkHandshake(pkt []byte) error {
+	t := &c.tls
+	if t.checked {
+		return nil
+	}
+	t.checked = true
+	err := checkHandshakeResponse(pkt[4:])
+	if err == nil {
+		return nil
+	}
+	if t.server != nil {
+		t.server.badHandshake(c.peer, err)
+	}
+	c.writeRaw(errPacketAt(pkt[3]+1, errBadHandshake()))
+	return io.EOF
 }
 
 // readPacket reads one packet whole, and not a byte more: after an SSL

@@ -16,6 +16,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -632,9 +633,16 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 				return true, sess.lockError(ctx, err)
 			}
 		}
-		_, err := w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals})
+		done := sess.commitTimer(true, true)
+		lsn, err := w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals})
 		if errors.Is(err, storage.ErrStale) {
 			continue
+		}
+		if err == nil {
+			done()
+			if sess != nil {
+				sess.causal.noteDB(sess.engine, w.db.Name(), lsn)
+			}
 		}
 		if err != nil {
 			return true, toSQLError(err)
@@ -1084,7 +1092,16 @@ func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars, li
 // redefined).
 func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storage.Table, rows [][]any, given int) (planner bool, err error) {
 	if tx == nil {
-		_, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: rows[0]})
+		sess := sessionOf(ctx)
+		done := sess.commitTimer(true, true)
+		var lsn journal.LSN
+		lsn, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: rows[0]})
+		if err == nil {
+			done()
+			if sess != nil {
+				sess.causal.noteDB(sess.engine, w.db.Name(), lsn)
+			}
+		}
 		if errors.Is(err, storage.ErrStale) {
 			// A row with this key was committed since the snapshot (the
 			// planner reports the duplicate), or the table was redefined.

@@ -327,6 +327,9 @@ type Counts struct {
 	// GroupWaitsMissed counts the group commits that waited for their
 	// group in vain (journal.Log.SyncToGathering).
 	GroupWaitsMissed uint64
+	// GroupSizes: the group commit's fsyncs by how many commits each
+	// made durable.
+	GroupSizes journal.GroupSizes
 }
 
 // Counts sums the counters of the open databases.
@@ -338,6 +341,7 @@ func (e *Engine) Counts() Counts {
 		if db.jrnl != nil {
 			c.Fsyncs += db.jrnl.Fsyncs()
 			c.GroupWaitsMissed += db.jrnl.GroupWaitsMissed()
+			c.GroupSizes.Add(db.jrnl.GroupSizes())
 		}
 	}
 	return c

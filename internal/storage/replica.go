@@ -291,12 +291,38 @@ func (e *Engine) MoveAside(name, dest string) error {
 // WriteSnapshot writes a consistent copy of db (a checkpoint stream) to w
 // and returns the LSN it is taken at. Writers are not stopped.
 func (db *DB) WriteSnapshot(w io.Writer) (journal.LSN, error) {
+	return db.WriteSnapshotSized(w, nil)
+}
+
+// WriteSnapshotSized is WriteSnapshot that first tells size how many bytes
+// the copy will be (a counting pass over the same consistent state, for
+// the progress of a seeding): nil skips the pass.
+func (db *DB) WriteSnapshotSized(w io.Writer, size func(int64)) (journal.LSN, error) {
 	st := db.frozen()
+	if size != nil {
+		var c countingWriter
+		bw := bufio.NewWriterSize(&c, 1<<16)
+		if err := writeCatalog(bw, st.cat, st.lsn); err != nil {
+			return 0, err
+		}
+		if err := bw.Flush(); err != nil {
+			return 0, err
+		}
+		size(c.n)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	if err := writeCatalog(bw, st.cat, st.lsn); err != nil {
 		return 0, err
 	}
 	return st.lsn, bw.Flush()
+}
+
+// countingWriter counts what is written to it, and keeps nothing.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
 }
 
 // InstallSeed replaces (or creates) the database name with the copy read
