@@ -20,6 +20,7 @@ func (c *collector) Describe(chan<- *prometheus.Desc) {}
 var gauges = map[string]bool{
 	"miraj_cluster_sync_degraded_bases": true,
 	"miraj_cluster_sync_secondaries":    true,
+	"miraj_cluster_term":                true, // raft mode
 	"threads_connected":                 true,
 	"threads_running":                   true,
 	"max_used_connections":              true,
