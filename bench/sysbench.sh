@@ -19,6 +19,8 @@
 #   BENCH_PROFILE_DIR=bench/results/profile  where perf.data and the report go
 #   BENCH_MARIADB_BUFFER_POOL=1G  innodb_buffer_pool_size of the private MariaDB
 #   BENCH_KEEP_WORK=0             1 keeps the temp dir (server logs, sysbench logs)
+#   BENCH_MIRAJ_ARGS=""           more miraj-server options (e.g. "--http 127.0.0.1:0"
+#                                 to measure the metrics' cost)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -357,7 +359,8 @@ main() {
 	MIRAJ_BUILT="$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (dirty)')"
 	(cd "$REPO" && go build -o "$WORK/miraj-server" ./cmd/miraj-server)
 
-	start_miraj miraj
+	# shellcheck disable=SC2086 # BENCH_MIRAJ_ARGS: words on purpose
+	start_miraj miraj ${BENCH_MIRAJ_ARGS:-}
 	start_mariadb mariadb
 
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows into Miraj"
