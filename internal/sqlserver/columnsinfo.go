@@ -22,6 +22,8 @@ import (
 //     16383 for a utf8mb4 TEXT).
 //   - EXTRA of a generated column is VIRTUAL GENERATED or STORED GENERATED
 //     (it was empty).
+//   - DATETIME_PRECISION of a TIME(n) column is n, of a TIME column 0, and
+//     COLUMN_TYPE of a TIME column is time (both said 6).
 
 // columnsInfo wraps information_schema.COLUMNS when it is t.
 func columnsInfo(t sql.Table) sql.Table {
@@ -80,6 +82,14 @@ func patchColumns(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 		if c.Type.Type() == sqltypes.Text {
 			if st, ok := c.Type.(sql.StringType); ok {
 				r[8], r[9] = st.MaxByteLength(), st.MaxByteLength()
+			}
+		}
+		if isTimeType(c.Type) {
+			// go-mysql-server said 6 for every TIME; a TIME(n)'s are
+			// its digits, a TIME's 0 (timetype.go).
+			r[12] = timeDigits(c.Type)
+			if fromClient(ctx) && timeDigits(c.Type) == 0 {
+				r[15] = "time"
 			}
 		}
 		if c.Generated != nil {

@@ -273,6 +273,9 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 	if ex, ok := stmt.(*ast.Explain); ok {
 		body = ex.Statement // not walked into by ast.Walk
 	}
+	if ctx != nil && fromClient(ctx) {
+		timeLengths(stmt) // timetype.go
+	}
 	var rollups []*ast.Select
 	var hints []indexHint
 	stray := false

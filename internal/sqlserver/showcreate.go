@@ -27,8 +27,15 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 	}
 	orderForeignKeys(rows)
 	fixes := map[string]func(line string) string{} // by the column line's prefix
+	var plainTimes []string                          // the lines' prefixes of TIME columns
 	for _, col := range n.TargetSchema() {
 		prefix := "  `" + strings.ReplaceAll(col.Name, "`", "``") + "` "
+		if types.IsTimespan(col.Type) {
+			// go-mysql-server's TIME writes itself time(6); a TIME(n) is
+			// Miraj's own type (timetype.go), and this one keeps whole
+			// seconds.
+			plainTimes = append(plainTimes, prefix+"time(6)")
+		}
 		if def := mysqlDefaultClause(ctx, col); def != "" {
 			fixes[prefix] = func(l string) string { return defaultClauseRE.ReplaceAllLiteralString(l, def) }
 			continue
@@ -56,7 +63,7 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 			}
 		}
 	}
-	if len(fixes) > 0 {
+	if len(fixes) > 0 || len(plainTimes) > 0 {
 		for _, r := range rows {
 			if len(r) < 2 {
 				continue
@@ -67,6 +74,12 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 			}
 			lines := strings.Split(stmt, "\n")
 			for i, l := range lines {
+				for _, p := range plainTimes {
+					if strings.HasPrefix(l, p) {
+						l = p[:len(p)-len("(6)")] + l[len(p):]
+						lines[i] = l
+					}
+				}
 				for prefix, fix := range fixes {
 					if strings.HasPrefix(l, prefix) {
 						lines[i] = fix(l)

@@ -36,7 +36,7 @@ func asNumber(e sql.Expression) sql.Expression {
 	}
 	t := e.Type()
 	switch {
-	case types.IsDateType(t), types.IsTimespan(t):
+	case types.IsDateType(t), isTimeType(t):
 		return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.Int64}
 	case types.IsDatetimeType(t) || types.IsTimestampType(t):
 		dt, ok := t.(sql.DatetimeType)

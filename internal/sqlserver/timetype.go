@@ -1,0 +1,230 @@
+package sqlserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// TIME(n): a TIME column with n digits after the seconds (1 to 6).
+// go-mysql-server v0.20 has one TIME type, without digits: it refused
+// TIME(1) to TIME(5) (1105 TIME length not yet supported) and took
+// TIME(6) as TIME, whose values Miraj rounds to whole seconds
+// (timerange.go). Miraj's own type, timeType, is go-mysql-server's TIME
+// with the digits beside it: it rounds a value written into the column
+// to them (half away from zero, as MySQL 8 does), writes the value's text
+// with them, and is kept in the table definition (metaColumn.TimeDigits).
+// A plain TIME (or TIME(0)) column keeps go-mysql-server's type.
+//
+// The digits reach the column so: the parser (timeLengths) drops the
+// length of a TIME column of a CREATE TABLE or ALTER TABLE a client sent,
+// which go-mysql-server's planner would refuse, and before the statement
+// runs (adoptTimeDigits) each TIME column of the planned CREATE TABLE, ADD
+// COLUMN, MODIFY or CHANGE COLUMN gets the digits its text gives it. A
+// CREATE TABLE inside a stored program keeps go-mysql-server's handling
+// (TIME(1) to TIME(5) refused, TIME(6) a TIME).
+
+// maxTimeDigits is the most digits after the seconds a TIME keeps
+// (microseconds), MySQL's limit.
+const maxTimeDigits = 6
+
+// timeType is a TIME(n) column's type, 1 <= digits <= maxTimeDigits.
+type timeType struct {
+	types.TimespanType_
+	digits uint8
+}
+
+var _ types.TimeType = timeType{}
+
+// timeOf returns the type of a TIME column with n digits: go-mysql-server's
+// TIME for 0.
+func timeOf(n int) sql.Type {
+	if n <= 0 {
+		return types.Time
+	}
+	if n > maxTimeDigits {
+		panic(fmt.Sprintf("sqlserver: TIME with %d digits", n))
+	}
+	return timeType{digits: uint8(n)}
+}
+
+// isTimeType reports whether t is a TIME, with or without digits.
+func isTimeType(t sql.Type) bool {
+	if _, ok := t.(timeType); ok {
+		return true
+	}
+	return types.IsTimespan(t)
+}
+
+// timeDigits is the digits after the seconds of TIME type t; 0 for any
+// other type.
+func timeDigits(t sql.Type) int {
+	if tt, ok := t.(timeType); ok {
+		return int(tt.digits)
+	}
+	return 0
+}
+
+// roundTimespan rounds ts to n digits after the seconds, half away from
+// zero; the result stays within ±838:59:59.
+func roundTimespan(ts types.Timespan, n int) types.Timespan {
+	unit := int64(1)
+	for range maxTimeDigits - n {
+		unit *= 10
+	}
+	us := int64(ts)
+	rest := us % unit
+	us -= rest
+	switch {
+	case rest*2 >= unit:
+		us += unit
+	case rest*2 <= -unit:
+		us -= unit
+	}
+	return types.Timespan(max(-maxTimeSeconds*1_000_000, min(maxTimeSeconds*1_000_000, us)))
+}
+
+// timespanText is ts written with n digits after the seconds, as MySQL writes
+// a TIME(n) value ('12:34:56.800' for TIME(3), zeros too).
+func timespanText(ts types.Timespan, n int) string {
+	us := int64(ts)
+	sign := ""
+	if us < 0 {
+		sign, us = "-", -us
+	}
+	secs, frac := us/1_000_000, us%1_000_000
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, secs/3600, secs/60%60, secs%60)
+	if n > 0 {
+		s += "." + fmt.Sprintf("%06d", frac)[:n]
+	}
+	return s
+}
+
+// Convert is TIME's conversion with the value rounded to the digits.
+func (t timeType) Convert(ctx context.Context, v any) (any, sql.ConvertInRange, error) {
+	out, inRange, err := t.TimespanType_.Convert(ctx, v)
+	if ts, ok := out.(types.Timespan); ok && err == nil {
+		return roundTimespan(ts, int(t.digits)), inRange, nil
+	}
+	return out, inRange, err
+}
+
+// SQL writes the value with the type's digits.
+func (t timeType) SQL(_ *sql.Context, dest []byte, v any) (sqltypes.Value, error) {
+	if v == nil {
+		return sqltypes.NULL, nil
+	}
+	ts, err := t.ConvertToTimespan(v)
+	if err != nil {
+		return sqltypes.Value{}, err
+	}
+	n := int(t.digits)
+	return sqltypes.MakeTrusted(sqltypes.Time, []byte(timespanText(roundTimespan(ts, n), n))), nil
+}
+
+func (t timeType) String() string { return fmt.Sprintf("time(%d)", t.digits) }
+
+func (t timeType) Equals(other sql.Type) bool {
+	o, ok := other.(timeType)
+	return ok && o.digits == t.digits
+}
+
+func (t timeType) Promote() sql.Type { return t }
+
+// timeLengths drops the length of each TIME column of CREATE TABLE or
+// ALTER TABLE statement stmt (go-mysql-server refuses TIME(1) to TIME(5)
+// and takes TIME(6) as TIME); adoptTimeDigits gives the columns their
+// digits back from the statement's text. A length beyond 6 is left for
+// go-mysql-server to refuse.
+func timeLengths(stmt sqlparser.Statement) {
+	for _, cd := range timeColumns(stmt) {
+		if n, ok := timeLength(cd.Type); ok && n <= maxTimeDigits {
+			cd.Type.Length = nil
+		}
+	}
+}
+
+// timeColumns returns the TIME column definitions of CREATE TABLE or
+// ALTER TABLE statement stmt (its table's columns, and its ADD, MODIFY and
+// CHANGE COLUMN); nil for any other statement.
+func timeColumns(stmt sqlparser.Statement) []*sqlparser.ColumnDefinition {
+	var ddls []*sqlparser.DDL
+	switch s := stmt.(type) {
+	case *sqlparser.DDL:
+		ddls = []*sqlparser.DDL{s}
+	case *sqlparser.AlterTable:
+		ddls = s.Statements
+	}
+	var out []*sqlparser.ColumnDefinition
+	for _, ddl := range ddls {
+		if ddl == nil || ddl.TableSpec == nil {
+			continue
+		}
+		for _, cd := range ddl.TableSpec.Columns {
+			if cd != nil && strings.EqualFold(cd.Type.Type, "time") {
+				out = append(out, cd)
+			}
+		}
+	}
+	return out
+}
+
+// timeLength is the digits a TIME column type names; false when it names
+// none.
+func timeLength(ct sqlparser.ColumnType) (int, bool) {
+	if ct.Length == nil {
+		return 0, false
+	}
+	var n int
+	if _, err := fmt.Sscan(string(ct.Length.Val), &n); err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// timeDigitsOf returns, for the statement text q (a CREATE TABLE or ALTER
+// TABLE), the digits of each TIME column it defines, by lower-case name;
+// nil when q is no such statement.
+func timeDigitsOf(ctx *sql.Context, q string) map[string]int {
+	// The server's parser reads the text as the statement was read
+	// (versioned comments, modifiers); without a session it keeps the
+	// lengths.
+	stmt, _, err := sql.GlobalParser.ParseOneWithOptions(context.WithoutCancel(ctx), q, sql.LoadSqlMode(ctx).ParserOptions())
+	if err != nil {
+		return nil
+	}
+	cols := timeColumns(stmt)
+	if len(cols) == 0 {
+		return nil
+	}
+	out := make(map[string]int, len(cols))
+	for _, cd := range cols {
+		n, _ := timeLength(cd.Type)
+		out[strings.ToLower(cd.Name.String())] = n
+	}
+	return out
+}
+
+// adoptTimeDigits gives each TIME column of cols the digits the statement
+// ctx runs names for it (timeDigitsOf).
+func adoptTimeDigits(ctx *sql.Context, cols ...*sql.Column) {
+	var digits map[string]int
+	for _, c := range cols {
+		if c == nil || !isTimeType(c.Type) {
+			continue
+		}
+		if digits == nil {
+			if digits = timeDigitsOf(ctx, ctx.Query()); digits == nil {
+				return
+			}
+		}
+		if n, ok := digits[strings.ToLower(c.Name)]; ok && n <= maxTimeDigits {
+			c.Type = timeOf(n)
+		}
+	}
+}
