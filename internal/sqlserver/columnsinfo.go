@@ -88,6 +88,11 @@ func patchColumns(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 			// go-mysql-server said 6 for every TIME; a TIME(n)'s are
 			// its digits, a TIME's 0 (timetype.go).
 			r[12] = timeDigits(c.Type)
+			if n := timeDigits(c.Type); n > 0 && r[5] != nil {
+				if d, ok := timeDefaultText(c.Default, n); ok {
+					r[5] = strings.Trim(d, "'")
+				}
+			}
 			if fromClient(ctx) && timeDigits(c.Type) == 0 {
 				r[15] = "time"
 			}

@@ -112,6 +112,9 @@ func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, 
 		if n := timeDigits(c.Type); n > 0 {
 			// go-mysql-server reads "time(n)" for n < 6 as an error.
 			mc.Type, mc.TimeDigits = "time", n
+			if d, ok := timeDefaultText(c.Default, n); ok {
+				mc.Default = d
+			}
 		}
 		if c.AutoIncrement {
 			def.AutoCol = i

@@ -94,7 +94,7 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 
 // defaultClauseRE is the literal DEFAULT clause of a column line written
 // by go-mysql-server: a quoted number.
-var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.]+'`)
+var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.:]+'`) // a number, or a time (TIME(n))
 
 // mysqlDefaultClause is MySQL's DEFAULT clause of a column whose literal
 // default go-mysql-server writes otherwise: an ENUM's or SET's value, where
@@ -102,6 +102,12 @@ var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.]+'`)
 // ('1.50', where it writes '1.5'). "" for the other columns.
 func mysqlDefaultClause(ctx *sql.Context, col *sql.Column) string {
 	d := col.Default
+	if n := timeDigits(col.Type); n > 0 {
+		// With the column's digits (go-mysql-server wrote six).
+		if text, ok := timeDefaultText(d, n); ok {
+			return "DEFAULT " + text
+		}
+	}
 	if d == nil || !d.IsLiteral() {
 		return ""
 	}

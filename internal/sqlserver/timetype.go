@@ -3,10 +3,13 @@ package sqlserver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -136,17 +139,121 @@ func (t timeType) Equals(other sql.Type) bool {
 
 func (t timeType) Promote() sql.Type { return t }
 
+// timeDefaultText is the text a TIME(n) column's literal default d is
+// kept as: quoted, with the column's digits ('00:00:01.500'), as MySQL
+// shows it. go-mysql-server turns the literal into a time value whose
+// text (00:00:01.500000) would not be read back as a literal. False for
+// a default that is no literal time.
+func timeDefaultText(d *sql.ColumnDefaultValue, n int) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	var v any
+	if lit, ok := d.Expr.(*expression.Literal); ok {
+		v = lit.Value()
+	} else if d.IsLiteral() {
+		// A resolved default: its literal, converted to the column's type.
+		var err error
+		if v, err = d.Eval(sql.NewEmptyContext(), nil); err != nil {
+			return "", false
+		}
+	}
+	if v == nil {
+		return "", false
+	}
+	ts, err := types.Time.ConvertToTimespan(v)
+	if err != nil {
+		return "", false
+	}
+	return "'" + timespanText(roundTimespan(ts, n), n) + "'", true
+}
+
 // timeLengths drops the length of each TIME column of CREATE TABLE or
-// ALTER TABLE statement stmt (go-mysql-server refuses TIME(1) to TIME(5)
-// and takes TIME(6) as TIME); adoptTimeDigits gives the columns their
-// digits back from the statement's text. A length beyond 6 is left for
-// go-mysql-server to refuse.
-func timeLengths(stmt sqlparser.Statement) {
-	for _, cd := range timeColumns(stmt) {
+// ALTER TABLE statement stmt, which ctx runs for a client
+// (go-mysql-server refuses TIME(1) to TIME(5) and takes TIME(6) as
+// TIME); adoptTimeDigits gives the columns their digits back from the
+// statement's text. A length beyond 6 is left for go-mysql-server to
+// refuse. Where the digits would be lost, TIME(n) is refused (1235): a
+// statement whose text is not the one the client sent (PREPARE … FROM:
+// EXECUTE's text names no column), and a CREATE or ALTER TABLE in the
+// body of a stored program.
+func timeLengths(ctx *sql.Context, stmt sqlparser.Statement) error {
+	cols := timeColumns(stmt)
+	digits := false
+	for _, cd := range cols {
+		if n, ok := timeLength(cd.Type); ok && n >= 1 && n <= maxTimeDigits {
+			digits = true
+		}
+	}
+	if digits && timeDigitsOf(ctx, ctx.Query()) == nil {
+		return errTimeDigits("in a prepared statement")
+	}
+	if storedProgram(stmt) && nestedTimeDigits(reflect.ValueOf(stmt), 0) {
+		return errTimeDigits("in a stored program")
+	}
+	for _, cd := range cols {
 		if n, ok := timeLength(cd.Type); ok && n <= maxTimeDigits {
 			cd.Type.Length = nil
 		}
 	}
+	return nil
+}
+
+// storedProgram reports whether stmt creates a procedure, trigger or
+// event, whose body may create or alter a table.
+func storedProgram(stmt sqlparser.Statement) bool {
+	ddl, ok := stmt.(*sqlparser.DDL)
+	return ok && (ddl.ProcedureSpec != nil || ddl.TriggerSpec != nil || ddl.EventSpec != nil)
+}
+
+// maxASTDepth bounds nestedTimeDigits' descent: a stored program's body
+// is far shallower, and the bound keeps a cycle from running away.
+const maxASTDepth = 200
+
+// nestedTimeDigits reports whether v, a statement's syntax tree or part
+// of it, holds a CREATE or ALTER TABLE with a TIME(n) column, n >= 1,
+// below its top (a stored program's body: IF, loops and blocks nest its
+// statements in many node types, which sqlparser.Walk does not enter).
+func nestedTimeDigits(v reflect.Value, depth int) bool {
+	if depth > maxASTDepth {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return false
+		}
+		if depth > 0 && v.CanInterface() {
+			if st, ok := v.Interface().(sqlparser.Statement); ok {
+				for _, cd := range timeColumns(st) {
+					if n, ok := timeLength(cd.Type); ok && n >= 1 {
+						return true
+					}
+				}
+			}
+		}
+		return nestedTimeDigits(v.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && nestedTimeDigits(v.Field(i), depth+1) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if nestedTimeDigits(v.Index(i), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errTimeDigits is the error for a TIME(n) column Miraj does not make
+// where: 1235, as MySQL says what it does not support.
+func errTimeDigits(where string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
+		"This version of MySQL doesn't yet support 'TIME(n) columns %s: Miraj keeps their digits only in a CREATE or ALTER TABLE sent as it is'", where)
 }
 
 // timeColumns returns the TIME column definitions of CREATE TABLE or

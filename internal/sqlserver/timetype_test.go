@@ -78,7 +78,39 @@ func TestTimeDigits(t *testing.T) {
 	check("SELECT COLUMN_NAME, COLUMN_TYPE, DATETIME_PRECISION FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'p' AND DATA_TYPE = 'time' ORDER BY ORDINAL_POSITION",
 		"e|time(2)|2", "a|time|0", "b|time(6)|6", "c|time(3)|3", "d|time(1)|1", "z|time(4)|4")
 
-	// A length beyond 6 is still refused.
+	// Defaults keep the column's digits, and a copy of the table (LIKE,
+	// AS SELECT) its types and defaults.
+	exec("CREATE TABLE p.dft (id INT PRIMARY KEY, c TIME(3) DEFAULT '00:00:01.5', d TIME(1) NOT NULL DEFAULT '10:00:00.25')")
+	exec("INSERT INTO p.dft (id) VALUES (1)")
+	exec("CREATE TABLE p.dlike LIKE p.dft")
+	exec("CREATE TABLE p.dsel AS SELECT * FROM p.dft")
+	for _, tbl := range []string{"dft", "dlike", "dsel"} {
+		r, err = query(t, db, "SHOW CREATE TABLE p."+tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"`c` time(3) DEFAULT '00:00:01.500'", "`d` time(1) NOT NULL DEFAULT '10:00:00.3'"} {
+			if !strings.Contains(r.rows[0], want) {
+				t.Errorf("SHOW CREATE TABLE %s lacks %q:\n%s", tbl, want, r.rows[0])
+			}
+		}
+	}
+	check("SELECT * FROM p.dsel", "1|00:00:01.500|10:00:00.3")
+	check("SELECT COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'p' AND TABLE_NAME = 'dft' AND COLUMN_NAME = 'c'", "00:00:01.500")
+
+	// Where the digits would be lost, TIME(n) is refused (1235); a length
+	// beyond 6 is refused as before.
+	for _, q := range []string{
+		"PREPARE s FROM 'CREATE TABLE p.prep (c TIME(3))'",
+		"CREATE PROCEDURE p.pr() BEGIN CREATE TABLE p.inproc (c TIME(6)); END",
+		"CREATE PROCEDURE p.pr() BEGIN IF 1 THEN ALTER TABLE p.t ADD COLUMN f TIME(2); END IF; END",
+	} {
+		_, err := db.Exec(q)
+		if me, ok := err.(*mysql.MySQLError); !ok || me.Number != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	exec("CREATE PROCEDURE p.pr() BEGIN CREATE TABLE p.inproc (c TIME); END")
 	if _, err := db.Exec("CREATE TABLE p.bad (tm TIME(7))"); err == nil {
 		t.Error("TIME(7) was taken")
 	}
