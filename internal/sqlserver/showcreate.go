@@ -27,7 +27,7 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 	}
 	orderForeignKeys(rows)
 	fixes := map[string]func(line string) string{} // by the column line's prefix
-	var plainTimes []string                          // the lines' prefixes of TIME columns
+	var plainTimes []string                        // the lines' prefixes of TIME columns
 	for _, col := range n.TargetSchema() {
 		prefix := "  `" + strings.ReplaceAll(col.Name, "`", "``") + "` "
 		if types.IsTimespan(col.Type) {
@@ -170,12 +170,21 @@ func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row, mdb *mysql_
 		defaultCol = 5
 		fullColumns(ctx, n, rows, mdb)
 	}
+	plainTimes := map[string]bool{} // TIME columns, by name: go-mysql-server writes them time(6)
+	for _, col := range n.TargetSchema() {
+		if types.IsTimespan(col.Type) {
+			plainTimes[col.Name] = true
+		}
+	}
 	for _, r := range rows {
 		if len(r) <= defaultCol {
 			continue
 		}
 		if t, ok := r[typeCol].(string); ok {
 			r[typeCol] = collateRE.ReplaceAllString(t, "")
+			if name, _ := r[0].(string); plainTimes[name] && t == "time(6)" {
+				r[typeCol] = "time"
+			}
 		}
 		if d, ok := r[defaultCol].(string); ok && len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' {
 			r[defaultCol] = strings.ReplaceAll(d[1:len(d)-1], "''", "'")

@@ -172,8 +172,7 @@ func timeDefaultText(d *sql.ColumnDefaultValue, n int) (string, bool) {
 // ALTER TABLE statement stmt, which ctx runs for a client
 // (go-mysql-server refuses TIME(1) to TIME(5) and takes TIME(6) as
 // TIME); adoptTimeDigits gives the columns their digits back from the
-// statement's text. A length beyond 6 is left for go-mysql-server to
-// refuse. Where the digits would be lost, TIME(n) is refused (1235): a
+// statement's text. A length beyond 6 is 1426. Where the digits would be lost, TIME(n) is refused (1235): a
 // statement whose text is not the one the client sent (PREPARE … FROM:
 // EXECUTE's text names no column), and a CREATE or ALTER TABLE in the
 // body of a stored program.
@@ -192,7 +191,13 @@ func timeLengths(ctx *sql.Context, stmt sqlparser.Statement) error {
 		return errTimeDigits("in a stored program")
 	}
 	for _, cd := range cols {
-		if n, ok := timeLength(cd.Type); ok && n <= maxTimeDigits {
+		n, ok := timeLength(cd.Type)
+		if ok && n > maxTimeDigits {
+			// go-mysql-server said 1105 (TIME only supports a length from
+			// 0 to 6); MySQL 8's error and text.
+			return mysql.NewSQLError(1426, "42000", "Too-big precision %d specified for '%s'. Maximum is %d.", n, cd.Name.String(), maxTimeDigits)
+		}
+		if ok {
 			cd.Type.Length = nil
 		}
 	}
