@@ -55,7 +55,17 @@ func TestTimeDigits(t *testing.T) {
 	check("SELECT id FROM p.t WHERE c > '12:34:56.789' AND d < 0", "1")
 	check("SELECT id FROM p.t ORDER BY d", "1", "2")
 
-	r, err := query(t, db, "SELECT a, b, c, d, e, z FROM p.t WHERE id = 1")
+	// The binary protocol (a statement with a parameter) sends the same
+	// digits: go-sql-driver writes a binary TIME with its column's decimals.
+	r, err := query(t, db, "SELECT c, d, z FROM p.t WHERE id > ? ORDER BY id", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(r.rows, "\n"), "12:34:56.790|-12:34:56.8|00:00:01.0000\n01:02:03.457|10:00:00.0|00:00:01.0001"; got != want {
+		t.Errorf("binary protocol:\n got %s\nwant %s", got, want)
+	}
+
+	r, err = query(t, db, "SELECT a, b, c, d, e, z FROM p.t WHERE id = 1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +107,15 @@ func TestTimeDigits(t *testing.T) {
 	}
 	check("SELECT * FROM p.dsel", "1|00:00:01.500|10:00:00.3")
 	check("SELECT COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'p' AND TABLE_NAME = 'dft' AND COLUMN_NAME = 'c'", "00:00:01.500")
+
+	// ALTER … MODIFY rounds the rows to the new digits, to whole seconds
+	// for a TIME.
+	exec("CREATE TABLE p.m (id INT PRIMARY KEY, c TIME(3))")
+	exec("INSERT INTO p.m VALUES (1, '12:34:56.789'), (2, '-00:00:00.05')")
+	exec("ALTER TABLE p.m MODIFY c TIME(1)")
+	check("SELECT c FROM p.m ORDER BY id", "12:34:56.8", "-00:00:00.1")
+	exec("ALTER TABLE p.m MODIFY c TIME")
+	check("SELECT c FROM p.m ORDER BY id", "12:34:57", "00:00:00")
 
 	// Where the digits would be lost, TIME(n) is refused (1235); a length
 	// beyond 6 is 1426.
