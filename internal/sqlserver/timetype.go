@@ -28,9 +28,13 @@ import (
 // length of a TIME column of a CREATE TABLE or ALTER TABLE a client sent,
 // which go-mysql-server's planner would refuse, and before the statement
 // runs (adoptTimeDigits) each TIME column of the planned CREATE TABLE, ADD
-// COLUMN, MODIFY or CHANGE COLUMN gets the digits its text gives it. A
-// CREATE TABLE inside a stored program keeps go-mysql-server's handling
-// (TIME(1) to TIME(5) refused, TIME(6) a TIME).
+// COLUMN, MODIFY or CHANGE COLUMN gets the digits its text gives it.
+// Where the text is not at hand (PREPARE … FROM, a stored program's body)
+// TIME(n) is refused (1235) rather than taken without its digits.
+//
+// Only client sessions see this: go-mysql-server's engine suites keep
+// its own TIME (a TIME(6) that shows itself so), and so does a session
+// without a client.
 
 // maxTimeDigits is the most digits after the seconds a TIME keeps
 // (microseconds), MySQL's limit.
