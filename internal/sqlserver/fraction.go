@@ -61,9 +61,9 @@ func withFraction(s string, n int) (string, bool) {
 	return s[:dot+1+n], true
 }
 
-// timestampDigits puts into fields the digits of each TIMESTAMP(n) table
-// column, which go-mysql-server's result columns leave at 0 (it counts
-// them for DATETIME only): clients read a binary TIMESTAMP's fraction only
+// timestampDigits puts into fields the digits of each TIMESTAMP(n) and
+// TIME(n) table column, which go-mysql-server's result columns leave at 0
+// (it counts them for DATETIME only): clients read a binary TIMESTAMP's fraction only
 // up to the column's digits (go-sql-driver wrote '10:00:00' for
 // '10:00:00.500'), and padFractions writes a text value's. The digits are
 // the column's in the catalog the connection's session sees; a column it
@@ -71,7 +71,7 @@ func withFraction(s string, n int) (string, bool) {
 // result are shared by its batches: the first fixes them for the rest.
 func (h protocolHandler) timestampDigits(c *mysql.Conn, fields []*querypb.Field) {
 	for _, f := range fields {
-		if f.Type != querypb.Type_TIMESTAMP || f.Decimals != 0 || f.OrgTable == "" || f.Database == "" {
+		if (f.Type != querypb.Type_TIMESTAMP && f.Type != querypb.Type_TIME) || f.Decimals != 0 || f.OrgTable == "" || f.Database == "" {
 			continue
 		}
 		if n := h.srv.columnDigits(c.ConnectionID, f.Database, f.OrgTable, f.OrgName); n > 0 {
@@ -80,7 +80,7 @@ func (h protocolHandler) timestampDigits(c *mysql.Conn, fields []*querypb.Field)
 	}
 }
 
-// columnDigits is the fractional digits of a DATETIME or TIMESTAMP column
+// columnDigits is the fractional digits of a DATETIME, TIMESTAMP or TIME column
 // as connection id's session sees it; 0 when there is no such column.
 func (s *Server) columnDigits(id uint32, database, table, column string) int {
 	sess := s.session(id)
@@ -103,5 +103,5 @@ func (s *Server) columnDigits(id uint32, database, table, column string) int {
 	if dt, ok := ti.schema.Schema[i].Type.(sql.DatetimeType); ok {
 		return dt.Precision()
 	}
-	return 0
+	return timeDigits(ti.schema.Schema[i].Type)
 }

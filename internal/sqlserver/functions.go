@@ -96,9 +96,9 @@ func timestampEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error
 func addTimeType(args []sql.Expression) sql.Type {
 	t := args[0].Type()
 	switch {
-	case types.IsTime(t) && !types.IsTimespan(t):
+	case types.IsTime(t) && !isTimeType(t):
 		return types.DatetimeMaxPrecision
-	case types.IsTimespan(t):
+	case isTimeType(t):
 		return types.Time
 	}
 	return types.LongText
@@ -117,7 +117,7 @@ func addTimeEval(sign int64) func(ctx *sql.Context, args []sql.Expression, vals 
 		delta := sign * int64(d.(types.Timespan))
 		frac := hasFraction(vals[0]) || hasFraction(vals[1])
 		t0 := args[0].Type()
-		isDatetime := types.IsTime(t0) && !types.IsTimespan(t0)
+		isDatetime := types.IsTime(t0) && !isTimeType(t0)
 		if s, ok := vals[0].(string); ok && strings.Contains(strings.TrimSpace(s), "-") && strings.Count(s, ":") > 0 && strings.Contains(strings.TrimSpace(s), " ") {
 			isDatetime = true
 		}

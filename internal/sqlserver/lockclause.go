@@ -317,6 +317,9 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		}
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			noteDatabaseCharset(s, stmt)
+			if err := timeLengths(ctx, stmt); err != nil { // timetype.go
+				return nil, err
+			}
 			acceptCheckOption(stmt)
 			qualifyFunctionCalls(stmt)                                       // storedfunc.go
 			checks, err := rewriteViewDML(s, ctx.GetCurrentDatabase(), stmt) // viewdml.go

@@ -143,7 +143,7 @@ func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.Row
 		if isNumericColumn(c.Type) {
 			cols = append(cols, i)
 		}
-		if types.IsTimespan(c.Type) {
+		if isTimeType(c.Type) {
 			times = append(times, i)
 		}
 		if zeroDates && types.IsTime(c.Type) {
@@ -204,7 +204,7 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 		if v == nil {
 			continue
 		}
-		nv, changed, err := timeWritten(ctx, it.sch[i].Name, v, it.tally.records, it.refuse)
+		nv, changed, err := timeWritten(ctx, it.sch[i].Name, timeDigits(it.sch[i].Type), v, it.tally.records, it.refuse)
 		if err != nil {
 			return nil, err
 		}
@@ -273,8 +273,8 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 		if zeroDates && types.IsTime(gf.Type()) {
 			value, checked = &checkedAssign{Expression: value, check: zeroDateCheck(col, refuse), at: at}, true
 		}
-		if types.IsTimespan(gf.Type()) {
-			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: timeCheck(gf.Name(), refuse), at: at}), transform.NewTree, nil
+		if isTimeType(gf.Type()) {
+			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: timeCheck(gf.Name(), timeDigits(gf.Type()), refuse), at: at}), transform.NewTree, nil
 		}
 		if refuse && listedColumn(gf.Type()) {
 			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: listedCheck(col), at: at}), transform.NewTree, nil

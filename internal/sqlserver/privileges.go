@@ -308,6 +308,17 @@ func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter
 			if err := checkTableOptions(ctx, ctx.Query(), n.Name()); err != nil {
 				return nil, err
 			}
+			adoptTimeDigits(ctx, n.PkSchema().Schema...) // timetype.go
+		}
+		return nil, nil
+	case *plan.AddColumn:
+		if fromClient(ctx) {
+			adoptTimeDigits(ctx, n.Column())
+		}
+		return nil, nil
+	case *plan.ModifyColumn:
+		if fromClient(ctx) {
+			adoptTimeDigits(ctx, n.NewColumn())
 		}
 		return nil, nil
 	case *plan.Limit:

@@ -622,7 +622,7 @@ func (r *routineRun) bindAs(ctx *sql.Context, stmt ast.SQLNode, typed bool) {
 // string compared as text ('100.50' < '20.00'), computed as a DOUBLE and
 // sent as text.
 func typedVariable(t sql.Type) bool {
-	return t != nil && (types.IsDecimal(t) || types.IsTime(t) || types.IsTimespan(t))
+	return t != nil && (types.IsDecimal(t) || types.IsTime(t) || isTimeType(t))
 }
 
 // renamedCol is a column reference bind renamed to a user variable, and
@@ -698,7 +698,7 @@ func castTo(e ast.Expr, t sql.Type) ast.Expr {
 		ct = &ast.ConvertType{Type: "decimal", Length: ast.NewIntVal([]byte(fmt.Sprint(dt.Precision()))), Scale: ast.NewIntVal([]byte(fmt.Sprint(dt.Scale())))}
 	case types.IsDateType(t):
 		ct.Type = "date"
-	case types.IsTimespan(t):
+	case isTimeType(t):
 		ct.Type = "time"
 	case types.IsTime(t):
 		ct.Type = "datetime"

@@ -41,6 +41,12 @@ type metaColumn struct {
 	Virtual       bool   `json:"virtual,omitempty"`
 	Comment       string `json:"comment,omitempty"`
 	Extra         string `json:"extra,omitempty"`
+	// TimeDigits is a TIME(n) column's n (1 to 6; Type is then "time"):
+	// go-mysql-server's TIME type has no digits (timetype.go). 0 for a
+	// TIME column and for every other type; a definition written before
+	// TIME(n) has none, and its TIME columns, written TIME(6) or TIME,
+	// kept whole seconds.
+	TimeDigits int `json:"time_digits,omitempty"`
 }
 
 type metaIndex struct {
@@ -102,6 +108,13 @@ func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, 
 			Virtual: c.Virtual, Comment: c.Comment, Extra: c.Extra}
 		if c.Generated != nil {
 			mc.Generated = c.Generated.String()
+		}
+		if n := timeDigits(c.Type); n > 0 {
+			// go-mysql-server reads "time(n)" for n < 6 as an error.
+			mc.Type, mc.TimeDigits = "time", n
+			if d, ok := timeDefaultText(c.Default, n); ok {
+				mc.Default = d
+			}
 		}
 		if c.AutoIncrement {
 			def.AutoCol = i
@@ -175,6 +188,12 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 			return nil, fmt.Errorf("table %s: column %s: type %q: %w", def.Name, mc.Name, mc.Type, err)
 		}
 		typ = withOmittedCollation(typ)
+		if mc.TimeDigits > 0 {
+			if !types.IsTimespan(typ) || mc.TimeDigits > maxTimeDigits {
+				return nil, fmt.Errorf("table %s: column %s: %d digits for type %q", def.Name, mc.Name, mc.TimeDigits, mc.Type)
+			}
+			typ = timeOf(mc.TimeDigits)
+		}
 		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
 			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
 		// A literal default is resolved once here; an expression stays

@@ -27,8 +27,15 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 	}
 	orderForeignKeys(rows)
 	fixes := map[string]func(line string) string{} // by the column line's prefix
+	var plainTimes []string                        // the lines' prefixes of TIME columns
 	for _, col := range n.TargetSchema() {
 		prefix := "  `" + strings.ReplaceAll(col.Name, "`", "``") + "` "
+		if types.IsTimespan(col.Type) {
+			// go-mysql-server's TIME writes itself time(6); a TIME(n) is
+			// Miraj's own type (timetype.go), and this one keeps whole
+			// seconds.
+			plainTimes = append(plainTimes, prefix+"time(6)")
+		}
 		if def := mysqlDefaultClause(ctx, col); def != "" {
 			fixes[prefix] = func(l string) string { return defaultClauseRE.ReplaceAllLiteralString(l, def) }
 			continue
@@ -56,7 +63,7 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 			}
 		}
 	}
-	if len(fixes) > 0 {
+	if len(fixes) > 0 || len(plainTimes) > 0 {
 		for _, r := range rows {
 			if len(r) < 2 {
 				continue
@@ -67,6 +74,12 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 			}
 			lines := strings.Split(stmt, "\n")
 			for i, l := range lines {
+				for _, p := range plainTimes {
+					if strings.HasPrefix(l, p) {
+						l = p[:len(p)-len("(6)")] + l[len(p):]
+						lines[i] = l
+					}
+				}
 				for prefix, fix := range fixes {
 					if strings.HasPrefix(l, prefix) {
 						lines[i] = fix(l)
@@ -81,7 +94,7 @@ func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sq
 
 // defaultClauseRE is the literal DEFAULT clause of a column line written
 // by go-mysql-server: a quoted number.
-var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.]+'`)
+var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.:]+'`) // a number, or a time (TIME(n))
 
 // mysqlDefaultClause is MySQL's DEFAULT clause of a column whose literal
 // default go-mysql-server writes otherwise: an ENUM's or SET's value, where
@@ -89,6 +102,12 @@ var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.]+'`)
 // ('1.50', where it writes '1.5'). "" for the other columns.
 func mysqlDefaultClause(ctx *sql.Context, col *sql.Column) string {
 	d := col.Default
+	if n := timeDigits(col.Type); n > 0 {
+		// With the column's digits (go-mysql-server wrote six).
+		if text, ok := timeDefaultText(d, n); ok {
+			return "DEFAULT " + text
+		}
+	}
 	if d == nil || !d.IsLiteral() {
 		return ""
 	}
@@ -151,12 +170,21 @@ func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row, mdb *mysql_
 		defaultCol = 5
 		fullColumns(ctx, n, rows, mdb)
 	}
+	plainTimes := map[string]bool{} // TIME columns, by name: go-mysql-server writes them time(6)
+	for _, col := range n.TargetSchema() {
+		if types.IsTimespan(col.Type) {
+			plainTimes[col.Name] = true
+		}
+	}
 	for _, r := range rows {
 		if len(r) <= defaultCol {
 			continue
 		}
 		if t, ok := r[typeCol].(string); ok {
 			r[typeCol] = collateRE.ReplaceAllString(t, "")
+			if name, _ := r[0].(string); plainTimes[name] && t == "time(6)" {
+				r[typeCol] = "time"
+			}
 		}
 		if d, ok := r[defaultCol].(string); ok && len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' {
 			r[defaultCol] = strings.ReplaceAll(d[1:len(d)-1], "''", "'")

@@ -618,6 +618,10 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 				// Convert clamps an out-of-range number; MySQL refuses the ALTER.
 				return nil, sql.ErrValueOutOfRange.New(fmt.Sprint(v), col.Type.String())
 			}
+			if ts, ok := conv.(types.Timespan); ok && isTimeType(col.Type) {
+				// To the column's digits (a TIME's are 0: timetype.go).
+				conv = roundTimespan(ts, timeDigits(col.Type))
+			}
 			v = conv
 		} else if !col.Nullable {
 			return nil, sql.ErrInsertIntoNonNullableProvidedNull.New(col.Name)

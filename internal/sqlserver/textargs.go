@@ -102,7 +102,7 @@ func withTextArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
 // readAsText reports whether a value of type t is read as text by a
 // string function in MySQL but not in go-mysql-server.
 func readAsText(t sql.Type) bool {
-	return types.IsEnum(t) || types.IsSet(t) || types.IsTime(t) || types.IsTimespan(t)
+	return types.IsEnum(t) || types.IsSet(t) || types.IsTime(t) || isTimeType(t)
 }
 
 // textOf is an ENUM, SET or date value as its text.

@@ -36,7 +36,11 @@ func asNumber(e sql.Expression) sql.Expression {
 	}
 	t := e.Type()
 	switch {
-	case types.IsDateType(t), types.IsTimespan(t):
+	case timeDigits(t) > 0:
+		// A TIME(n): hhmmss with its n digits of fraction.
+		p := timeDigits(t)
+		return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDecimalType(uint8(7+p), uint8(p))}
+	case types.IsDateType(t), isTimeType(t):
 		return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.Int64}
 	case types.IsDatetimeType(t) || types.IsTimestampType(t):
 		dt, ok := t.(sql.DatetimeType)
@@ -77,6 +81,13 @@ func (n *temporalNumber) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		s := us / 1000000
 		hms := s/3600*10000 + s/60%60*100 + s%60
+		if dt, ok := n.typ.(sql.DecimalType); ok {
+			d := decimal.NewFromInt(hms).Add(decimal.New(us%1000000, -6).Truncate(int32(dt.Scale())))
+			if neg {
+				d = d.Neg()
+			}
+			return d, nil
+		}
 		if neg {
 			hms = -hms
 		}

@@ -137,10 +137,10 @@ func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, 
 
 // timeWritten is what goes into TIME column col for v, written at row
 // at: the end of the range or an error for a time beyond it (timeBeyond),
-// the hours of one written with days (timeDaysText), whole seconds for
-// one with a fraction (timeRounded); changed is false when v goes as it
-// is.
-func timeWritten(ctx *sql.Context, col string, v any, at int, refuse bool) (nv any, changed bool, err error) {
+// the hours of one written with days (timeDaysText), the column's digits
+// for one with a fraction (timeRounded; digits is 0 for TIME, n for
+// TIME(n)); changed is false when v goes as it is.
+func timeWritten(ctx *sql.Context, col string, digits int, v any, at int, refuse bool) (nv any, changed bool, err error) {
 	if timeBeyondRange(v) {
 		nv, err = timeBeyond(ctx, col, v, at, refuse)
 		return nv, true, err
@@ -148,52 +148,41 @@ func timeWritten(ctx *sql.Context, col string, v any, at int, refuse bool) (nv a
 	if t, ok := timeDaysText(v); ok {
 		v, changed = t, true
 	}
-	if r, ok := timeRounded(v); ok {
+	if r, ok := timeRounded(v, digits); ok {
 		return r, true, nil
 	}
 	return v, changed, nil
 }
 
-// timeRounded is v, a time with a fraction of a second, rounded to whole
-// seconds (half away from zero) as MySQL 8 stores it in a TIME column,
-// whose digits are 0 (TIME(n) is refused: 1105); go-mysql-server kept the
-// fraction ('12:34:56.789' was stored and shown as 12:34:56.789000, where
-// MySQL has 12:34:57). False when v has no fraction or is no time (the
+// timeRounded is v, a time with more digits after the seconds than a
+// TIME(digits) column keeps, rounded to them (half away from zero) as
+// MySQL 8 stores it; go-mysql-server kept the fraction ('12:34:56.789'
+// was stored and shown as 12:34:56.789000 in a TIME column, where MySQL
+// has 12:34:57). False when v needs no rounding or is no time (the
 // conversion reports that one). Rounding never leaves the range: it ends
 // at ±838:59:59.
-func timeRounded(v any) (types.Timespan, bool) {
+func timeRounded(v any, digits int) (types.Timespan, bool) {
 	ts, err := types.Time.ConvertToTimespan(v)
 	if err != nil {
 		return 0, false
 	}
-	us := int64(ts)
-	frac := us % 1_000_000
-	if frac == 0 {
-		return 0, false
-	}
-	us -= frac
-	switch {
-	case frac >= 500_000:
-		us += 1_000_000
-	case frac <= -500_000:
-		us -= 1_000_000
-	}
-	us = max(-maxTimeSeconds*1_000_000, min(maxTimeSeconds*1_000_000, us))
-	return types.Timespan(us), true
+	r := roundTimespan(ts, digits)
+	return r, r != ts
 }
 
-// timeFraction reports whether v, written into a TIME column, has a
-// fraction of a second to round (timeRounded): a compiled statement
-// leaves it to the planner, which rounds it.
-func timeFraction(v any) bool {
-	_, ok := timeRounded(v)
+// timeFraction reports whether v, written into a TIME column (digits 0)
+// or a TIME(n) one, has digits to round (timeRounded): a compiled
+// statement leaves it to the planner, which rounds it.
+func timeFraction(v any, digits int) bool {
+	_, ok := timeRounded(v, digits)
 	return ok
 }
 
-// timeCheck checks a value for TIME column col (timeWritten).
-func timeCheck(col string, refuse bool) func(*sql.Context, any, int) (any, error) {
+// timeCheck checks a value for TIME column col with digits digits
+// (timeWritten).
+func timeCheck(col string, digits int, refuse bool) func(*sql.Context, any, int) (any, error) {
 	return func(ctx *sql.Context, v any, at int) (any, error) {
-		nv, _, err := timeWritten(ctx, col, v, at, refuse)
+		nv, _, err := timeWritten(ctx, col, digits, v, at, refuse)
 		return nv, err
 	}
 }
@@ -214,7 +203,7 @@ func timeDaysLiteral(e sql.Expression) sql.Expression {
 
 // timeDaysBetween is timeDaysComparison for TIME BETWEEN a AND b.
 func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
-	if !types.IsTimespan(e.Val.Type()) {
+	if !isTimeType(e.Val.Type()) {
 		return nil, false
 	}
 	lo, hi := timeDaysLiteral(e.Lower), timeDaysLiteral(e.Upper)
@@ -227,7 +216,7 @@ func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
 // timeDaysIn is timeDaysComparison for TIME IN (a, b, …).
 func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
 	tup, ok := e.Right().(expression.Tuple)
-	if !ok || !types.IsTimespan(e.Left().Type()) {
+	if !ok || !isTimeType(e.Left().Type()) {
 		return nil, false
 	}
 	out, changed := make(expression.Tuple, len(tup)), false
@@ -248,10 +237,10 @@ func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
 func timeDaysComparison(e expression.Comparer) (sql.Expression, bool) {
 	l, r := e.Left(), e.Right()
 	nl, nr := l, r
-	if types.IsTimespan(r.Type()) {
+	if isTimeType(r.Type()) {
 		nl = timeDaysLiteral(l)
 	}
-	if nl == l && types.IsTimespan(l.Type()) {
+	if nl == l && isTimeType(l.Type()) {
 		nr = timeDaysLiteral(r)
 	}
 	if nl == l && nr == r {

@@ -676,7 +676,7 @@ func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, set
 		if !ok {
 			return nil, false
 		}
-		if types.IsTimespan(sch[pos].Type) && (timeBeyondRange(v) || timeFraction(v)) {
+		if isTimeType(sch[pos].Type) && (timeBeyondRange(v) || timeFraction(v, timeDigits(sch[pos].Type))) {
 			return nil, false // clamped in silence, or kept, by the conversion (timerange.go)
 		}
 		out, inRange, err := convertValue(ctx, sch[pos].Type, v)
@@ -1346,7 +1346,7 @@ func orZero(v any) any {
 // convertExact converts v to typ when the value fits without loss, as the
 // planner would store it; false leaves the statement to the planner.
 func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
-	if types.IsTimespan(typ) && (timeBeyondRange(v) || timeFraction(v)) {
+	if isTimeType(typ) && (timeBeyondRange(v) || timeFraction(v, timeDigits(typ))) {
 		return nil, false // clamped in silence, or kept, by the conversion (timerange.go)
 	}
 	out, inRange, err := convertValue(ctx, typ, v)
