@@ -18,10 +18,16 @@ func main() {
 	clientPort := flag.Int("port", 7007, "client port of the first node (the others follow)")
 	clusterPort := flag.Int("cluster-port", 7107, "inter-node port of the first node (the others follow)")
 	nodes := flag.Int("nodes", 3, "number of nodes")
+	raft := flag.Bool("raft", false, "raft mode: the nodes elect the primary, and elect another when it stops")
+	timeout := flag.Int("election-timeout-ms", 3000, "raft mode's election_timeout_ms (500 or more)")
 	flag.Parse()
+	raftMS := 0
+	if *raft {
+		raftMS = max(*timeout, 500)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := demo.Run(ctx, demo.Options{Dir: *dir, ClientPort: *clientPort, ClusterPort: *clusterPort, Nodes: *nodes, Out: os.Stdout}); err != nil {
+	if err := demo.Run(ctx, demo.Options{Dir: *dir, ClientPort: *clientPort, ClusterPort: *clusterPort, Nodes: *nodes, Raft: raftMS, Out: os.Stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "miraj-demo:", err)
 		os.Exit(1)
 	}

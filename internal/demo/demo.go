@@ -1,6 +1,7 @@
 // Package demo starts a local three-node cluster: certificates made with
 // miraj-cluster-pki, one cluster.toml per node, three miraj-server processes
-// on 127.0.0.1, the first designated primary.
+// on 127.0.0.1, the first designated primary (or, in raft mode, the
+// leader the nodes elect).
 package demo
 
 import (
@@ -25,7 +26,10 @@ type Options struct {
 	ClientPort  int    // first client port; nodes use ClientPort, +1, +2
 	ClusterPort int    // first inter-node port
 	Nodes       int
-	Out         io.Writer
+	// Raft: mode = "raft" (the nodes elect the primary) with this
+	// election_timeout_ms; 0: manual mode, the first node designated.
+	Raft int
+	Out  io.Writer
 }
 
 type node struct {
@@ -92,6 +96,9 @@ tls_key = "node-key.pem"
 tls_ca = "cluster-ca.pem"
 members = [%s]
 `, id, addr, addr, strings.Join(seeds, ", "), strings.Join(members, ", "))
+		if o.Raft > 0 {
+			cfg += fmt.Sprintf("mode = \"raft\"\nelection_timeout_ms = %d\n", o.Raft)
+		}
 		if err := os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644); err != nil {
 			return err
 		}
@@ -130,7 +137,13 @@ members = [%s]
 		}
 	}
 
-	primary, err := open(nodes[0].clientPort)
+	lead := nodes[0]
+	if o.Raft > 0 {
+		if lead, err = elected(nodes); err != nil {
+			return err
+		}
+	}
+	primary, err := open(lead.clientPort)
 	if err != nil {
 		return err
 	}
@@ -139,7 +152,7 @@ members = [%s]
 	if err := primary.QueryRow("SELECT @@cluster_role").Scan(&role); err != nil {
 		return err
 	}
-	if role != "PRIMARY" {
+	if role != "PRIMARY" && o.Raft == 0 {
 		if _, err := primary.Exec("SET GLOBAL cluster_role = 'primary'"); err != nil {
 			return fmt.Errorf("designating the primary: %w", err)
 		}
@@ -150,14 +163,23 @@ members = [%s]
 		}
 	}
 	time.Sleep(1500 * time.Millisecond) // let the secondaries connect before showing the status
-	fmt.Fprintf(o.Out, "\n%s is the primary. SHOW CLUSTER STATUS on it:\n", nodes[0].id)
+	if o.Raft > 0 {
+		fmt.Fprintf(o.Out, "\nRaft mode: the nodes elected %s. SHOW CLUSTER STATUS on it:\n", lead.id)
+	} else {
+		fmt.Fprintf(o.Out, "\n%s is the primary. SHOW CLUSTER STATUS on it:\n", lead.id)
+	}
 	if err := printStatus(o.Out, primary); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "\nConnect with any MySQL client, for example:\n")
-	fmt.Fprintf(o.Out, "  mariadb -h127.0.0.1 -P%d -uroot     # the primary: reads and writes\n", nodes[0].clientPort)
-	for _, n := range nodes[1:] {
-		fmt.Fprintf(o.Out, "  mariadb -h127.0.0.1 -P%d -uroot     # secondary %s: reads (writes get 1290)\n", n.clientPort, n.id)
+	fmt.Fprintf(o.Out, "  mariadb -h127.0.0.1 -P%d -uroot     # the primary: reads and writes\n", lead.clientPort)
+	for _, n := range nodes {
+		if n != lead {
+			fmt.Fprintf(o.Out, "  mariadb -h127.0.0.1 -P%d -uroot     # secondary %s: reads (writes get 1290)\n", n.clientPort, n.id)
+		}
+	}
+	if o.Raft > 0 {
+		fmt.Fprintf(o.Out, "Stop the leader's process (kill %d) and another node is elected within about %d ms.\n", lead.cmd.Process.Pid, 2*o.Raft+500)
 	}
 	fmt.Fprintf(o.Out, "\nPress Ctrl-C to stop the cluster (data stays in %s).\n", dir)
 	<-ctx.Done()
@@ -210,4 +232,26 @@ func printStatus(out io.Writer, db *sql.DB) error {
 		fmt.Fprintln(out, strings.Join(parts, " | "))
 	}
 	return rows.Err()
+}
+
+// elected waits for the nodes to elect a leader and returns it.
+func elected(nodes []*node) (*node, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range nodes {
+			db, err := open(n.clientPort)
+			if err != nil {
+				return nil, err
+			}
+			var role string
+			var ro int
+			err = db.QueryRow("SELECT @@cluster_role, @@read_only").Scan(&role, &ro)
+			db.Close()
+			if err == nil && role == "PRIMARY" && ro == 0 {
+				return n, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("no leader elected within 60 s; see the nodes' logs")
 }
