@@ -112,7 +112,9 @@ func TestJudgeEpoch(t *testing.T) {
 }
 
 func TestVoteRefusal(t *testing.T) {
-	mark := func(e Epoch, node string, lsn int) history.Mark { return history.Mark{Epoch: e, Node: node, LSN: journal.LSN(lsn)} }
+	mark := func(e Epoch, node string, lsn int) history.Mark {
+		return history.Mark{Epoch: e, Node: node, LSN: journal.LSN(lsn)}
+	}
 	mine := []LocalDB{
 		{Name: "shop", BaseID: []byte("aa"), Hist: history.History{mark(1, "n1", 0), mark(4, "n2", 100)}, End: 500},
 		{Name: "crm", BaseID: []byte("bb"), Hist: history.History{mark(2, "n1", 0)}, End: 50},
