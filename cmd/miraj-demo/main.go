@@ -20,6 +20,7 @@ func main() {
 	nodes := flag.Int("nodes", 3, "number of nodes")
 	raft := flag.Bool("raft", false, "raft mode: the nodes elect the primary, and elect another when it stops")
 	timeout := flag.Int("election-timeout-ms", 3000, "raft mode's election_timeout_ms (500 or more)")
+	httpPort := flag.Int("http-port", 0, "with a port: each node serves --http (metrics, health checks) from it on 127.0.0.1, the others on the next ports")
 	flag.Parse()
 	raftMS := 0
 	if *raft {
@@ -27,7 +28,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := demo.Run(ctx, demo.Options{Dir: *dir, ClientPort: *clientPort, ClusterPort: *clusterPort, Nodes: *nodes, Raft: raftMS, Out: os.Stdout}); err != nil {
+	if err := demo.Run(ctx, demo.Options{Dir: *dir, ClientPort: *clientPort, ClusterPort: *clusterPort, Nodes: *nodes, Raft: raftMS, HTTPPort: *httpPort, Out: os.Stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "miraj-demo:", err)
 		os.Exit(1)
 	}

@@ -29,7 +29,10 @@ type Options struct {
 	// Raft: mode = "raft" (the nodes elect the primary) with this
 	// election_timeout_ms; 0: manual mode, the first node designated.
 	Raft int
-	Out  io.Writer
+	// HTTPPort: with a port, each node serves --http on 127.0.0.1 from
+	// it (the next node on the next port); 0: none.
+	HTTPPort int
+	Out      io.Writer
 }
 
 type node struct {
@@ -105,6 +108,9 @@ members = [%s]
 		n := &node{id: id, clientPort: o.ClientPort + i}
 		n.cmd = exec.Command(filepath.Join(bin, "miraj-server"), "--root", filepath.Join(dir, "data-"+id),
 			"--port", fmt.Sprint(n.clientPort), "--cluster-config", filepath.Join(nd, "cluster.toml"), "--log")
+		if o.HTTPPort > 0 {
+			n.cmd.Args = append(n.cmd.Args, "--http", fmt.Sprintf("127.0.0.1:%d", o.HTTPPort+i))
+		}
 		logf, err := os.Create(filepath.Join(dir, id+".log"))
 		if err != nil {
 			return err
@@ -132,6 +138,9 @@ members = [%s]
 		select {
 		case <-ready:
 			fmt.Fprintf(o.Out, "node %s: client port %d, inter-node %s, log %s\n", id, n.clientPort, addr, logf.Name())
+			if o.HTTPPort > 0 {
+				fmt.Fprintf(o.Out, "node %s: metrics and health checks on http://127.0.0.1:%d/\n", id, o.HTTPPort+i)
+			}
 		case <-time.After(60 * time.Second):
 			return fmt.Errorf("node %s did not start; see %s", id, logf.Name())
 		}
