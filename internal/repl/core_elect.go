@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -188,11 +189,7 @@ func (c *Core) cannotStand() string {
 
 // voteMsg is this node's question for the campaign under way.
 func (c *Core) voteMsg(pre bool) VoteMsg {
-	m := VoteMsg{Cluster: c.cfg.Cluster, Term: c.el.term, Pre: pre, Transfer: c.el.transfer, Advertise: c.cfg.Advertise}
-	for _, db := range c.log.Databases() {
-		m.DBs = append(m.DBs, Position{Name: db.Name, BaseID: db.BaseID, Hist: db.RecvHist, LSN: uint64(db.End)})
-	}
-	return m
+	return VoteMsg{Cluster: c.cfg.Cluster, Term: c.el.term, Pre: pre, Transfer: c.el.transfer, Advertise: c.cfg.Advertise, DBs: c.positions()}
 }
 
 // askAll sends the campaign's question to every member.
@@ -593,7 +590,7 @@ func VoteRefusal(mine []LocalDB, candidate []Position) string {
 		}
 		mm, cm := l.Hist.Last(), p.Hist.Last()
 		switch {
-		case string(p.BaseID) != string(l.BaseID) && !newerMark(cm, mm):
+		case !bytes.Equal(p.BaseID, l.BaseID) && !newerMark(cm, mm):
 			// Another incarnation (dropped and created again): the
 			// candidate's must be the newer one.
 			return fmt.Sprintf("database %s is another incarnation on the candidate, not a newer one (epoch %d, this node's %d)", l.Name, cm.Epoch, mm.Epoch)

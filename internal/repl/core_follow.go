@@ -169,11 +169,17 @@ func (c *Core) maybeSubscribe() {
 
 // subscribe sends the subscription.
 func (c *Core) subscribe(l *linkState) {
+	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: c.positions(), Cascade: c.follow.viaUpstream})
+}
+
+// positions is what this node holds of each database: its marks and the
+// end of its whole journal (a subscription, a vote question).
+func (c *Core) positions() []Position {
 	var ps []Position
 	for _, db := range c.log.Databases() {
 		ps = append(ps, Position{Name: db.Name, BaseID: db.BaseID, Hist: db.RecvHist, LSN: uint64(db.End)})
 	}
-	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: ps, Cascade: c.follow.viaUpstream})
+	return ps
 }
 
 // stepFollow handles a message from the node this secondary subscribed to.

@@ -85,11 +85,7 @@ func (c *Core) stepAccepted(l *linkState, m Msg) {
 		c.send(l, ProbeReplyMsg{State: c.selfState()})
 		c.closeLink(l)
 	case PositionsMsg:
-		var a PositionsAreMsg
-		for _, db := range c.log.Databases() {
-			a.DBs = append(a.DBs, PeerDB{Position: Position{Name: db.Name, BaseID: db.BaseID, Hist: db.RecvHist, LSN: uint64(db.End)}, Retained: db.Retained})
-		}
-		c.send(l, a)
+		c.send(l, PositionsAreMsg{DBs: c.peerDBs()})
 		c.closeLink(l)
 	case VoteMsg:
 		c.voteAsked(l, m)
