@@ -197,6 +197,13 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			})
 			c.observeEpoch(l.peer, np.Epoch, np.Primary, false)
 			c.closeLink(l)
+			// An answer older than what this node learned since (the
+			// peer announced itself primary of a newer epoch while the
+			// answer was on its way): ask it again at once.
+			if np.Epoch < c.st.Epoch && strings.EqualFold(c.st.Primary, l.peer) {
+				c.follow.prefer = l.peer
+				return
+			}
 			// A primary that does not serve yet (it waits for its peers'
 			// answers after a restart) is asked again after RetryTicks.
 			if np.Role == RolePrimary && np.Epoch >= c.st.Epoch {

@@ -103,8 +103,10 @@ func OpenLogStore(o LogStoreOptions, acc Accounts) (*LogStore, error) {
 		o.Logger = slog.Default()
 	}
 	s := &LogStore{opts: o, acc: acc, dbs: map[string]*logDB{}}
-	if err := o.FS.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("log store %s: %w", o.Dir, err)
+	if _, err := o.FS.Stat(o.Dir); err != nil {
+		if err := vfs.MkdirAllSync(o.FS, o.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("log store %s: %w", o.Dir, err)
+		}
 	}
 	entries, err := o.FS.ReadDir(o.Dir)
 	if err != nil {
@@ -353,7 +355,9 @@ func (s *LogStore) Begin(name string, base []byte, hist history.History, start j
 	if err := s.opts.FS.RemoveAll(d.dir); err != nil {
 		return err
 	}
-	if err := s.opts.FS.MkdirAll(d.dir, 0o755); err != nil {
+	// The folder's entry is durable before anything is acknowledged from
+	// it.
+	if err := vfs.MkdirAllSync(s.opts.FS, d.dir, 0o755); err != nil {
 		return err
 	}
 	if err := s.openJournal(d); err != nil {
@@ -400,17 +404,25 @@ func (s *LogStore) SetAside(name string, from journal.LSN, reason string) (strin
 	if err != nil {
 		return "", err
 	}
-	if err := q.FS.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := vfs.MkdirAllSync(q.FS, filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}
 	if err := q.FS.Rename(d.dir, dst); err != nil {
 		return "", err
 	}
+	// From here the database is in the folder: the folder is returned,
+	// even if the report cannot be written.
+	if err := q.FS.SyncDir(filepath.Dir(dst)); err != nil {
+		return dst, err
+	}
+	if err := q.FS.SyncDir(s.opts.Dir); err != nil {
+		return dst, err
+	}
 	k := s.opts.Keeper()
 	report := fmt.Sprintf("Miraj quarantine report\n\nnode:      %s (cluster %s, log-store node)\ndatabase:  %s\nbase id:   %x\nepoch:     %d (this node's, primary %s)\nLSN range: %d to %d\nwhat:      the journal this log-store node held (journal/ and meta.json; no tables)\nwhy:       %s\ndiverges:  from LSN %d\n",
 		q.Node, q.Cluster, d.meta.Name, d.meta.BaseID, k.Epoch, k.Primary, d.meta.Start, d.j.End(), reason, from)
 	if err := atomicfile.WriteFS(q.FS, filepath.Join(dst, "report.txt"), []byte(report), 0o644); err != nil {
-		return "", err
+		return dst, err
 	}
 	s.opts.Logger.Warn(fmt.Sprintf("Cluster: log store: database %s set aside in %s: %s", name, dst, reason))
 	return dst, nil
@@ -422,7 +434,10 @@ func (s *LogStore) Drop(name string) error {
 	if d == nil || err != nil {
 		return err
 	}
-	return s.opts.FS.RemoveAll(d.dir)
+	if err := s.opts.FS.RemoveAll(d.dir); err != nil {
+		return err
+	}
+	return s.opts.FS.SyncDir(s.opts.Dir)
 }
 
 // RemoveBefore lets db's journal go before floor, a frame boundary
@@ -436,7 +451,9 @@ func (s *LogStore) RemoveBefore(name string, floor journal.LSN) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	floor = min(floor, d.committed)
+	// Never past what is durable: meta.json must not name a start that a
+	// crash could leave beyond the journal's end.
+	floor = min(floor, d.committed, d.j.Durable())
 	if floor <= d.meta.Start {
 		return nil
 	}
