@@ -1,6 +1,7 @@
 package system
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -413,5 +414,50 @@ func TestLogStoreLatency(t *testing.T) {
 		ds   []time.Duration
 	}{{"OFF (no wait)", off}, {"RECEIVED, log store as the partner", viaLog}, {"RECEIVED, far secondary as the partner", viaFar}} {
 		t.Logf("%-40s p50 %8v  p99 %8v  (%d commits)", r.name, percentile(r.ds, 0.5), percentile(r.ds, 0.99), len(r.ds))
+	}
+}
+
+// TestLogStoreCascade: n2 is a log-store node following the primary, n3 a
+// log-store node cascaded from n2 (it begins its databases from n2 and is
+// sent n2's log state), n4 a full secondary streaming through n3. The
+// four journals hold the same bytes, and n4 has the primary's rows.
+func TestLogStoreCascade(t *testing.T) {
+	c := newTestCluster(t, "n1", "n2", "n3", "n4")
+	c.setNodeKeys("n2", `kind = "log-store"`)
+	c.setNodeKeys("n3", `kind = "log-store"`, fmt.Sprintf("upstream = %q", c.addrs["n2"]))
+	c.setNodeKeys("n4", fmt.Sprintf("upstream = %q", c.addrs["n3"]))
+	for _, id := range []string{"n1", "n2", "n3", "n4"} {
+		c.start(id)
+	}
+	logOnFailure(t, c.nodes)
+	p := designate(t, c.nodes["n1"])
+	mustExec(t, p, "CREATE DATABASE shop")
+	mustExec(t, p, "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	s3, s4 := c.nodes["n3"].open(""), c.nodes["n4"].open("")
+	upstreamOf := func(db *sql.DB, want string) func() bool {
+		return func() bool {
+			return one(t, db, "SELECT COUNT(*) FROM information_schema.MIRAJ_NODES WHERE NODE_ID = '"+want+"' AND STATE = 'CONNECTED'") == "1" &&
+				one(t, db, "SELECT COUNT(*) FROM information_schema.MIRAJ_NODES WHERE NODE_ID = 'n1' AND STATE = 'CONNECTED'") == "0"
+		}
+	}
+	waitFor(t, "n3 to stream through n2", 90*time.Second, upstreamOf(s3, "n2"))
+	waitFor(t, "n4 to stream through n3", 90*time.Second, upstreamOf(s4, "n3"))
+	for i := 1; i <= 200; i++ {
+		mustExec(t, p, fmt.Sprintf("INSERT INTO shop.t VALUES (%d, 'row %d')", i, i))
+	}
+	waitFor(t, "the rows on n4", 60*time.Second, func() bool {
+		var n int
+		return s4.QueryRow("SELECT COUNT(*) FROM shop.t").Scan(&n) == nil && n == 200
+	})
+	if got := one(t, s3, "SELECT ROLE FROM information_schema.MIRAJ_NODES WHERE STATE = 'SELF'"); got != "LOG_STORE" {
+		t.Fatalf("n3 shows itself as %s", got)
+	}
+	primaryJournal := filepath.Join(c.dir, "data-n1", "shop")
+	for _, id := range []string{"n2", "n3"} {
+		compareJournals(t, primaryJournal, filepath.Join(c.dir, "data-"+id, "miraj", "logstore", "shop", "journal"))
+	}
+	compareJournals(t, primaryJournal, filepath.Join(c.dir, "data-n4", "shop"))
+	if a, b := tableSum(t, p, "shop.t"), tableSum(t, s4, "shop.t"); a != b {
+		t.Fatalf("n4's rows differ from n1's")
 	}
 }
