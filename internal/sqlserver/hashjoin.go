@@ -9,9 +9,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// hashJoinRuleID is the analyzer rule of hashJoinRule.
-const hashJoinRuleID analyzer.RuleId = 10_009
-
 // hashJoinRule makes the hash keys of a hash join (and of the semi-joins
 // of IN and EXISTS) on strings their weight strings under the collation
 // MySQL compares them with. go-mysql-server v0.20 hashes the strings
