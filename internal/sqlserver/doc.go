@@ -16,11 +16,13 @@
 // OpenInProcess call it. The analyzer rules this package adds, with their
 // ids, are listed in rules.go; the parser's layers in parser.go. The
 // cluster node is the Server's (Server.cluster, SetCluster). The text of
-// statements is read with package sqltext.
+// statements is read with package sqltext; strings' collation keys are
+// package weights'. adminExec's dispatch table (execbuild.go) holds what
+// the server does for each type of plan node at execution.
 //
 // Imports: cmd/miraj-server, the system tests and the tools import this
 // package; it imports storage, repl and its sub-packages (sqltext,
-// mysqlerr), which import none of it (docs/sql-layer.md).
+// mysqlerr, weights), which import none of it (docs/sql-layer.md).
 //
 // Where go-mysql-server v0.20 answers otherwise than MySQL, a client
 // connection's session (Session.mysql) gets MySQL's answer: analyzer rules

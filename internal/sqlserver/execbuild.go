@@ -81,10 +81,10 @@ var adminBuilders = map[reflect.Type]adminBuilder{
 	nodeKey[*plan.Update]():          adminExec.buildUpdateOrDeleteFrom,
 	nodeKey[*plan.DeleteFrom]():      adminExec.buildUpdateOrDeleteFrom,
 	nodeKey[*plan.CreateUser]():      on(adminExec.buildCreateUser),
-	nodeKey[*plan.Grant]():           on(adminExec.buildGrant),
-	nodeKey[*plan.Revoke]():          on(adminExec.buildRevoke),
+	nodeKey[*plan.Grant]():           on(adminExec.grantDynamic),
+	nodeKey[*plan.Revoke]():          on(adminExec.revokeDynamic),
 	nodeKey[*plan.InsertInto]():      on(adminExec.buildInsertInto),
-	nodeKey[*plan.TriggerExecutor](): on(adminExec.buildTriggerExecutor),
+	nodeKey[*plan.TriggerExecutor](): on(adminExec.triggerExecutor),
 	nodeKey[*plan.ShowTableStatus](): on(adminExec.buildShowTableStatus),
 	nodeKey[*plan.ShowIndexes]():     on(adminExec.buildShowIndexes),
 	nodeKey[*plan.AnalyzeTable]():    on(adminExec.buildAnalyzeTable),
@@ -93,11 +93,11 @@ var adminBuilders = map[reflect.Type]adminBuilder{
 	nodeKey[*plan.AddColumn]():       on(adminExec.buildAddColumn),
 	nodeKey[*plan.ModifyColumn]():    on(adminExec.buildModifyColumn),
 	nodeKey[*plan.Limit]():           on(adminExec.buildLimit),
-	nodeKey[*plan.SetOp]():           on(adminExec.buildSetOp),
+	nodeKey[*plan.SetOp]():           on(adminExec.setOp),
 	nodeKey[*plan.Distinct]():        on(adminExec.buildDistinct),
 	nodeKey[*plan.OrderedDistinct](): on(adminExec.buildOrderedDistinct),
-	nodeKey[*plan.Sort]():            on(adminExec.buildSort),
-	nodeKey[*plan.TopN]():            on(adminExec.buildTopN),
+	nodeKey[*plan.Sort]():            on(adminExec.sortNode),
+	nodeKey[*plan.TopN]():            on(adminExec.topNNode),
 	nodeKey[*plan.CreateDB]():        on(adminExec.buildCreateDB),
 	nodeKey[*plan.ShowColumns]():     on(adminExec.buildShowColumns),
 	nodeKey[*plan.ShowVariables]():   on(adminExec.buildShowVariables),
@@ -193,14 +193,6 @@ func (x adminExec) buildCreateUser(ctx *sql.Context, n *plan.CreateUser, row sql
 	return x.createUser(ctx, n)
 }
 
-func (x adminExec) buildGrant(ctx *sql.Context, n *plan.Grant, row sql.Row) (sql.RowIter, error) {
-	return x.grantDynamic(ctx, n, row)
-}
-
-func (x adminExec) buildRevoke(ctx *sql.Context, n *plan.Revoke, row sql.Row) (sql.RowIter, error) {
-	return x.revokeDynamic(ctx, n, row)
-}
-
 func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql.Row) (sql.RowIter, error) {
 	// MySQL's texts for errors about a value (messages.go).
 	s, ok := ctx.Session.(*Session)
@@ -262,10 +254,6 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 		return iter, nil
 	}
 	return it, nil
-}
-
-func (x adminExec) buildTriggerExecutor(ctx *sql.Context, n *plan.TriggerExecutor, row sql.Row) (sql.RowIter, error) {
-	return x.triggerExecutor(ctx, n, row)
 }
 
 func (x adminExec) buildShowTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sql.RowIter, error) {
@@ -342,24 +330,12 @@ func (x adminExec) buildLimit(ctx *sql.Context, n *plan.Limit, row sql.Row) (sql
 	return nil, nil
 }
 
-func (x adminExec) buildSetOp(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowIter, error) {
-	return x.setOp(ctx, n, row)
-}
-
 func (x adminExec) buildDistinct(ctx *sql.Context, n *plan.Distinct, row sql.Row) (sql.RowIter, error) {
 	return x.distinct(ctx, n, n.Child, row)
 }
 
 func (x adminExec) buildOrderedDistinct(ctx *sql.Context, n *plan.OrderedDistinct, row sql.Row) (sql.RowIter, error) {
 	return x.distinct(ctx, n, n.Child, row)
-}
-
-func (x adminExec) buildSort(ctx *sql.Context, n *plan.Sort, row sql.Row) (sql.RowIter, error) {
-	return x.sortNode(ctx, n, row)
-}
-
-func (x adminExec) buildTopN(ctx *sql.Context, n *plan.TopN, row sql.Row) (sql.RowIter, error) {
-	return x.topNNode(ctx, n, row)
 }
 
 func (x adminExec) buildCreateDB(ctx *sql.Context, n *plan.CreateDB, row sql.Row) (sql.RowIter, error) {
