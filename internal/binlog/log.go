@@ -332,7 +332,9 @@ func parseGTIDEvent(body []byte, server uint32) (GTID, byte) {
 	return GTID{Seq: leUint64(body), Domain: leUint32(body[8:]), Server: server}, body[12]
 }
 
-func leUint32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func leUint32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 func leUint64(b []byte) uint64 { return uint64(leUint32(b)) | uint64(leUint32(b[4:]))<<32 }
 
 // openNextLocked opens the next file: magic, Format_description, the
