@@ -80,7 +80,7 @@ var liveVariables = map[string]func() any{
 		if n := clusterNode.Load(); n != nil {
 			return n.ServerID()
 		}
-		return uint32(1)
+		return binlogServerID()
 	},
 	"read_only": func() any {
 		if n := clusterNode.Load(); n != nil && !n.Writable() {

@@ -98,6 +98,7 @@ func (h protocolHandler) NewConnection(c *mysql.Conn) {
 		cc.admin.stmtKnown = func(id uint32) bool { _, ok := c.PrepareData[id]; return ok }
 		_, serves := any(h).(mysql.BinlogReplicaHandler)
 		cc.admin.noBinlog = !serves
+		cc.admin.binlog = h.srv.binlogCommandsFor(c.ConnectionID) // binlog_dump.go
 	}
 }
 

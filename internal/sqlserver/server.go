@@ -49,6 +49,8 @@ type Config struct {
 	// Observer, when set, receives the timings of client statements and
 	// commits (observe.go).
 	Observer Observer
+	// Binlog is the binary log (binlog_server.go); off when not Enabled.
+	Binlog BinlogOptions
 }
 
 // Server is a standalone Miraj server: storage, SQL engine and the MySQL
@@ -79,6 +81,7 @@ type Server struct {
 	// creation to the connection's end: the protocol handler knows only
 	// connections, and looks here for point lookups and status flags.
 	sessions sync.Map
+	binlog   *binlogServer // nil: no binary log (binlog_server.go)
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -166,6 +169,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("secure_file_priv is empty: SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may read and write any file the server can")
 	}
 	if err := s.loadAccounts(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := s.openBinlog(); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -360,12 +367,14 @@ func (s *Server) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		s.log.Info("shutting down")
+		s.closeBinlog() // ends the dumps, which hold their connections
 		srv.Close()
 		<-serveDone
 	case serveErr = <-serveDone:
 	}
 	stopBG()
 	<-bgDone
+	s.closeBinlog()
 	if err := s.storage.Close(); err != nil {
 		s.log.Error("shutdown checkpoint failed", "err", err)
 		return err

@@ -443,6 +443,7 @@ func (s *Session) dbTx(db *storage.DB, deferred bool) *storage.Tx {
 		if s.txn.locks != nil {
 			tx.SetLockOwner(s.txn.locks)
 		}
+		tx.SetNote(s) // the binary log's (binlog_hook.go)
 		s.txn.dbs[key] = tx
 		s.txn.attach(tx)
 		s.trx.Store(s.txn)
