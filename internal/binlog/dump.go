@@ -115,7 +115,8 @@ func (l *Log) Dump(ctx context.Context, req DumpRequest, send func(ev []byte) er
 	if _, _, _, err := l.readable(file); err != nil {
 		return fmt.Errorf("%w: could not find first log file name in binary log index file (%s)", ErrNotInIndex, file)
 	}
-	d := &dumper{l: l, req: req, send: send, serverID: l.opts.ServerID}
+	// The fake Rotate has a footer as the log's events do.
+	d := &dumper{l: l, req: req, send: send, serverID: l.opts.ServerID, crc: !l.opts.NoChecksum}
 	if err := d.emit(d.fake(func(w *eventWriter) { w.rotate(file, uint64(pos), flagArtificial) }), true); err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func (d *dumper) file(ctx context.Context, name string, pos int64) (string, erro
 			return "", fmt.Errorf("%w: %s has no event at %d", ErrBadPosition, name, pos)
 		}
 	}
-	if r.off != pos {
+	if pos > int64(len(Magic)) && r.off != pos {
 		return "", fmt.Errorf("%w: %s: %d", ErrBadPosition, name, pos)
 	}
 	var beat <-chan time.Time
