@@ -3,7 +3,6 @@ package sqlserver
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -16,6 +15,7 @@ import (
 func (s *Server) openBinlog() error {
 	o := s.cfg.Binlog
 	registerBinlogVariables(o)
+	s.engine.Analyzer.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogGTIDPosFunction())
 	if !o.Enabled {
 		activeBinlog.Store(nil)
 		return nil
@@ -155,5 +155,3 @@ func binlogServerID() uint32 {
 	}
 	return 1
 }
-
-var _ = strings.ToLower
