@@ -55,19 +55,27 @@ func (s *Server) closeBinlog() {
 
 // binlogLive are the read-only variables read from the log as it is.
 var binlogLive = map[string]func(b *binlogServer) any{
-	"log_bin":                    func(b *binlogServer) any { return boolInt(b != nil) },
-	"log_bin_basename":           func(b *binlogServer) any { return binlogPath(b, func(l *binlog.Log) string { return l.BasePath() }) },
-	"log_bin_index":              func(b *binlogServer) any { return binlogPath(b, func(l *binlog.Log) string { return l.IndexPath() }) },
-	"gtid_binlog_pos":            func(b *binlogServer) any { return binlogState(b, false) },
-	"gtid_current_pos":           func(b *binlogServer) any { return binlogState(b, false) },
-	"gtid_binlog_state":          func(b *binlogServer) any { return binlogState(b, true) },
-	"binlog_checksum":            func(b *binlogServer) any { return checksumName(b) },
-	"max_binlog_size":            func(b *binlogServer) any { return binlogOpt(b, func(o BinlogOptions) int64 { return o.MaxSize }, binlog.DefaultMaxSize) },
-	"binlog_expire_logs_seconds": func(b *binlogServer) any { return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.Expire.Seconds()) }, 0) },
-	"expire_logs_days":           func(b *binlogServer) any { return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.Expire.Hours() / 24) }, 0) },
-	"sync_binlog":                func(b *binlogServer) any { return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.SyncEvery) }, 0) },
-	"gtid_strict_mode":           func(b *binlogServer) any { return boolInt(b != nil && b.opts.StrictMode) },
-	"log_slave_updates":          func(b *binlogServer) any { return boolInt(b != nil && b.opts.LogSlaveUpdates) },
+	"log_bin":           func(b *binlogServer) any { return boolInt(b != nil) },
+	"log_bin_basename":  func(b *binlogServer) any { return binlogPath(b, func(l *binlog.Log) string { return l.BasePath() }) },
+	"log_bin_index":     func(b *binlogServer) any { return binlogPath(b, func(l *binlog.Log) string { return l.IndexPath() }) },
+	"gtid_binlog_pos":   func(b *binlogServer) any { return binlogState(b, false) },
+	"gtid_current_pos":  func(b *binlogServer) any { return binlogState(b, false) },
+	"gtid_binlog_state": func(b *binlogServer) any { return binlogState(b, true) },
+	"binlog_checksum":   func(b *binlogServer) any { return checksumName(b) },
+	"max_binlog_size": func(b *binlogServer) any {
+		return binlogOpt(b, func(o BinlogOptions) int64 { return o.MaxSize }, binlog.DefaultMaxSize)
+	},
+	"binlog_expire_logs_seconds": func(b *binlogServer) any {
+		return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.Expire.Seconds()) }, 0)
+	},
+	"expire_logs_days": func(b *binlogServer) any {
+		return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.Expire.Hours() / 24) }, 0)
+	},
+	"sync_binlog": func(b *binlogServer) any {
+		return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.SyncEvery) }, 0)
+	},
+	"gtid_strict_mode":  func(b *binlogServer) any { return boolInt(b != nil && b.opts.StrictMode) },
+	"log_slave_updates": func(b *binlogServer) any { return boolInt(b != nil && b.opts.LogSlaveUpdates) },
 }
 
 func boolInt(v bool) int8 {
