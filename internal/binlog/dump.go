@@ -25,6 +25,7 @@ type fileReader struct {
 }
 
 func (l *Log) openReader(name string) (*fileReader, error) {
+	name = canonical(name)
 	if _, _, _, err := l.readable(name); err != nil && !errors.Is(err, ErrClosed) {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ type DumpRequest struct {
 // fails or the log closes. Errors wrapping ErrGTIDNotFound or
 // ErrNotInIndex are for 1236.
 func (l *Log) Dump(ctx context.Context, req DumpRequest, send func(ev []byte) error) error {
-	file, pos := req.File, req.Pos
+	file, pos := canonical(req.File), req.Pos
 	if req.UseGTID {
 		f, err := l.gtidStart(req.GTID)
 		if err != nil {
@@ -359,6 +360,7 @@ type EventInfo struct {
 // Events lists the events of file from pos (the start of an event, else
 // ErrBadPosition), skipping offset and returning at most limit (<0: all).
 func (l *Log) Events(file string, pos int64, offset, limit int) ([]EventInfo, error) {
+	file = canonical(file)
 	if file == "" {
 		if idx := l.indexCopy(); len(idx) > 0 {
 			file = idx[0]

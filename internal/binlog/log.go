@@ -140,7 +140,14 @@ func (l *Log) IndexPath() string { return filepath.Join(l.opts.Dir, l.opts.Base+
 // BasePath is the files' base path (log_bin_basename).
 func (l *Log) BasePath() string { return filepath.Join(l.opts.Dir, l.opts.Base) }
 
-func (l *Log) path(name string) string { return filepath.Join(l.opts.Dir, name) }
+// path is the file of a log file's name: the name is base.NNNNNN (what
+// SHOW BINARY LOGS, Rotate events and replicas use), the file on disk
+// base.NNNNNN.mrb.
+func (l *Log) path(name string) string { return filepath.Join(l.opts.Dir, name+fileExt) }
+
+// canonical is a file's name as the log knows it: a name given with its
+// .mrb extension is taken too.
+func canonical(name string) string { return strings.TrimSuffix(name, fileExt) }
 
 func (l *Log) readIndex() ([]string, error) {
 	data, err := l.fs.ReadFile(l.IndexPath())
@@ -156,7 +163,7 @@ func (l *Log) readIndex() ([]string, error) {
 		if line == "" {
 			continue
 		}
-		name := filepath.Base(line)
+		name := canonical(filepath.Base(line))
 		if _, err := l.fs.Stat(l.path(name)); err != nil {
 			continue // removed by hand: forgotten, as MariaDB does
 		}
@@ -168,7 +175,7 @@ func (l *Log) readIndex() ([]string, error) {
 func (l *Log) writeIndexLocked(files []string) error {
 	var b strings.Builder
 	for _, f := range files {
-		b.WriteString("./" + f + "\n")
+		b.WriteString("./" + f + fileExt + "\n")
 	}
 	if err := atomicfile.WriteFS(l.fs, l.IndexPath(), []byte(b.String()), 0o640); err != nil {
 		return fmt.Errorf("binlog: write index: %w", err)
@@ -187,7 +194,7 @@ func fileNumber(name string) (int, bool) {
 	return n, err == nil
 }
 
-func (l *Log) fileName(n int) string { return fmt.Sprintf("%s.%06d%s", l.opts.Base, n, fileExt) }
+func (l *Log) fileName(n int) string { return fmt.Sprintf("%s.%06d", l.opts.Base, n) }
 
 // recover reads the last file: the GTID state at its end, after its
 // incomplete tail (a group without its end) is cut off.
@@ -202,7 +209,7 @@ func (l *Log) recover(name string) (State, error) {
 	}
 	if sc.good < int64(len(data)) {
 		// Keep whole groups only: written to a new file, then renamed.
-		tmp := l.path(name + ".tmp")
+		tmp := l.path(name) + ".tmp"
 		f, err := l.fs.Create(tmp, 0o640)
 		if err != nil {
 			return State{}, fmt.Errorf("binlog: recover %s: %w", name, err)
@@ -584,7 +591,7 @@ func (l *Log) State() State {
 func (l *Log) PurgeTo(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := slices.Index(l.mu.files, name)
+	i := slices.Index(l.mu.files, canonical(name))
 	if i < 0 {
 		return fmt.Errorf("%w: %s", ErrNotInIndex, name)
 	}
@@ -684,7 +691,7 @@ func (l *Log) Close() error {
 func (l *Log) readable(name string) (size int64, active bool, next string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := slices.Index(l.mu.files, name)
+	i := slices.Index(l.mu.files, canonical(name))
 	if i < 0 {
 		return 0, false, "", fmt.Errorf("%w: %s", ErrNotInIndex, name)
 	}

@@ -56,7 +56,7 @@ func TestAppendReopenRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A torn group at the end, as a crash mid-write leaves: cut at start.
-	f, _ := os.OpenFile(filepath.Join(dir, end.File), os.O_WRONLY|os.O_APPEND, 0)
+	f, _ := os.OpenFile(filepath.Join(dir, end.File+".mrb"), os.O_WRONLY|os.O_APPEND, 0)
 	f.Write([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21})
 	f.Close()
 	l, err = Open(Options{Dir: dir, ServerID: 1})
@@ -64,14 +64,14 @@ func TestAppendReopenRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if st, _ := os.Stat(filepath.Join(dir, end.File)); st.Size() != end.Pos+HeaderSize+ChecksumSize {
+	if st, _ := os.Stat(filepath.Join(dir, end.File+".mrb")); st.Size() != end.Pos+HeaderSize+ChecksumSize {
 		t.Fatalf("recovered size %d, want %d (groups and the Stop event)", st.Size(), end.Pos+HeaderSize+ChecksumSize)
 	}
 	if got := l.State(); got.String() != "0-1-4" {
 		t.Fatalf("state after reopen %s", got.String())
 	}
 	files := l.Files()
-	if len(files) != 2 || files[1].Name != "miraj-bin.000002.mrb" {
+	if len(files) != 2 || files[1].Name != "miraj-bin.000002" {
 		t.Fatalf("files %v", files)
 	}
 	g := NewGroup(GroupInfo{ServerID: 1})
@@ -87,7 +87,7 @@ func TestAppendReopenRecover(t *testing.T) {
 	for _, e := range evs {
 		names = append(names, e.Type.String()+" "+e.Info)
 	}
-	want := "Format_desc Server ver: 10.4.32-MIRAJ-log, Binlog ver: 4|Gtid_list [0-1-4]|Binlog_checkpoint miraj-bin.000002.mrb|Gtid BEGIN GTID 0-1-5|Table_map table_id: 1 (shop.items)|Delete_rows_v1 table_id: 1 flags: STMT_END_F|Xid COMMIT /* xid=1 */"
+	want := "Format_desc Server ver: 10.4.32-MIRAJ-log, Binlog ver: 4|Gtid_list [0-1-4]|Binlog_checkpoint miraj-bin.000002|Gtid BEGIN GTID 0-1-5|Table_map table_id: 1 (shop.items)|Delete_rows_v1 table_id: 1 flags: STMT_END_F|Xid COMMIT /* xid=1 */"
 	if got := strings.Join(names, "|"); got != want {
 		t.Fatalf("events:\n%s\nwant\n%s", got, want)
 	}
@@ -132,7 +132,7 @@ func TestRotatePurgeReset(t *testing.T) {
 	if err := l.Reset(7); err != nil {
 		t.Fatal(err)
 	}
-	if got := l.Files(); len(got) != 1 || got[0].Name != "miraj-bin.000007.mrb" {
+	if got := l.Files(); len(got) != 1 || got[0].Name != "miraj-bin.000007" {
 		t.Fatalf("after reset: %v", got)
 	}
 	if st := l.State(); st.String() != "" {
@@ -157,7 +157,7 @@ func TestMariaDBDecodes(t *testing.T) {
 	writeSome(t, l, 1)
 	end := l.End()
 	l.Close()
-	out, err := exec.Command(tool, "-vv", "--base64-output=decode-rows", filepath.Join(dir, end.File)).CombinedOutput()
+	out, err := exec.Command(tool, "-vv", "--base64-output=decode-rows", filepath.Join(dir, end.File+".mrb")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mariadb-binlog: %v\n%s", err, out)
 	}

@@ -21,10 +21,15 @@ import (
 
 func newSyncer(t *testing.T, srv *server, serverID uint32) *replication.BinlogSyncer {
 	t.Helper()
+	return newSyncerAs(t, srv, serverID, "cdc", "cdcpw")
+}
+
+func newSyncerAs(t *testing.T, srv *server, serverID uint32, user, pass string) *replication.BinlogSyncer {
+	t.Helper()
 	host, port, _ := net.SplitHostPort(srv.addr)
 	p, _ := strconv.Atoi(port)
 	s := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: serverID, Flavor: gomysql.MariaDBFlavor,
-		Host: host, Port: uint16(p), User: "cdc", Password: "cdcpw", UseDecimal: true, MaxReconnectAttempts: 1,
+		Host: host, Port: uint16(p), User: user, Password: pass, UseDecimal: true, MaxReconnectAttempts: 1,
 		HeartbeatPeriod: 200 * time.Millisecond})
 	t.Cleanup(s.Close)
 	return s
