@@ -3,9 +3,12 @@ package sqlserver
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/binlog"
 )
@@ -162,4 +165,34 @@ func binlogServerID() uint32 {
 		return b.opts.ServerID
 	}
 	return 1
+}
+
+// checkGTIDSeqNo refuses, under --gtid-strict-mode, a SET gtid_seq_no that
+// would log a sequence not after its domain's last (1950), as MariaDB
+// does at the group's commit: the check is made here because a commit,
+// once journaled, cannot be refused by the binary log.
+func checkGTIDSeqNo(ctx *sql.Context, s *Session, name string, value any) error {
+	if !strings.EqualFold(name, "gtid_seq_no") {
+		return nil
+	}
+	b := activeBinlog.Load()
+	if b == nil || !b.opts.StrictMode {
+		return nil
+	}
+	seq, err := strconv.ParseUint(fmt.Sprint(value), 10, 64)
+	if err != nil || seq == 0 {
+		return nil // the variable's type refuses what is not a number
+	}
+	domain := b.opts.DomainID
+	if v, err := s.GetSessionVariable(ctx, "gtid_domain_id"); err == nil {
+		if d, ok := asUint64(v); ok {
+			domain = uint32(d)
+		}
+	}
+	st := b.log.State()
+	if last, ok := st.Pos()[domain]; ok && seq <= last.Seq {
+		return mysql.NewSQLError(1950, "HY000", "An attempt was made to binlog GTID %d-%d-%d which would create an out-of-order sequence number with existing GTID %s, and gtid strict mode is enabled",
+			domain, b.opts.ServerID, seq, last)
+	}
+	return nil
 }

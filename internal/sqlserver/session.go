@@ -645,6 +645,9 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) e
 	if _, ok := s.diagnosticsVariable(name); ok {
 		return sql.ErrSystemVariableReadOnly.New(name)
 	}
+	if err := checkGTIDSeqNo(ctx, s, name, value); err != nil { // binlog_server.go
+		return err
+	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)
 	}

@@ -162,6 +162,29 @@ func TestBinlogStatements(t *testing.T) {
 	}
 }
 
+// --gtid-strict-mode refuses a gtid_seq_no that does not follow its
+// domain's last (1950); without it, any is taken.
+func TestBinlogStrictMode(t *testing.T) {
+	srv := newServer(t, t.TempDir(), "--log-bin", "--gtid-strict-mode")
+	db := srv.open("")
+	mustExec(t, db, "CREATE DATABASE d")
+	mustExec(t, db, "CREATE TABLE d.t (id INT PRIMARY KEY)")
+	c, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.ExecContext(t.Context(), "SET gtid_seq_no = 2")
+	if n, _ := mysqlError(err); n != 1950 {
+		t.Fatalf("SET gtid_seq_no = 2 after 0-1-2: %v, want 1950", err)
+	}
+	mustExec(t, c, "SET gtid_seq_no = 10")
+	mustExec(t, c, "INSERT INTO d.t VALUES (1)")
+	if got := queryString(t, db, "SELECT @@gtid_binlog_pos, @@gtid_strict_mode"); got != "0-1-10 1;" {
+		t.Fatalf("after gtid_seq_no = 10: %q", got)
+	}
+}
+
 func (s *server) openAs(t *testing.T, user, pass string) *sql.DB {
 	t.Helper()
 	d, err := sql.Open("mysql", s.dsn(user, pass, ""))
