@@ -28,9 +28,12 @@ import (
 // logged after they succeed (binlogDatabaseStatement).
 //
 // Not logged: a session with sql_log_bin = 0, temporary tables (their
-// databases have no journal), the system databases, and internal sessions
-// (no client), whose writes are the server's own (the cluster's, a
-// secondary's apply does not commit through here at all).
+// databases have no journal), the system databases, and commits that no
+// session made (a cluster secondary's apply of its primary's journal does
+// not commit through the hook at all). Sessions without a client (the
+// event scheduler's, a replica's applier) are logged as client sessions
+// are; an applier that must not log sets sql_log_bin = 0, one that keeps
+// the source's GTIDs sets gtid_domain_id and gtid_seq_no per group.
 
 // BinlogOptions configure the binary log (--log-bin and the options of
 // §17.13.1). The zero value (Enabled false) keeps no log.
@@ -87,7 +90,7 @@ type binlogNote struct {
 // noteOf reads the session's binary log settings; false when the
 // session's writes are not logged.
 func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
-	if s == nil || !s.mysql {
+	if s == nil {
 		return binlogNote{}, false
 	}
 	ctx := sql.NewEmptyContext()
