@@ -265,27 +265,7 @@ func (c *clientConn) dump(sctx *sql.Context, sess *Session, b *binlogServer, cmd
 // showBinlogDump shows connection connID as Binlog Dump in the process
 // list until the returned func is called.
 func (pl *processList) showBinlogDump(connID uint32) func() {
-	e := pl.entry(connID)
-	if e == nil {
-		return func() {}
-	}
-	pl.mu.Lock()
-	pl.waits[connID] = "Master has sent all binlog to slave; waiting for more updates"
-	pl.mu.Unlock()
-	e.mu.Lock()
-	before := e.p
-	e.p.Command = sql.ProcessCommand("Binlog Dump")
-	e.p.Query = ""
-	e.p.StartedAt = time.Now()
-	e.mu.Unlock()
-	return func() {
-		pl.mu.Lock()
-		delete(pl.waits, connID)
-		pl.mu.Unlock()
-		e.mu.Lock()
-		e.p = before
-		e.mu.Unlock()
-	}
+	return pl.showAs(connID, "Binlog Dump", "", "Master has sent all binlog to slave; waiting for more updates")
 }
 
 // binlogCommandsFor is a connection's access to the replication commands

@@ -20,24 +20,7 @@ func TestBinlogCommandsMalformed(t *testing.T) {
 	mustExec(t, db, "CREATE TABLE f.t (id INT PRIMARY KEY, v TEXT)")
 	mustExec(t, db, "INSERT INTO f.t VALUES (1, REPEAT('a', 5000))")
 	good := handshakeResponse(capLongPassword | capProtocol41 | capSecureConnection | capPluginAuth | capConnectWithDB | capMultiStatements)
-	dial := func() net.Conn {
-		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		readPacket(c)
-		c.Write(packetOf(1, good))
-		seq, p, err := readPacket(c)
-		if err == nil && len(p) > 0 && p[0] == 0xfe {
-			c.Write(packetOf(seq+1, nil))
-			_, p, err = readPacket(c)
-		}
-		if err != nil || len(p) == 0 || p[0] != 0 {
-			t.Fatalf("login: %v %x", err, p)
-		}
-		return c
-	}
+	dial := func() net.Conn { return loginRoot(t, s.addr, good) }
 	for _, tc := range []struct {
 		name string
 		cmd  []byte

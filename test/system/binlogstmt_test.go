@@ -17,15 +17,10 @@ import (
 func TestBinlogStatements(t *testing.T) {
 	off := newServer(t, t.TempDir())
 	db := off.open("")
-	for q, code := range map[string]uint16{
+	wantCodes(t, db, "log off", map[string]uint16{
 		"SHOW BINARY LOGS": 1381, "SHOW MASTER LOGS": 1381, "PURGE BINARY LOGS TO 'miraj-bin.000001.mrb'": 1381,
 		"PURGE MASTER LOGS BEFORE NOW()": 1381, "RESET MASTER": 1186,
-	} {
-		_, err := db.Exec(q)
-		if n, _ := mysqlError(err); n != code {
-			t.Errorf("log off: %s: %v, want %d", q, err, code)
-		}
-	}
+	})
 	if got := queryString(t, db, "SHOW MASTER STATUS"); got != "" {
 		t.Errorf("log off: SHOW MASTER STATUS %q, want no rows", got)
 	}
@@ -74,7 +69,7 @@ func TestBinlogStatements(t *testing.T) {
 	if got := queryString(t, db, "SHOW BINLOG EVENTS IN 'main.000001' FROM "+gtids[2]+" LIMIT 1, 1"); !strings.Contains(got, "Table_map 5 ") || !strings.Contains(got, "(d.t)") {
 		t.Errorf("SHOW BINLOG EVENTS FROM %s LIMIT 1, 1: %q", gtids[2], got)
 	}
-	for q, code := range map[string]uint16{
+	wantCodes(t, db, "log on", map[string]uint16{
 		"SHOW BINLOG EVENTS FROM 5":               1220,
 		"SHOW BINLOG EVENTS IN 'nope.000001.mrb'": 1220,
 		"PURGE BINARY LOGS TO 'nope.000001.mrb'":  1373,
@@ -82,12 +77,7 @@ func TestBinlogStatements(t *testing.T) {
 		"SET GLOBAL binlog_row_image = 'MINIMAL'": 1231,
 		"SET GLOBAL log_bin = 0":                  1238,
 		"SET GLOBAL gtid_binlog_pos = '0-1-1'":    1238,
-	} {
-		_, err := db.Exec(q)
-		if n, _ := mysqlError(err); n != code {
-			t.Errorf("%s: %v, want %d", q, err, code)
-		}
-	}
+	})
 
 	// gtid_domain_id and gtid_seq_no apply to the session's next group;
 	// sql_log_bin = 0 keeps its writes out.
@@ -132,15 +122,10 @@ func TestBinlogStatements(t *testing.T) {
 	// REPLICATION SLAVE for the dump.
 	mustExec(t, db, "CREATE USER plain@'%' IDENTIFIED BY 'pw'")
 	pl := on.openAs(t, "plain", "pw")
-	for q, code := range map[string]uint16{
+	wantCodes(t, pl, "plain", map[string]uint16{
 		"SHOW MASTER STATUS": 1227, "SHOW BINARY LOGS": 1227, "SHOW BINLOG EVENTS": 1227,
 		"PURGE BINARY LOGS TO 'main.000042'": 1227, "RESET MASTER": 1227,
-	} {
-		_, err := pl.Exec(q)
-		if n, _ := mysqlError(err); n != code {
-			t.Errorf("plain: %s: %v, want %d", q, err, code)
-		}
-	}
+	})
 	mustExec(t, db, "GRANT REPLICATION CLIENT ON *.* TO plain@'%'")
 	if got := queryString(t, pl, "SHOW BINARY LOGS"); !strings.HasPrefix(got, "main.000042") {
 		t.Errorf("with REPLICATION CLIENT: %q", got)
@@ -193,4 +178,15 @@ func (s *server) openAs(t *testing.T, user, pass string) *sql.DB {
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
+}
+
+// wantCodes runs each statement and checks its error code.
+func wantCodes(t *testing.T, db *sql.DB, who string, codes map[string]uint16) {
+	t.Helper()
+	for q, code := range codes {
+		_, err := db.Exec(q)
+		if n, _ := mysqlError(err); n != code {
+			t.Errorf("%s: %s: %v, want %d", who, q, err, code)
+		}
+	}
 }
