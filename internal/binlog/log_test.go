@@ -171,3 +171,36 @@ func TestMariaDBDecodes(t *testing.T) {
 		}
 	}
 }
+
+// Files older than Expire are removed at the next rotation, never the
+// active one.
+func TestExpireAtRotation(t *testing.T) {
+	now := time.Now()
+	l, err := Open(Options{Dir: t.TempDir(), ServerID: 1, Expire: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	writeSome(t, l, 1)
+	if err := l.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	writeSome(t, l, 1)
+	if err := l.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Files()); n != 3 {
+		t.Fatalf("%d files before they expire, want 3", n)
+	}
+	now = now.Add(2 * time.Hour)
+	if err := l.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	files := l.Files()
+	if len(files) != 1 || files[0].Name != "miraj-bin.000004" {
+		t.Fatalf("after expiry: %v", files)
+	}
+	if st := l.State(); st.String() != "0-1-4" {
+		t.Fatalf("state after expiry %s: the Gtid_list of the new file keeps it", st.String())
+	}
+}

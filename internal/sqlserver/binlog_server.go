@@ -17,12 +17,14 @@ import (
 // installs the commit hook and the variables of §17.13.1.
 func (s *Server) openBinlog() error {
 	o := s.cfg.Binlog
-	registerBinlogVariables(o)
 	s.engine.Analyzer.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogGTIDPosFunction())
 	if !o.Enabled {
+		// go-mysql-server's variables stay as they are (its engine
+		// suites assert them): @@log_bin is 0, the MariaDB ones unknown.
 		activeBinlog.Store(nil)
 		return nil
 	}
+	registerBinlogVariables(o)
 	base := o.Base
 	if base == "" {
 		base = binlog.DefaultBase
