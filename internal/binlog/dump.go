@@ -94,9 +94,14 @@ type DumpRequest struct {
 // does not read them): a fake Rotate naming the first file, then each
 // file's events from its Format_description, rotations followed, new
 // groups awaited, heartbeats when idle. It returns when ctx ends, send
-// fails or the log closes. Errors wrapping ErrGTIDNotFound or
+// fails, the log closes or EndDumps is called. Errors wrapping ErrGTIDNotFound or
 // ErrNotInIndex are for 1236.
 func (l *Log) Dump(ctx context.Context, req DumpRequest, send func(ev []byte) error) error {
+	select {
+	case <-l.dumpsEnd:
+		return nil
+	default:
+	}
 	file, pos := canonical(req.File), req.Pos
 	if req.UseGTID {
 		f, err := l.gtidStart(req.GTID)
@@ -243,6 +248,8 @@ func (d *dumper) file(ctx context.Context, name string, pos int64) (string, erro
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
+		case <-d.l.dumpsEnd:
+			return "", nil
 		case <-changed:
 		case <-beat:
 			hb := d.fake(func(w *eventWriter) { w.heartbeat(name) })

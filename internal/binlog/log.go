@@ -91,7 +91,15 @@ type Log struct {
 		// crc: the active file has checksums.
 		crc bool
 	}
+	// dumpsEnd is closed by EndDumps: every dump returns.
+	dumpsEnd     chan struct{}
+	endDumpsOnce sync.Once
 }
+
+// EndDumps makes every dump, running or to come, return, the log staying
+// open: a server that shuts down ends its replicas' streams first, then
+// closes the log after its last commit.
+func (l *Log) EndDumps() { l.endDumpsOnce.Do(func() { close(l.dumpsEnd) }) }
 
 // Open opens the log in opts.Dir: it reads the index, removes an
 // incomplete tail of the last file (an abrupt shutdown), rebuilds the
@@ -109,7 +117,7 @@ func Open(opts Options) (*Log, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	l := &Log{opts: opts, fs: vfs.Or(opts.FS)}
+	l := &Log{opts: opts, fs: vfs.Or(opts.FS), dumpsEnd: make(chan struct{})}
 	if err := l.fs.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("binlog: %w", err)
 	}

@@ -47,6 +47,15 @@ func (s *Server) openBinlog() error {
 	return nil
 }
 
+// endBinlogDumps ends the replicas' streams, which hold their
+// connections, as the server shuts down; the log stays open for the
+// commits still under way.
+func (s *Server) endBinlogDumps() {
+	if s.binlog != nil {
+		s.binlog.log.EndDumps()
+	}
+}
+
 // closeBinlog closes the binary log (a Stop event ends the active file);
 // dumps end. Safe to call twice.
 func (s *Server) closeBinlog() {

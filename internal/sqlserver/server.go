@@ -367,7 +367,7 @@ func (s *Server) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		s.log.Info("shutting down")
-		s.closeBinlog() // ends the dumps, which hold their connections
+		s.endBinlogDumps() // binlog_server.go
 		srv.Close()
 		<-serveDone
 	case serveErr = <-serveDone:
@@ -385,7 +385,10 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Close releases the storage without serving (for tools and tests that
 // did not call Run).
-func (s *Server) Close() error { return s.storage.Close() }
+func (s *Server) Close() error {
+	s.closeBinlog()
+	return s.storage.Close()
+}
 
 // groupByRule is go-mysql-server's check of ONLY_FULL_GROUP_BY, which a
 // client session does not run: groupby.go checks its statements as MySQL

@@ -128,4 +128,12 @@ func TestBinlogCDCClient(t *testing.T) {
 	if !errors.As(err, &me) || me.Code != 1236 {
 		t.Fatalf("start before the purged files: %v, want 1236", err)
 	}
+
+	// A clean shutdown ends the stream still open (the first client's)
+	// instead of waiting for it.
+	start := time.Now()
+	srv.stop()
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("shutdown with a dump running took %v", d)
+	}
 }
