@@ -47,6 +47,10 @@ type followState struct {
 	// horizon (a log-store node): per database, the oldest position the
 	// upstream retains, as its last LogState said.
 	horizon map[string]upstreamHorizon
+	// needCopy: the log-store upstream sent this node to the primary for
+	// a copy of this database (lower-case name); until the primary's
+	// stream shows it, the node does not go back to its upstream.
+	needCopy string
 }
 
 // followDB is one database as the follow link sees it.
@@ -132,6 +136,9 @@ func (c *Core) backToUpstream(addr string, s PeerState) {
 	}
 	if s.Flags&FlagFollowing == 0 || s.Epoch != c.st.Epoch || s.Role != RoleSecondary {
 		return
+	}
+	if c.Seeding() || c.follow.needCopy != "" {
+		return // the copy the upstream cannot give first
 	}
 	c.follow.upstreamFailed = false
 	if c.role == RoleSecondary && c.follow.link != 0 && !c.follow.viaUpstream {
@@ -354,6 +361,9 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			if d := c.followDB(p.Name); !d.seeding {
 				if info, ok := c.dbInfo(p.Name); ok && bytes.Equal(info.BaseID, p.BaseID) {
 					d.relayed = true
+					if !c.follow.viaUpstream && strings.EqualFold(c.follow.needCopy, p.Name) {
+						c.follow.needCopy = "" // the primary serves it: no copy was needed after all
+					}
 				}
 			}
 		}
@@ -505,6 +515,9 @@ func (c *Core) SeedInstalled(link LinkID, db string, lsn journal.LSN, announced 
 	}
 	c.noteStreamed(db)
 	d.relayed = true
+	if strings.EqualFold(c.follow.needCopy, db) {
+		c.follow.needCopy = ""
+	}
 	c.eventf(slog.LevelInfo, "Cluster: copy of database %s installed at LSN %d", db, lsn)
 	info, _ := c.dbInfo(db)
 	d.written = info.End

@@ -65,6 +65,7 @@ func (c *Core) copyRefused(l *linkState, m CopyElsewhereMsg) {
 		c.follow.upstreamFailed = true
 	}
 	c.lastError = m.Reason
+	c.follow.needCopy = strings.ToLower(m.DB)
 	c.eventf(slog.LevelWarn, "Cluster: %s: %s", l.peerName(), m.Reason)
 	if p := c.follow.primary; p != "" && !strings.EqualFold(p, l.peer) {
 		c.follow.prefer = p

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,8 +113,14 @@ func OpenLogStore(o LogStoreOptions, acc Accounts) (*LogStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log store %s: %w", o.Dir, err)
 	}
+	if err := s.finishSwaps(entries); err != nil {
+		return nil, fmt.Errorf("log store %s: %w", o.Dir, err)
+	}
+	if entries, err = o.FS.ReadDir(o.Dir); err != nil {
+		return nil, fmt.Errorf("log store %s: %w", o.Dir, err)
+	}
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		d, err := s.openDB(filepath.Join(o.Dir, e.Name()))
@@ -331,14 +338,8 @@ func (s *LogStore) Install(db string, _ io.Reader) (journal.LSN, error) {
 // before start, replacing what the store held of it (set aside first
 // when quarantine: its journal diverged after common).
 func (s *LogStore) Begin(name string, base []byte, hist history.History, start journal.LSN, quarantine bool, common journal.LSN, reason string) error {
-	if s.Has(name) {
-		var err error
-		if quarantine {
-			_, err = s.SetAside(name, common, "the upstream begins it again: "+reason)
-		} else {
-			err = s.Drop(name)
-		}
-		if err != nil {
+	if quarantine && s.Has(name) {
+		if _, err := s.SetAside(name, common, "the upstream begins it again: "+reason); err != nil {
 			return err
 		}
 	}
@@ -351,26 +352,94 @@ func (s *LogStore) Begin(name string, base []byte, hist history.History, start j
 	if err := before.Check(); err != nil {
 		return fmt.Errorf("%w: database %s: %v", ErrProtocol, name, err)
 	}
-	d := &logDB{dir: filepath.Join(s.opts.Dir, storage.DirName(name)), meta: logMeta{Name: name, BaseID: base, Start: start, Hist: before}, committed: start}
-	if err := s.opts.FS.RemoveAll(d.dir); err != nil {
+	// The new folder is made whole under a temporary name, then swapped
+	// in: a crash leaves the old journal or the new one, never neither
+	// (openDB finishes or undoes the swap).
+	dirName := storage.DirName(name)
+	final := filepath.Join(s.opts.Dir, dirName)
+	tmp, old := filepath.Join(s.opts.Dir, beginPrefix+dirName), filepath.Join(s.opts.Dir, oldPrefix+dirName)
+	d := &logDB{dir: tmp, meta: logMeta{Name: name, BaseID: base, Start: start, Hist: before}, committed: start}
+	if err := s.opts.FS.RemoveAll(tmp); err != nil {
 		return err
 	}
-	// The folder's entry is durable before anything is acknowledged from
-	// it.
-	if err := vfs.MkdirAllSync(s.opts.FS, d.dir, 0o755); err != nil {
-		return err
-	}
-	if err := s.openJournal(d); err != nil {
+	if err := vfs.MkdirAllSync(s.opts.FS, tmp, 0o755); err != nil {
 		return err
 	}
 	if err := s.writeMeta(d); err != nil {
-		d.j.Close()
+		return err
+	}
+	prev, err := s.remove(name)
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		if err := s.opts.FS.Rename(final, old); err != nil {
+			return err
+		}
+	}
+	if err := s.opts.FS.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := s.opts.FS.SyncDir(s.opts.Dir); err != nil {
+		return err
+	}
+	if prev != nil {
+		if err := s.opts.FS.RemoveAll(old); err != nil {
+			return err
+		}
+		if err := s.opts.FS.SyncDir(s.opts.Dir); err != nil {
+			return err
+		}
+	}
+	d.dir = final
+	if err := s.openJournal(d); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.dbs[strings.ToLower(name)] = d
 	s.mu.Unlock()
 	return nil
+}
+
+// A database begun again is made under beginPrefix+folder and swapped in;
+// the folder it replaces waits under oldPrefix+folder until the swap is
+// durable. (Database folder names never start with a dot.)
+const (
+	beginPrefix = ".begin-"
+	oldPrefix   = ".old-"
+)
+
+// finishSwaps, at open, completes or undoes a Begin that a crash
+// interrupted: a replaced folder whose replacement is in place goes, one
+// whose replacement is not comes back; an unfinished new folder goes.
+func (s *LogStore) finishSwaps(entries []os.DirEntry) error {
+	fs := s.opts.FS
+	changed := false
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.Name(), oldPrefix); ok {
+			changed = true
+			final := filepath.Join(s.opts.Dir, rest)
+			if _, err := fs.Stat(final); err == nil {
+				if err := fs.RemoveAll(filepath.Join(s.opts.Dir, e.Name())); err != nil {
+					return err
+				}
+			} else if err := fs.Rename(filepath.Join(s.opts.Dir, e.Name()), final); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), beginPrefix) {
+			changed = true
+			if err := fs.RemoveAll(filepath.Join(s.opts.Dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return fs.SyncDir(s.opts.Dir)
 }
 
 func (s *LogStore) writeMeta(d *logDB) error {
