@@ -17,6 +17,8 @@ targets=(
 	"./internal/journal FuzzDecodeFrame"
 	"./internal/repl FuzzDecodeSubscribe"
 	"./internal/sqlserver FuzzCheckHandshakeResponse"
+	"./internal/binlog FuzzOpenFile"
+	"./internal/sqlserver FuzzParseRegisterSlave"
 )
 
 # count_inputs prints how many saved inputs a fuzz target's corpus holds.

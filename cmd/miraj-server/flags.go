@@ -40,6 +40,8 @@ type options struct {
 	httpTLS           bool
 	httpCert, httpKey string
 	httpCA            string
+
+	binlog binlogFlags // binlogflags.go
 }
 
 // optionGroup is a heading of --help and the options under it, in order.
@@ -54,6 +56,7 @@ var optionGroups = []optionGroup{
 	{"Storage", []string{"save-policy", "save-interval-ms", "journal-keep-mb"}},
 	{"Memory", []string{"gc-min-heap-mb", "gc-heap-growth-percent"}},
 	{"Cluster", []string{"cluster-config"}},
+	{"Binary log", binlogOptionNames},
 	{"HTTP", []string{"http", "http-tls", "http-cert", "http-key", "http-ca", "pprof"}},
 }
 
@@ -144,6 +147,7 @@ func newFlagSet(o *options, getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&o.httpKey, "http-key", "", "private key `FILE` (PEM) of --http-cert")
 	fs.StringVar(&o.httpCA, "http-ca", "", "authorities `FILE` (PEM): --http over TLS asks every client for a certificate they signed")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiling endpoints (net/http/pprof) on `ADDRESS`, e.g. 127.0.0.1:6060")
+	defineBinlogFlags(fs, &o.binlog)
 	return fs
 }
 

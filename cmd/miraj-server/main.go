@@ -129,7 +129,11 @@ func run(args []string) error {
 		return fmt.Errorf("--http-tls, --http-cert, --http-key and --http-ca need --http ADDR")
 	}
 
-	srv, err := sqlserver.New(sqlserver.Config{Root: o.root, Bind: o.bind, Port: o.port, Policy: pol, Observer: observer,
+	binlogOpts, err := o.binlog.config()
+	if err != nil {
+		return err
+	}
+	srv, err := sqlserver.New(sqlserver.Config{Binlog: binlogOpts, Root: o.root, Bind: o.bind, Port: o.port, Policy: pol, Observer: observer,
 		SaveInterval: time.Duration(o.intervalMS) * time.Millisecond, KeepJournalBytes: o.keepMB << 20,
 		RootPassword: o.rootPassword, Logger: log, FileDir: o.fileDir, AnyFile: o.anyFile,
 		TLS: sqlserver.TLSOptions{Disabled: !o.ssl, RequireSecureTransport: o.requireSecureTransport,

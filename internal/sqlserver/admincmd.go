@@ -84,6 +84,9 @@ type adminFilter struct {
 	stmtKnown func(id uint32) bool
 	// noBinlog: the handler serves no binary log (guards.go).
 	noBinlog bool
+	// binlog: the server keeps a binary log, whose replication commands
+	// are served here (binlog_dump.go); nil otherwise.
+	binlog *binlogCommands
 	// inFile: the client is sending a file (LOAD DATA LOCAL): its packets
 	// count on from the statement's and wrap to 0 after 255, so none is a
 	// command, whatever its sequence number. Set by the statement's
@@ -232,6 +235,9 @@ func (c *clientConn) answer(cmd []byte) error {
 	case comShutdown:
 		c.admin.query("SHUTDOWN")
 	default:
+		if c.admin.binlog != nil && isReplicationCommand(cmd[0]) {
+			return c.serveReplication(cmd)
+		}
 		_, err := c.Write(errPacketAt(1, guardError(cmd)))
 		return err
 	}

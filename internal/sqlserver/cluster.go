@@ -106,7 +106,7 @@ var liveVariables = map[string]func() any{
 		if n := processCluster.node(); n != nil {
 			return n.ServerID()
 		}
-		return uint32(1)
+		return binlogServerID()
 	},
 	"read_only": func() any {
 		if n := processCluster.node(); n != nil && !n.Writable() {

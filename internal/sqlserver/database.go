@@ -78,7 +78,7 @@ func (p *Provider) CreateCollatedDatabase(ctx *sql.Context, name string, collati
 	if errors.Is(err, storage.ErrDatabaseExists) {
 		return sql.ErrDatabaseExists.New(name)
 	}
-	return err
+	return p.srv.binlogDatabaseStatement(ctx, name, err) // binlog_hook.go
 }
 
 func (p *Provider) DropDatabase(ctx *sql.Context, name string) error {
@@ -89,7 +89,7 @@ func (p *Provider) DropDatabase(ctx *sql.Context, name string) error {
 	if errors.Is(err, storage.ErrNoDatabase) {
 		return sql.ErrDatabaseNotFound.New(name)
 	}
-	return err
+	return p.srv.binlogDatabaseStatement(ctx, name, err) // binlog_hook.go
 }
 
 // Database is one database as go-mysql-server sees it. Everything it returns

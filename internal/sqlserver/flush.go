@@ -23,9 +23,11 @@ import (
 //     durable up to its last commit (under save_policy = periodic, what
 //     the next fsync would have written; under manual the journal holds
 //     nothing);
-//   - FLUSH ERROR | GENERAL | SLOW | RELAY | BINARY LOGS and FLUSH HOSTS
+//   - FLUSH BINARY LOGS, and FLUSH LOGS too, close the binary log's file
+//     and open the next (binlog_stmt.go), when there is one;
+//   - FLUSH ERROR | GENERAL | SLOW | RELAY LOGS and FLUSH HOSTS
 //     have nothing to act on: Miraj writes its log to standard error (no
-//     file to reopen), keeps no general, slow, relay or binary log, and no
+//     file to reopen), keeps no general, slow or relay log, and no
 //     host cache (it blocks no host after failed connections);
 //   - FLUSH THREADS (MariaDB's; COM_REFRESH's REFRESH_THREADS, admincmd.go)
 //     has no thread cache to empty: a connection's goroutine ends with it;
@@ -34,8 +36,8 @@ import (
 //     go-mysql-server's (tables are in memory: no open file to close).
 //
 // Each needs the RELOAD privilege (1227). FLUSH TABLES (with or without
-// READ LOCK or a list of tables), FLUSH PRIVILEGES or FLUSH BINARY LOGS
-// alone, and what is not listed here go on to the planner.
+// READ LOCK or a list of tables) or FLUSH PRIVILEGES alone, and what is
+// not listed here go on to the planner.
 
 // flushOptions are the options handled here; the value says whether the
 // planner would handle the option alone.
@@ -43,7 +45,7 @@ var flushOptions = map[string]bool{
 	"STATUS": false, "LOGS": false, "ENGINE LOGS": false, "ERROR LOGS": false,
 	"GENERAL LOGS": false, "SLOW LOGS": false, "RELAY LOGS": false, "HOSTS": false,
 	"THREADS":     false,
-	"BINARY LOGS": true, "PRIVILEGES": true, "TABLES": true, "TABLE": true,
+	"BINARY LOGS": false, "PRIVILEGES": true, "TABLES": true, "TABLE": true,
 }
 
 // flushCommand reads FLUSH [LOCAL | NO_WRITE_TO_BINLOG] option [, option …]
@@ -117,7 +119,16 @@ func (h protocolHandler) flushStatement(ctx context.Context, c *mysql.Conn, q st
 				sess.flushStatus(sctx)
 			}
 			flushedAt.Store(time.Now().UnixNano())
+		case "BINARY LOGS":
+			if err := h.srv.rotateBinlog(); err != nil { // binlog_stmt.go
+				return end, true, err
+			}
 		case "LOGS", "ENGINE LOGS":
+			if opt == "LOGS" {
+				if err := h.srv.rotateBinlog(); err != nil {
+					return end, true, err
+				}
+			}
 			for _, db := range h.srv.storage.Databases() {
 				j := db.Journal()
 				if err := j.SyncTo(ctx, j.End()); err != nil {

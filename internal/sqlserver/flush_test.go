@@ -23,7 +23,7 @@ func TestFlushCommand(t *testing.T) {
 		{"FLUSH GENERAL LOGS, SLOW LOGS, RELAY LOGS, BINARY LOGS", "GENERAL LOGS,SLOW LOGS,RELAY LOGS,BINARY LOGS", ""},
 		// The planner's alone, or not handled here.
 		{"FLUSH PRIVILEGES", "", ""},
-		{"FLUSH BINARY LOGS", "", ""},
+		{"FLUSH BINARY LOGS", "BINARY LOGS", ""},
 		{"FLUSH TABLES", "", ""},
 		{"FLUSH TABLES WITH READ LOCK", "", ""},
 		{"FLUSH STATUS, TABLES", "STATUS,TABLES", ""},

@@ -45,7 +45,9 @@ func (f *adminFilter) mayGuard(cmd byte, size int) bool {
 	case comStmtReset:
 		return f.stmtKnown != nil
 	case comBinlogDumpGTID, comRegisterReplica:
-		return f.noBinlog
+		return f.noBinlog || f.binlog != nil
+	case comBinlogDump:
+		return f.binlog != nil
 	}
 	return false
 }

@@ -90,9 +90,9 @@ func alterTableChange(q string, is func(w []sqltext.Word, i int) bool) bool {
 	return false
 }
 
-// noBinaryLog are the statements that read the binary log, which a server
-// without one (Miraj's journal is per database) answers with 1381, as
-// MySQL's with log_bin OFF; go-mysql-server answered an empty list.
+// noBinaryLog are the statements that read the binary log: answered by
+// binlog_stmt.go first; a form it does not take is answered here with
+// 1381, as MySQL's with log_bin OFF.
 var noBinaryLog = [][]string{{"SHOW", "BINARY", "LOGS"}, {"SHOW", "MASTER", "LOGS"}, {"SHOW", "BINLOG", "EVENTS"}}
 
 // leads reports whether q begins with the words kws.

@@ -48,6 +48,13 @@ func newProcessList() *processList {
 // (MySQL's words), until the returned func is called: a statement that a
 // table lock or the global read lock holds back has not begun yet.
 func (pl *processList) waitFor(connID uint32, query, state string) func() {
+	return pl.showAs(connID, sql.ProcessCommandQuery, query, state)
+}
+
+// showAs shows connection connID running command (query, in state) until
+// the returned func is called: waitFor's, and a replica's Binlog Dump
+// (binlog_dump.go).
+func (pl *processList) showAs(connID uint32, command sql.ProcessCommand, query, state string) func() {
 	e := pl.entry(connID)
 	if e == nil {
 		return func() {}
@@ -57,7 +64,7 @@ func (pl *processList) waitFor(connID uint32, query, state string) func() {
 	pl.mu.Unlock()
 	e.mu.Lock()
 	before := e.p
-	e.p.Command = sql.ProcessCommandQuery
+	e.p.Command = command
 	e.p.Query = query
 	e.p.StartedAt = time.Now()
 	e.mu.Unlock()

@@ -100,6 +100,7 @@ func (h protocolHandler) NewConnection(c *mysql.Conn) {
 		cc.admin.stmtKnown = func(id uint32) bool { _, ok := c.PrepareData[id]; return ok }
 		_, serves := any(h).(mysql.BinlogReplicaHandler)
 		cc.admin.noBinlog = !serves
+		cc.admin.binlog = h.srv.binlogCommandsFor(c.ConnectionID) // binlog_dump.go
 	}
 }
 
@@ -216,6 +217,9 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			padFractions(r)
 			return cb(r, more)
 		}
+		if done, err := h.binlogQuery(ctx, c, q, withFlags); done { // binlog_stmt.go
+			return err
+		}
 		if _, done, err := h.answerHere(ctx, c, q, true); done {
 			if err != nil {
 				return err
@@ -266,6 +270,9 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			mysqlDoubles(r)
 			padFractions(r)
 			return cb(r, more)
+		}
+		if done, err := h.binlogMultiQuery(ctx, c, q, &rest, withFlags); done { // binlog_stmt.go
+			return err
 		}
 		if end, done, err := h.answerHere(ctx, c, q, false); done {
 			rest = strings.TrimSpace(q[end:])

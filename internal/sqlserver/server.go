@@ -48,6 +48,8 @@ type Config struct {
 	// Observer, when set, receives the timings of client statements and
 	// commits (observe.go).
 	Observer Observer
+	// Binlog is the binary log (binlog_server.go); off when not Enabled.
+	Binlog BinlogOptions
 }
 
 // Server is a standalone Miraj server: storage, SQL engine and the MySQL
@@ -81,6 +83,7 @@ type Server struct {
 	// cluster is the replication node once SetCluster made the server
 	// one (cluster.go).
 	cluster clusterRef
+	binlog  *binlogServer // nil: no binary log (binlog_server.go)
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -158,6 +161,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("secure_file_priv is empty: SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may read and write any file the server can")
 	}
 	if err := s.loadAccounts(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := s.openBinlog(); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -356,12 +363,14 @@ func (s *Server) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		s.log.Info("shutting down")
+		s.endBinlogDumps() // binlog_server.go
 		srv.Close()
 		<-serveDone
 	case serveErr = <-serveDone:
 	}
 	stopBG()
 	<-bgDone
+	s.closeBinlog()
 	if err := s.storage.Close(); err != nil {
 		s.log.Error("shutdown checkpoint failed", "err", err)
 		return err
@@ -372,7 +381,10 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Close releases the storage without serving (for tools and tests that
 // did not call Run).
-func (s *Server) Close() error { return s.storage.Close() }
+func (s *Server) Close() error {
+	s.closeBinlog()
+	return s.storage.Close()
+}
 
 // groupByRule is go-mysql-server's check of ONLY_FULL_GROUP_BY, which a
 // client session does not run: groupby.go checks its statements as MySQL

@@ -446,6 +446,7 @@ func (s *Session) dbTx(db *storage.DB, deferred bool) *storage.Tx {
 		if s.txn.locks != nil {
 			tx.SetLockOwner(s.txn.locks)
 		}
+		tx.SetNote(s) // the binary log's (binlog_hook.go)
 		s.txn.dbs[key] = tx
 		s.txn.attach(tx)
 		s.trx.Store(s.txn)
@@ -646,6 +647,9 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) e
 	}
 	if _, ok := s.diagnosticsVariable(name); ok {
 		return sql.ErrSystemVariableReadOnly.New(name)
+	}
+	if err := checkGTIDSeqNo(ctx, s, name, value); err != nil { // binlog_server.go
+		return err
 	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)

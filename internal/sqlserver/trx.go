@@ -45,6 +45,7 @@ func (s *Session) listAlone(o *storage.LockOwner, tx *storage.Tx) (end func()) {
 	list := make([]*storage.Tx, 0, 1)
 	if tx != nil {
 		list = append(list, tx)
+		tx.SetNote(s) // the binary log's (binlog_hook.go)
 	}
 	t.txs.Store(&list)
 	s.trx.Store(t)

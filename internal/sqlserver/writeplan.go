@@ -634,7 +634,7 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 			}
 		}
 		done := sess.commitTimer(true, true)
-		lsn, err := w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals})
+		lsn, err := w.db.CommitRow(storage.RowChange{Table: t, Seen: old, Kind: kind, Vals: newVals, Note: sess})
 		if errors.Is(err, storage.ErrStale) {
 			continue
 		}
@@ -1095,7 +1095,7 @@ func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storag
 		sess := sessionOf(ctx)
 		done := sess.commitTimer(true, true)
 		var lsn journal.LSN
-		lsn, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: rows[0]})
+		lsn, err = w.db.CommitRow(storage.RowChange{Table: st, Kind: storage.OpInsert, Vals: rows[0], Note: sess})
 		if err == nil {
 			done()
 			if sess != nil {

@@ -267,7 +267,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 			break
 		}
 	}
-	logged, err := db.commitWith(tx.ops, takeover, func(cur *Catalog, a *applier) error {
+	logged, err := db.commitWith(tx.ops, takeover, tx.note, func(cur *Catalog, a *applier) error {
 		adopted := tx.adoptable(cur)
 		if err := tx.checkLocked(cur, adopted); err != nil {
 			return err
@@ -312,7 +312,7 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 // With takeover, and when no one holds the committed catalog (see Read),
 // the applier changes its trees in place (applier.inPlace); should the
 // commit fail after that, the changes are undone.
-func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
+func (db *DB) commitWith(ops []*Op, takeover bool, note any, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
 	var buf []byte
 	txn := db.newTxn()
 	if db.policy != SaveManual {
@@ -385,6 +385,7 @@ func (db *DB) commitWith(ops []*Op, takeover bool, body func(cur *Catalog, a *ap
 		}
 		logged = end
 	}
+	db.hookLocked(ops, a.cat, note)
 	db.cur.Store(&state{cat: a.cat, lsn: end})
 	db.commitMu.Unlock()
 	if a.inPlace {

@@ -117,6 +117,8 @@ type Engine struct {
 	retention  func(db *DB) (journal.LSN, bool)
 	// locks are the row locks of the engine's transactions (locks.go).
 	locks *lockManager
+	// commitHook: commithook.go.
+	commitHook atomic.Pointer[CommitHook]
 }
 
 // DirName is the folder name of a database: the name itself when it is made

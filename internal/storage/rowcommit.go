@@ -24,6 +24,8 @@ type RowChange struct {
 	Seen *Row
 	Kind OpKind // OpInsert, OpUpdate or OpDelete
 	Vals []any  // the new row of an insert or update
+	// Note is for the commit hook (commithook.go).
+	Note any
 }
 
 // CommitRow commits one row change without a working copy: under the
@@ -64,7 +66,7 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 	if key == nil {
 		key = op.Row
 	}
-	logged, err := db.commitWith([]*Op{op}, true, func(cur *Catalog, a *applier) error {
+	logged, err := db.commitWith([]*Op{op}, true, c.Note, func(cur *Catalog, a *applier) error {
 		a.adopt = op.Row // made above for this commit alone
 		t, ok := cur.tables.get(lower(name))
 		if !ok || t.shape != c.Table.shape || t.schemaVer != c.Table.schemaVer {

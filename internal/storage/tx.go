@@ -62,6 +62,8 @@ type Tx struct {
 	baseTables map[*Table]bool
 	// latest caches the view LatestTable built last.
 	latest latestCache
+	// note is for the commit hook (commithook.go).
+	note any
 	// logged is the journal end after this transaction's commit frame, 0
 	// when its commit wrote nothing to the journal.
 	logged journal.LSN

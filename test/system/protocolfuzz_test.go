@@ -168,25 +168,7 @@ func TestMalformedPacketsAreRefusedAndLogged(t *testing.T) {
 		}
 	}()
 
-	// dial logs in as root, without a password.
-	dial := func() net.Conn {
-		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		readPacket(c)
-		c.Write(packetOf(1, good))
-		seq, p, err := readPacket(c)
-		if err == nil && len(p) > 0 && p[0] == 0xfe {
-			c.Write(packetOf(seq+1, nil)) // auth switch: empty password
-			_, p, err = readPacket(c)
-		}
-		if err != nil || len(p) == 0 || p[0] != 0 {
-			t.Fatalf("login: %v %x", err, p)
-		}
-		return c
-	}
+	dial := func() net.Conn { return loginRoot(t, s.addr, good) }
 	// Commands that made the listener panic are answered with MySQL's
 	// errors, and the connection goes on.
 	for _, tc := range []struct {
@@ -345,4 +327,26 @@ func TestLoadDataLocalPacketsThatLookLikeCommands(t *testing.T) {
 			t.Errorf("row %d: %s, want %x", i, got, want[i])
 		}
 	}
+}
+
+// loginRoot connects to addr and logs in as root, without a password, with
+// the handshake response good; the connection has a 5 s deadline.
+func loginRoot(t *testing.T, addr string, good []byte) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	readPacket(c)
+	c.Write(packetOf(1, good))
+	seq, p, err := readPacket(c)
+	if err == nil && len(p) > 0 && p[0] == 0xfe {
+		c.Write(packetOf(seq+1, nil)) // auth switch: empty password
+		_, p, err = readPacket(c)
+	}
+	if err != nil || len(p) == 0 || p[0] != 0 {
+		t.Fatalf("login: %v %x", err, p)
+	}
+	return c
 }
