@@ -220,6 +220,9 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			}
 			return withFlags(&sqltypes.Result{}, false)
 		}
+		if done, err := h.binlogReplicaStatement(ctx, c, q, func(r *sqltypes.Result, _ int) error { return withFlags(r, false) }); done { // binlog_replica_stmt.go
+			return err
+		}
 		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
 			if err != nil {
 				return err
@@ -271,6 +274,9 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 				return err
 			}
 			return withFlags(&sqltypes.Result{}, rest != "")
+		}
+		if done, err := h.binlogReplicaStatement(ctx, c, q, func(r *sqltypes.Result, end int) error { rest = strings.TrimSpace(q[end:]); return withFlags(r, rest != "") }); done {
+			return err
 		}
 		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
 			rest = ""

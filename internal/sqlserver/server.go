@@ -79,6 +79,7 @@ type Server struct {
 	// creation to the connection's end: the protocol handler knows only
 	// connections, and looks here for point lookups and status flags.
 	sessions sync.Map
+	replica  binlogReplicaState // binary log replica (binlog_replica_stmt.go)
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -146,9 +147,11 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = newParser(s.engine.Parser)
 	registerClusterVariables()
+	registerBinlogReplicaVariables()
 	registerLockVariables()
 	sql.SystemVariables.AddSystemVariables(causalVariables())
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogReplicaFunctions...)
 	registerMirajStatus()
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
@@ -352,6 +355,7 @@ func (s *Server) Run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	bgDone := make(chan error, 1)
 	go func() { bgDone <- s.storage.Run(bg) }()
+	replicaDone := s.runBinlogReplica(bg)
 	go reapIdle(bg, clientsOf, s.log)
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Start() }()
@@ -365,6 +369,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case serveErr = <-serveDone:
 	}
 	stopBG()
+	<-replicaDone
 	<-bgDone
 	if err := s.storage.Close(); err != nil {
 		s.log.Error("shutdown checkpoint failed", "err", err)
