@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,6 +128,15 @@ func (h protocolHandler) binlogReplicaStatement(ctx context.Context, c *mysql.Co
 		return true, cb(statusResult(r.Status(st.All)), end)
 	}
 	return true, cb(&sqltypes.Result{}, end)
+}
+
+// multiResult passes a replica statement's result on within a
+// multi-statement text q, setting *rest to what follows it.
+func multiResult(q string, rest *string, cb func(*sqltypes.Result, bool) error) func(*sqltypes.Result, int) error {
+	return func(r *sqltypes.Result, end int) error {
+		*rest = strings.TrimSpace(q[end:])
+		return cb(r, *rest != "")
+	}
 }
 
 // statusResult is SHOW SLAVE STATUS's result set: one row, or none.

@@ -275,7 +275,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			}
 			return withFlags(&sqltypes.Result{}, rest != "")
 		}
-		if done, err := h.binlogReplicaStatement(ctx, c, q, func(r *sqltypes.Result, end int) error { rest = strings.TrimSpace(q[end:]); return withFlags(r, rest != "") }); done {
+		if done, err := h.binlogReplicaStatement(ctx, c, q, multiResult(q, &rest, withFlags)); done { // binlog_replica_stmt.go
 			return err
 		}
 		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
