@@ -32,6 +32,33 @@ type group struct {
 	timestamp  uint32
 }
 
+// tapEvents bounds the events between the protocol library's reader and
+// the IO thread's grouping.
+const tapEvents = 1024
+
+// eventTap receives the events from the protocol library's reader
+// goroutine. A GTID event is copied there: the library keeps a pointer to
+// the first GTID event of each domain and server in its GTID set and
+// moves it forward with the groups that follow, so the event read later
+// could show a later group's GTID.
+type eventTap struct {
+	ctx context.Context
+	ch  chan *replication.BinlogEvent
+}
+
+func (t eventTap) HandleEvent(e *replication.BinlogEvent) error {
+	if g, ok := e.Event.(*replication.MariadbGTIDEvent); ok {
+		cp := *g
+		e = &replication.BinlogEvent{RawData: e.RawData, Header: e.Header, Event: &cp}
+	}
+	select {
+	case t.ch <- e:
+		return nil
+	case <-t.ctx.Done():
+		return t.ctx.Err()
+	}
+}
+
 // connectTimeout bounds a connection attempt to the source.
 const connectTimeout = 30 * time.Second
 
@@ -146,6 +173,10 @@ func (r *Replica) stream(ctx context.Context) error {
 		// A source silent for two periods is gone.
 		scfg.ReadTimeout = 2*scfg.HeartbeatPeriod + 5*time.Second
 	}
+	sctx, stopTap := context.WithCancel(ctx)
+	defer stopTap()
+	tap := eventTap{ctx: sctx, ch: make(chan *replication.BinlogEvent, tapEvents)}
+	scfg.SynchronousEventHandler = tap
 	syncer := replication.NewBinlogSyncer(scfg)
 	defer syncer.Close()
 	var streamer *replication.BinlogStreamer
@@ -166,14 +197,25 @@ func (r *Replica) stream(ctx context.Context) error {
 	r.mu.ioErr = lastError{}
 	r.mu.Unlock()
 	r.setState(true, "Waiting for master to send event")
+	// With a synchronous handler the streamer carries only the stream's
+	// error.
+	streamErr := make(chan error, 1)
+	go func() {
+		_, err := streamer.GetEvent(sctx)
+		streamErr <- err
+	}()
 	var cur *group
 	for {
-		ev, err := streamer.GetEvent(ctx)
-		if err != nil {
+		var ev *replication.BinlogEvent
+		select {
+		case ev = <-tap.ch:
+		case err := <-streamErr:
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return r.streamError(err, connErr)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		h := ev.Header
 		if rot, ok := ev.Event.(*replication.RotateEvent); ok {
