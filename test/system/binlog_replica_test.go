@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -514,5 +517,163 @@ func TestBinlogReplicaSysbench(t *testing.T) {
 	catchUp(t, src, rep)
 	for _, tbl := range []string{"sbtest.sbtest1", "sbtest.sbtest2"} {
 		sameTable(t, src, rep, tbl, "id")
+	}
+}
+
+// streamProxy stands between the replica and the source and, when armed,
+// damages the next row event of the binary log stream: flips a byte of its
+// rows (a corrupt checksum) or cuts its end (a truncated event).
+type streamProxy struct {
+	ln     net.Listener
+	target string
+	mode   atomic.Int32 // proxyPass, proxyFlip or proxyTruncate
+}
+
+const (
+	proxyPass = iota
+	proxyFlip
+	proxyTruncate
+)
+
+func startStreamProxy(t *testing.T, target string) *streamProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &streamProxy{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.handle(c)
+		}
+	}()
+	return p
+}
+
+func (p *streamProxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// readProxyPacket reads one MySQL packet: its 4-byte header and payload.
+func readProxyPacket(r io.Reader) ([]byte, []byte, error) {
+	hdr := make([]byte, 4)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return nil, nil, err
+	}
+	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	payload := make([]byte, n)
+	_, err := io.ReadFull(r, payload)
+	return hdr, payload, err
+}
+
+func (p *streamProxy) handle(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	var dumping atomic.Bool
+	go func() {
+		defer s.Close()
+		for {
+			hdr, payload, err := readProxyPacket(c)
+			if err != nil {
+				return
+			}
+			// COM_BINLOG_DUMP (0x12) starts the stream.
+			if hdr[3] == 0 && len(payload) > 0 && payload[0] == 0x12 {
+				dumping.Store(true)
+			}
+			if _, err := s.Write(append(hdr, payload...)); err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		hdr, payload, err := readProxyPacket(s)
+		if err != nil {
+			return
+		}
+		// An event: 0x00, then its header (timestamp 4, type 1, …);
+		// types 23-25 and 30-32 are the row events.
+		if dumping.Load() && len(payload) > 40 && payload[0] == 0 {
+			switch typ := payload[5]; {
+			case typ >= 23 && typ <= 25 || typ >= 30 && typ <= 32:
+				switch p.mode.Swap(proxyPass) {
+				case proxyFlip:
+					payload[len(payload)-6] ^= 0xFF
+				case proxyTruncate:
+					payload = payload[:len(payload)-9]
+					n := len(payload)
+					hdr[0], hdr[1], hdr[2] = byte(n), byte(n>>8), byte(n>>16)
+				}
+			}
+		}
+		if _, err := c.Write(append(hdr, payload...)); err != nil {
+			return
+		}
+	}
+}
+
+// TestBinlogReplicaBadStream: a corrupt checksum and a truncated event
+// stop the IO thread with MariaDB's error, nothing of the group applied;
+// START SLAVE then fetches the group again, whole.
+func TestBinlogReplicaBadStream(t *testing.T) {
+	src := startMariaSource(t)
+	proxy := startStreamProxy(t, fmt.Sprintf("127.0.0.1:%d", src.port))
+	s := newServer(t, t.TempDir())
+	rep := s.open("")
+	mustExec(t, src.db, "CREATE DATABASE r")
+	mustExec(t, src.db, "CREATE TABLE r.t (id INT PRIMARY KEY, v VARCHAR(50))")
+	mustExec(t, src.db, "INSERT INTO r.t VALUES (1, 'first')")
+	mustExec(t, rep, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_CONNECT_RETRY=1", proxy.port()))
+	mustExec(t, rep, "START SLAVE")
+	catchUp(t, src, rep)
+	for _, tc := range []struct {
+		mode int32
+		code string
+		text string
+	}{
+		{proxyFlip, "1743", "checksum verification failed"},
+		{proxyTruncate, "", ""},
+	} {
+		proxy.mode.Store(tc.mode)
+		id := 10 + tc.mode
+		tx, err := src.db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, tx, "UPDATE r.t SET v = 'changed' WHERE id = 1")
+		mustExec(t, tx, "INSERT INTO r.t VALUES (?, 'damaged on the way')", id)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the IO thread to stop on a damaged event", 30*time.Second, func() bool {
+			return slaveStatus(t, rep)["Slave_IO_Running"] == "No"
+		})
+		st := slaveStatus(t, rep)
+		if st["Last_IO_Errno"] == "0" || st["Last_IO_Error"] == "" || (tc.code != "" && st["Last_IO_Errno"] != tc.code) ||
+			!strings.Contains(st["Last_IO_Error"], tc.text) || st["Slave_SQL_Running"] != "Yes" {
+			t.Fatalf("mode %d: IO %s, Last_IO_Errno %s, Last_IO_Error %q, SQL %s", tc.mode, st["Slave_IO_Running"], st["Last_IO_Errno"], st["Last_IO_Error"], st["Slave_SQL_Running"])
+		}
+		t.Logf("mode %d: %s %s", tc.mode, st["Last_IO_Errno"], st["Last_IO_Error"])
+		if !strings.Contains(s.output(), st["Last_IO_Error"]) {
+			t.Errorf("mode %d: the IO thread's error is not in the server's log", tc.mode)
+		}
+		if got := queryString(t, rep, "SELECT v FROM r.t WHERE id = 1"); got != "first;" && tc.mode == proxyFlip {
+			t.Fatalf("mode %d: part of the damaged group applied: %s", tc.mode, got)
+		}
+		if got := queryString(t, rep, "SELECT COUNT(*) FROM r.t WHERE id = ?", id); got != "0;" {
+			t.Fatalf("mode %d: the damaged group applied", tc.mode)
+		}
+		mustExec(t, rep, "START SLAVE")
+		catchUp(t, src, rep)
+		sameTable(t, src, rep, "r.t", "id")
+		mustExec(t, src.db, "UPDATE r.t SET v = 'first' WHERE id = 1")
+		catchUp(t, src, rep)
 	}
 }
