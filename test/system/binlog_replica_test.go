@@ -2,9 +2,16 @@ package system
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"database/sql"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -675,5 +682,111 @@ func TestBinlogReplicaBadStream(t *testing.T) {
 		sameTable(t, src, rep, "r.t", "id")
 		mustExec(t, src.db, "UPDATE r.t SET v = 'first' WHERE id = 1")
 		catchUp(t, src, rep)
+	}
+}
+
+// writeTestCA writes a CA and a certificate it signs for 127.0.0.1 into
+// dir (ca.pem, cert.pem, key.pem).
+func writeTestCA(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "replica test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]*pem.Block{
+		"ca.pem":   {Type: "CERTIFICATE", Bytes: caDER},
+		"cert.pem": {Type: "CERTIFICATE", Bytes: der},
+		"key.pem":  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBinlogReplicaTLS: MASTER_SSL with MASTER_SSL_VERIFY_SERVER_CERT
+// replicates from a source that requires TLS of the account; a CA that did
+// not sign the source's certificate keeps the IO thread retrying with the
+// reason in Last_IO_Error.
+func TestBinlogReplicaTLS(t *testing.T) {
+	mariadbd := difftest.FindMariaDB()
+	if mariadbd == "" {
+		if os.Getenv("MIRAJ_REQUIRE_MARIADB") == "1" {
+			t.Fatal("mariadbd not found and MIRAJ_REQUIRE_MARIADB=1")
+		}
+		t.Skip("mariadbd not found")
+	}
+	certs, other := t.TempDir(), t.TempDir()
+	writeTestCA(t, certs)
+	writeTestCA(t, other)
+	work := t.TempDir()
+	port := difftest.StartMariaDBArgs(t, context.Background(), mariadbd, work,
+		"--log-bin="+filepath.Join(work, "mariadb", "mariadb-bin"), "--server-id=2", "--binlog-format=ROW",
+		"--ssl-ca="+filepath.Join(certs, "ca.pem"), "--ssl-cert="+filepath.Join(certs, "cert.pem"), "--ssl-key="+filepath.Join(certs, "key.pem"))
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	src := &mariaSource{port: port, db: db}
+	mustExec(t, db, "CREATE USER repl@'%' IDENTIFIED BY 'replpw' REQUIRE SSL")
+	mustExec(t, db, "GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+	mustExec(t, db, "CREATE DATABASE r")
+	mustExec(t, db, "CREATE TABLE r.t (id INT PRIMARY KEY)")
+	mustExec(t, db, "INSERT INTO r.t VALUES (1), (2)")
+
+	s := newServer(t, t.TempDir())
+	rep := s.open("")
+	change := fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_CONNECT_RETRY=1, ", port)
+	// Not verified against the right CA: refused, retried.
+	mustExec(t, rep, change+"MASTER_SSL=1, MASTER_SSL_VERIFY_SERVER_CERT=1, MASTER_SSL_CA='"+filepath.Join(other, "ca.pem")+"'")
+	mustExec(t, rep, "START SLAVE")
+	waitFor(t, "the IO thread to report the certificate", 30*time.Second, func() bool {
+		return strings.Contains(slaveStatus(t, rep)["Last_IO_Error"], "certificate")
+	})
+	if st := slaveStatus(t, rep); st["Slave_IO_Running"] != "Connecting" {
+		t.Fatalf("with the wrong CA: Slave_IO_Running %s", st["Slave_IO_Running"])
+	}
+	mustExec(t, rep, "STOP SLAVE")
+	// Without TLS: the account requires it (1045), retried.
+	mustExec(t, rep, change+"MASTER_SSL=0")
+	mustExec(t, rep, "START SLAVE")
+	waitFor(t, "the IO thread to report the refused account", 30*time.Second, func() bool {
+		return slaveStatus(t, rep)["Last_IO_Errno"] == "1045"
+	})
+	mustExec(t, rep, "STOP SLAVE")
+	// The right CA.
+	mustExec(t, rep, change+"MASTER_SSL=1, MASTER_SSL_VERIFY_SERVER_CERT=1, MASTER_SSL_CA='"+filepath.Join(certs, "ca.pem")+"'")
+	mustExec(t, rep, "START SLAVE")
+	catchUp(t, src, rep)
+	sameTable(t, src, rep, "r.t", "id")
+	if st := slaveStatus(t, rep); st["Master_SSL_Allowed"] != "Yes" || st["Master_SSL_Verify_Server_Cert"] != "Yes" {
+		t.Fatalf("SHOW SLAVE STATUS: SSL %s, verify %s", st["Master_SSL_Allowed"], st["Master_SSL_Verify_Server_Cert"])
 	}
 }
