@@ -394,6 +394,9 @@ func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q *string) (c
 		sess.forgetProcParams()
 		sess.delayed = ""
 	}
+	if err := h.readOnlyRefusal(ctx, c, *q, sess); err != nil { // binlog_replica_readonly.go
+		return ctx, admittance{}, err
+	}
 	// A KILL QUERY from before this statement does not end its waits.
 	h.srv.tables.forgetKill(c.ConnectionID)
 	h.srv.readLock.forgetKill(c.ConnectionID)

@@ -148,6 +148,7 @@ func New(cfg Config) (*Server, error) {
 	s.engine.Parser = newParser(s.engine.Parser)
 	registerClusterVariables()
 	registerBinlogReplicaVariables()
+	registerReadOnlyVariables()
 	registerLockVariables()
 	sql.SystemVariables.AddSystemVariables(causalVariables())
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))

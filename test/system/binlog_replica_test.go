@@ -404,6 +404,38 @@ func TestBinlogReplicaFromMariaDB(t *testing.T) {
 	catchUp(t, src, rep)
 	sameTable(t, src, rep, "r.acct", "id")
 
+	// read_only refuses the writes of accounts without SUPER,
+	// super_read_only those of every account; the SQL thread goes on.
+	mustExec(t, rep, "CREATE USER app@'%' IDENTIFIED BY 'apppw'")
+	mustExec(t, rep, "GRANT ALL ON *.* TO app@'%'")
+	mustExec(t, rep, "REVOKE SUPER ON *.* FROM app@'%'")
+	app, err := sql.Open("mysql", s.dsn("app", "apppw", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	mustExec(t, rep, "SET GLOBAL read_only = 1")
+	if _, err := app.Exec("INSERT INTO r.acct (id, owner, bal) VALUES (900, 'app', 0)"); err == nil {
+		t.Fatal("a write under read_only succeeded")
+	} else if code, _ := mysqlError(err); code != 1290 {
+		t.Fatalf("a write under read_only: %v, want 1290", err)
+	}
+	mustExec(t, rep, "CREATE DATABASE local_only") // root has SUPER
+	mustExec(t, rep, "SET GLOBAL super_read_only = 1")
+	if _, err := rep.Exec("CREATE DATABASE local_too"); err == nil {
+		t.Fatal("a write under super_read_only succeeded")
+	} else if code, _ := mysqlError(err); code != 1290 {
+		t.Fatalf("a write under super_read_only: %v, want 1290", err)
+	}
+	mustExec(t, src.db, "INSERT INTO r.acct (id, owner, bal) VALUES (400, 'read only', 4)")
+	catchUp(t, src, rep)
+	sameTable(t, src, rep, "r.acct", "id")
+	mustExec(t, rep, "SET GLOBAL read_only = 0")
+	if got := queryString(t, rep, "SELECT @@global.read_only, @@global.super_read_only"); got != "0 0;" {
+		t.Fatalf("after SET GLOBAL read_only = 0: %s", got)
+	}
+	mustExec(t, app, "CREATE DATABASE app_db")
+
 	// A restart resumes the threads; the configuration is private.
 	fi, err := os.Stat(filepath.Join(s.root, "miraj", "replica-source.json"))
 	if err != nil {
