@@ -75,9 +75,14 @@ func changeMaster(t *testing.T, rep *sql.DB, src *mariaSource) {
 // slaveStatus reads SHOW SLAVE STATUS as a map (empty: no row).
 func slaveStatus(t *testing.T, db *sql.DB) map[string]string {
 	t.Helper()
-	rows, err := db.Query("SHOW SLAVE STATUS")
+	return statusOf(t, db, "SHOW SLAVE STATUS")
+}
+
+func statusOf(t *testing.T, db *sql.DB, q string) map[string]string {
+	t.Helper()
+	rows, err := db.Query(q)
 	if err != nil {
-		t.Fatalf("SHOW SLAVE STATUS: %v", err)
+		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
@@ -241,6 +246,9 @@ func TestBinlogReplicaFromMariaDB(t *testing.T) {
 	srcPos := strings.TrimSuffix(queryString(t, src.db, "SELECT @@gtid_binlog_pos"), ";")
 	if got := strings.TrimSuffix(queryString(t, rep, "SELECT @@gtid_slave_pos"), ";"); got != srcPos {
 		t.Errorf("@@gtid_slave_pos = %s, source's @@gtid_binlog_pos = %s", got, srcPos)
+	}
+	if all := statusOf(t, rep, "SHOW ALL SLAVES STATUS"); all["Connection_name"] != "" || all["Gtid_Slave_Pos"] != srcPos || all["Slave_SQL_Running"] != "Yes" {
+		t.Errorf("SHOW ALL SLAVES STATUS: %v", all)
 	}
 	if got := queryString(t, rep, "SELECT domain_id, server_id, seq_no FROM miraj.gtid_slave_pos"); !strings.HasPrefix(got, "0 2 ") {
 		t.Errorf("miraj.gtid_slave_pos = %q", got)
@@ -821,4 +829,56 @@ func TestBinlogReplicaTLS(t *testing.T) {
 	if st := slaveStatus(t, rep); st["Master_SSL_Allowed"] != "Yes" || st["Master_SSL_Verify_Server_Cert"] != "Yes" {
 		t.Fatalf("SHOW SLAVE STATUS: SSL %s, verify %s", st["Master_SSL_Allowed"], st["Master_SSL_Verify_Server_Cert"])
 	}
+}
+
+// TestBinlogReplicaPositionMode: MASTER_USE_GTID = no with a file and a
+// position; MASTER_POS_WAIT; a kill -9 resumes from the position committed
+// with the rows.
+func TestBinlogReplicaPositionMode(t *testing.T) {
+	src := startMariaSource(t)
+	mustExec(t, src.db, "CREATE DATABASE r")
+	mustExec(t, src.db, "CREATE TABLE r.t (id INT PRIMARY KEY, n INT)")
+	var file string
+	var pos int64
+	var ignored1, ignored2 sql.NullString // Binlog_Do_DB, Binlog_Ignore_DB
+	if err := src.db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &ignored1, &ignored2); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		mustExec(t, src.db, "INSERT INTO r.t VALUES (?, ?)", i, i)
+	}
+	s := newServer(t, t.TempDir())
+	rep := s.open("")
+	// The replica starts after the CREATE TABLE: it makes the table itself.
+	mustExec(t, rep, "CREATE DATABASE r")
+	mustExec(t, rep, "CREATE TABLE r.t (id INT PRIMARY KEY, n INT)")
+	mustExec(t, rep, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%d", src.port, file, pos))
+	mustExec(t, rep, "START SLAVE")
+	waitPos := func() {
+		t.Helper()
+		var f string
+		var p int64
+		if err := src.db.QueryRow("SHOW MASTER STATUS").Scan(&f, &p, &ignored1, &ignored2); err != nil {
+			t.Fatal(err)
+		}
+		var n sql.NullInt64
+		if err := rep.QueryRow("SELECT MASTER_POS_WAIT(?, ?, 60)", f, p).Scan(&n); err != nil || !n.Valid || n.Int64 != 0 {
+			st := slaveStatus(t, rep)
+			t.Fatalf("MASTER_POS_WAIT(%s, %d) = %v, %v; SQL %s %s", f, p, n, err, st["Last_SQL_Errno"], st["Last_SQL_Error"])
+		}
+	}
+	waitPos()
+	sameTable(t, src, rep, "r.t", "id")
+	if st := slaveStatus(t, rep); st["Using_Gtid"] != "No" || st["Relay_Master_Log_File"] != file {
+		t.Fatalf("Using_Gtid %s, Relay_Master_Log_File %s", st["Using_Gtid"], st["Relay_Master_Log_File"])
+	}
+	s.kill()
+	for i := 51; i <= 80; i++ {
+		mustExec(t, src.db, "UPDATE r.t SET n = n + 1 WHERE id = ?", i-50)
+		mustExec(t, src.db, "INSERT INTO r.t VALUES (?, ?)", i, i)
+	}
+	s.restart()
+	rep = s.open("")
+	waitPos()
+	sameTable(t, src, rep, "r.t", "id")
 }
