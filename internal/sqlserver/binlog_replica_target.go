@@ -119,6 +119,11 @@ func (x *replicaTxn) context(ctx context.Context) *sql.Context {
 
 func (x *replicaTxn) Exec(ctx context.Context, db, sqlMode, q string) (replica.Result, error) {
 	sctx := x.context(ctx)
+	if db != "" && !x.t.HasDatabase(db) {
+		// A DDL logged in a database that is gone (DROP DATABASE of the
+		// current one, then CREATE DATABASE): run it in none.
+		db = ""
+	}
 	x.sess.SetCurrentDatabase(db)
 	if sqlMode != x.mode {
 		if err := x.sess.SetSessionVariable(sctx, "sql_mode", sqlMode); err != nil {

@@ -262,12 +262,20 @@ func TestBinlogReplicaFromMariaDB(t *testing.T) {
 	}
 	mustExec(t, ddlConn, "USE r")
 	mustExec(t, ddlConn, "ALTER TABLE acct ADD COLUMN note VARCHAR(20) NOT NULL DEFAULT 'none'")
+	// DDL logged in a database it drops, then in the database gone.
+	mustExec(t, ddlConn, "CREATE DATABASE scratch")
+	mustExec(t, ddlConn, "USE scratch")
+	mustExec(t, ddlConn, "DROP DATABASE scratch")
+	mustExec(t, ddlConn, "CREATE DATABASE scratch")
+	mustExec(t, ddlConn, "CREATE TABLE scratch.x (a INT PRIMARY KEY)")
+	mustExec(t, ddlConn, "INSERT INTO scratch.x VALUES (1)")
 	ddlConn.Close()
 	mustExec(t, src.db, "UPDATE r.acct SET note = 'rich' WHERE bal > 100")
 	mustExec(t, src.db, "CREATE TABLE r.gone (x INT)")
 	mustExec(t, src.db, "DROP TABLE r.gone")
 	catchUp(t, src, rep)
 	sameTable(t, src, rep, "r.acct", "id")
+	sameTable(t, src, rep, "scratch.x", "a")
 	if got := queryString(t, rep, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'r' AND TABLE_NAME = 'gone'"); got != "0;" {
 		t.Errorf("r.gone still on the replica: %s", got)
 	}

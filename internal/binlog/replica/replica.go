@@ -314,18 +314,29 @@ func (r *Replica) SetGTIDSlavePos(ctx context.Context, s string) error {
 		return errorf(codeIncorrectGTIDState, "HY000", "Could not parse GTID list: %s", err.Error())
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.mu.io != nil || r.mu.sql != nil {
+	running := r.mu.io != nil || r.mu.sql != nil
+	counter, prev := r.mu.counter, r.mu.applied.String()
+	r.mu.Unlock()
+	if running {
 		return errRunning()
 	}
+	// Not under mu: Begin may wait for a global read lock, and SHOW SLAVE
+	// STATUS must answer meanwhile. A START SLAVE in between is refused
+	// below, before anything moves.
 	txn, err := r.target.Begin(ctx, nil)
 	if err != nil {
 		return err
 	}
-	rec := record{Counter: r.mu.counter + 1, Pos: p.String(), Prev: r.mu.applied.String(), DBs: []string{PositionDatabase}}
+	rec := record{Counter: counter + 1, Pos: p.String(), Prev: prev, DBs: []string{PositionDatabase}}
 	if err := r.writePositionRows(ctx, txn, p); err != nil {
 		txn.Rollback()
 		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.io != nil || r.mu.sql != nil || r.mu.counter != counter {
+		txn.Rollback()
+		return errRunning()
 	}
 	if err := txn.Commit(ctx, rec.DBs, rec.encode()); err != nil {
 		return err

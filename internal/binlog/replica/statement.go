@@ -160,7 +160,23 @@ func ours(t []token) bool {
 	return false
 }
 
-func parseTokens(t []token) (Statement, error) {
+// connectionName passes the connection name at t[i], if any: only the
+// default connection, an empty name, is there.
+func connectionName(t []token, i int) (int, error) {
+	if i < len(t) && t[i].str {
+		if t[i].text != "" {
+			return i, errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication connections: Miraj replicates from one source'")
+		}
+		i++
+	}
+	return i, nil
+}
+
+func errNamedChannel() *Error {
+	return errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication channels: Miraj replicates from one source'")
+}
+
+func parseTokens(t []token) (st Statement, err error) {
 	near := func(i int) *Error {
 		var parts []string
 		for _, x := range t[i:] {
@@ -168,7 +184,6 @@ func parseTokens(t []token) (Statement, error) {
 		}
 		return errSyntax(strings.Join(parts, " "))
 	}
-	var st Statement
 	first := strings.ToUpper(t[0].text)
 	i := 1
 	switch first {
@@ -179,7 +194,7 @@ func parseTokens(t []token) (Statement, error) {
 			i = 4
 		} else {
 			if i = 3; i < len(t) && isWord(t[2], "STATUS") && (isWord(t[i], "FOR") || isWord(t[i], "CHANNEL")) {
-				return st, errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication channels: Miraj replicates from one source'")
+				return st, errNamedChannel()
 			}
 		}
 		if i < len(t) {
@@ -193,11 +208,8 @@ func parseTokens(t []token) (Statement, error) {
 		} else {
 			i = 2
 		}
-		if i < len(t) && t[i].str {
-			if t[i].text != "" {
-				return st, errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication connections: Miraj replicates from one source'")
-			}
-			i++
+		if i, err = connectionName(t, i); err != nil {
+			return st, err
 		}
 		if i >= len(t) || !isWord(t[i], "TO") {
 			return st, near(min(i, len(t)-1))
@@ -222,7 +234,7 @@ func parseTokens(t []token) (Statement, error) {
 			i++
 		}
 		if i < len(t) && isWord(t[i], "FOR") {
-			return st, errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication channels: Miraj replicates from one source'")
+			return st, errNamedChannel()
 		}
 		return st, nil
 	}
@@ -243,11 +255,8 @@ func parseTokens(t []token) (Statement, error) {
 	} else {
 		i = 2
 	}
-	if i < len(t) && t[i].str {
-		if t[i].text != "" {
-			return st, errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication connections: Miraj replicates from one source'")
-		}
-		i++
+	if i, err = connectionName(t, i); err != nil {
+		return st, err
 	}
 	switch st.Kind {
 	case StmtReset:
@@ -279,7 +288,7 @@ func parseTokens(t []token) (Statement, error) {
 	}
 	if i < len(t) {
 		if isWord(t[i], "FOR") {
-			return st, errorf(codeNotSupported, "42000", "This version of MySQL doesn't yet support 'named replication channels: Miraj replicates from one source'")
+			return st, errNamedChannel()
 		}
 		return st, near(i)
 	}
