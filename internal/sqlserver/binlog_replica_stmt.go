@@ -47,17 +47,19 @@ func (s *Server) binlogReplica() *replica.Replica {
 	return s.replica.r
 }
 
-// runBinlogReplica runs the replica (resuming the threads that ran at the
-// last shutdown) until ctx ends; the channel is closed once its threads
-// have stopped.
+// runBinlogReplica opens the replica (its configuration and position
+// loaded before the first client statement; the threads that ran at the
+// last shutdown started again); the channel is closed once ctx has ended
+// and its threads have stopped.
 func (s *Server) runBinlogReplica(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	r := s.binlogReplica()
+	if err := r.Open(ctx); err != nil {
+		s.log.Error("replica: not started", "err", err)
+	}
 	go func() {
 		defer close(done)
-		if err := r.Run(ctx); err != nil {
-			s.log.Error("replica: not started", "err", err)
-		}
+		r.Wait()
 	}()
 	return done
 }

@@ -34,7 +34,7 @@ type Replica struct {
 
 	mu struct {
 		sync.Mutex
-		base       context.Context // Run's: the threads end with it
+		base       context.Context // Open's: the threads end with it
 		cfg        Config
 		configured bool
 		io, sql    *thread
@@ -86,7 +86,7 @@ type thread struct {
 	done   chan struct{}
 }
 
-// New makes a replica; it starts nothing (Run does).
+// New makes a replica; it starts nothing (Open does).
 func New(o Options) *Replica {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -99,10 +99,10 @@ func New(o Options) *Replica {
 	return r
 }
 
-// Run loads the configuration and the position, starts the threads that
-// ran when the server stopped, and returns when ctx ends and the threads
-// have stopped (their running state is kept for the next start).
-func (r *Replica) Run(ctx context.Context) error {
+// Open loads the configuration and the position and starts the threads
+// that ran when the server stopped; they run until ctx ends (Wait). It
+// returns at once: statements may use the replica from then on.
+func (r *Replica) Open(ctx context.Context) error {
 	cfg, ok, err := loadConfig(r.dir)
 	if err != nil {
 		return err
@@ -112,6 +112,7 @@ func (r *Replica) Run(ctx context.Context) error {
 		return err
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.mu.base = ctx
 	r.mu.cfg, r.mu.configured = cfg, ok
 	r.mu.applied, r.mu.counter, r.mu.done = rp.pos, rp.counter, rp.done
@@ -120,8 +121,19 @@ func (r *Replica) Run(ctx context.Context) error {
 		r.log.Info("replica: resuming", "source", cfg.Host+":"+strconv.Itoa(cfg.Port), "gtid_slave_pos", rp.pos.String())
 		r.startLocked(cfg.IORunning, cfg.SQLRunning)
 	}
+	return nil
+}
+
+// Wait returns once Open's context has ended and the threads have
+// stopped (their running state is kept for the next start).
+func (r *Replica) Wait() {
+	r.mu.Lock()
+	base := r.mu.base
 	r.mu.Unlock()
-	<-ctx.Done()
+	if base == nil {
+		return
+	}
+	<-base.Done()
 	r.mu.Lock()
 	io, sq := r.mu.io, r.mu.sql
 	r.mu.Unlock()
@@ -131,7 +143,6 @@ func (r *Replica) Run(ctx context.Context) error {
 			<-t.done
 		}
 	}
-	return nil
 }
 
 // Change is CHANGE MASTER TO: 1198 while a thread runs. It returns the
