@@ -154,8 +154,18 @@ func run(args []string) error {
 		}
 		return srv.Run(ctx)
 	}
+	var logStore *repl.LogStore
+	if cluster.Node.Kind == config.KindLogStore {
+		// A log-store node keeps the replicated journals apart from the
+		// engine, which holds no replicated database.
+		if logStore, err = openLogStore(o.root, srv, log); err != nil {
+			srv.Close()
+			return err
+		}
+		defer logStore.Close()
+	}
 	node, err := repl.New(repl.Options{Config: cluster, Storage: srv.Storage(), StateDir: sqlserver.StateDir(o.root),
-		Accounts: srv.ClusterAccounts(), Logger: log})
+		Accounts: srv.ClusterAccounts(), Logger: log, LogStore: logStore})
 	if err != nil {
 		srv.Close()
 		return err
@@ -208,4 +218,17 @@ func run(args []string) error {
 	default:
 		return err
 	}
+}
+
+// openLogStore opens a log-store node's journals in DIR/miraj/logstore.
+func openLogStore(root string, srv *sqlserver.Server, log *slog.Logger) (*repl.LogStore, error) {
+	if dbs := srv.Storage().Databases(); len(dbs) > 0 {
+		return nil, fmt.Errorf("node.kind = \"log-store\": the data directory holds %d database(s) with tables (%s first): a log-store node keeps journals only; start it on an empty data directory", len(dbs), dbs[0].Name())
+	}
+	// The node gives the store its quarantine (repl.New).
+	ls, err := repl.OpenLogStore(repl.LogStoreOptions{Dir: filepath.Join(sqlserver.StateDir(root), repl.LogStoreDir), Logger: log}, srv.ClusterAccounts())
+	if err != nil {
+		return nil, err
+	}
+	return ls, nil
 }

@@ -104,7 +104,18 @@ type Node struct {
 	// Upstream: the seed this node streams from as a secondary (a
 	// cascade), instead of the primary; "" for the primary.
 	Upstream string
+	// Kind: KindFull (tables and journals) or KindLogStore (journals
+	// only: a log-store node).
+	Kind Kind
 }
+
+// Kind is node.kind.
+type Kind string
+
+const (
+	KindFull     Kind = "full"
+	KindLogStore Kind = "log-store"
+)
 
 // Cluster is a validated cluster.toml. Paths are absolute or relative to the
 // working directory (they were resolved against the file's folder).

@@ -39,7 +39,7 @@ func TestParseValidDefaults(t *testing.T) {
 	}
 	want := Cluster{
 		File:               "cluster.toml",
-		Node:               Node{ID: "n1", Listen: "0.0.0.0:7107", Advertise: "10.0.0.1:7107"},
+		Node:               Node{ID: "n1", Listen: "0.0.0.0:7107", Advertise: "10.0.0.1:7107", Kind: KindFull},
 		Name:               "gestium-prod",
 		Seeds:              []string{"10.0.0.1:7107", "10.0.0.2:7107"},
 		TLSCert:            filepath.Join("/etc/miraj", "node.pem"),
@@ -151,6 +151,8 @@ func TestParseRules(t *testing.T) {
 upstream = "10.0.0.9:7107"`, 1), []string{"cluster.toml:5:", "[node] upstream", "not one of cluster.seeds"}},
 		{"upstream is self", strings.Replace(base, `advertise = "10.0.0.1:7107"`, `advertise = "10.0.0.1:7107"
 upstream = "10.0.0.1:7107"`, 1), []string{"cluster.toml:5:", "[node] upstream", "this node's own address"}},
+		{"kind unknown", strings.Replace(base, `advertise = "10.0.0.1:7107"`, `advertise = "10.0.0.1:7107"
+kind = "witness"`, 1), []string{"cluster.toml:5:", "[node] kind", "witness", "log-store"}},
 		{"name required", strings.Replace(base, `name = "gestium-prod"`, ``, 1), []string{"cluster.toml:6:", "[cluster] name: required"}},
 		{"name empty", strings.Replace(base, `name = "gestium-prod"`, `name = ""`, 1), []string{"cluster.toml:7:", "empty cluster name"}},
 		{"seed syntax", strings.Replace(base, `"10.0.0.2:7107"]`, `"10.0.0.2"]`, 1),
@@ -214,7 +216,7 @@ func TestParseWarnings(t *testing.T) {
 		want string
 	}{
 		{"unknown key in node", strings.Replace(base, `id = "n1"`, "id = \"n1\"\nport = 3", 1),
-			"cluster.toml:3: unknown key node.port ignored (allowed in [node]: id, listen, advertise, upstream)"},
+			"cluster.toml:3: unknown key node.port ignored (allowed in [node]: id, listen, advertise, upstream, kind)"},
 		{"unknown key in cluster", base + "tls_crl_path = \"x\"\n", "cluster.toml:13: unknown key cluster.tls_crl_path ignored"},
 		{"unknown table", base + "[extra]\nx = 1\n", "unknown key extra ignored (allowed tables: [node] and [cluster])"},
 		{"members absent", strings.Replace(base, `members = ["n1", "n2", "n3"]`, ``, 1),

@@ -22,6 +22,7 @@ type rawNode struct {
 	Listen    *string `toml:"listen"`
 	Advertise *string `toml:"advertise"`
 	Upstream  *string `toml:"upstream"`
+	Kind      *string `toml:"kind"`
 }
 
 type rawCluster struct {
@@ -83,7 +84,7 @@ func Parse(name string, data []byte, baseDir string, clientPort int) (*Cluster, 
 
 // nodeKeys and clusterKeys are the keys of §17.2.1, listed in warnings.
 var (
-	nodeKeys    = []string{"id", "listen", "advertise", "upstream"}
+	nodeKeys    = []string{"id", "listen", "advertise", "upstream", "kind"}
 	clusterKeys = []string{"name", "seeds", "tls_cert", "tls_key", "tls_ca", "tls_crl",
 		"members", "ack", "journal_retention_mb", "max_promotion_lag_mb",
 		"promotion_catchup_mb", "sync_commit", "sync_replicas", "sync_timeout_ms",

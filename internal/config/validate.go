@@ -184,6 +184,7 @@ func (v *validator) validate(raw *rawFile) *Cluster {
 	if n.Upstream != nil {
 		v.upstream(c, *n.Upstream)
 	}
+	c.Node.Kind = Kind(v.enum("node.kind", n.Kind, string(KindFull), string(KindFull), string(KindLogStore)))
 	if c.Mode == ModeRaft {
 		v.raft(c)
 	}

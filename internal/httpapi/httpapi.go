@@ -90,7 +90,7 @@ type handler struct{ o Options }
 // status is the JSON body of every check.
 type status struct {
 	State       string   `json:"state"` // "running"
-	Role        string   `json:"role"`  // Patroni's: primary, replica, fenced, promoting, standalone
+	Role        string   `json:"role"`  // Patroni's: primary, replica, fenced, promoting, standalone; log-store
 	ClusterRole string   `json:"cluster_role"`
 	NodeID      string   `json:"node_id,omitempty"`
 	Primary     string   `json:"primary,omitempty"`
@@ -124,6 +124,11 @@ func (h *handler) status() status {
 			if r.State == "SELF" {
 				lag := r.LagBytes
 				s.LagBytes, s.LagSeconds = &lag, r.LagSeconds
+				if r.Role == string(repl.RoleLogStore) {
+					// It holds the log, not the tables: never a
+					// replica to read from.
+					s.Role, s.ClusterRole = "log-store", r.Role
+				}
 				break
 			}
 		}

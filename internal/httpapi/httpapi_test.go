@@ -41,6 +41,7 @@ type fakeNode struct {
 	writable  bool
 	streaming bool
 	lagBytes  int64
+	logStore  bool
 	lagSecs   *float64
 	copies    []repl.CopyProgress
 }
@@ -52,7 +53,11 @@ func (f *fakeNode) Epoch() repl.Epoch { return 3 }
 func (f *fakeNode) NodeID() string    { return "n2" }
 func (f *fakeNode) PrimaryID() string { return "n1" }
 func (f *fakeNode) Nodes() []repl.NodeRow {
-	return []repl.NodeRow{{NodeID: "n2", State: "SELF", LagBytes: f.lagBytes, LagSeconds: f.lagSecs}}
+	self := repl.NodeRow{NodeID: "n2", Role: string(f.role), State: "SELF", LagBytes: f.lagBytes, LagSeconds: f.lagSecs}
+	if f.logStore {
+		self.Role = string(repl.RoleLogStore)
+	}
+	return []repl.NodeRow{self}
 }
 func (f *fakeNode) Copies() []repl.CopyProgress { return f.copies }
 
@@ -82,6 +87,8 @@ func TestChecks(t *testing.T) {
 		{"within lag seconds", &fakeNode{role: repl.RoleSecondary, streaming: true, lagSecs: secs(4.9)}, "/replica?lag=5s", 200},
 		{"beyond lag seconds", &fakeNode{role: repl.RoleSecondary, streaming: true, lagSecs: secs(5.1)}, "/replica?lag=5s", 503},
 		{"bad lag", &fakeNode{role: repl.RoleSecondary, streaming: true}, "/replica?lag=soon", 503},
+		{"log-store node, replica", &fakeNode{role: repl.RoleSecondary, streaming: true, logStore: true}, "/replica", 503},
+		{"log-store node, read-only", &fakeNode{role: repl.RoleSecondary, streaming: true, logStore: true}, "/read-only", 503},
 		{"health", &fakeNode{role: repl.RoleFenced}, "/health", 200},
 		{"unknown path", &fakeNode{role: repl.RolePrimary}, "/nothing", 404},
 	} {

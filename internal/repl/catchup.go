@@ -29,6 +29,10 @@ const (
 	// Raft mode's election (§17.9, core_elect.go).
 	msgVote      transport.Type = 0x22
 	msgVoteReply transport.Type = 0x23
+	// Log-store nodes (logstore.go).
+	msgLogBegin      transport.Type = 0x24
+	msgLogState      transport.Type = 0x25
+	msgCopyElsewhere transport.Type = 0x26
 )
 
 // PeerDB is one database of a peer, as it answered Positions.

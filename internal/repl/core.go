@@ -174,6 +174,12 @@ type CoreConfig struct {
 	Raft          bool
 	ElectionTicks int
 	RandSeed      uint64
+	// LogStore: kind = "log-store" (logstore.go): the node follows as a
+	// secondary but keeps journals only; it takes no copy (LogBegin), its
+	// acknowledgements never count as applied, it never becomes primary
+	// nor stands for election (it votes), and it serves followers and
+	// catch-ups from its journals.
+	LogStore bool
 }
 
 // DBInfo is what the core reads of one database (Log).
@@ -261,6 +267,10 @@ const (
 	OpCutTails
 	// OpMarkEpochs: write an epoch mark in every database.
 	OpMarkEpochs
+	// OpLogBegin (a log-store node): begin DB's journal at At with base
+	// id BaseID and the marks of Hist before At, replacing (Quarantine:
+	// setting aside) what is held of it; answer LogBegun.
+	OpLogBegin
 )
 
 // Op is one storage operation.
@@ -274,6 +284,9 @@ type Op struct {
 	Quarantine bool
 	Common     journal.LSN
 	Reason     string
+	// BaseID and Hist: OpLogBegin's identity and epoch marks.
+	BaseID []byte
+	Hist   history.History
 }
 
 // Event is a line for the server log (the simulator's trace).
@@ -333,6 +346,8 @@ type corePeer struct {
 	lag            int64
 	connectedSince int // tick; -1: not connected
 	lastError      string
+	// logStore: a log-store node (its subscription or its probe said).
+	logStore bool
 	// following: its last probe said it streams from its primary (or an
 	// upstream of it), at epoch.
 	following bool
@@ -356,6 +371,7 @@ func NewCore(cfg CoreConfig, st State, log Log) *Core {
 		streamed: map[string]streamedFrom{}, primaryLSN: map[string]journal.LSN{}, synced: map[string]SyncedPos{}}
 	c.sync.init()
 	c.follow.lastApply = -1
+	c.follow.horizon = map[string]upstreamHorizon{}
 	c.seedID, c.addrOf = map[string]string{}, map[string]string{}
 	for _, id := range cfg.Members {
 		c.peers[strings.ToLower(id)] = &corePeer{id: id, state: "DISCONNECTED", connectedSince: -1}
@@ -944,8 +960,11 @@ type PeerStatus struct {
 	Lag       int64 // as the peer announced it in a probe answer
 	Since     int   // tick it connected; -1: not connected
 	LastError string
-	// Follower: on a primary, the member's positions (nil: none kept).
+	// Follower: on a primary, the member's positions (nil: none kept);
+	// on a relay, those of a member it serves.
 	Follower *FollowerStatus
+	// LogStore: the member is a log-store node.
+	LogStore bool
 }
 
 // FollowerStatus is what a primary knows of one secondary.
@@ -988,8 +1007,10 @@ func (c *Core) Status() CoreStatus {
 		StreamingCount: c.StreamingCount(), Counts: c.sync.counts, Election: c.Election()}
 	for _, key := range slices.Sorted(mapKeys(c.peers)) {
 		p := c.peers[key]
-		ps := PeerStatus{ID: p.id, Addr: p.addr, Role: p.role, State: p.state, Epoch: p.epoch, Lag: p.lag, Since: p.connectedSince, LastError: p.lastError}
-		if f, ok := c.followers[key]; ok && c.role == RolePrimary {
+		ps := PeerStatus{ID: p.id, Addr: p.addr, Role: p.role, State: p.state, Epoch: p.epoch, Lag: p.lag, Since: p.connectedSince, LastError: p.lastError, LogStore: p.logStore}
+		// A primary's followers, and a relay's (a secondary or a
+		// log-store node serving its own).
+		if f, ok := c.followers[key]; ok && (c.role == RolePrimary || f.link != 0) {
 			fs := &FollowerStatus{Linked: f.link != 0, LastApply: f.lastApply}
 			for _, dk := range slices.Sorted(mapKeys(f.positions)) {
 				q := f.positions[dk]

@@ -179,6 +179,8 @@ func (c *Core) electionTick() {
 // may).
 func (c *Core) cannotStand() string {
 	switch {
+	case c.cfg.LogStore:
+		return "a log-store node never stands for election (it votes)"
 	case c.now < c.el.noStandUntil:
 		return fmt.Sprintf("stepped down by SET GLOBAL cluster_role = 'secondary' (not standing for %d ms)", (c.el.noStandUntil-c.now)*c.cfg.TickMillis)
 	case c.Seeding():

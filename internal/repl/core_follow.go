@@ -44,6 +44,13 @@ type followState struct {
 	viaUpstream, upstreamFailed bool
 	// dbs: per database (lower-case name), what the link wrote.
 	dbs map[string]*followDB
+	// horizon (a log-store node): per database, the oldest position the
+	// upstream retains, as its last LogState said.
+	horizon map[string]upstreamHorizon
+	// needCopy: the log-store upstream sent this node to the primary for
+	// a copy of this database (lower-case name); until the primary's
+	// stream shows it, the node does not go back to its upstream.
+	needCopy string
 }
 
 // followDB is one database as the follow link sees it.
@@ -130,6 +137,9 @@ func (c *Core) backToUpstream(addr string, s PeerState) {
 	if s.Flags&FlagFollowing == 0 || s.Epoch != c.st.Epoch || s.Role != RoleSecondary {
 		return
 	}
+	if c.Seeding() || c.follow.needCopy != "" {
+		return // the copy the upstream cannot give first
+	}
 	c.follow.upstreamFailed = false
 	if c.role == RoleSecondary && c.follow.link != 0 && !c.follow.viaUpstream {
 		c.eventf(slog.LevelInfo, "Cluster: upstream %s follows the primary again: streaming from it", addr)
@@ -169,7 +179,7 @@ func (c *Core) maybeSubscribe() {
 
 // subscribe sends the subscription.
 func (c *Core) subscribe(l *linkState) {
-	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: c.positions(), Cascade: c.follow.viaUpstream})
+	c.send(l, SubscribeMsg{Epoch: c.st.Epoch, Advertise: c.cfg.Advertise, Positions: c.positions(), Cascade: c.follow.viaUpstream, LogStore: c.cfg.LogStore})
 }
 
 // positions is what this node holds of each database: its marks and the
@@ -194,6 +204,13 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			})
 			c.observeEpoch(l.peer, np.Epoch, np.Primary, false)
 			c.closeLink(l)
+			// An answer older than what this node learned since (the
+			// peer announced itself primary of a newer epoch while the
+			// answer was on its way): ask it again at once.
+			if np.Epoch < c.st.Epoch && strings.EqualFold(c.st.Primary, l.peer) {
+				c.follow.prefer = l.peer
+				return
+			}
 			// A primary that does not serve yet (it waits for its peers'
 			// answers after a restart) is asked again after RetryTicks.
 			if np.Role == RolePrimary && np.Epoch >= c.st.Epoch {
@@ -276,8 +293,33 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 		}
 		c.pendingOps++
 		c.out.Ops = append(c.out.Ops, Op{Kind: OpAppend, Link: l.id, DB: m.DB, At: m.Start, Data: m.Frames, Durable: c.cfg.DurableAck})
+	case LogBeginMsg:
+		d := c.followDB(m.DB)
+		if !c.cfg.LogStore || d.seeding {
+			c.protocolError(l, m)
+			return
+		}
+		d.relayed = false
+		c.pendingOps++
+		c.out.Ops = append(c.out.Ops, Op{Kind: OpLogBegin, Link: l.id, DB: m.DB, At: m.Start, BaseID: m.BaseID, Hist: m.Hist,
+			Quarantine: m.Quarantine, Common: m.Common, Reason: m.Reason})
+		c.eventf(slog.LevelInfo, "Cluster: log store: database %s begins at LSN %d, %d epoch mark(s) adopted (%s)", m.DB, m.Start, len(m.Hist), m.Reason)
+	case LogStateMsg:
+		if !c.cfg.LogStore {
+			c.protocolError(l, m)
+			return
+		}
+		for _, p := range m.DBs {
+			c.follow.horizon[strings.ToLower(p.Name)] = upstreamHorizon{base: p.BaseID, retained: p.Retained}
+		}
+	case CopyElsewhereMsg:
+		c.copyRefused(l, m)
 	case SeedBeginMsg:
 		d := c.followDB(m.DB)
+		if c.cfg.LogStore {
+			c.protocolError(l, m)
+			return
+		}
 		if d.seeding {
 			c.eventf(slog.LevelWarn, "Cluster: a second copy of database %s begins inside the first, link closed", m.DB)
 			c.protocolError(l, m)
@@ -319,6 +361,9 @@ func (c *Core) stepFollow(l *linkState, m Msg) {
 			if d := c.followDB(p.Name); !d.seeding {
 				if info, ok := c.dbInfo(p.Name); ok && bytes.Equal(info.BaseID, p.BaseID) {
 					d.relayed = true
+					if !c.follow.viaUpstream && strings.EqualFold(c.follow.needCopy, p.Name) {
+						c.follow.needCopy = "" // the primary serves it: no copy was needed after all
+					}
 				}
 			}
 		}
@@ -373,6 +418,7 @@ func (c *Core) followEnded(l *linkState, err error) {
 		c.follow.retryAt = c.now
 	}
 	c.follow.link, c.follow.welcomed, c.follow.dbs, c.follow.unsubscribed, c.follow.viaUpstream = 0, false, nil, false, false
+	clear(c.follow.horizon)
 	clear(c.follow.ackDue)
 	if c.role == RoleSecondary && len(c.followers) > 0 {
 		// A relay without its stream: its followers subscribe again.
@@ -469,6 +515,9 @@ func (c *Core) SeedInstalled(link LinkID, db string, lsn journal.LSN, announced 
 	}
 	c.noteStreamed(db)
 	d.relayed = true
+	if strings.EqualFold(c.follow.needCopy, db) {
+		c.follow.needCopy = ""
+	}
 	c.eventf(slog.LevelInfo, "Cluster: copy of database %s installed at LSN %d", db, lsn)
 	info, _ := c.dbInfo(db)
 	d.written = info.End
@@ -527,7 +576,11 @@ func (c *Core) ack(l *linkState, db string) {
 			written = min(info.End, info.Durable)
 		}
 	}
-	c.send(l, AckMsg{DB: info.Name, BaseID: info.BaseID, Epoch: c.follow.epoch, Written: written, Applied: info.Applied})
+	applied := info.Applied
+	if c.cfg.LogStore {
+		applied = 0 // it applies nothing
+	}
+	c.send(l, AckMsg{DB: info.Name, BaseID: info.BaseID, Epoch: c.follow.epoch, Written: written, Applied: applied})
 }
 
 // noteStreamed records that the followed primary's stream wrote to db.
@@ -554,6 +607,9 @@ func (c *Core) onPrimaryHistory(db DBInfo) bool {
 // diverges goes to quarantine whole), then promotion_catchup_mb, and what
 // the followers it relays to still need.
 func (c *Core) RetentionFloor(db DBInfo) (journal.LSN, bool) {
+	if c.cfg.LogStore {
+		return c.logStoreFloor(db)
+	}
 	if c.role != RolePrimary {
 		if !c.onPrimaryHistory(db) {
 			return 0, true
@@ -626,6 +682,8 @@ func msgDB(m Msg) string {
 	case SeedEndMsg:
 		return m.DB
 	case DropMsg:
+		return m.DB
+	case LogBeginMsg:
 		return m.DB
 	}
 	return ""

@@ -60,6 +60,9 @@ type promoteRun struct {
 // refusal that needed no peer; nil means the probe is under way and
 // Ready.Answers will carry the verdict.
 func (c *Core) Promote(force bool) error {
+	if c.cfg.LogStore {
+		return c.refuse(logStoreRefusal)
+	}
 	if c.cfg.Raft && !force {
 		return c.campaignNow()
 	}

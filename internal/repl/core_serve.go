@@ -33,6 +33,9 @@ type peerFollower struct {
 	lastHeartbeat   int
 	heartbeatDue    bool
 	lastApply       int
+	// logStore: a log-store node (logstore.go): begun without copies,
+	// sent the log state with each heartbeat, never counted as applied.
+	logStore bool
 }
 
 // streamPos is one database of one follower.
@@ -124,7 +127,7 @@ func (c *Core) subscribed(l *linkState, m SubscribeMsg) {
 		// The same secondary again: its older link is dead.
 		c.closeLink(c.links[old.link])
 	}
-	f := &peerFollower{id: l.peer, link: l.id, positions: map[string]*streamPos{}, heartbeatDue: true, lastApply: -1}
+	f := &peerFollower{id: l.peer, link: l.id, positions: map[string]*streamPos{}, heartbeatDue: true, lastApply: -1, logStore: m.LogStore}
 	for _, p := range m.Positions {
 		f.positions[strings.ToLower(p.Name)] = &streamPos{name: p.Name, baseID: p.BaseID, hist: p.Hist,
 			sent: journal.LSN(p.LSN), written: journal.LSN(p.LSN), applied: journal.LSN(p.LSN)}
@@ -133,6 +136,7 @@ func (c *Core) subscribed(l *linkState, m SubscribeMsg) {
 	c.followers[key] = f
 	c.setPeer(l.peer, func(p *corePeer) {
 		p.addr, p.role, p.state, p.epoch, p.connectedSince, p.lastError = m.Advertise, RoleSecondary, "CONNECTED", c.st.Epoch, c.now, ""
+		p.logStore = m.LogStore
 	})
 	if relay {
 		c.eventf(slog.LevelInfo, "Cluster: secondary %s connected, relayed the log of primary %s", l.peer, c.st.Primary)
@@ -315,8 +319,17 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 			}
 			d := DecideStart(DBView{BaseID: db.BaseID, Hist: db.Hist, End: db.Applied, Retained: db.Retained}, pos)
 			if d.Kind == StartSeed {
-				c.startSeed(l, f, db, d)
-				continue
+				switch {
+				case f.logStore:
+					c.startLog(l, f, db, d)
+				case c.cfg.LogStore:
+					c.copyElsewhere(l, f, db, d)
+					return
+				default:
+					c.startSeed(l, f, db, d)
+					continue
+				}
+				p = f.positions[key]
 			}
 			p.decided, p.hist = true, nil
 			c.syncProgress(key) // a secondary back at the end may lift a degraded state
@@ -364,6 +377,11 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 	if f.heartbeatDue {
 		f.heartbeatDue, f.lastHeartbeat = false, c.now
 		c.send(l, c.heartbeat(dbs))
+		if f.logStore {
+			// The borrowed state (the seed's 'e' message): to a log-store
+			// node only.
+			c.send(l, LogStateMsg{DBs: c.peerDBs()})
+		}
 	}
 }
 
@@ -496,6 +514,9 @@ func (c *Core) selfState() PeerState {
 	if c.role == RoleSecondary && c.follow.link != 0 && c.follow.welcomed {
 		s.Flags |= FlagFollowing
 	}
+	if c.cfg.LogStore {
+		s.Flags |= FlagLogStore
+	}
 	return s
 }
 
@@ -530,7 +551,7 @@ func (c *Core) probeReceived(from string, s PeerState) {
 		primary = from
 	}
 	c.setPeer(from, func(p *corePeer) {
-		p.role, p.epoch, p.following = s.Role, s.Epoch, s.Flags&FlagFollowing != 0
+		p.role, p.epoch, p.following, p.logStore = s.Role, s.Epoch, s.Flags&FlagFollowing != 0, s.Flags&FlagLogStore != 0
 		if p.state != "CONNECTED" && p.state != "BOOTSTRAPPING" {
 			p.state = "REACHABLE"
 			if s.Role == RoleFenced {
@@ -581,6 +602,7 @@ func (c *Core) answeredOne(addr, from string, what int) {
 const (
 	FlagPromoting = 1 << 0 // being promoted
 	FlagFollowing = 1 << 1 // a secondary connected to its primary
+	FlagLogStore  = 1 << 2 // a log-store node (logstore.go)
 )
 
 // PeerState is what a peer says of itself in a probe or its answer.

@@ -152,7 +152,11 @@ func (c *Core) streaming(key string, base []byte) []AckPos {
 		if !ok || !p.decided || p.seeding || p.pinned || !p.acked || !bytes.Equal(p.baseID, base) {
 			continue
 		}
-		out = append(out, AckPos{Written: p.written, Applied: p.applied})
+		pos := AckPos{Written: p.written, Applied: p.applied}
+		if f.logStore {
+			pos.Applied = 0 // it applies nothing: never counted for APPLIED
+		}
+		out = append(out, pos)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
@@ -58,7 +59,7 @@ func (w *applyWorker) stop() { close(w.quit) }
 // storageOp carries out one of the core's storage operations.
 func (n *Node) storageOp(op Op) {
 	switch op.Kind {
-	case OpAppend, OpSeedBegin, OpSeedChunk, OpSeedInstall, OpSeedAbort, OpDrop:
+	case OpAppend, OpSeedBegin, OpSeedChunk, OpSeedInstall, OpSeedAbort, OpDrop, OpLogBegin:
 		n.worker(op.DB).push(queuedOp{op: op, link: n.links[op.Link]})
 	case OpAccounts:
 		var err error
@@ -142,6 +143,8 @@ func (w *applyWorker) do(q queuedOp) {
 			n.post(func() { n.core.SeedInstalled(op.Link, op.DB, 0, op.At, errLinkGone) })
 		case OpSeedAbort:
 			w.dropSeed()
+		case OpLogBegin:
+			n.post(func() { n.core.LogBegun(op.Link, op.DB, errLinkGone) })
 		default:
 			n.post(func() { n.core.OpDone(op.Link, op.DB, errLinkGone) })
 		}
@@ -149,7 +152,7 @@ func (w *applyWorker) do(q queuedOp) {
 	}
 	switch op.Kind {
 	case OpAppend:
-		if _, ok := n.st.Database(op.DB); !ok {
+		if !n.replica.Has(op.DB) {
 			err := fmt.Errorf("%w: frames for unknown database %s", ErrProtocol, op.DB)
 			n.post(func() { n.core.Appended(op.Link, op.DB, 0, err) })
 			return
@@ -182,6 +185,27 @@ func (w *applyWorker) do(q queuedOp) {
 	case OpDrop:
 		err := w.drop(op)
 		n.post(func() { n.core.OpDone(op.Link, op.DB, err) })
+	case OpLogBegin:
+		err := n.opts.LogStore.Begin(op.DB, op.BaseID, op.Hist, op.At, op.Quarantine, op.Common, op.Reason)
+		n.post(func() { n.core.LogBegun(op.Link, op.DB, err) })
+	}
+}
+
+// logStoreTrimInterval: how often a log-store node lets go of the journal
+// its upstream and its followers no longer need.
+const logStoreTrimInterval = 10 * time.Second
+
+// trimLogStore removes, in each database of the log store, the journal
+// before the core's retention floor.
+func (n *Node) trimLogStore(ls *LogStore) {
+	for _, db := range ls.Databases() {
+		floor, ok := n.core.RetentionFloor(db)
+		if !ok || floor <= db.Retained {
+			continue
+		}
+		if err := ls.RemoveBefore(db.Name, floor); err != nil {
+			n.log.Warn(fmt.Sprintf("Cluster: log store: database %s: removing the journal before LSN %d: %v", db.Name, floor, err))
+		}
 	}
 }
 
@@ -237,7 +261,7 @@ func (w *applyWorker) dropSeed() {
 
 func (w *applyWorker) drop(op Op) error {
 	n := w.n
-	_, ok := n.st.Database(op.DB)
+	ok := n.replica.Has(op.DB)
 	switch {
 	case !ok:
 	case op.Quarantine:

@@ -13,7 +13,8 @@ import (
 // Message types on a replication link (transport frame types).
 //
 //	secondary → primary
-//	  Subscribe   epoch, advertised address, n, n × position
+//	  Subscribe   epoch, advertised address, n, n × position, cascade (0/1),
+//	              log store (0/1) (both optional)
 //	  Ack         database, base id, epoch, written LSN, applied LSN
 //	  Keepalive   (empty) answers each Heartbeat: the primary cuts a
 //	              secondary silent for 15 s
@@ -30,6 +31,14 @@ import (
 //	              semi-synchronous commit)   every second, and at once
 //	              when SYNCED_LSN grows
 //	  Accounts    users and grants (whole)
+//	primary (or relay) → log-store node (logstore.go)
+//	  LogBegin    database, base id, history, start LSN, quarantine (0/1),
+//	              reason, common LSN: the database begins at start, no copy
+//	  LogState    n × (position, retained LSN): the sender's log state, with
+//	              each heartbeat (the borrowed horizon)
+//	log-store node → follower
+//	  CopyElsewhere database, reason, address of a node with tables: the
+//	              follower needs a copy, which a log store cannot give
 //	any node → any node (a link of its own)
 //	  Probe       role, epoch, primary id: the sender's state; a promoted
 //	              primary's announcement is a probe

@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 
+	"github.com/miraj-db/miraj/internal/history"
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/transport"
 )
@@ -42,6 +43,10 @@ type (
 		// it is a secondary (its configured upstream). Optional on the
 		// wire (absent from older nodes: false).
 		Cascade bool
+		// LogStore: the subscriber is a log-store node (kind =
+		// "log-store"): it takes no copies (LogBegin instead) and its
+		// acknowledgements never count as applied. Optional on the wire.
+		LogStore bool
 	}
 	NotPrimaryMsg struct {
 		Role    Role
@@ -132,34 +137,65 @@ type (
 		Reason  string
 		DBs     []PeerDB
 	}
+	// LogBeginMsg starts a database on a log-store follower without a
+	// copy: it adopts the base id and the epoch marks before Start, and
+	// its journal begins at Start, the oldest position the sender
+	// retains; Frames from Start follow. Quarantine, Reason and Common
+	// are a SeedBegin's (the follower's journal diverged).
+	LogBeginMsg struct {
+		DB         string
+		BaseID     []byte
+		Hist       history.History
+		Start      journal.LSN
+		Quarantine bool
+		Reason     string
+		Common     journal.LSN
+	}
+	// LogStateMsg is the sender's log state, sent with each heartbeat to
+	// a log-store follower only (the borrowed state): per database its
+	// base id, epoch marks, committed end, and the oldest position it
+	// retains, which the log store keeps at least.
+	LogStateMsg struct{ DBs []PeerDB }
+	// CopyElsewhereMsg tells a follower that the log-store node it
+	// subscribed to cannot serve it: database DB needs a full copy,
+	// which a node with tables gives (Addr: one, "" if none is known).
+	CopyElsewhereMsg struct {
+		DB     string
+		Reason string
+		Addr   string
+	}
 )
 
-func (SubscribeMsg) Type() transport.Type    { return msgSubscribe }
-func (NotPrimaryMsg) Type() transport.Type   { return msgNotPrimary }
-func (WelcomeMsg) Type() transport.Type      { return msgWelcome }
-func (FramesMsg) Type() transport.Type       { return msgFrames }
-func (SeedBeginMsg) Type() transport.Type    { return msgSeedBegin }
-func (SeedChunkMsg) Type() transport.Type    { return msgSeedChunk }
-func (SeedEndMsg) Type() transport.Type      { return msgSeedEnd }
-func (DropMsg) Type() transport.Type         { return msgDrop }
-func (HeartbeatMsg) Type() transport.Type    { return msgHeartbeat }
-func (AccountsMsg) Type() transport.Type     { return msgAccounts }
-func (AckMsg) Type() transport.Type          { return msgAck }
-func (KeepaliveMsg) Type() transport.Type    { return msgKeepalive }
-func (ProbeMsg) Type() transport.Type        { return msgProbe }
-func (ProbeReplyMsg) Type() transport.Type   { return msgProbeReply }
-func (PositionsMsg) Type() transport.Type    { return msgPositions }
-func (PositionsAreMsg) Type() transport.Type { return msgPositionsAre }
-func (CatchUpMsg) Type() transport.Type      { return msgCatchUp }
-func (CatchUpEndMsg) Type() transport.Type   { return msgCatchUpEnd }
-func (VoteMsg) Type() transport.Type         { return msgVote }
-func (VoteReplyMsg) Type() transport.Type    { return msgVoteReply }
+func (SubscribeMsg) Type() transport.Type     { return msgSubscribe }
+func (NotPrimaryMsg) Type() transport.Type    { return msgNotPrimary }
+func (WelcomeMsg) Type() transport.Type       { return msgWelcome }
+func (FramesMsg) Type() transport.Type        { return msgFrames }
+func (SeedBeginMsg) Type() transport.Type     { return msgSeedBegin }
+func (SeedChunkMsg) Type() transport.Type     { return msgSeedChunk }
+func (SeedEndMsg) Type() transport.Type       { return msgSeedEnd }
+func (DropMsg) Type() transport.Type          { return msgDrop }
+func (HeartbeatMsg) Type() transport.Type     { return msgHeartbeat }
+func (AccountsMsg) Type() transport.Type      { return msgAccounts }
+func (AckMsg) Type() transport.Type           { return msgAck }
+func (KeepaliveMsg) Type() transport.Type     { return msgKeepalive }
+func (ProbeMsg) Type() transport.Type         { return msgProbe }
+func (ProbeReplyMsg) Type() transport.Type    { return msgProbeReply }
+func (PositionsMsg) Type() transport.Type     { return msgPositions }
+func (PositionsAreMsg) Type() transport.Type  { return msgPositionsAre }
+func (CatchUpMsg) Type() transport.Type       { return msgCatchUp }
+func (CatchUpEndMsg) Type() transport.Type    { return msgCatchUpEnd }
+func (VoteMsg) Type() transport.Type          { return msgVote }
+func (VoteReplyMsg) Type() transport.Type     { return msgVoteReply }
+func (LogBeginMsg) Type() transport.Type      { return msgLogBegin }
+func (LogStateMsg) Type() transport.Type      { return msgLogState }
+func (CopyElsewhereMsg) Type() transport.Type { return msgCopyElsewhere }
 
 func (m SubscribeMsg) encode(e *enc) {
 	e.u(uint64(m.Epoch))
 	e.s(m.Advertise)
 	e.list(m.Positions)
 	e.flag(m.Cascade)
+	e.flag(m.LogStore)
 }
 func (m NotPrimaryMsg) encode(e *enc) {
 	e.s(string(m.Role))
@@ -226,6 +262,18 @@ func (m VoteReplyMsg) encode(e *enc) {
 	PositionsAreMsg{DBs: m.DBs}.encode(e)
 }
 
+func (m LogBeginMsg) encode(e *enc) {
+	e.s(m.DB)
+	e.by(m.BaseID)
+	e.hist(m.Hist)
+	e.u(uint64(m.Start))
+	e.flag(m.Quarantine)
+	e.s(m.Reason)
+	e.u(uint64(m.Common))
+}
+func (m LogStateMsg) encode(e *enc)      { PositionsAreMsg{DBs: m.DBs}.encode(e) }
+func (m CopyElsewhereMsg) encode(e *enc) { e.s(m.DB); e.s(m.Reason); e.s(m.Addr) }
+
 func encodeState(e *enc, s PeerState) {
 	e.s(string(s.Role))
 	e.u(uint64(s.Epoch))
@@ -254,6 +302,9 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 		sm := SubscribeMsg{Epoch: Epoch(d.u()), Advertise: d.s(), Positions: d.list()}
 		if len(d.b) > 0 {
 			sm.Cascade = d.flag()
+		}
+		if len(d.b) > 0 {
+			sm.LogStore = d.flag()
 		}
 		m = sm
 	case msgNotPrimary:
@@ -307,6 +358,13 @@ func DecodeMsg(typ transport.Type, payload []byte) (Msg, error) {
 		m = VoteMsg{Cluster: d.s(), Term: Epoch(d.u()), Pre: d.flag(), Transfer: d.flag(), Advertise: d.s(), DBs: d.list()}
 	case msgVoteReply:
 		m = VoteReplyMsg{Term: Epoch(d.u()), Pre: d.flag(), Granted: d.flag(), Reason: d.s(), DBs: d.peerDBs()}
+	case msgLogBegin:
+		m = LogBeginMsg{DB: d.s(), BaseID: append([]byte(nil), d.by()...), Hist: d.hist(), Start: journal.LSN(d.u()),
+			Quarantine: d.flag(), Reason: d.s(), Common: journal.LSN(d.u())}
+	case msgLogState:
+		m = LogStateMsg{DBs: d.peerDBs()}
+	case msgCopyElsewhere:
+		m = CopyElsewhereMsg{DB: d.s(), Reason: d.s(), Addr: d.s()}
 	default:
 		return nil, fmt.Errorf("%w: message type %#x", ErrProtocol, int(typ))
 	}

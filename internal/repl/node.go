@@ -105,6 +105,10 @@ type Options struct {
 	Logger   *slog.Logger
 	// Transport, when set, replaces the one built from Config (tests).
 	Transport *transport.Transport
+	// LogStore, on a log-store node (node.kind = "log-store"), holds the
+	// replicated databases' journals: the core reads it and the follower
+	// side writes to it; Storage then holds no replicated database.
+	LogStore *LogStore
 }
 
 // Node is this server's replication: the core and its driver.
@@ -163,9 +167,19 @@ func New(opts Options) (*Node, error) {
 	n := &Node{opts: opts, cfg: opts.Config, st: opts.Storage, log: opts.Logger,
 		posted: make(chan func(), maxPosted), links: map[LinkID]*driverLink{}, workers: map[string]*applyWorker{},
 		waits: map[uint64]chan SyncResult{}, start: time.Now()}
-	n.core = NewCore(coreConfig(n.cfg), st, engineLog{eng: n.st, acc: opts.Accounts})
 	n.quarantine = &Quarantine{FS: opts.FS, Dir: opts.StateDir, Node: n.cfg.Node.ID, Cluster: n.cfg.Name, Now: time.Now, Log: n.log}
-	n.replica = EngineReplica{Eng: n.st, Quarantine: n.quarantine, Keeper: n.keeper}
+	if (opts.LogStore != nil) != (n.cfg.Node.Kind == config.KindLogStore) {
+		return nil, fmt.Errorf("cluster: node.kind = %q needs a log store exactly when it is %q", n.cfg.Node.Kind, config.KindLogStore)
+	}
+	if opts.LogStore != nil {
+		opts.LogStore.opts.Quarantine, opts.LogStore.opts.Keeper = n.quarantine, n.keeper
+		n.core = NewCore(coreConfig(n.cfg), st, opts.LogStore)
+		n.replica = opts.LogStore
+		n.log.Info(fmt.Sprintf("Cluster: %s is a log-store node: it keeps the replicated journals in %s and applies nothing", n.cfg.Node.ID, opts.LogStore.opts.Dir))
+	} else {
+		n.core = NewCore(coreConfig(n.cfg), st, engineLog{eng: n.st, acc: opts.Accounts})
+		n.replica = EngineReplica{Eng: n.st, Quarantine: n.quarantine, Keeper: n.keeper}
+	}
 	n.publish()
 	if l, ok := ParseSyncLevel(string(n.cfg.SyncCommit)); ok {
 		n.syncShown.Store(l)
@@ -212,6 +226,7 @@ func coreConfig(c *config.Cluster) CoreConfig {
 	}
 	cfg.Seeds = c.Peers()
 	cfg.Upstream = c.Node.Upstream
+	cfg.LogStore = c.Node.Kind == config.KindLogStore
 	if c.Mode == config.ModeRaft {
 		cfg.Raft = true
 		cfg.ElectionTicks = ticks(c.ElectionTimeout)
@@ -262,7 +277,7 @@ func (n *Node) loop(ctx context.Context) {
 	// fires: a ticker drops the ticks of a pause (a stalled fsync, a
 	// stopped process, a busy machine), and raft mode's lease and every
 	// timeout must count the time that passed.
-	ticked := time.Now()
+	ticked, trimmed := time.Now(), time.Now()
 	for {
 		n.handleReady()
 		changed := n.st.Changed()
@@ -291,6 +306,10 @@ func (n *Node) loop(ctx context.Context) {
 			ticked = ticked.Add(time.Duration(due) * tickInterval)
 			if time.Since(ticked) > maxCatchUpTicks*tickInterval {
 				ticked = time.Now()
+			}
+			if ls := n.opts.LogStore; ls != nil && time.Since(trimmed) >= logStoreTrimInterval {
+				trimmed = time.Now()
+				n.trimLogStore(ls)
 			}
 		}
 	}

@@ -36,6 +36,8 @@ type Replica interface {
 	// Drop removes db (its primary dropped it); a database not there is
 	// no error.
 	Drop(db string) error
+	// Has reports whether db is here.
+	Has(db string) bool
 }
 
 // EngineReplica is a secondary's Replica: its storage engine, and its
@@ -88,6 +90,8 @@ func (r EngineReplica) Install(name string, src io.Reader) (journal.LSN, error) 
 	}
 	return db.LSN(), nil
 }
+
+func (r EngineReplica) Has(name string) bool { _, ok := r.Eng.Database(name); return ok }
 
 func (r EngineReplica) Drop(name string) error {
 	if err := r.Eng.DropDatabase(name); err != nil && !errors.Is(err, storage.ErrNoDatabase) {

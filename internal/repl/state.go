@@ -21,6 +21,10 @@ const (
 	// RoleFenced: a former primary that saw proof of a higher epoch;
 	// read-only until an administrator makes it a secondary (§17.4.2).
 	RoleFenced Role = "FENCED"
+	// RoleLogStore is how a log-store node is shown (SHOW CLUSTER
+	// STATUS, MIRAJ_NODES): a secondary in the core's state that keeps
+	// the log only.
+	RoleLogStore Role = "LOG_STORE"
 )
 
 // State is the node state that survives a restart, written atomically

@@ -61,12 +61,25 @@ func at(now time.Time, nowTick, tick int) time.Time {
 	return now.Add(-time.Duration(nowTick-tick) * tickInterval)
 }
 
+// logView is the node's databases as the core reads them: the engine's,
+// or a log-store node's journals.
+func (n *Node) logView() []DBInfo {
+	if n.opts.LogStore != nil {
+		return n.opts.LogStore.Databases()
+	}
+	return engineLog{eng: n.st}.Databases()
+}
+
 // Nodes returns what this node knows of every member, itself first.
 func (n *Node) Nodes() []NodeRow {
 	s, now := n.status()
-	dbs := n.st.Databases()
+	dbs := n.logView()
+	logStore := n.opts.LogStore != nil
 	self := NodeRow{NodeID: n.cfg.Node.ID, Address: n.cfg.Node.Advertise, Role: string(s.Role), State: "SELF",
 		Epoch: uint64(s.State.Epoch), LastError: s.LastError}
+	if logStore {
+		self.Role = string(RoleLogStore)
+	}
 	if s.Role == RolePromoting {
 		self.State, self.Role = "PROMOTING", string(RoleSecondary)
 	}
@@ -82,8 +95,12 @@ func (n *Node) Nodes() []NodeRow {
 	} else {
 		var lag int64
 		for _, db := range dbs {
-			if p, ok := s.PrimaryLSN[strings.ToLower(db.Name())]; ok && p > db.LSN() {
-				lag += int64(p - db.LSN())
+			have := db.Applied
+			if logStore {
+				have = db.End // what it keeps is what it wrote
+			}
+			if p, ok := s.PrimaryLSN[strings.ToLower(db.Name)]; ok && p > have {
+				lag += int64(p - have)
 			}
 		}
 		self.LagBytes = lag
@@ -101,6 +118,9 @@ func (n *Node) Nodes() []NodeRow {
 		if r.Role == "" {
 			r.Role = string(RoleSecondary)
 		}
+		if p.LogStore && p.Role == RoleSecondary {
+			r.Role = string(RoleLogStore)
+		}
 		if p.Since >= 0 {
 			t := at(now, s.Now, p.Since)
 			r.ConnectedSince = &t
@@ -113,15 +133,19 @@ func (n *Node) Nodes() []NodeRow {
 				byName[strings.ToLower(d.Name)] = d
 			}
 			for _, db := range dbs {
-				d, has := byName[strings.ToLower(db.Name())]
+				d, has := byName[strings.ToLower(db.Name)]
+				have := d.Applied
+				if p.LogStore {
+					have = d.Written
+				}
 				switch {
 				case !has:
-					lag += int64(db.LSN())
+					lag += int64(db.Applied)
 				case d.Pinned:
 				default:
 					seeding = seeding || d.Seeding
-					if db.LSN() > d.Applied {
-						lag += int64(db.LSN() - d.Applied)
+					if db.Applied > have {
+						lag += int64(db.Applied - have)
 					}
 				}
 			}
@@ -144,17 +168,23 @@ func (n *Node) Nodes() []NodeRow {
 	return rows
 }
 
-// Replication returns the per-database positions this node knows.
+// Replication returns the per-database positions this node knows: its
+// own, and those of the followers it serves. A log-store node applies
+// nothing: its APPLIED_LSN is NULL, as is a log-store follower's.
 func (n *Node) Replication() []ReplRow {
 	s, _ := n.status()
 	var rows []ReplRow
-	dbs := n.st.Databases()
+	dbs := n.logView()
+	logStore := n.opts.LogStore != nil
 	for _, db := range dbs {
-		key := strings.ToLower(db.Name())
-		r := ReplRow{NodeID: n.cfg.Node.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", db.Latest().BaseID()),
-			WrittenLSN: u64(db.Journal().End()), AppliedLSN: u64(db.LSN())}
+		key := strings.ToLower(db.Name)
+		r := ReplRow{NodeID: n.cfg.Node.ID, Database: db.Name, BaseID: fmt.Sprintf("%x", db.BaseID),
+			WrittenLSN: u64(db.End), AppliedLSN: u64(db.Applied)}
+		if logStore {
+			r.AppliedLSN, r.RetainedLSN = nil, u64(db.Retained)
+		}
 		if s.Role == RolePrimary {
-			r.PrimaryLSN = u64(db.LSN())
+			r.PrimaryLSN = u64(db.Applied)
 			r.SyncedLSN = u64(s.Synced[key].LSN)
 		} else {
 			if p, ok := s.PrimaryLSN[key]; ok {
@@ -166,9 +196,6 @@ func (n *Node) Replication() []ReplRow {
 		}
 		rows = append(rows, r)
 	}
-	if s.Role != RolePrimary {
-		return rows
-	}
 	for _, p := range s.Peers {
 		if p.Follower == nil {
 			continue
@@ -178,13 +205,23 @@ func (n *Node) Replication() []ReplRow {
 			byName[strings.ToLower(d.Name)] = d
 		}
 		for _, db := range dbs {
-			d, ok := byName[strings.ToLower(db.Name())]
+			d, ok := byName[strings.ToLower(db.Name)]
 			if !ok || d.Pinned {
 				continue
 			}
-			rows = append(rows, ReplRow{NodeID: p.ID, Database: db.Name(), BaseID: fmt.Sprintf("%x", d.BaseID),
+			r := ReplRow{NodeID: p.ID, Database: db.Name, BaseID: fmt.Sprintf("%x", d.BaseID),
 				SentLSN: u64(d.Sent), WrittenLSN: u64(d.Written), AppliedLSN: u64(d.Applied),
-				RetainedLSN: u64(db.Journal().Start()), PrimaryLSN: u64(db.LSN())})
+				RetainedLSN: u64(db.Retained), PrimaryLSN: u64(db.Applied)}
+			if p.LogStore {
+				r.AppliedLSN = nil
+			}
+			if s.Role != RolePrimary {
+				r.PrimaryLSN = nil
+				if pl, ok := s.PrimaryLSN[strings.ToLower(db.Name)]; ok {
+					r.PrimaryLSN = u64(pl)
+				}
+			}
+			rows = append(rows, r)
 		}
 	}
 	return rows

@@ -83,13 +83,18 @@ func (w *world) check(full bool) {
 		writable[uint64(n.st.Epoch)] = n
 	}
 	w.together = together
+	for _, n := range w.nodes {
+		if n.eng != nil && n.ls != nil {
+			n.checkLogStore(full)
+		}
+	}
 	w.checkFollows()
 	w.checkLease()
 	if !full {
 		return
 	}
 	for _, n := range w.nodes {
-		if n.eng == nil {
+		if n.eng == nil || n.ls != nil {
 			continue
 		}
 		now := map[txKey]bool{}

@@ -35,6 +35,9 @@ type node struct {
 	// down).
 	quar    *repl.Quarantine
 	replica repl.Replica
+	// ls: a log-store node's journals (Options.LogStore; nil otherwise
+	// and while down): its replica and the core's Log.
+	ls *repl.LogStore
 
 	// st is the cluster state as last saved (cluster-state.json, read
 	// back at each start).
@@ -160,6 +163,7 @@ func (n *node) coreConfig() repl.CoreConfig {
 	if n.w.opts.Cascade && n.id == "n3" {
 		cfg.Upstream = "n2"
 	}
+	cfg.LogStore = n.isLogStore()
 	if n.w.opts.Raft {
 		cfg.Raft, cfg.ElectionTicks = true, electionTicks
 		// Each start of each node draws its own timeouts, replayed by
@@ -193,7 +197,21 @@ func (n *node) start() error {
 	n.eng = eng
 	n.replica = repl.EngineReplica{Eng: eng, Quarantine: n.quar, Keeper: n.keeper}
 	n.w.touch(n.id)
-	n.core = repl.NewCore(n.coreConfig(), n.st, repl.EngineLog(eng, repl.Accounts{}))
+	if n.isLogStore() {
+		if err := n.openLogStore(); err != nil {
+			eng.Crash()
+			n.eng = nil
+			if errors.Is(err, errDisk) {
+				n.tracef("log store not opened (%v): down", err)
+				return nil
+			}
+			return err
+		}
+		n.replica = n.ls
+		n.core = repl.NewCore(n.coreConfig(), n.st, n.ls)
+	} else {
+		n.core = repl.NewCore(n.coreConfig(), n.st, repl.EngineLog(eng, repl.Accounts{}))
+	}
 	n.seeds, n.waits, n.backlog = map[string]*bytes.Buffer{}, map[uint64]*syncWait{}, nil
 	n.followLinks, n.streamed = map[repl.LinkID]bool{}, map[string]streamedFrom{}
 	n.promised, n.promoting, n.before, n.won = nil, false, nil, 0
@@ -232,6 +250,10 @@ func (n *node) diskFailed(err error) bool {
 // checker "kept": one that is not known to be on its primary's history
 // lets none of its journal go.
 func (n *node) checkpoint() {
+	if n.ls != nil {
+		n.trimLogStore()
+		return
+	}
 	for _, db := range n.eng.Databases() {
 		start, kept := db.Journal().Start(), n.core.Role() != repl.RolePrimary && !n.onPrimaryHistory(db)
 		if err := n.eng.Checkpoint(db); err != nil {
@@ -277,6 +299,10 @@ func (n *node) crash() {
 	n.tracef("crash")
 	n.w.touch(n.id)
 	n.eng.Crash()
+	if n.ls != nil {
+		n.ls.Crash()
+		n.ls = nil
+	}
 	if err := n.fs.Crash(); err != nil {
 		n.w.violate("crash", fmt.Sprintf("%s: %v", n.id, err))
 	}
@@ -398,7 +424,7 @@ func (n *node) carryOut(rd repl.Ready) {
 // wait in the backlog while the node is slow, in order.
 func (n *node) storageOp(op repl.Op) {
 	switch op.Kind {
-	case repl.OpAppend, repl.OpSeedBegin, repl.OpSeedChunk, repl.OpSeedInstall, repl.OpDrop, repl.OpAccounts:
+	case repl.OpAppend, repl.OpSeedBegin, repl.OpSeedChunk, repl.OpSeedInstall, repl.OpDrop, repl.OpAccounts, repl.OpLogBegin:
 		if n.w.now < n.slowUntil || len(n.backlog) > 0 {
 			n.backlog = append(n.backlog, op)
 			return
@@ -429,6 +455,16 @@ func (n *node) doOp(op repl.Op) {
 			return
 		case repl.OpSeedBegin, repl.OpSeedChunk, repl.OpDrop, repl.OpAccounts:
 			n.core.OpDone(op.Link, op.DB, errLinkBroken)
+			return
+		case repl.OpLogBegin:
+			n.core.LogBegun(op.Link, op.DB, errLinkBroken)
+			return
+		}
+	}
+	if n.ls != nil {
+		switch op.Kind {
+		case repl.OpAppend, repl.OpLogBegin, repl.OpDrop, repl.OpAccounts, repl.OpSeedBegin, repl.OpSeedChunk, repl.OpSeedInstall, repl.OpSeedAbort:
+			n.logStoreOp(op)
 			return
 		}
 	}
@@ -739,6 +775,10 @@ func (n *node) syncEnded(sw *syncWait, r repl.SyncResult) {
 // says the journal holds the database up to Written (durably, with
 // DurableAcks), and has applied up to Applied.
 func (n *node) checkAck(a repl.AckMsg) {
+	if n.ls != nil {
+		n.checkLogStoreAck(a)
+		return
+	}
 	db, ok := n.eng.Database(a.DB)
 	if !ok {
 		n.w.violate("acknowledged only what is written", fmt.Sprintf("%s acknowledges database %s, which it does not have", n.id, a.DB))

@@ -62,6 +62,11 @@ type Options struct {
 	// message handled, no client write, until it resumes.
 	Raft                                     bool
 	ClockJumpWeight, FlapWeight, StallWeight int
+	// LogStore: one node is a log-store node (node.kind = "log-store"):
+	// n2 in a cascade (n3 streams through it), the last node otherwise,
+	// a voting member in raft mode. It keeps the journals only, relays,
+	// serves catch-ups, crashes and restarts like the others.
+	LogStore bool
 	// KeyLast: the simulated table's primary key is a fourth column
 	// after values of every kind (id, node, payload), a signed integer
 	// scrambled from the id (negative about half the time), so rows are
@@ -163,7 +168,7 @@ type Options struct {
 func (o Options) String() string {
 	return fmt.Sprintf("nodes=%d steps=%d liveness=%d weights(write=%d crash=%d restart=%d partition=%d heal=%d promote=%d break=%d demote=%d cut_promote=%d idle=%d) max_delay=%d durable_acks=%v window=%d",
 		o.Nodes, o.SafetySteps, o.LivenessTicks, o.WriteWeight, o.CrashWeight, o.RestartWeight, o.PartitionWeight, o.HealWeight,
-		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v raft=%v clock_jump=%d flap=%d stall=%d", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade, o.Raft, o.ClockJumpWeight, o.FlapWeight, o.StallWeight)
+		o.PromoteWeight, o.BreakWeight, o.DemoteWeight, o.CutPromoteWeight, o.IdleWeight, o.MaxDelay, o.DurableAcks, o.Window) + fmt.Sprintf(" disk_faults=%d/1000 slow=%d checkpoint=%d key_last=%v int_key=%v reindex=%v row_changes=%v block_writes=%v group_write_overlap=%v gather_join=%v held_snapshots=%v wide_rows=%v segment_bytes=%d keep_bytes=%d cascade=%v raft=%v clock_jump=%d flap=%d stall=%d log_store=%v", o.FaultPerMille, o.SlowWeight, o.CheckpointWeight, o.KeyLast, o.KeyLast && o.IntKey, o.Reindex, o.RowChanges, o.BlockWrites, o.GroupWriteOverlap, o.GatherJoin, o.HeldSnapshots, o.WideRows, o.SegmentBytes, o.KeepBytes, o.Cascade, o.Raft, o.ClockJumpWeight, o.FlapWeight, o.StallWeight, o.LogStore)
 }
 
 // OptionsFromSeed expands a seed into a run's options.
@@ -220,6 +225,8 @@ func OptionsFromSeed(seed uint64, dir string) Options {
 		o.Raft, o.Cascade, o.DurableAcks = true, false, true
 		o.ClockJumpWeight, o.FlapWeight, o.StallWeight = r.IntN(3), r.IntN(3), r.IntN(3)
 	}
+	// LogStore after the others, for the same reason.
+	o.LogStore = r.IntN(3) == 0
 	return o
 }
 
@@ -972,7 +979,7 @@ func (w *world) liveness() {
 			// liveness failure.
 			var best *node
 			for _, n := range w.nodes {
-				if n.eng != nil && n.core.Role() == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
+				if n.eng != nil && !n.isLogStore() && n.core.Role() == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
 					best = n
 				}
 			}
@@ -988,7 +995,7 @@ func (w *world) liveness() {
 			// (no automatic election in manual mode).
 			var best *node
 			for _, n := range w.nodes {
-				if n.eng != nil && n.core.Role() == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
+				if n.eng != nil && !n.isLogStore() && n.core.Role() == repl.RoleSecondary && (best == nil || n.st.Epoch > best.st.Epoch) {
 					best = n
 				}
 			}
@@ -1054,13 +1061,15 @@ func (w *world) converged(p *node) bool {
 		if peer, welcomed := n.core.Following(); peer != want || !welcomed {
 			return false
 		}
-		pdbs, ndbs := p.eng.Databases(), n.eng.Databases()
+		pdbs, ndbs := p.dbInfos(), n.dbInfos()
 		if len(pdbs) != len(ndbs) {
 			return false
 		}
 		for i, pdb := range pdbs {
 			ndb := ndbs[i]
-			if pdb.Name() != ndb.Name() || !bytes.Equal(pdb.Latest().BaseID(), ndb.Latest().BaseID()) || pdb.LSN() != ndb.LSN() {
+			// (A log store's Applied is the end of its last complete
+			// transaction: what it holds of the primary's log.)
+			if pdb.Name != ndb.Name || !bytes.Equal(pdb.BaseID, ndb.BaseID) || pdb.Applied != ndb.Applied {
 				return false
 			}
 		}
