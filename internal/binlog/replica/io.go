@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -163,7 +164,7 @@ func (r *Replica) stream(ctx context.Context) error {
 		DisableRetrySync:        true,
 		MaxReconnectAttempts:    1,
 		VerifyChecksum:          true,
-		Logger:                  slog.New(quietHandler{r.log.Handler()}),
+		Logger:                  slog.New(quietHandler{Handler: r.log.Handler(), limit: &r.libLog}),
 		Dialer: func(ctx context.Context, network, address string) (net.Conn, error) {
 			d := net.Dialer{Timeout: connectTimeout}
 			return d.DialContext(ctx, network, address)
@@ -343,14 +344,58 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 }
 
 // quietHandler passes the protocol library's warnings and errors to the
-// server's log, prefixed, and drops its chatter (Info and below).
-type quietHandler struct{ slog.Handler }
+// server's log, prefixed and rate-limited, and drops its chatter (Info and
+// below).
+type quietHandler struct {
+	slog.Handler
+	limit *logLimit
+}
+
+// logBurst messages of the protocol library are logged per logWindow at
+// most: a source that refuses every attempt must not fill the log.
+const (
+	logBurst  = 20
+	logWindow = time.Minute
+)
+
+// logLimit counts the messages of the current window.
+type logLimit struct {
+	mu      sync.Mutex
+	start   time.Time
+	n       int
+	dropped int
+}
+
+// allow reports whether one more message may be logged now, and how many
+// were dropped since the last one logged.
+func (l *logLimit) allow(now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.start) >= logWindow {
+		l.start, l.n = now, 0
+	}
+	if l.n >= logBurst {
+		l.dropped++
+		return false, 0
+	}
+	l.n++
+	d := l.dropped
+	l.dropped = 0
+	return true, d
+}
 
 func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
 }
 
 func (q quietHandler) Handle(ctx context.Context, rec slog.Record) error {
+	ok, dropped := q.limit.allow(rec.Time)
+	if !ok {
+		return nil
+	}
 	rec.Message = fmt.Sprintf("replica: go-mysql: %s", rec.Message)
+	if dropped > 0 {
+		rec.AddAttrs(slog.Int("dropped_before", dropped))
+	}
 	return q.Handler.Handle(ctx, rec)
 }

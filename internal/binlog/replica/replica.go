@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ type Replica struct {
 	dir    string
 	target Target
 	log    *slog.Logger
+	// libLog rate-limits what the protocol library logs, across
+	// connections.
+	libLog logLimit
 
 	mu struct {
 		sync.Mutex
@@ -205,20 +209,37 @@ func (r *Replica) startLocked(io, sql bool) {
 	}
 	if io && r.mu.io == nil {
 		r.mu.ioErr = lastError{}
-		r.mu.io = r.spawn(r.runIO)
+		r.mu.io = r.spawn(true, r.runIO)
 	}
 	if sql && r.mu.sql == nil {
 		r.mu.sqlErr = lastError{}
-		r.mu.sql = r.spawn(r.runSQL)
+		r.mu.sql = r.spawn(false, r.runSQL)
 	}
 }
 
-// spawn runs fn in a goroutine the returned thread tracks.
-func (r *Replica) spawn(fn func(ctx context.Context, self *thread)) *thread {
+// spawn runs fn, the IO thread or the SQL thread, in a goroutine the
+// returned thread tracks.
+func (r *Replica) spawn(io bool, fn func(ctx context.Context, self *thread)) *thread {
 	ctx, cancel := context.WithCancel(r.mu.base)
 	t := &thread{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
+		defer func() {
+			if p := recover(); p != nil {
+				// A bug: the thread stops with the panic in its error
+				// and the log, the server goes on.
+				e := errorf(codeUnknownError, "HY000", "internal error in the replica: %v", p)
+				r.log.Error("replica: thread panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				r.mu.Lock()
+				if io {
+					r.mu.ioErr = lastError{code: e.Code, msg: e.Message, at: time.Now()}
+				} else {
+					r.mu.sqlErr = lastError{code: e.Code, msg: e.Message, at: time.Now()}
+				}
+				r.mu.Unlock()
+				r.exited(t)
+			}
+		}()
 		fn(ctx, t)
 	}()
 	return t

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -255,5 +256,23 @@ func TestErrorsAreMariaDBs(t *testing.T) {
 	}
 	if e := errNotConfigured(); e.Code != 1200 {
 		t.Fatal(e)
+	}
+}
+
+func TestLogLimit(t *testing.T) {
+	var l logLimit
+	now := time.Unix(1000, 0)
+	for i := range logBurst {
+		if ok, _ := l.allow(now); !ok {
+			t.Fatalf("message %d refused", i)
+		}
+	}
+	if ok, _ := l.allow(now); ok {
+		t.Fatal("a message beyond the burst allowed")
+	}
+	l.allow(now)
+	ok, dropped := l.allow(now.Add(logWindow))
+	if !ok || dropped != 2 {
+		t.Fatalf("next window: ok %v, dropped %d", ok, dropped)
 	}
 }
