@@ -315,7 +315,19 @@ func TestBinlogReplicaFromMariaDB(t *testing.T) {
 	if got := queryString(t, rep, "SELECT COUNT(*) FROM r.acct WHERE id = 101"); got != "0;" {
 		t.Fatalf("applied under the global read lock: %s", got)
 	}
+	// STOP SLAVE ends the wait; the group comes again at START SLAVE.
+	stopped := make(chan error, 1)
+	go func() { _, err := rep.Exec("STOP SLAVE"); stopped <- err }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("STOP SLAVE under the global read lock: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("STOP SLAVE waited for the global read lock")
+	}
 	mustExec(t, lockConn, "UNLOCK TABLES")
+	mustExec(t, rep, "START SLAVE")
 	lockConn.Close()
 	catchUp(t, src, rep)
 	sameTable(t, src, rep, "r.acct", "id")
@@ -430,6 +442,18 @@ func TestBinlogReplicaFromMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer app.Close()
+	// SUPER for CHANGE MASTER and START / STOP / RESET SLAVE; REPLICATION
+	// CLIENT (part of ALL) for SHOW SLAVE STATUS.
+	for _, q := range []string{"CHANGE MASTER TO MASTER_CONNECT_RETRY = 5", "STOP SLAVE", "START SLAVE", "RESET SLAVE"} {
+		if _, err := app.Exec(q); err == nil {
+			t.Fatalf("%s without SUPER succeeded", q)
+		} else if code, _ := mysqlError(err); code != 1227 {
+			t.Fatalf("%s without SUPER: %v, want 1227", q, err)
+		}
+	}
+	if st := slaveStatus(t, app); st["Slave_SQL_Running"] != "Yes" {
+		t.Fatalf("SHOW SLAVE STATUS with REPLICATION CLIENT: %v", st)
+	}
 	mustExec(t, rep, "SET GLOBAL read_only = 1")
 	if _, err := app.Exec("INSERT INTO r.acct (id, owner, bal) VALUES (900, 'app', 0)"); err == nil {
 		t.Fatal("a write under read_only succeeded")
