@@ -884,7 +884,7 @@ func TestBinlogReplicaPositionMode(t *testing.T) {
 	// The replica starts after the CREATE TABLE: it makes the table itself.
 	mustExec(t, rep, "CREATE DATABASE r")
 	mustExec(t, rep, "CREATE TABLE r.t (id INT PRIMARY KEY, n INT)")
-	mustExec(t, rep, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%d", src.port, file, pos))
+	mustExec(t, rep, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%d, MASTER_HEARTBEAT_PERIOD=0.5", src.port, file, pos))
 	mustExec(t, rep, "START SLAVE")
 	waitPos := func() {
 		t.Helper()
@@ -904,6 +904,10 @@ func TestBinlogReplicaPositionMode(t *testing.T) {
 	if st := slaveStatus(t, rep); st["Using_Gtid"] != "No" || st["Relay_Master_Log_File"] != file {
 		t.Fatalf("Using_Gtid %s, Relay_Master_Log_File %s", st["Using_Gtid"], st["Relay_Master_Log_File"])
 	}
+	waitFor(t, "a heartbeat from the idle source", 20*time.Second, func() bool {
+		n, _ := strconv.Atoi(statusOf(t, rep, "SHOW ALL SLAVES STATUS")["Slave_received_heartbeats"])
+		return n > 0
+	})
 	s.kill()
 	for i := 51; i <= 80; i++ {
 		mustExec(t, src.db, "UPDATE r.t SET n = n + 1 WHERE id = ?", i-50)

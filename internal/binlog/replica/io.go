@@ -107,7 +107,7 @@ func (r *Replica) stream(ctx context.Context) error {
 	r.mu.Lock()
 	cfg := r.mu.cfg
 	from := r.mu.received.clone()
-	file, pos := r.mu.readFile, r.mu.readPos
+	file, pos := r.mu.recvFile, r.mu.recvPos
 	r.mu.Unlock()
 	if cfg.UseGTID == useNo && file == "" {
 		file, pos = cfg.LogFile, cfg.LogPos
@@ -230,6 +230,12 @@ func (r *Replica) stream(ctx context.Context) error {
 			r.mu.readPos = uint64(h.LogPos)
 			r.mu.Unlock()
 		}
+		if h.EventType == replication.HEARTBEAT_EVENT {
+			r.mu.Lock()
+			r.mu.heartbeats++
+			r.mu.Unlock()
+			continue
+		}
 		var end bool
 		switch e := ev.Event.(type) {
 		case *replication.MariadbGTIDEvent:
@@ -270,6 +276,7 @@ func (r *Replica) stream(ctx context.Context) error {
 			}
 			r.mu.Lock()
 			r.mu.received = r.mu.received.with(cur.gtid)
+			r.mu.recvFile, r.mu.recvPos = cur.file, cur.endPos
 			r.mu.Unlock()
 			cur = nil
 		}

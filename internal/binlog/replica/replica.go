@@ -58,6 +58,14 @@ type Replica struct {
 		received position
 		readFile string
 		readPos  uint64
+		// recvFile / recvPos are the source's position after the last
+		// whole group queued: where a new connection starts in
+		// position mode (a group cut by the lost connection is dropped
+		// and read again).
+		recvFile string
+		recvPos  uint64
+		// heartbeats counts the source's heartbeat events.
+		heartbeats uint64
 		// queue carries whole groups from the IO to the SQL thread. It
 		// is made anew when both threads start from stopped.
 		queue chan *group
@@ -202,6 +210,7 @@ func (r *Replica) startLocked(io, sql bool) {
 		r.mu.queue = make(chan *group, queueGroups)
 		r.mu.received = r.mu.applied.clone()
 		r.mu.readFile, r.mu.readPos = r.mu.appliedFile, r.mu.appliedPos
+		r.mu.recvFile, r.mu.recvPos = r.mu.appliedFile, r.mu.appliedPos
 		r.mu.pending = nil
 	}
 	if r.mu.queue == nil {

@@ -126,7 +126,7 @@ func (r *Replica) Status(all bool) ([]StatusColumn, bool) {
 			n("Retried_transactions", uint64(0)),
 			n("Max_relay_log_size", uint64(0)),
 			n("Executed_log_entries", r.mu.counter),
-			n("Slave_received_heartbeats", uint64(0)),
+			n("Slave_received_heartbeats", r.mu.heartbeats),
 			s("Slave_heartbeat_period", strconv.FormatFloat(c.HeartbeatPeriod, 'f', 3, 64)),
 			s("Gtid_Slave_Pos", r.mu.applied.String()),
 		)
