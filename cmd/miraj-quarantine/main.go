@@ -16,6 +16,9 @@ import (
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/storage"
+	// The codecs of the SQL layer's value types (TIME, JSON, spatial),
+	// without the SQL layer.
+	_ "github.com/miraj-db/miraj/internal/storage/sqlvalues"
 )
 
 func main() {

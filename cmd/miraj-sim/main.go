@@ -79,10 +79,13 @@ func main() {
 
 	violations, writes, promotions, confirmed, waived, changes, stale, inPlace, txInPlace, held, savepoints := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	deferred, deferredConflicts, gatherJoins := 0, 0, 0
-	raftRuns, elections, majority := 0, 0, 0
+	raftRuns, elections, majority, logStoreRuns := 0, 0, 0, 0
 	for _, o := range out {
 		if o.res.Raft {
 			raftRuns++
+		}
+		if o.res.LogStore {
+			logStoreRuns++
 		}
 		elections += o.res.Elections
 		majority += o.res.MajorityConfirmed
@@ -108,6 +111,7 @@ func main() {
 	fmt.Printf("row changes=%d (refused as stale=%d) one-row commits in place=%d transactions in place=%d snapshots held=%d savepoints rolled back=%d\n", changes, stale, inPlace, txInPlace, held, savepoints)
 	fmt.Printf("deferred-snapshot deletes committed=%d (refused, the row replaced since it was read=%d) commits joining a gathering group commit=%d\n", deferred, deferredConflicts, gatherJoins)
 	fmt.Printf("raft runs=%d elections won=%d writes confirmed at MAJORITY=%d\n", raftRuns, elections, majority)
+	fmt.Printf("runs with a log-store node=%d\n", logStoreRuns)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)

@@ -278,6 +278,8 @@ type Result struct {
 	Raft              bool
 	Elections         int
 	MajorityConfirmed int
+	// LogStore: the run had a log-store node (Options.LogStore).
+	LogStore bool
 }
 
 const dbTable = "t"
@@ -541,7 +543,7 @@ func Run(opts Options) (res Result) {
 		w.liveness()
 	}
 	w.res.Ticks = w.now
-	w.res.Raft = opts.Raft
+	w.res.Raft, w.res.LogStore = opts.Raft, opts.LogStore
 	return
 }
 

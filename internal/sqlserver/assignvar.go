@@ -7,6 +7,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // User variables assigned within an expression, MySQL's
@@ -105,32 +107,32 @@ var setListStop = map[string]bool{
 
 // setItem reports whether words[i] starts an item of a SET statement's
 // list (a procedure's or trigger's SET @n := …, which the parser reads).
-func setItem(words []sqlWord, i int) bool {
+func setItem(words []sqltext.Word, i int) bool {
 	if i == 0 {
 		return false
 	}
-	if prev := words[i-1]; prev.word {
-		return prev.text == "SET"
-	} else if prev.text != "," {
+	if prev := words[i-1]; prev.IsWord {
+		return prev.Text == "SET"
+	} else if prev.Text != "," {
 		return false
 	}
 	depth := 0
 	for k := i - 2; k >= 0; k-- {
 		w := words[k]
 		switch {
-		case !w.word && w.text == ")":
+		case !w.IsWord && w.Text == ")":
 			depth++
-		case !w.word && w.text == "(":
+		case !w.IsWord && w.Text == "(":
 			if depth == 0 {
 				return false
 			}
 			depth--
 		case depth > 0:
-		case !w.word && w.text == ";":
+		case !w.IsWord && w.Text == ";":
 			return false
-		case w.word && w.text == "SET":
+		case w.IsWord && w.Text == "SET":
 			return true
-		case w.word && setListStop[w.text]:
+		case w.IsWord && setListStop[w.Text]:
 			return false
 		}
 	}
@@ -142,49 +144,49 @@ func setItem(words []sqlWord, i int) bool {
 // intervalFunction, which the parser does not read (it takes INTERVAL for
 // a date interval's), the column it names keeping the text written.
 func assignmentText(q string) (string, assignments) {
-	assigns, interval, substr := strings.Contains(q, ":="), indexFold(q, "INTERVAL") >= 0, indexFold(q, "SUBSTR") >= 0
-	literals := indexFold(q, "DATE") >= 0 || indexFold(q, "TIME") >= 0 // datelit.go
+	assigns, interval, substr := strings.Contains(q, ":="), sqltext.IndexFold(q, "INTERVAL") >= 0, sqltext.IndexFold(q, "SUBSTR") >= 0
+	literals := sqltext.IndexFold(q, "DATE") >= 0 || sqltext.IndexFold(q, "TIME") >= 0 // datelit.go
 	if !assigns && !interval && !substr && !literals {
 		return q, nil
 	}
-	words := scanWords(q, false)
+	words := sqltext.Scan(q, false)
 	if len(words) == 0 {
 		return q, nil
 	}
-	assigns = assigns && words[0].text != "SET"
+	assigns = assigns && words[0].Text != "SET"
 	units := interval && !eventStatement(words)
 	var b strings.Builder
 	var done assignments
 	last := 0
 	// rewrite replaces words[i] with call (syntaxtext.go).
-	rewrite := func(w sqlWord, call string) {
-		b.WriteString(q[last:w.start])
-		done = append(done, assignment{written: q[w.start:w.end], call: call, from: w.start, fromCall: b.Len()})
+	rewrite := func(w sqltext.Word, call string) {
+		b.WriteString(q[last:w.Start])
+		done = append(done, assignment{written: q[w.Start:w.End], call: call, from: w.Start, fromCall: b.Len()})
 		b.WriteString(call)
-		last = w.end
+		last = w.End
 	}
 	var separators map[int]bool // the FROM and FOR of SUBSTRING(s FROM n FOR m) ahead
 	for i := 0; i < len(words); i++ {
-		if literals && typedLiteral(q, words, i) && (i == 0 || words[i-1].text != "DEFAULT") {
+		if literals && typedLiteral(q, words, i) && (i == 0 || words[i-1].Text != "DEFAULT") {
 			// DATE '…' → __miraj_DATE('…') (datelit.go).
 			w, str := words[i], words[i+1]
-			call := "__miraj_" + q[w.start:w.end] + "(" + q[str.start:str.end] + ")"
-			b.WriteString(q[last:w.start])
-			done = append(done, assignment{written: q[w.start:str.end], call: call, from: w.start, fromCall: b.Len()})
+			call := "__miraj_" + q[w.Start:w.End] + "(" + q[str.Start:str.End] + ")"
+			b.WriteString(q[last:w.Start])
+			done = append(done, assignment{written: q[w.Start:str.End], call: call, from: w.Start, fromCall: b.Len()})
 			b.WriteString(call)
-			last = str.end
+			last = str.End
 			i++
 			continue
 		}
 		if w := words[i]; separators[i] {
-			rewrite(w, substringSeparator[w.text])
+			rewrite(w, substringSeparator[w.Text])
 			continue
-		} else if w.word && q[w.start] != '`' {
-			if units && compoundUnits[w.text] && afterInterval(words, i) {
-				rewrite(w, unitPrefix+q[w.start:w.end])
+		} else if w.IsWord && q[w.Start] != '`' {
+			if units && compoundUnits[w.Text] && afterInterval(words, i) {
+				rewrite(w, unitPrefix+q[w.Start:w.End])
 				continue
 			}
-			if substr && (w.text == "SUBSTRING" || w.text == "SUBSTR") {
+			if substr && (w.Text == "SUBSTRING" || w.Text == "SUBSTR") {
 				for _, k := range substringFromFor(words, i) {
 					if separators == nil {
 						separators = map[int]bool{}
@@ -196,23 +198,23 @@ func assignmentText(q string) (string, assignments) {
 		if i+3 >= len(words) {
 			continue
 		}
-		if w := words[i]; interval && w.word && w.text == "INTERVAL" && q[w.start] != '`' && intervalCall(words, i) {
+		if w := words[i]; interval && w.IsWord && w.Text == "INTERVAL" && q[w.Start] != '`' && intervalCall(words, i) {
 			// The call keeps the case written ("__miraj_" + "Interval"):
 			// function names are read in any case, and restoreName gives
 			// each column back its own spelling.
-			call := "__miraj_" + q[w.start:w.end]
-			b.WriteString(q[last:w.start])
-			done = append(done, assignment{written: q[w.start:w.end], call: call, from: w.start, fromCall: b.Len()})
+			call := "__miraj_" + q[w.Start:w.End]
+			b.WriteString(q[last:w.Start])
+			done = append(done, assignment{written: q[w.Start:w.End], call: call, from: w.Start, fromCall: b.Len()})
 			b.WriteString(call)
-			last = w.end
+			last = w.End
 			continue
 		}
 		if !assigns {
 			continue
 		}
 		at, name, colon, eq := words[i], words[i+1], words[i+2], words[i+3]
-		if at.text != "@" || at.word || !name.word || name.start != at.end || q[name.start] == '`' ||
-			colon.text != ":" || eq.text != "=" || eq.start != colon.end || (i > 0 && words[i-1].text == "@" && words[i-1].end == at.start) ||
+		if at.Text != "@" || at.IsWord || !name.IsWord || name.Start != at.End || q[name.Start] == '`' ||
+			colon.Text != ":" || eq.Text != "=" || eq.Start != colon.End || (i > 0 && words[i-1].Text == "@" && words[i-1].End == at.Start) ||
 			setItem(words, i) {
 			continue
 		}
@@ -221,20 +223,20 @@ func assignmentText(q string) (string, assignments) {
 		j := i + 4
 		for ; j < len(words); j++ {
 			w := words[j]
-			if !w.word && (w.text == "(") {
+			if !w.IsWord && (w.Text == "(") {
 				depth++
 				continue
 			}
-			if !w.word && w.text == ")" {
+			if !w.IsWord && w.Text == ")" {
 				if depth == 0 {
-					end = w.start
+					end = w.Start
 					break
 				}
 				depth--
 				continue
 			}
-			if depth == 0 && ((!w.word && (w.text == "," || w.text == ";")) || (w.word && q[w.start] != '`' && assignStop[w.text])) {
-				end = w.start
+			if depth == 0 && ((!w.IsWord && (w.Text == "," || w.Text == ";")) || (w.IsWord && q[w.Start] != '`' && assignStop[w.Text])) {
+				end = w.Start
 				break
 			}
 		}
@@ -242,17 +244,17 @@ func assignmentText(q string) (string, assignments) {
 			continue // nothing assigned
 		}
 		exprEnd := end
-		for exprEnd > eq.end && (q[exprEnd-1] == ' ' || q[exprEnd-1] == '\t' || q[exprEnd-1] == '\n' || q[exprEnd-1] == '\r') {
+		for exprEnd > eq.End && (q[exprEnd-1] == ' ' || q[exprEnd-1] == '\t' || q[exprEnd-1] == '\n' || q[exprEnd-1] == '\r') {
 			exprEnd--
 		}
-		call := assignFunction + "('" + strings.ReplaceAll(q[name.start:name.end], "'", "''") + "', " + strings.TrimLeft(q[eq.end:exprEnd], " \t\r\n") + ")"
-		b.WriteString(q[last:at.start])
-		done = append(done, assignment{written: q[at.start:exprEnd], call: call, from: at.start, fromCall: b.Len()})
+		call := assignFunction + "('" + strings.ReplaceAll(q[name.Start:name.End], "'", "''") + "', " + strings.TrimLeft(q[eq.End:exprEnd], " \t\r\n") + ")"
+		b.WriteString(q[last:at.Start])
+		done = append(done, assignment{written: q[at.Start:exprEnd], call: call, from: at.Start, fromCall: b.Len()})
 		b.WriteString(call)
 		last = exprEnd
 		// Assignments inside the expression (@a := @b := 1) are left to
 		// the parser.
-		for i+1 < len(words) && words[i+1].start < exprEnd {
+		for i+1 < len(words) && words[i+1].Start < exprEnd {
 			i++
 		}
 	}
@@ -281,24 +283,24 @@ const intervalFunction = "__miraj_interval"
 // intervalCall reports whether words[i], INTERVAL, is the function: a
 // parenthesized list of two or more follows it (a date interval's
 // INTERVAL (expr) unit has one expression).
-func intervalCall(words []sqlWord, i int) bool {
-	if i+1 >= len(words) || words[i+1].word || words[i+1].text != "(" {
+func intervalCall(words []sqltext.Word, i int) bool {
+	if i+1 >= len(words) || words[i+1].IsWord || words[i+1].Text != "(" {
 		return false
 	}
 	depth := 0
 	for _, w := range words[i+2:] {
 		switch {
-		case w.word:
-		case w.text == "(":
+		case w.IsWord:
+		case w.Text == "(":
 			depth++
-		case w.text == ")":
+		case w.Text == ")":
 			if depth == 0 {
 				return false
 			}
 			depth--
-		case w.text == "," && depth == 0:
+		case w.Text == "," && depth == 0:
 			return true
-		case w.text == ";":
+		case w.Text == ";":
 			return false
 		}
 	}

@@ -25,7 +25,7 @@ var standaloneReadOnly, standaloneSuperReadOnly atomic.Bool
 // read_only it extends.
 func registerReadOnlyVariables() {
 	liveVariables["read_only"] = func() any {
-		if n := clusterNode.Load(); n != nil {
+		if n := processCluster.node(); n != nil {
 			if !n.Writable() {
 				return int8(1)
 			}
@@ -34,7 +34,7 @@ func registerReadOnlyVariables() {
 		return boolInt8(standaloneReadOnly.Load())
 	}
 	liveVariables["super_read_only"] = func() any {
-		if clusterNode.Load() != nil {
+		if processCluster.node() != nil {
 			return int8(0)
 		}
 		return boolInt8(standaloneSuperReadOnly.Load())
@@ -42,7 +42,7 @@ func registerReadOnlyVariables() {
 	global := sql.GetMysqlScope(sql.SystemVariableScope_Global)
 	set := func(name string, apply func(on bool)) func(*sql.Context, sql.SystemVariableScope, sql.SystemVarValue) error {
 		return func(ctx *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
-			if clusterNode.Load() != nil {
+			if processCluster.node() != nil {
 				return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'",
 					"SET GLOBAL "+name+" on a cluster node: a secondary is read-only, the primary writable (§17.6)")
 			}
@@ -82,7 +82,7 @@ func boolInt8(b bool) int8 {
 // readOnlyRefusal is 1290 for a client's statement q that writes while
 // read_only (or super_read_only) is on, nil otherwise.
 func (h protocolHandler) readOnlyRefusal(ctx context.Context, c *mysql.Conn, q string, sess *Session) error {
-	if !standaloneReadOnly.Load() || clusterNode.Load() != nil || !gatedStatement(q, sess) {
+	if !standaloneReadOnly.Load() || h.srv.cluster.node() != nil || !gatedStatement(q, sess) {
 		return nil
 	}
 	if !standaloneSuperReadOnly.Load() {

@@ -69,6 +69,7 @@ func (t *replicaTarget) session() *Session {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, replicaSessionID), t.srv.storage)
 		sess.readLock = t.srv.readLock
 		sess.tables = t.srv.tables
+		sess.cluster = &t.srv.cluster
 		t.sess = sess
 		ctx := sql.NewContext(context.Background(), sql.WithSession(sess))
 		sess.SetSessionVariable(ctx, "autocommit", int8(0))
@@ -198,7 +199,7 @@ func (x *replicaTxn) end() {
 // Columns reads the table's columns from the catalog (information_schema
 // order and types).
 func (t *replicaTarget) Columns(ctx context.Context, db, table string) ([]replica.Column, error) {
-	sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), t.srv.storage)
+	sess := t.srv.NewSession()
 	sctx := sql.NewContext(ctx, sql.WithSession(sess))
 	q := "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " + sqlString(db) +
 		" AND TABLE_NAME = " + sqlString(table) + " ORDER BY ORDINAL_POSITION"

@@ -11,10 +11,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// branchTypeRuleID is the analyzer rule that types CASE, IF, IFNULL and
-// COALESCE over numbers as MySQL does.
-const branchTypeRuleID analyzer.RuleId = 10_005
-
 // branchTypeRule gives CASE, IF, IFNULL and COALESCE whose results are
 // numbers, not all integers, MySQL's type for them: DOUBLE when one is a
 // float, else a DECIMAL with as many decimals as the most precise one. go-mysql-server v0.20 takes the type of

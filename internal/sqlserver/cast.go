@@ -15,9 +15,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// castRuleID is the analyzer rule of castRule.
-const castRuleID analyzer.RuleId = 10_004
-
 // castRule gives two string conversions MySQL's meaning, for client
 // connections (Session.mysql; go-mysql-server's engine suites assert its
 // own):

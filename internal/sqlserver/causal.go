@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -224,7 +225,7 @@ func (s *Session) readAfter(ctx context.Context, q string) error {
 	if tok == "" {
 		return nil
 	}
-	if w := (words{s: q}); isKeyword(w.next(), "SET") {
+	if w := (sqltext.NewReader(q)); sqltext.IsKeyword(w.Next(), "SET") {
 		return nil
 	}
 	ps, err := parseToken(tok)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // CHECKSUM TABLE t1 [, t2 …] [QUICK | EXTENDED], which the parser does not
@@ -26,15 +28,15 @@ const checksumFunc = "miraj_table_checksum"
 // checksumRewrite returns the SELECT that answers a CHECKSUM TABLE
 // statement (the first statement of q), or false.
 func checksumRewrite(q string) (string, bool) {
-	if firstWord(q) != "CHECKSUM" {
+	if sqltext.FirstWord(q) != "CHECKSUM" {
 		return "", false
 	}
-	w, end := scanStatement(q)
-	if len(w) < 3 || !w[0].word || w[0].text != "CHECKSUM" || !w[1].word || (w[1].text != "TABLE" && w[1].text != "TABLES") {
+	w, end := sqltext.ScanStatement(q)
+	if len(w) < 3 || !w[0].IsWord || w[0].Text != "CHECKSUM" || !w[1].IsWord || (w[1].Text != "TABLE" && w[1].Text != "TABLES") {
 		return "", false
 	}
 	refs, next := tableRefs(q, w, 2)
-	if next < len(w) && w[next].word && (w[next].text == "QUICK" || w[next].text == "EXTENDED") {
+	if next < len(w) && w[next].IsWord && (w[next].Text == "QUICK" || w[next].Text == "EXTENDED") {
 		next++
 	}
 	if len(refs) == 0 || next != len(w) {

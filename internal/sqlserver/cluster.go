@@ -19,9 +19,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
-	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // The SQL side of cluster replication: system variables, read-only
@@ -29,15 +29,41 @@ import (
 
 // errReadOnly is what a secondary answers to a write (§17.6).
 func errReadOnly() error {
-	return mysql.NewSQLError(mysql.EROptionPreventsStatement, "HY000",
-		"The MySQL server is running with the --read-only option so it cannot execute this statement")
+	return mysqlerr.New(mysqlerr.ReadOnly)
 }
 
-// cluster is the replication node, when the server is one (nil otherwise).
-var clusterNode atomic.Pointer[repl.Node]
+// clusterRef holds the replication node of a server that is one: a
+// Server's field (Server.cluster), which the server's sessions point to
+// (Session.cluster).
+type clusterRef struct{ p atomic.Pointer[repl.Node] }
+
+// node returns the node, nil when the server is not a cluster node (or c
+// is nil: a session without a server).
+func (c *clusterRef) node() *repl.Node {
+	if c == nil {
+		return nil
+	}
+	return c.p.Load()
+}
+
+// clusterOf returns the node of the server whose session ctx has, nil when
+// there is none.
+func clusterOf(ctx *sql.Context) *repl.Node {
+	if s, ok := ctx.Session.(*Session); ok {
+		return s.cluster.node()
+	}
+	return nil
+}
+
+// processCluster is the node that go-mysql-server's process-wide
+// registries answer from: the live global variables (liveVariables) and
+// the status variables (mirajStatusValues) are read without a session, so
+// without a server. SetCluster sets it with the server's own; one cluster
+// node runs per process.
+var processCluster clusterRef
 
 func currentRole() string {
-	n := clusterNode.Load()
+	n := processCluster.node()
 	if n == nil {
 		return "NONE"
 	}
@@ -53,37 +79,37 @@ func currentRole() string {
 var liveVariables = map[string]func() any{
 	"cluster_role": func() any { return currentRole() },
 	"cluster_epoch": func() any {
-		if n := clusterNode.Load(); n != nil {
+		if n := processCluster.node(); n != nil {
 			return uint64(n.Epoch())
 		}
 		return uint64(0)
 	},
 	"cluster_name": func() any {
-		if n := clusterNode.Load(); n != nil {
+		if n := processCluster.node(); n != nil {
 			return n.ClusterName()
 		}
 		return ""
 	},
 	"cluster_node_id": func() any {
-		if n := clusterNode.Load(); n != nil {
+		if n := processCluster.node(); n != nil {
 			return n.NodeID()
 		}
 		return ""
 	},
 	"cluster_primary": func() any {
-		if n := clusterNode.Load(); n != nil {
+		if n := processCluster.node(); n != nil {
 			return n.PrimaryID()
 		}
 		return ""
 	},
 	"server_id": func() any {
-		if n := clusterNode.Load(); n != nil {
+		if n := processCluster.node(); n != nil {
 			return n.ServerID()
 		}
 		return uint32(1)
 	},
 	"read_only": func() any {
-		if n := clusterNode.Load(); n != nil && !n.Writable() {
+		if n := processCluster.node(); n != nil && !n.Writable() {
 			return int8(1)
 		}
 		return int8(0)
@@ -166,8 +192,8 @@ func registerClusterVariables() {
 	}
 }
 
-func setClusterRole(ctx context.Context, v string) error {
-	n := clusterNode.Load()
+func setClusterRole(ctx *sql.Context, v string) error {
+	n := clusterOf(ctx)
 	if n == nil {
 		return fmt.Errorf("cluster_role: this server is not a cluster node (no cluster configuration)")
 	}
@@ -225,7 +251,7 @@ func isAccountStatement(n sql.Node) bool {
 // readOnlyRule refuses account management on a read-only node; data writes
 // are refused by storage (storage.ErrReadOnly).
 func readOnlyRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qf *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if node := clusterNode.Load(); node == nil || node.Role() == repl.RolePrimary {
+	if node := clusterOf(ctx); node == nil || node.Role() == repl.RolePrimary {
 		return n, transform.SameTree, nil
 	}
 	if isAccountStatement(n) {
@@ -233,8 +259,6 @@ func readOnlyRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *pla
 	}
 	return n, transform.SameTree, nil
 }
-
-const readOnlyRuleID analyzer.RuleId = 10_000
 
 // showClusterStatus matches SHOW CLUSTER STATUS, which the parser does not
 // know: it is answered from information_schema.MIRAJ_NODES, through the
@@ -280,168 +304,6 @@ func openTablesQuery(db, like, where string, inUse map[lockedTable]int) string {
 	return q + " ORDER BY 1, 2"
 }
 
-// clusterParser is the MySQL parser plus Miraj's own statements.
-type clusterParser struct{ sql.Parser }
-
-// tableMaintenance matches CHECK, REPAIR and OPTIMIZE TABLE of one table,
-// which the parser does not know. In memory there is nothing to check,
-// repair or compact: they report OK for a table that exists (and fail as a
-// SELECT would for one that does not), on any node (§17.6).
-var tableMaintenance = regexp.MustCompile("(?is)^\\s*(check|repair|optimize)\\s+(?:(?:no_write_to_binlog|local)\\s+)?table\\s+(`?[\\w$]+`?(?:\\.`?[\\w$]+`?)?)(?:\\s+(?:for\\s+upgrade|quick|fast|medium|extended|changed|use_frm))*\\s*;?\\s*$")
-
-func (p clusterParser) rewrite(ctx context.Context, q string) string {
-	if showClusterStatus.MatchString(q) {
-		return "SELECT * FROM information_schema." + clusterStatusTable
-	}
-	if m := showOpenTables.FindStringSubmatch(q); m != nil {
-		var inUse map[lockedTable]int
-		if c, ok := ctx.(*sql.Context); ok {
-			if s, ok := c.Session.(*Session); ok {
-				inUse = s.tables.inUse()
-			}
-		}
-		return openTablesQuery(m[1], m[2], m[3], inUse)
-	}
-	if m := tableMaintenance.FindStringSubmatch(q); m != nil {
-		op, name := strings.ToLower(m[1]), m[2]
-		label := fmt.Sprintf("CONCAT(DATABASE(), '.', '%s')", strings.Trim(name, "`"))
-		if strings.Contains(name, ".") {
-			label = "'" + strings.ReplaceAll(name, "`", "") + "'"
-		}
-		return fmt.Sprintf("SELECT %s AS `Table`, '%s' AS `Op`, 'status' AS `Msg_type`, 'OK' AS `Msg_text` FROM dual WHERE (SELECT COUNT(*) FROM %s) >= 0", label, op, name)
-	}
-	if alterTableRE.MatchString(q) {
-		return quoteAfterColumn(q)
-	}
-	if m := createIndexOptionsRE.FindStringSubmatchIndex(q); m != nil {
-		return q[:m[2]] + q[m[3]:]
-	}
-	return q
-}
-
-// createIndexOptionsRE matches CREATE INDEX with its ALGORITHM and LOCK
-// clauses (group 1), which go-mysql-server's parser refuses there (it
-// takes them in ALTER TABLE): they are dropped, as ALTER TABLE's are. The
-// index is built in place, without blocking the table's reads and writes
-// (a write that commits meanwhile and the index's build are checked
-// against each other at commit, 1213 for the later).
-var createIndexOptionsRE = regexp.MustCompile(`(?is)^\s*create\s+(?:unique\s+|fulltext\s+|spatial\s+)?index\b.*?\)((?:\s*(?:algorithm|lock)\s*=?\s*\w+)+)\s*;?\s*$`)
-
-// alterTableRE matches ALTER TABLE.
-var alterTableRE = regexp.MustCompile(`(?is)^\s*alter\s+table\s`)
-
-// afterColumnRE matches AFTER and an unquoted column name.
-var afterColumnRE = regexp.MustCompile(`(?i)^after(\s+)([a-z_][a-z0-9_$]*)`)
-
-// quoteAfterColumn quotes the column named by ALTER TABLE's AFTER col
-// (outside string literals and quoted names): go-mysql-server's parser
-// refuses a column named like one of its keywords there (AFTER name,
-// AFTER status), which MySQL accepts.
-func quoteAfterColumn(q string) string {
-	var b strings.Builder
-	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			j := i + 1
-			for j < len(q) && q[j] != c {
-				if q[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(q))
-			b.WriteString(q[i:j])
-			i = j
-		case (c == 'a' || c == 'A') && (i == 0 || !isIdentByte(q[i-1])):
-			if m := afterColumnRE.FindStringSubmatch(q[i:]); m != nil && (i+len(m[0]) == len(q) || !isIdentByte(q[i+len(m[0])])) {
-				b.WriteString(q[i:i+5] + m[1] + "`" + m[2] + "`")
-				i += len(m[0])
-				continue
-			}
-			b.WriteByte(c)
-			i++
-		default:
-			b.WriteByte(c)
-			i++
-		}
-	}
-	return b.String()
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-// renameTable matches RENAME TABLE, refused in a cluster (§17.7) before
-// go-mysql-server resolves its names (it asks for a current database even
-// for qualified ones).
-var renameTable = regexp.MustCompile(`(?is)^\s*rename\s+tables?\s`)
-
-// refuse returns the error of a statement refused before parsing.
-func (p clusterParser) refuse(q string) error {
-	if clusterNode.Load() != nil && renameTable.MatchString(q) {
-		return errRenameInCluster()
-	}
-	return nil
-}
-
-// errRenameInCluster is §17.7's refusal of RENAME TABLE in a cluster.
-func errRenameInCluster() error {
-	return mysql.NewSQLError(mysql.EROptionPreventsStatement, "HY000",
-		"RENAME TABLE is not allowed in a cluster: create the new table, copy the rows (INSERT … SELECT), then drop the old one")
-}
-
-func (p clusterParser) ParseSimple(q string) (ast.Statement, error) {
-	if err := p.refuse(q); err != nil {
-		return nil, err
-	}
-	return parseQuoting(p.rewrite(context.Background(), q), p.Parser.ParseSimple)
-}
-
-// parsed is what the parser's Parse and ParseWithOptions return.
-type parsed struct {
-	stmt             ast.Statement
-	query, remainder string
-}
-
-func (p clusterParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	if err := p.refuse(q); err != nil {
-		return nil, "", "", err
-	}
-	r, err := parseQuoting(p.rewrite(ctx, q), func(q string) (parsed, error) {
-		s, query, rest, err := p.Parser.Parse(ctx, q, multi)
-		return parsed{s, query, rest}, err
-	})
-	return r.stmt, r.query, r.remainder, err
-}
-
-func (p clusterParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	if err := p.refuse(q); err != nil {
-		return nil, "", "", err
-	}
-	r, err := parseQuoting(p.rewrite(ctx, q), func(q string) (parsed, error) {
-		s, query, rest, err := p.Parser.ParseWithOptions(ctx, q, delim, multi, o)
-		return parsed{s, query, rest}, err
-	})
-	return r.stmt, r.query, r.remainder, err
-}
-
-func (p clusterParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	if err := p.refuse(q); err != nil {
-		return nil, 0, err
-	}
-	type one struct {
-		stmt ast.Statement
-		n    int
-	}
-	r, err := parseQuoting(p.rewrite(ctx, q), func(q string) (one, error) {
-		s, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
-		return one{s, n}, err
-	})
-	return r.stmt, r.n, err
-}
-
 // accounts carries users and grants to the secondaries: the persisted file
 // and a version bumped at each change.
 type accounts struct {
@@ -457,7 +319,8 @@ func (a *accounts) data() []byte {
 // SetCluster makes the server a cluster node: writes follow the node's role,
 // and the cluster's variables and tables answer from it.
 func (s *Server) SetCluster(n *repl.Node) error {
-	clusterNode.Store(n)
+	s.cluster.p.Store(n)
+	processCluster.p.Store(n)
 	return setSyncDefaults(n.SyncDefaults())
 }
 
@@ -523,7 +386,7 @@ func col(table, name string, typ sql.Type, nullable bool) *sql.Column {
 	return &sql.Column{Name: name, Type: typ, Nullable: nullable, Source: table}
 }
 
-func nodesTable(g grants) *clusterTable {
+func nodesTable(g grants, cluster *clusterRef) *clusterTable {
 	const tn = "MIRAJ_NODES"
 	str := types.LongText
 	return &clusterTable{name: tn, grants: g, schema: sql.Schema{
@@ -533,7 +396,7 @@ func nodesTable(g grants) *clusterTable {
 		col(tn, "LAST_ERROR", str, false), col(tn, "SYNC", str, true),
 		col(tn, "COPY_BYTES_DONE", types.Int64, true), col(tn, "COPY_BYTES_TOTAL", types.Int64, true), col(tn, "COPY_PERCENT", types.Float64, true),
 	}, rows: func() []sql.Row {
-		n := clusterNode.Load()
+		n := cluster.node()
 		if n == nil {
 			return nil
 		}
@@ -604,7 +467,7 @@ func copyColumns(p repl.CopyProgress, ok bool) []any {
 	return []any{strings.ToUpper(p.Kind), p.Done, total, copyPercent(p.Done, p.Total)}
 }
 
-func replicationTable(g grants) *clusterTable {
+func replicationTable(g grants, cluster *clusterRef) *clusterTable {
 	const tn = "MIRAJ_REPLICATION"
 	str := types.LongText
 	lsn := func(name string) *sql.Column { return col(tn, name, types.Uint64, true) }
@@ -614,7 +477,7 @@ func replicationTable(g grants) *clusterTable {
 		col(tn, "COPY", str, true), col(tn, "COPY_BYTES_DONE", types.Int64, true), col(tn, "COPY_BYTES_TOTAL", types.Int64, true),
 		col(tn, "COPY_PERCENT", types.Float64, true),
 	}, rows: func() []sql.Row {
-		n := clusterNode.Load()
+		n := cluster.node()
 		if n == nil {
 			return nil
 		}
@@ -706,8 +569,8 @@ func (d *infoSchema) GetTableNames(ctx *sql.Context) ([]string, error) {
 }
 
 func wrapInfoSchema(db sql.Database, g grants, srv *Server) sql.Database {
-	n, r := nodesTable(g), replicationTable(g)
-	status := *nodesTable(g)
+	n, r := nodesTable(g, &srv.cluster), replicationTable(g, &srv.cluster)
+	status := *nodesTable(g, &srv.cluster)
 	status.refuse = true
 	return &infoSchema{Database: db, grants: g, srv: srv,
 		extra:  map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r},

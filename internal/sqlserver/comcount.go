@@ -6,6 +6,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Statement counters. MySQL counts each statement it runs in the status
@@ -38,8 +40,8 @@ func statementKind(q, counter string) string {
 	if counter != "" {
 		return counter
 	}
-	w := words{s: q}
-	switch first := strings.ToLower(w.next()); first {
+	w := sqltext.NewReader(q)
+	switch first := strings.ToLower(w.Next()); first {
 	case "select", "insert", "update", "delete", "replace", "with", "values", "table", "explain", "describe", "desc":
 		return first
 	}
@@ -103,98 +105,98 @@ var firstWordCounters = map[string]string{
 // and REPLACE in Com_insert, multi-table writes in Com_update and
 // Com_delete) and for a statement it does not know.
 func comCounter(q string) string {
-	w := words{s: q}
-	first := w.next()
+	w := sqltext.NewReader(q)
+	first := w.Next()
 	if name, ok := lookupWord(firstWordCounters, first); ok {
 		return name
 	}
 	switch {
-	case isKeyword(first, "START"):
-		switch next := w.next(); {
-		case isKeyword(next, "TRANSACTION"):
+	case sqltext.IsKeyword(first, "START"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "TRANSACTION"):
 			return "Com_begin"
-		case isKeyword(next, "SLAVE"):
+		case sqltext.IsKeyword(next, "SLAVE"):
 			return "Com_slave_start"
-		case isKeyword(next, "REPLICA"):
+		case sqltext.IsKeyword(next, "REPLICA"):
 			return "Com_replica_start"
 		}
-	case isKeyword(first, "ROLLBACK"):
-		next := w.next()
-		if isKeyword(next, "WORK") {
-			next = w.next()
+	case sqltext.IsKeyword(first, "ROLLBACK"):
+		next := w.Next()
+		if sqltext.IsKeyword(next, "WORK") {
+			next = w.Next()
 		}
-		if isKeyword(next, "TO") {
+		if sqltext.IsKeyword(next, "TO") {
 			return "Com_rollback_to_savepoint"
 		}
 		return "Com_rollback"
-	case isKeyword(first, "SET"):
-		switch next := w.next(); {
-		case isKeyword(next, "ROLE"):
+	case sqltext.IsKeyword(first, "SET"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "ROLE"):
 			return "Com_set_role"
-		case isKeyword(next, "PASSWORD"):
+		case sqltext.IsKeyword(next, "PASSWORD"):
 			return "" // Com_set_password: not a counter here
 		}
 		return "Com_set_option"
-	case isKeyword(first, "SHOW"):
+	case sqltext.IsKeyword(first, "SHOW"):
 		return showCounter(&w)
-	case isKeyword(first, "CREATE"):
+	case sqltext.IsKeyword(first, "CREATE"):
 		return objectCounter(&w, "Com_create_")
-	case isKeyword(first, "DROP"):
+	case sqltext.IsKeyword(first, "DROP"):
 		return objectCounter(&w, "Com_drop_")
-	case isKeyword(first, "ALTER"):
-		switch next := w.next(); {
-		case isKeyword(next, "TABLE"), isKeyword(next, "ONLINE"), isKeyword(next, "IGNORE"):
+	case sqltext.IsKeyword(first, "ALTER"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "TABLE"), sqltext.IsKeyword(next, "ONLINE"), sqltext.IsKeyword(next, "IGNORE"):
 			return "Com_alter_table"
-		case isKeyword(next, "DATABASE"), isKeyword(next, "SCHEMA"):
+		case sqltext.IsKeyword(next, "DATABASE"), sqltext.IsKeyword(next, "SCHEMA"):
 			return "Com_alter_db"
-		case isKeyword(next, "USER"):
+		case sqltext.IsKeyword(next, "USER"):
 			return "Com_alter_user"
-		case isKeyword(next, "EVENT"):
+		case sqltext.IsKeyword(next, "EVENT"):
 			return "Com_alter_event"
-		case isKeyword(next, "PROCEDURE"):
+		case sqltext.IsKeyword(next, "PROCEDURE"):
 			return "Com_alter_procedure"
-		case isKeyword(next, "FUNCTION"):
+		case sqltext.IsKeyword(next, "FUNCTION"):
 			return "Com_alter_function"
-		case isKeyword(next, "VIEW"), isKeyword(next, "ALGORITHM"), isKeyword(next, "DEFINER"), isKeyword(next, "SQL"):
+		case sqltext.IsKeyword(next, "VIEW"), sqltext.IsKeyword(next, "ALGORITHM"), sqltext.IsKeyword(next, "DEFINER"), sqltext.IsKeyword(next, "SQL"):
 			return "Com_create_view" // MySQL counts ALTER VIEW as a CREATE VIEW
 		}
-	case isKeyword(first, "RENAME"):
-		switch next := w.next(); {
-		case isKeyword(next, "TABLE"):
+	case sqltext.IsKeyword(first, "RENAME"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "TABLE"):
 			return "Com_rename_table"
-		case isKeyword(next, "USER"):
+		case sqltext.IsKeyword(next, "USER"):
 			return "Com_rename_user"
 		}
-	case isKeyword(first, "STOP"):
-		switch next := w.next(); {
-		case isKeyword(next, "SLAVE"):
+	case sqltext.IsKeyword(first, "STOP"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "SLAVE"):
 			return "Com_slave_stop"
-		case isKeyword(next, "REPLICA"):
+		case sqltext.IsKeyword(next, "REPLICA"):
 			return "Com_replica_stop"
 		}
-	case isKeyword(first, "CHANGE"):
-		switch next := w.next(); {
-		case isKeyword(next, "MASTER"):
+	case sqltext.IsKeyword(first, "CHANGE"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "MASTER"):
 			return "Com_change_master"
-		case isKeyword(next, "REPLICATION"):
-			if isKeyword(w.next(), "FILTER") {
+		case sqltext.IsKeyword(next, "REPLICATION"):
+			if sqltext.IsKeyword(w.Next(), "FILTER") {
 				return "Com_change_repl_filter"
 			}
 			return "Com_change_replication_source"
 		}
-	case isKeyword(first, "XA"):
-		switch next := w.next(); {
-		case isKeyword(next, "START"), isKeyword(next, "BEGIN"):
+	case sqltext.IsKeyword(first, "XA"):
+		switch next := w.Next(); {
+		case sqltext.IsKeyword(next, "START"), sqltext.IsKeyword(next, "BEGIN"):
 			return "Com_xa_start"
-		case isKeyword(next, "END"):
+		case sqltext.IsKeyword(next, "END"):
 			return "Com_xa_end"
-		case isKeyword(next, "PREPARE"):
+		case sqltext.IsKeyword(next, "PREPARE"):
 			return "Com_xa_prepare"
-		case isKeyword(next, "COMMIT"):
+		case sqltext.IsKeyword(next, "COMMIT"):
 			return "Com_xa_commit"
-		case isKeyword(next, "ROLLBACK"):
+		case sqltext.IsKeyword(next, "ROLLBACK"):
 			return "Com_xa_rollback"
-		case isKeyword(next, "RECOVER"):
+		case sqltext.IsKeyword(next, "RECOVER"):
 			return "Com_xa_recover"
 		}
 	}
@@ -212,19 +214,19 @@ var objectKinds = map[string]string{
 // objectCounter returns the counter of a CREATE or DROP (prefix
 // Com_create_ or Com_drop_) by the kind of object, past the modifiers
 // before it.
-func objectCounter(w *words, prefix string) string {
+func objectCounter(w *sqltext.Reader, prefix string) string {
 	for {
-		next := w.next()
+		next := w.Next()
 		switch {
-		case isKeyword(next, "OR"), isKeyword(next, "REPLACE"), isKeyword(next, "TEMPORARY"), isKeyword(next, "UNIQUE"),
-			isKeyword(next, "FULLTEXT"), isKeyword(next, "SPATIAL"), isKeyword(next, "AGGREGATE"), isKeyword(next, "ONLINE"):
+		case sqltext.IsKeyword(next, "OR"), sqltext.IsKeyword(next, "REPLACE"), sqltext.IsKeyword(next, "TEMPORARY"), sqltext.IsKeyword(next, "UNIQUE"),
+			sqltext.IsKeyword(next, "FULLTEXT"), sqltext.IsKeyword(next, "SPATIAL"), sqltext.IsKeyword(next, "AGGREGATE"), sqltext.IsKeyword(next, "ONLINE"):
 			continue
-		case isKeyword(next, "DEFINER"), isKeyword(next, "ALGORITHM"):
-			w.skipAssignment()
+		case sqltext.IsKeyword(next, "DEFINER"), sqltext.IsKeyword(next, "ALGORITHM"):
+			w.SkipAssignment()
 			continue
-		case isKeyword(next, "SQL"):
-			w.next() // SECURITY
-			w.next() // DEFINER or INVOKER
+		case sqltext.IsKeyword(next, "SQL"):
+			w.Next() // SECURITY
+			w.Next() // DEFINER or INVOKER
 			continue
 		}
 		if kind, ok := lookupWord(objectKinds, next); ok {
@@ -271,58 +273,58 @@ var showCounters = map[string]string{
 }
 
 // showCounter returns the counter of a SHOW statement.
-func showCounter(w *words) string {
-	next := w.next()
-	for isKeyword(next, "FULL") || isKeyword(next, "GLOBAL") || isKeyword(next, "SESSION") || isKeyword(next, "LOCAL") || isKeyword(next, "EXTENDED") {
-		next = w.next()
+func showCounter(w *sqltext.Reader) string {
+	next := w.Next()
+	for sqltext.IsKeyword(next, "FULL") || sqltext.IsKeyword(next, "GLOBAL") || sqltext.IsKeyword(next, "SESSION") || sqltext.IsKeyword(next, "LOCAL") || sqltext.IsKeyword(next, "EXTENDED") {
+		next = w.Next()
 	}
 	if name, ok := lookupWord(showCounters, next); ok {
 		return name
 	}
 	switch {
-	case isKeyword(next, "ENGINE"):
-		w.next() // the engine's name
-		switch what := w.next(); {
-		case isKeyword(what, "MUTEX"):
+	case sqltext.IsKeyword(next, "ENGINE"):
+		w.Next() // the engine's name
+		switch what := w.Next(); {
+		case sqltext.IsKeyword(what, "MUTEX"):
 			return "Com_show_engine_mutex"
-		case isKeyword(what, "LOGS"):
+		case sqltext.IsKeyword(what, "LOGS"):
 			return "Com_show_engine_logs"
 		}
 		return "Com_show_engine_status"
-	case isKeyword(next, "PROCEDURE"), isKeyword(next, "FUNCTION"):
+	case sqltext.IsKeyword(next, "PROCEDURE"), sqltext.IsKeyword(next, "FUNCTION"):
 		kind := "procedure"
-		if isKeyword(next, "FUNCTION") {
+		if sqltext.IsKeyword(next, "FUNCTION") {
 			kind = "function"
 		}
-		if isKeyword(w.next(), "CODE") {
+		if sqltext.IsKeyword(w.Next(), "CODE") {
 			return "Com_show_" + kind + "_code"
 		}
 		return "Com_show_" + kind + "_status"
-	case isKeyword(next, "MASTER"), isKeyword(next, "BINARY"):
-		if what := w.next(); isKeyword(what, "LOGS") {
+	case sqltext.IsKeyword(next, "MASTER"), sqltext.IsKeyword(next, "BINARY"):
+		if what := w.Next(); sqltext.IsKeyword(what, "LOGS") {
 			return "Com_show_binlogs"
 		}
 		return "Com_show_master_status"
-	case isKeyword(next, "SLAVE"):
-		if isKeyword(w.next(), "HOSTS") {
+	case sqltext.IsKeyword(next, "SLAVE"):
+		if sqltext.IsKeyword(w.Next(), "HOSTS") {
 			return "Com_show_slave_hosts"
 		}
 		return "Com_show_slave_status"
-	case isKeyword(next, "CREATE"):
-		switch what := w.next(); {
-		case isKeyword(what, "TABLE"), isKeyword(what, "VIEW"):
+	case sqltext.IsKeyword(next, "CREATE"):
+		switch what := w.Next(); {
+		case sqltext.IsKeyword(what, "TABLE"), sqltext.IsKeyword(what, "VIEW"):
 			return "Com_show_create_table"
-		case isKeyword(what, "DATABASE"), isKeyword(what, "SCHEMA"):
+		case sqltext.IsKeyword(what, "DATABASE"), sqltext.IsKeyword(what, "SCHEMA"):
 			return "Com_show_create_db"
-		case isKeyword(what, "PROCEDURE"):
+		case sqltext.IsKeyword(what, "PROCEDURE"):
 			return "Com_show_create_proc"
-		case isKeyword(what, "FUNCTION"):
+		case sqltext.IsKeyword(what, "FUNCTION"):
 			return "Com_show_create_func"
-		case isKeyword(what, "TRIGGER"):
+		case sqltext.IsKeyword(what, "TRIGGER"):
 			return "Com_show_create_trigger"
-		case isKeyword(what, "EVENT"):
+		case sqltext.IsKeyword(what, "EVENT"):
 			return "Com_show_create_event"
-		case isKeyword(what, "USER"):
+		case sqltext.IsKeyword(what, "USER"):
 			return "Com_show_create_user"
 		}
 	}
@@ -346,72 +348,3 @@ func lookupWord(table map[string]string, word string) (string, bool) {
 	v, ok := table[string(b[:len(word)])]
 	return v, ok
 }
-
-// isKeyword reports whether word is kw, ignoring case (kw is upper case).
-func isKeyword(word, kw string) bool { return len(word) == len(kw) && strings.EqualFold(word, kw) }
-
-// words reads the leading words of a statement's text (isWordByte), past
-// white space and comments.
-type words struct{ s string }
-
-// next returns the next word, or "" when something else comes first (a
-// quote, an operator, the end).
-func (w *words) next() string {
-	w.skipSpace()
-	i := 0
-	for i < len(w.s) && isWordByte(w.s[i]) {
-		i++
-	}
-	word := w.s[:i]
-	w.s = w.s[i:]
-	return word
-}
-
-// skipAssignment skips "= value" (DEFINER = 'u'@'h', ALGORITHM = MERGE):
-// the '=' and the text up to the next white space.
-func (w *words) skipAssignment() {
-	w.skipSpace()
-	if len(w.s) > 0 && w.s[0] == '=' {
-		w.s = w.s[1:]
-	}
-	w.skipSpace()
-	i := 0
-	for i < len(w.s) && !isSpace(w.s[i]) {
-		i++
-	}
-	w.s = w.s[i:]
-}
-
-// skipSpace skips white space, /* … */ comments (not /*! … */, whose text
-// MySQL runs), -- and # comments, and an opening parenthesis.
-func (w *words) skipSpace() {
-	for len(w.s) > 0 {
-		switch c := w.s[0]; {
-		case isSpace(c), c == '(':
-			w.s = w.s[1:]
-		case strings.HasPrefix(w.s, "/*!"):
-			w.s = w.s[3:]
-			for len(w.s) > 0 && w.s[0] >= '0' && w.s[0] <= '9' {
-				w.s = w.s[1:] // the version
-			}
-		case strings.HasPrefix(w.s, "/*"):
-			end := strings.Index(w.s[2:], "*/")
-			if end < 0 {
-				w.s = ""
-				return
-			}
-			w.s = w.s[2+end+2:]
-		case c == '#', strings.HasPrefix(w.s, "-- "):
-			end := strings.IndexByte(w.s, '\n')
-			if end < 0 {
-				w.s = ""
-				return
-			}
-			w.s = w.s[end+1:]
-		default:
-			return
-		}
-	}
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }

@@ -238,7 +238,7 @@ func (d *Database) DropTable(ctx *sql.Context, name string) error {
 }
 
 func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
-	if clusterNode.Load() != nil {
+	if clusterOf(ctx) != nil {
 		// §17.7: no table renaming in a multi-node cluster.
 		return errRenameInCluster()
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Typed literals: DATE '2026-03-01', TIME '10:11:12', TIMESTAMP
@@ -28,13 +30,13 @@ var typedLiteralWords = map[string]bool{"DATE": true, "TIME": true, "TIMESTAMP":
 // typedLiteral reports whether words[i] is DATE, TIME or TIMESTAMP before
 // a string: a typed literal (not a column's type: DEFAULT '…' follows a
 // type, not a string).
-func typedLiteral(q string, words []sqlWord, i int) bool {
+func typedLiteral(q string, words []sqltext.Word, i int) bool {
 	w := words[i]
-	if !w.word || q[w.start] == '`' || !typedLiteralWords[w.text] || i+1 >= len(words) {
+	if !w.IsWord || q[w.Start] == '`' || !typedLiteralWords[w.Text] || i+1 >= len(words) {
 		return false
 	}
 	s := words[i+1]
-	return !s.word && s.text == "'" && (q[s.start] == '\'' || q[s.start] == '"')
+	return !s.IsWord && s.Text == "'" && (q[s.Start] == '\'' || q[s.Start] == '"')
 }
 
 // fractionRE reads the fraction of a TIMESTAMP literal.

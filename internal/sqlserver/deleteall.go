@@ -1,8 +1,6 @@
 package sqlserver
 
 import (
-	"sync"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -11,20 +9,14 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// keepDeleteRuleID is the analyzer rule that keeps DELETE a DELETE.
-const keepDeleteRuleID analyzer.RuleId = 10_003
-
-var registerKeepDelete sync.Once
-
 // addKeepDeleteRule adds keepDeleteRule to go-mysql-server's
 // AlwaysBeforeDefault rules, the only ones it runs before turning a DELETE
 // into a TRUNCATE (its short batches for a single-table DELETE run no
 // other rule of ours). That list is the package's, read when an analyzer
-// is built and when a DELETE is analyzed: it is extended once per process.
+// is built and when a DELETE is analyzed: it is extended once per process,
+// by Install.
 func addKeepDeleteRule() {
-	registerKeepDelete.Do(func() {
-		analyzer.AlwaysBeforeDefault = append(analyzer.AlwaysBeforeDefault, analyzer.Rule{Id: keepDeleteRuleID, Apply: keepDeleteRule})
-	})
+	analyzer.AlwaysBeforeDefault = append(analyzer.AlwaysBeforeDefault, analyzer.Rule{Id: keepDeleteRuleID, Apply: keepDeleteRule})
 }
 
 // keepDeleteRule keeps a DELETE without WHERE from becoming a TRUNCATE,

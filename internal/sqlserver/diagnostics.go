@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // MySQL's counts of the previous statement's conditions: @@warning_count
@@ -40,12 +42,12 @@ func init() {
 // isDiagnosticStatement reports whether q reads the conditions of the
 // statement before it.
 func isDiagnosticStatement(q string) bool {
-	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "SHOW"):
-		second := w.next()
-		return isKeyword(second, "WARNINGS") || isKeyword(second, "ERRORS") || isKeyword(second, "COUNT")
-	case isKeyword(first, "GET"):
+	w := sqltext.NewReader(q)
+	switch first := w.Next(); {
+	case sqltext.IsKeyword(first, "SHOW"):
+		second := w.Next()
+		return sqltext.IsKeyword(second, "WARNINGS") || sqltext.IsKeyword(second, "ERRORS") || sqltext.IsKeyword(second, "COUNT")
+	case sqltext.IsKeyword(first, "GET"):
 		return true // GET [CURRENT | STACKED] DIAGNOSTICS
 	}
 	return false
@@ -89,7 +91,7 @@ var showCountRE = regexp.MustCompile(`(?is)^\s*show\s+count\s*\(\s*\*\s*\)\s+(wa
 // q into the SELECT of @@session.warning_count (error_count), MySQL's
 // column name included.
 func diagnosticsRewrite(q string) (string, bool) {
-	if len(q) < 4 || !strings.EqualFold(firstWord(q), "SHOW") {
+	if len(q) < 4 || !strings.EqualFold(sqltext.FirstWord(q), "SHOW") {
 		return "", false
 	}
 	m := showCountRE.FindStringSubmatchIndex(q)

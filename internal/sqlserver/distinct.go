@@ -6,6 +6,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 )
 
 // distinctKey writes into b a key of row under sch that is equal for two
@@ -43,7 +45,7 @@ func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byt
 			}
 			if st != nil && isString && !st.Collation().Equals(sql.Collation_binary) {
 				b = append(b, 1)
-				if b, err = appendWeights(b, st.Collation(), s); err != nil {
+				if b, err = weights.AppendWeights(b, st.Collation(), s); err != nil {
 					return nil, err
 				}
 			} else {

@@ -4,10 +4,25 @@
 // Provider, Database, Table and Index implement go-mysql-server's
 // interfaces over storage; every table read or write goes through the
 // session's storage transaction on that database (Session). Errors become
-// MySQL errors (code, SQLSTATE and text) in one place: errors.go's
-// toSQLError for storage errors, messages.go's table for go-mysql-server's
-// (applied at the protocol boundary, protocolHandler.fixError, and to a
-// client session's warnings, Session.Warn).
+// MySQL errors (code, SQLSTATE and text) from tables: package mysqlerr for
+// the errors the server raises and for storage errors (toSQLError),
+// messages.go's table for go-mysql-server's (applied at the protocol
+// boundary, protocolHandler.fixError, and to a client session's warnings,
+// Session.Warn).
+//
+// Process-wide state: every change to go-mysql-server's globals (its
+// global parser, analyzer rule lists, system and status variable
+// registries) is made by Install (install.go), once per process; New and
+// OpenInProcess call it. The analyzer rules this package adds, with their
+// ids, are listed in rules.go; the parser's layers in parser.go. The
+// cluster node is the Server's (Server.cluster, SetCluster). The text of
+// statements is read with package sqltext; strings' collation keys are
+// package weights'. adminExec's dispatch table (execbuild.go) holds what
+// the server does for each type of plan node at execution.
+//
+// Imports: cmd/miraj-server, the system tests and the tools import this
+// package; it imports storage, repl and its sub-packages (sqltext,
+// mysqlerr, weights), which import none of it (docs/sql-layer.md).
 //
 // Where go-mysql-server v0.20 answers otherwise than MySQL, a client
 // connection's session (Session.mysql) gets MySQL's answer: analyzer rules
@@ -32,10 +47,10 @@
 // gives go-mysql-server's privilege refusals MySQL's errors; privileges.go
 // checks what go-mysql-server does not (SET GLOBAL, KILL, SHOW
 // PROCESSLIST, the cluster's monitoring). lockclause.go reads the locking
-// clause of a SELECT (FOR UPDATE, FOR SHARE, NOWAIT, SKIP LOCKED) and
-// innodb_lock_wait_timeout for the storage's row locks; systemschema.go,
-// checksum.go and triggers.go serve what dump tools read and their
-// restores run (the mysql schema's log tables, CHECKSUM TABLE, triggers
+// clause of a SELECT (FOR UPDATE, FOR SHARE, NOWAIT, SKIP LOCKED; parser.go
+// lets the parser read it) and innodb_lock_wait_timeout for the storage's
+// row locks; systemschema.go, checksum.go and triggers.go serve what dump
+// tools read and their restores run (the mysql schema's log tables, CHECKSUM TABLE, triggers
 // that follow their table, information_schema read per database).
 // The client port's TLS is the client connection's (tlsconn.go: beneath
 // the packet layers, so that they read the clear stream); servertls.go

@@ -109,6 +109,9 @@ var suites = []suite{
 }
 
 func TestEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go-mysql-server's engine suites: not in the fast tier (-short); scripts/enginetest-count.sh runs them")
+	}
 	logrus.SetLevel(logrus.WarnLevel)
 	gmsIdentity(t)
 	for _, s := range suites {

@@ -15,10 +15,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// exactSumRuleID is the analyzer rule that gives SUM and AVG of exact
-// numbers MySQL's DECIMAL results.
-const exactSumRuleID analyzer.RuleId = 10_002
-
 // MySQL's bounds of a DECIMAL, and the digits SUM and AVG add to their
 // argument's (sql/item_sum.cc: DECIMAL_LONGLONG_DIGITS for SUM,
 // div_precision_increment = 4 for AVG).

@@ -7,13 +7,11 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// setDefaultRuleID refuses a foreign key ON DELETE or ON UPDATE SET
+// setDefaultRule refuses a foreign key ON DELETE or ON UPDATE SET
 // DEFAULT, as InnoDB does. go-mysql-server refuses it only when its own
 // MySQL parser read the statement; through the server's it created the
 // key, and a delete of a parent row then set the child's columns to
 // their defaults.
-const setDefaultRuleID analyzer.RuleId = 10_011
-
 func setDefaultRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	var fks []*sql.ForeignKeyConstraint
 	switch n := n.(type) {

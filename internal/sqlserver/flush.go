@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // FLUSH statements that go-mysql-server refuses ("STATUS not supported")
@@ -50,20 +52,20 @@ var flushOptions = map[string]bool{
 // or false when q is another statement, has an option not handled here,
 // or only options the planner handles.
 func flushCommand(q string) (opts []string, end int, ok bool) {
-	w := words{s: q}
-	if !isKeyword(w.next(), "FLUSH") {
+	w := sqltext.NewReader(q)
+	if !sqltext.IsKeyword(w.Next(), "FLUSH") {
 		return nil, 0, false
 	}
-	rest := w.s
-	if first := w.next(); !isKeyword(first, "LOCAL") && !isKeyword(first, "NO_WRITE_TO_BINLOG") {
-		w.s = rest
+	rest := w.Rest
+	if first := w.Next(); !sqltext.IsKeyword(first, "LOCAL") && !sqltext.IsKeyword(first, "NO_WRITE_TO_BINLOG") {
+		w.Rest = rest
 	}
 	ours := false
 	for {
-		word := strings.ToUpper(w.next())
+		word := strings.ToUpper(w.Next())
 		switch word {
 		case "ENGINE", "ERROR", "GENERAL", "SLOW", "RELAY", "BINARY":
-			if !isKeyword(w.next(), "LOGS") {
+			if !sqltext.IsKeyword(w.Next(), "LOGS") {
 				return nil, 0, false
 			}
 			word += " LOGS"
@@ -74,21 +76,21 @@ func flushCommand(q string) (opts []string, end int, ok bool) {
 		}
 		opts = append(opts, word)
 		ours = ours || !planner
-		w.skipSpace()
-		if strings.HasPrefix(w.s, ",") {
-			w.s = w.s[1:]
+		w.SkipSpace()
+		if strings.HasPrefix(w.Rest, ",") {
+			w.Rest = w.Rest[1:]
 			continue
 		}
 		break
 	}
 	switch {
-	case w.s == "":
-	case w.s[0] == ';':
-		w.s = w.s[1:]
+	case w.Rest == "":
+	case w.Rest[0] == ';':
+		w.Rest = w.Rest[1:]
 	default:
 		return nil, 0, false // RELAY LOGS FOR CHANNEL …, or something else
 	}
-	return opts, len(q) - len(w.s), ours
+	return opts, len(q) - len(w.Rest), ours
 }
 
 // flushStatement runs the FLUSH statement at the start of q if it is one

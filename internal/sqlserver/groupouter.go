@@ -8,9 +8,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// groupOuterRuleID is the analyzer rule of groupOuterRule.
-const groupOuterRuleID analyzer.RuleId = 10_010
-
 // groupOuterRule lets a correlated subquery in the select list, HAVING or
 // ORDER BY of a grouped query read the grouped table's columns that the
 // query does not select:

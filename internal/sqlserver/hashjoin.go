@@ -7,10 +7,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
-)
 
-// hashJoinRuleID is the analyzer rule of hashJoinRule.
-const hashJoinRuleID analyzer.RuleId = 10_009
+	"github.com/miraj-db/miraj/internal/sqlserver/weights"
+)
 
 // hashJoinRule makes the hash keys of a hash join (and of the semi-joins
 // of IN and EXISTS) on strings their weight strings under the collation
@@ -82,7 +81,7 @@ func collatedPair(ctx *sql.Context, right, left sql.Expression) (sql.Expression,
 }
 
 // weightKey is the weight string of its string under coll (see
-// appendWeights), as a hash key.
+// weights.AppendWeights), as a hash key.
 type weightKey struct {
 	sql.Expression
 	coll sql.CollationID
@@ -108,7 +107,7 @@ func (w *weightKey) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	default:
 		return v, nil
 	}
-	b, err := appendWeights(nil, w.coll, s)
+	b, err := weights.AppendWeights(nil, w.coll, s)
 	if err != nil {
 		return nil, err
 	}

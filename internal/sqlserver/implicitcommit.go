@@ -8,6 +8,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // commitsBefore reports whether q is one of the administrative statements
@@ -16,18 +18,18 @@ import (
 // CHECK and REPAIR TABLE, CACHE INDEX, LOAD INDEX INTO CACHE, RESET.
 // go-mysql-server commits before DDL only.
 func commitsBefore(q string) bool {
-	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "FLUSH"), isKeyword(first, "ANALYZE"), isKeyword(first, "OPTIMIZE"),
-		isKeyword(first, "CHECK"), isKeyword(first, "REPAIR"), isKeyword(first, "CACHE"):
+	w := sqltext.NewReader(q)
+	switch first := w.Next(); {
+	case sqltext.IsKeyword(first, "FLUSH"), sqltext.IsKeyword(first, "ANALYZE"), sqltext.IsKeyword(first, "OPTIMIZE"),
+		sqltext.IsKeyword(first, "CHECK"), sqltext.IsKeyword(first, "REPAIR"), sqltext.IsKeyword(first, "CACHE"):
 		return true
-	case isKeyword(first, "LOCK"):
-		second := w.next()
-		return isKeyword(second, "TABLES") || isKeyword(second, "TABLE")
-	case isKeyword(first, "LOAD"):
-		return isKeyword(w.next(), "INDEX")
-	case isKeyword(first, "RESET"):
-		return !isKeyword(w.next(), "PERSIST")
+	case sqltext.IsKeyword(first, "LOCK"):
+		second := w.Next()
+		return sqltext.IsKeyword(second, "TABLES") || sqltext.IsKeyword(second, "TABLE")
+	case sqltext.IsKeyword(first, "LOAD"):
+		return sqltext.IsKeyword(w.Next(), "INDEX")
+	case sqltext.IsKeyword(first, "RESET"):
+		return !sqltext.IsKeyword(w.Next(), "PERSIST")
 	}
 	return false
 }
@@ -65,13 +67,11 @@ var rowStatements = map[string]bool{
 	"INSERT": true, "UPDATE": true, "DELETE": true, "REPLACE": true,
 }
 
-const viewReadRuleID analyzer.RuleId = 10_001
-
 func viewReadRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qf *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if qf == nil || !qf.IsSet(sql.QFlagDDL) || plan.IsDDLNode(n) {
 		return n, transform.SameTree, nil
 	}
-	if w, _ := scanStatement(ctx.Query()); len(w) > 0 && rowStatements[w[0].text] {
+	if w, _ := sqltext.ScanStatement(ctx.Query()); len(w) > 0 && rowStatements[w[0].Text] {
 		qf.Unset(sql.QFlagDDL)
 	}
 	return n, transform.SameTree, nil

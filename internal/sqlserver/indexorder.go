@@ -8,6 +8,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // A job queue takes its next job with
@@ -22,9 +24,6 @@ import (
 // drops such a sort in a locking read, so the walk stops at the first row
 // it can lock. (Only in locking reads: elsewhere the sort costs time, not
 // concurrency, and go-mysql-server's plans stay as its tests expect.)
-
-const indexOrderRuleID analyzer.RuleId = 10_002
-
 func indexOrderRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qf *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if lockClauseOf(explained(ctx.Query())).mode == 0 {
 		return n, transform.SameTree, nil
@@ -113,13 +112,13 @@ func sortedByIndex(ctx *sql.Context, s *plan.Sort) bool {
 // explained returns the statement that an EXPLAIN of q explains (q itself
 // when it is no EXPLAIN), so that EXPLAIN shows a locking read's plan.
 func explained(q string) string {
-	w, _ := scanStatement(q)
-	if len(w) == 0 || (w[0].text != "EXPLAIN" && w[0].text != "DESCRIBE" && w[0].text != "DESC") {
+	w, _ := sqltext.ScanStatement(q)
+	if len(w) == 0 || (w[0].Text != "EXPLAIN" && w[0].Text != "DESCRIBE" && w[0].Text != "DESC") {
 		return q
 	}
 	for _, x := range w[1:] {
-		if x.word && (x.text == "SELECT" || x.text == "WITH") || x.text == "(" {
-			return q[x.start:]
+		if x.IsWord && (x.Text == "SELECT" || x.Text == "WITH") || x.Text == "(" {
+			return q[x.Start:]
 		}
 	}
 	return q

@@ -50,6 +50,7 @@ func OpenInProcess(opts InProcessOptions) (*InProcess, error) {
 	if err != nil {
 		return nil, err
 	}
+	Install()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &InProcess{storage: st, provider: &Provider{engine: st, collation: opts.DefaultCollation}, stopBG: cancel, bgDone: make(chan error, 1)}
 	go func() { p.bgDone <- st.Run(ctx) }()

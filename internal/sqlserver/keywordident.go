@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Names that are keywords of go-mysql-server's parser but not reserved
@@ -102,7 +104,7 @@ func quotable(q string, start, end int) bool {
 		return false
 	}
 	w := q[start:end]
-	return plainWord(w) && !mysqlReserved[strings.ToLower(w)]
+	return plainWord(w) && !sqltext.Reserved[strings.ToLower(w)]
 }
 
 // plainWord reports a word that can name a column unquoted: letters,

@@ -1,16 +1,13 @@
 package sqlserver
 
 import (
-	"context"
 	"errors"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -43,8 +40,8 @@ type lockSpan struct {
 }
 
 // findLockClauses returns the locking clauses among words.
-func findLockClauses(w []sqlWord) []lockSpan {
-	is := func(i int, s string) bool { return i < len(w) && w[i].word && w[i].text == s }
+func findLockClauses(w []sqltext.Word) []lockSpan {
+	is := func(i int, s string) bool { return i < len(w) && w[i].IsWord && w[i].Text == s }
 	var out []lockSpan
 	for i := 0; i < len(w); i++ {
 		var sp lockSpan
@@ -64,7 +61,7 @@ func findLockClauses(w []sqlWord) []lockSpan {
 		if is(j, "OF") {
 			sp.known = false
 			j++
-			for j < len(w) && (w[j].word || w[j].text == "," || w[j].text == ".") && !is(j, "NOWAIT") && !is(j, "SKIP") && !is(j, "FOR") && !is(j, "LOCK") {
+			for j < len(w) && (w[j].IsWord || w[j].Text == "," || w[j].Text == ".") && !is(j, "NOWAIT") && !is(j, "SKIP") && !is(j, "FOR") && !is(j, "LOCK") {
 				j++
 			}
 		}
@@ -77,7 +74,7 @@ func findLockClauses(w []sqlWord) []lockSpan {
 			sp.wait, sp.known = storage.WaitSkipLocked, sp.known && sp.mode == storage.LockExclusive && j == i+2
 			j += 2
 		}
-		sp.start, sp.end = w[i].start, w[j-1].end
+		sp.start, sp.end = w[i].Start, w[j-1].End
 		out = append(out, sp)
 		i = j - 1
 	}
@@ -88,12 +85,12 @@ func findLockClauses(w []sqlWord) []lockSpan {
 // strongest mode among its clauses, the wait of the first. Only a SELECT
 // (or WITH … SELECT, or a parenthesized one) locks.
 func lockClauseOf(q string) lockClause {
-	w := scanWords(q, true)
+	w := sqltext.Scan(q, true)
 	k := 0
-	for k < len(w) && w[k].text == "(" {
+	for k < len(w) && w[k].Text == "(" {
 		k++
 	}
-	if k >= len(w) || !(w[k].text == "SELECT" || w[k].text == "WITH") {
+	if k >= len(w) || !(w[k].Text == "SELECT" || w[k].Text == "WITH") {
 		return lockClause{}
 	}
 	var lc lockClause
@@ -109,11 +106,11 @@ func lockClauseOf(q string) lockClause {
 // blankLockClauses returns q with the locking clauses the parser does not
 // know replaced by spaces (same length, so positions hold).
 func blankLockClauses(q string) string {
-	if indexFold(q, "for") < 0 && indexFold(q, "lock") < 0 {
+	if sqltext.IndexFold(q, "for") < 0 && sqltext.IndexFold(q, "lock") < 0 {
 		return q
 	}
 	k := blanker{q: q}
-	for _, sp := range findLockClauses(scanWords(q, false)) {
+	for _, sp := range findLockClauses(sqltext.Scan(q, false)) {
 		if !sp.known {
 			k.blank(sp.start, sp.end)
 		}
@@ -145,249 +142,6 @@ func (k *blanker) text() string {
 		return k.q
 	}
 	return string(k.b)
-}
-
-// newParser returns the server's parser over p, go-mysql-server's.
-func newParser(p sql.Parser) sql.Parser {
-	return lockParser{systemSchemaParser{clusterParser{p}}}
-}
-
-// go-mysql-server parses some text with its global parser rather than the
-// engine's: a procedure's definition at each CALL, for one. It reads that
-// text as the server reads a statement's.
-func init() { sql.GlobalParser = newParser(sql.GlobalParser) }
-
-// lockParser lets the parser read the locking clauses it does not know,
-// and MySQL's versioned comments as MySQL does (unwrapVersionComments).
-type lockParser struct{ sql.Parser }
-
-func (p lockParser) ParseSimple(q string) (ast.Statement, error) {
-	_, r, assigned := readableText(q)
-	out, r, err := readAgain(nil, r, func(text string) (parseOut, error) {
-		stmt, err := p.Parser.ParseSimple(text)
-		return parseOut{stmt: stmt}, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return p.finish(nil, out.stmt, r, assigned)
-}
-
-func (p lockParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	rb, r, assigned := readableText(q)
-	out, r, err := readAgain(ctx, r, func(text string) (parseOut, error) {
-		stmt, parsed, rest, err := p.Parser.Parse(ctx, text, multi)
-		return parseOut{stmt: stmt, parsed: parsed, rest: rest}, err
-	})
-	return p.finishText(ctx, q, rb, r, ';', assigned, out, err)
-}
-
-func (p lockParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	rb, r, assigned := readableText(q)
-	c, _ := ctx.(*sql.Context)
-	out, r, err := readAgain(c, r, func(text string) (parseOut, error) {
-		stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, text, delim, multi, o)
-		return parseOut{stmt: stmt, parsed: parsed, rest: rest}, err
-	})
-	return p.finishText(c, q, rb, r, delim, assigned, out, err)
-}
-
-func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	_, r, assigned := readableText(q)
-	c, _ := ctx.(*sql.Context)
-	out, r, err := readAgain(c, r, func(text string) (parseOut, error) {
-		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, text, o)
-		return parseOut{stmt: stmt, n: n}, err
-	})
-	n, stmt := assigned.writtenPos(out.n), out.stmt
-	if err == nil {
-		stmt, err = p.finish(c, stmt, r, assigned)
-	}
-	return stmt, n, err
-}
-
-// parseOut is what one of the parser's entry points returned.
-type parseOut struct {
-	stmt         ast.Statement
-	parsed, rest string
-	n            int
-}
-
-// readAgain parses r and, when the parser refuses it, r once more with the
-// modifiers it does not know blanked (modifiers.go). It returns the
-// parse's result, the text it read (r when both attempts failed: the
-// first attempt's result and error stand) and its error.
-func readAgain(ctx *sql.Context, r string, parse func(text string) (parseOut, error)) (parseOut, string, error) {
-	// DELETE's modifiers first: the parser reads DELETE QUICK FROM t as
-	// the deletion of a table named QUICK.
-	read := blankDeleteModifiers(r)
-	out, err := parse(read)
-	if err == nil {
-		return out, read, nil
-	}
-	m, delayed := blankModifiers(read)
-	if m == read {
-		return out, r, err
-	}
-	again, err2 := parse(m)
-	if err2 != nil {
-		return out, r, err
-	}
-	warnDelayed(ctx, delayed)
-	return again, m, nil
-}
-
-// finishText completes what Parse and ParseWithOptions read of q: the
-// rest as the client wrote it (unblank), the statement (finish) and, for a
-// routine, its text as written (writtenRoutine).
-func (p lockParser) finishText(ctx *sql.Context, q, rb, r string, delim rune, assigned assignments, out parseOut, err error) (ast.Statement, string, string, error) {
-	stmt := out.stmt
-	parsed, rest := unblank(q, rb, delim, out.parsed, assigned.writtenRest(rb, r, out.rest))
-	if err == nil {
-		stmt, err = p.finish(ctx, stmt, r, assigned)
-		parsed = assigned.writtenRoutine(stmt, rb, r, parsed)
-	}
-	return stmt, parsed, rest, err
-}
-
-// readableText returns q as the parser reads it: rb with the forms of the
-// same length rewritten (versioned comments, locking clauses, WITH
-// ROLLUP), and r, rb with its assignments in expressions rewritten
-// (assignvar.go), which changes lengths.
-func readableText(q string) (rb, r string, assigned assignments) {
-	rb = rollupText(blankLockClauses(unwrapVersionComments(q)))
-	r, assigned = assignmentText(rb)
-	return rb, r, assigned
-}
-
-// finish completes a parsed statement, text as the parser read it, in one
-// walk over it: the names of its columns (trimLeadingNoise, and the text
-// of rewritten assignments; those of a procedure's body, nameBodyColumns),
-// its named windows written into their OVER clauses (windowdefs.go), its
-// WITH ROLLUP clauses taken (rollup.go); then, for a session's statement,
-// it checks ONLY_FULL_GROUP_BY (groupby.go) and rewrites INSERT … SELECT
-// with VALUES() (insertvalues.go), and last the rollups. On an error the
-// statement is nil: the handler would run a statement it was given.
-func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, assigned assignments) (ast.Statement, error) {
-	body := stmt
-	if ex, ok := stmt.(*ast.Explain); ok {
-		body = ex.Statement // not walked into by ast.Walk
-	}
-	var rollups []*ast.Select
-	var hints []indexHint
-	stray := false
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		switch n := node.(type) {
-		case *ast.AliasedTableExpr:
-			hints = noteIndexHints(hints, n)
-		case *ast.AliasedExpr:
-			if n.InputExpression != "" {
-				n.InputExpression = trimLeadingNoise(n.InputExpression)
-				assigned.restoreName(n)
-			}
-		case *ast.Select:
-			if len(n.Window) > 0 {
-				inlineWindows(n)
-			}
-			if takeRollup(n) {
-				rollups = append(rollups, n)
-				stray = stray || len(n.GroupBy) == 0
-			}
-		case *ast.ColName:
-			stray = stray || isRollupMarker(n)
-		case *ast.IntervalExpr:
-			restoreUnit(n)
-		case *ast.FuncExpr:
-			nthValueCall(n)
-		}
-		return true, nil
-	}, body)
-	if stray {
-		return nil, errRollupSyntax()
-	}
-	nameBodyColumns(stmt, text, assigned)
-	restoreRoutineSyntax(stmt)
-	routineSyntax(stmt)
-	if err := checkAggregatePlacement(body); err != nil {
-		return nil, err
-	}
-	if ctx != nil {
-		if err := checkFullGroupBy(ctx, stmt); err != nil {
-			return nil, err
-		}
-		if s, ok := ctx.Session.(*Session); ok && s.mysql {
-			noteDatabaseCharset(s, stmt)
-			if err := timeLengths(ctx, stmt); err != nil { // timetype.go
-				return nil, err
-			}
-			acceptCheckOption(stmt)
-			qualifyFunctionCalls(stmt)                                       // storedfunc.go
-			checks, err := rewriteViewDML(s, ctx.GetCurrentDatabase(), stmt) // viewdml.go
-			if err != nil {
-				return nil, err
-			}
-			s.setViewChecks(ctx.Query(), checks)
-			rewriteInsertSelectValues(s, ctx.GetCurrentDatabase(), stmt)
-			insertGeneratedColumns(s, ctx.GetCurrentDatabase(), stmt)
-			s.hints = hints
-		}
-	}
-	if len(rollups) > 0 {
-		if ddl, ok := stmt.(*ast.DDL); ok && ddl.ViewSpec != nil {
-			return nil, errRollupUnsupported("a view")
-		}
-	}
-	for i := len(rollups) - 1; i >= 0; i-- {
-		if err := rewriteRollup(rollups[i], p.Parser.ParseSimple); err != nil {
-			return nil, err
-		}
-	}
-	return stmt, nil
-}
-
-// trimLeadingNoise returns s without the commas, white space and comments
-// it starts with.
-func trimLeadingNoise(s string) string {
-	for {
-		t := strings.TrimLeft(s, ", \t\r\n")
-		switch {
-		case strings.HasPrefix(t, "/*") && !strings.HasPrefix(t, "/*!"):
-			end := strings.Index(t[2:], "*/")
-			if end < 0 {
-				return t
-			}
-			t = t[2+end+2:]
-		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "-- "):
-			end := strings.IndexByte(t, '\n')
-			if end < 0 {
-				return t
-			}
-			t = t[end+1:]
-		}
-		if t == s {
-			return s
-		}
-		s = t
-	}
-}
-
-// unblank returns the rest of a multi-statement query as the client wrote
-// it: the rest is run next, and its locking clauses are read from its text
-// (lockClauseOf), so it must keep them. The statement parsed stays as the
-// parser read it: go-mysql-server cuts the bodies of CREATE TRIGGER,
-// EVENT and PROCEDURE out of that text by the parser's positions. r is q
-// with clauses blanked, of the same length; rest is a part of r, unless an
-// inner parser rewrote r otherwise.
-func unblank(q, r string, delim rune, parsed, rest string) (string, string) {
-	if q == r || rest == "" {
-		return parsed, rest
-	}
-	lead := len(r) - len(strings.TrimLeftFunc(r, unicode.IsSpace))
-	at := lead + len(sql.RemoveSpaceAndDelimiter(r, delim)) - len(rest)
-	if at < lead || at+len(rest) > len(r) || r[at:at+len(rest)] != rest {
-		return parsed, rest
-	}
-	return parsed, q[at:]
 }
 
 // lockClause returns the locking clause of the statement ctx runs.

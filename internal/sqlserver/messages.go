@@ -12,6 +12,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // msgContext is what a message needs beyond go-mysql-server's text: the
@@ -298,7 +301,7 @@ var mysqlMessages = []mysqlMessage{
 	{1243, "HY000", regexp.MustCompile(`^Unknown prepared statement handler \((.*)\) given to (.*)$`),
 		func(m []string, c msgContext) string {
 			to := "EXECUTE"
-			if w := scanWords(c.query, true); len(w) > 0 && (w[0].text == "DEALLOCATE" || w[0].text == "DROP") {
+			if w := sqltext.Scan(c.query, true); len(w) > 0 && (w[0].Text == "DEALLOCATE" || w[0].Text == "DROP") {
 				to = "DEALLOCATE PREPARE"
 			}
 			return fmt.Sprintf("Unknown prepared statement handler (%s) given to %s", m[1], to)
@@ -325,38 +328,6 @@ var mysqlMessages = []mysqlMessage{
 	{1044, "42000", regexp.MustCompile(`^Access denied for user '.*'@'.*' to database '.*'$`), nil},
 }
 
-// sqlStates gives the SQLSTATE MySQL sends with an error code, for the codes
-// go-mysql-server sends with the generic HY000 and a text the table does
-// not know.
-var sqlStates = map[int]string{
-	1022: "23000", // ER_DUP_KEY
-	1044: "42000", // ER_DBACCESS_DENIED_ERROR
-	1048: "23000", // ER_BAD_NULL_ERROR
-	1049: "42000", // ER_BAD_DB_ERROR
-	1050: "42S01", // ER_TABLE_EXISTS_ERROR
-	1051: "42S02", // ER_BAD_TABLE_ERROR
-	1054: "42S22", // ER_BAD_FIELD_ERROR
-	1062: "23000", // ER_DUP_ENTRY
-	1060: "42S21", // ER_DUP_FIELDNAME
-	1064: "42000", // ER_PARSE_ERROR
-	1072: "42000", // ER_KEY_COLUMN_DOES_NOT_EXITS
-	1091: "42000", // ER_CANT_DROP_FIELD_OR_KEY
-	1242: "21000", // ER_SUBQUERY_NO_1_ROW
-	1364: "HY000", // ER_NO_DEFAULT_FOR_FIELD
-	1146: "42S02", // ER_NO_SUCH_TABLE
-	1213: "40001", // ER_LOCK_DEADLOCK
-	1229: "HY000", // ER_GLOBAL_VARIABLE
-	1216: "23000", // ER_NO_REFERENCED_ROW
-	1217: "23000", // ER_ROW_IS_REFERENCED
-	1264: "22003", // ER_WARN_DATA_OUT_OF_RANGE
-	1292: "22007", // ER_TRUNCATED_WRONG_VALUE
-	1406: "22001", // ER_DATA_TOO_LONG
-	1451: "23000", // ER_ROW_IS_REFERENCED_2
-	1452: "23000", // ER_NO_REFERENCED_ROW_2
-	3819: "HY000", // ER_CHECK_CONSTRAINT_VIOLATED
-	3141: "22032", // ER_INVALID_JSON_TEXT_IN_PARAM
-}
-
 // mysqlError gives MySQL's code, SQLSTATE and text for an error that
 // go-mysql-server sent: from the table when its text is known, else with
 // the SQLSTATE of its code.
@@ -381,7 +352,7 @@ func mysqlError(se *mysql.SQLError, c msgContext) *mysql.SQLError {
 			return mysql.NewSQLError(row.code, row.state, "%s", text)
 		}
 	}
-	if st, ok := sqlStates[se.Num]; ok && st != se.State {
+	if st, ok := mysqlerr.State(se.Num); ok && st != se.State {
 		return mysql.NewSQLError(se.Num, st, "%s", se.Message)
 	}
 	return se

@@ -1,6 +1,10 @@
 package sqlserver
 
-import "github.com/dolthub/go-mysql-server/sql"
+import (
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
+)
 
 // MySQL's statements take modifiers go-mysql-server's parser does not
 // know, which change nothing in an engine of row versions without table
@@ -19,23 +23,23 @@ import "github.com/dolthub/go-mysql-server/sql"
 // blankModifiers returns q with the modifiers of its statements blanked,
 // and the statement (INSERT or REPLACE) it held with DELAYED, if any.
 func blankModifiers(q string) (string, string) {
-	words := scanWords(q, false)
+	words := sqltext.Scan(q, false)
 	k := blanker{q: q}
 	delayed := ""
 	for i, w := range words {
-		if !w.word {
+		if !w.IsWord {
 			continue
 		}
-		switch w.text {
+		switch w.Text {
 		case "SELECT":
-			for j := i + 1; j < len(words) && words[j].word; j++ {
-				switch words[j].text {
+			for j := i + 1; j < len(words) && words[j].IsWord; j++ {
+				switch words[j].Text {
 				case "HIGH_PRIORITY", "SQL_SMALL_RESULT", "SQL_BIG_RESULT":
-					k.blank(words[j].start, words[j].end)
+					k.blank(words[j].Start, words[j].End)
 					continue
 				case "DISTINCTROW":
-					k.blank(words[j].start, words[j].end)
-					copy(k.b[words[j].start:], "DISTINCT")
+					k.blank(words[j].Start, words[j].End)
+					copy(k.b[words[j].Start:], "DISTINCT")
 					continue
 				case "ALL", "DISTINCT", "STRAIGHT_JOIN", "SQL_CALC_FOUND_ROWS", "SQL_NO_CACHE", "SQL_CACHE", "SQL_BUFFER_RESULT":
 					continue
@@ -43,17 +47,17 @@ func blankModifiers(q string) (string, string) {
 				break
 			}
 		case "INSERT", "REPLACE", "UPDATE":
-			if i > 0 && !(words[i-1].text == ";" || words[i-1].text == "(") {
+			if i > 0 && !(words[i-1].Text == ";" || words[i-1].Text == "(") {
 				continue // ON DUPLICATE KEY UPDATE, a trigger's INSERT event…
 			}
-			for j := i + 1; j < len(words) && words[j].word; j++ {
-				switch x := words[j].text; {
-				case x == "LOW_PRIORITY", x == "HIGH_PRIORITY" && w.text == "INSERT":
-					k.blank(words[j].start, words[j].end)
+			for j := i + 1; j < len(words) && words[j].IsWord; j++ {
+				switch x := words[j].Text; {
+				case x == "LOW_PRIORITY", x == "HIGH_PRIORITY" && w.Text == "INSERT":
+					k.blank(words[j].Start, words[j].End)
 					continue
-				case x == "DELAYED" && (w.text == "INSERT" || w.text == "REPLACE"):
-					k.blank(words[j].start, words[j].end)
-					delayed = w.text
+				case x == "DELAYED" && (w.Text == "INSERT" || w.Text == "REPLACE"):
+					k.blank(words[j].Start, words[j].End)
+					delayed = w.Text
 					continue
 				case x == "IGNORE":
 					continue
@@ -61,12 +65,12 @@ func blankModifiers(q string) (string, string) {
 				break
 			}
 		case "SHOW":
-			if i+2 < len(words) && words[i+1].text == "STORAGE" && words[i+2].text == "ENGINES" {
-				k.blank(words[i+1].start, words[i+1].end) // SHOW [STORAGE] ENGINES
+			if i+2 < len(words) && words[i+1].Text == "STORAGE" && words[i+2].Text == "ENGINES" {
+				k.blank(words[i+1].Start, words[i+1].End) // SHOW [STORAGE] ENGINES
 			}
 		case "USE", "FORCE", "IGNORE":
 			if end, ok := droppedHint(words, i); ok {
-				k.blank(w.start, end)
+				k.blank(w.Start, end)
 			}
 		}
 	}
@@ -76,26 +80,26 @@ func blankModifiers(q string) (string, string) {
 // droppedHint reports whether words[i] starts an index hint the parser
 // does not read (one naming PRIMARY, naming no index, or with FOR …),
 // and where it ends.
-func droppedHint(words []sqlWord, i int) (int, bool) {
+func droppedHint(words []sqltext.Word, i int) (int, bool) {
 	j := i + 1
-	if j >= len(words) || !words[j].word || (words[j].text != "INDEX" && words[j].text != "KEY") {
+	if j >= len(words) || !words[j].IsWord || (words[j].Text != "INDEX" && words[j].Text != "KEY") {
 		return 0, false
 	}
 	j++
 	hasFor := false
-	if j < len(words) && words[j].word && words[j].text == "FOR" {
+	if j < len(words) && words[j].IsWord && words[j].Text == "FOR" {
 		hasFor = true
-		for j++; j < len(words) && words[j].word && words[j].text != "("; j++ {
+		for j++; j < len(words) && words[j].IsWord && words[j].Text != "("; j++ {
 		}
 	}
-	if j >= len(words) || words[j].text != "(" {
+	if j >= len(words) || words[j].Text != "(" {
 		return 0, false
 	}
 	named, primary := 0, false
-	for j++; j < len(words) && words[j].text != ")"; j++ {
-		if words[j].word {
+	for j++; j < len(words) && words[j].Text != ")"; j++ {
+		if words[j].IsWord {
 			named++
-			primary = primary || words[j].text == "PRIMARY"
+			primary = primary || words[j].Text == "PRIMARY"
 		}
 	}
 	if j >= len(words) {
@@ -104,7 +108,7 @@ func droppedHint(words []sqlWord, i int) (int, bool) {
 	if !hasFor && !primary && named > 0 {
 		return 0, false
 	}
-	return words[j].end, true
+	return words[j].End, true
 }
 
 // blankDeleteModifiers returns q with the modifiers of its DELETE
@@ -116,21 +120,21 @@ func droppedHint(words []sqlWord, i int) (int, bool) {
 // DELETE, GRANT DELETE, a trigger's event) these words do not follow it.
 // A stored program's DELETE statements are read the same way.
 func blankDeleteModifiers(q string) string {
-	if indexFold(q, "DELETE") < 0 || indexFold(q, "QUICK") < 0 && indexFold(q, "IGNORE") < 0 && indexFold(q, "LOW_PRIORITY") < 0 {
+	if sqltext.IndexFold(q, "DELETE") < 0 || sqltext.IndexFold(q, "QUICK") < 0 && sqltext.IndexFold(q, "IGNORE") < 0 && sqltext.IndexFold(q, "LOW_PRIORITY") < 0 {
 		return q
 	}
-	words := scanWords(q, false)
+	words := sqltext.Scan(q, false)
 	k := blanker{q: q}
 	for i, w := range words {
-		if !w.word || w.text != "DELETE" {
+		if !w.IsWord || w.Text != "DELETE" {
 			continue
 		}
-		for j := i + 1; j < len(words) && words[j].word; j++ {
-			x := words[j].text
+		for j := i + 1; j < len(words) && words[j].IsWord; j++ {
+			x := words[j].Text
 			if x != "LOW_PRIORITY" && x != "QUICK" && x != "IGNORE" {
 				break
 			}
-			k.blank(words[j].start, words[j].end)
+			k.blank(words[j].Start, words[j].End)
 		}
 	}
 	return k.text()

@@ -5,6 +5,8 @@ import (
 	"regexp"
 
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Statements MySQL knows and Miraj does not answer, which go-mysql-server's
@@ -31,15 +33,15 @@ var storedFunctionRE = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+repla
 // not a column's): go-mysql-server's parser reads the option and drops
 // it, so the statement did nothing and said OK.
 func alterTableComment(q string) bool {
-	return alterTableChange(q, func(w []sqlWord, i int) bool {
-		if w[i].text != "COMMENT" {
+	return alterTableChange(q, func(w []sqltext.Word, i int) bool {
+		if w[i].Text != "COMMENT" {
 			return false
 		}
 		j := i + 1
-		if j < len(w) && !w[j].word && w[j].text == "=" {
+		if j < len(w) && !w[j].IsWord && w[j].Text == "=" {
 			j++
 		}
-		return j < len(w) && w[j].text == "'"
+		return j < len(w) && w[j].Text == "'"
 	})
 }
 
@@ -48,39 +50,39 @@ func alterTableComment(q string) bool {
 // change of the table's default character set alone, leaving its columns
 // as they are.
 func alterTableConvert(q string) bool {
-	return alterTableChange(q, func(w []sqlWord, i int) bool {
-		return w[i].text == "CONVERT" && i+1 < len(w) && w[i+1].text == "TO"
+	return alterTableChange(q, func(w []sqltext.Word, i int) bool {
+		return w[i].Text == "CONVERT" && i+1 < len(w) && w[i+1].Text == "TO"
 	})
 }
 
 // alterTableChange reports whether q's first statement is an ALTER TABLE
 // one of whose changes (at the top level, after a comma or the table's
 // name) is is: is(w, i) looks at the change starting with word w[i].
-func alterTableChange(q string, is func(w []sqlWord, i int) bool) bool {
-	w := scanWords(q, true)
+func alterTableChange(q string, is func(w []sqltext.Word, i int) bool) bool {
+	w := sqltext.Scan(q, true)
 	i := 1
-	for i < len(w) && i < 3 && w[i].word && (w[i].text == "ONLINE" || w[i].text == "IGNORE") {
+	for i < len(w) && i < 3 && w[i].IsWord && (w[i].Text == "ONLINE" || w[i].Text == "IGNORE") {
 		i++
 	}
-	if len(w) == 0 || w[0].text != "ALTER" || i >= len(w) || w[i].text != "TABLE" {
+	if len(w) == 0 || w[0].Text != "ALTER" || i >= len(w) || w[i].Text != "TABLE" {
 		return false
 	}
 	i += 2 // TABLE and the table's name
-	if i+1 < len(w) && w[i].text == "." {
+	if i+1 < len(w) && w[i].Text == "." {
 		i += 2
 	}
 	depth := 0
 	for start := true; i < len(w); i++ {
 		switch x := w[i]; {
-		case !x.word && x.text == "(":
+		case !x.IsWord && x.Text == "(":
 			depth++
-		case !x.word && x.text == ")":
+		case !x.IsWord && x.Text == ")":
 			depth--
 		case depth > 0:
-		case !x.word && x.text == ",":
+		case !x.IsWord && x.Text == ",":
 			start = true
 			continue
-		case start && x.word && is(w, i):
+		case start && x.IsWord && is(w, i):
 			return true
 		}
 		start = false
@@ -95,9 +97,9 @@ var noBinaryLog = [][]string{{"SHOW", "BINARY", "LOGS"}, {"SHOW", "MASTER", "LOG
 
 // leads reports whether q begins with the words kws.
 func leads(q string, kws []string) bool {
-	w := words{s: q}
+	w := sqltext.NewReader(q)
 	for _, kw := range kws {
-		if !isKeyword(w.next(), kw) {
+		if !sqltext.IsKeyword(w.Next(), kw) {
 			return false
 		}
 	}

@@ -13,10 +13,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// notInRuleID is the analyzer rule that keeps NOT IN and NOT EXISTS of a
-// subquery from becoming anti joins.
-const notInRuleID analyzer.RuleId = 10_001
-
 // notInRule rewrites, in the conjuncts of every WHERE and HAVING, NOT (x IN
 // (subquery)) and NOT EXISTS (subquery) as (…) IS FALSE. Both are the same
 // filter (a row passes when the predicate is TRUE, and NOT p is TRUE

@@ -16,10 +16,6 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 )
 
-// overflowRuleID is the analyzer rule that makes integer arithmetic fail
-// on overflow, as MySQL's does.
-const overflowRuleID analyzer.RuleId = 10_007
-
 // overflowRule replaces +, - and * of two integers by checkedArith, which
 // computes in BIGINT (BIGINT UNSIGNED when an operand is unsigned) and fails
 // with 1690 when the result does not fit, as MySQL does. go-mysql-server

@@ -13,6 +13,8 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // wrappedSQLError matches the text of a MySQL error wrapped into a 1105.
@@ -461,15 +463,15 @@ func (h protocolHandler) nextTransaction(ctx context.Context, c *mysql.Conn, q s
 // setsNextTransaction reports whether q is SET TRANSACTION without GLOBAL
 // or SESSION, which sets the next transaction's characteristics.
 func setsNextTransaction(q string) bool {
-	w := words{s: q}
-	return isKeyword(w.next(), "SET") && isKeyword(w.next(), "TRANSACTION")
+	w := sqltext.NewReader(q)
+	return sqltext.IsKeyword(w.Next(), "SET") && sqltext.IsKeyword(w.Next(), "TRANSACTION")
 }
 
 // startsTransaction reports whether q is BEGIN or START TRANSACTION.
 func startsTransaction(q string) bool {
-	w := words{s: q}
-	first := w.next()
-	return isKeyword(first, "BEGIN") || isKeyword(first, "START") && isKeyword(w.next(), "TRANSACTION")
+	w := sqltext.NewReader(q)
+	first := w.Next()
+	return sqltext.IsKeyword(first, "BEGIN") || sqltext.IsKeyword(first, "START") && sqltext.IsKeyword(w.Next(), "TRANSACTION")
 }
 
 // beginStatement does what each statement does first, with one look at
@@ -505,20 +507,20 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 // FLUSH go-mysql-server refuses (flushStatement). It reports where the
 // statement ends and whether it was one.
 func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
-	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "FLUSH"):
+	w := sqltext.NewReader(q)
+	switch first := w.Next(); {
+	case sqltext.IsKeyword(first, "FLUSH"):
 		if end, done, err := h.readLockStatement(ctx, c, q, whole); done {
 			return end, done, err
 		}
 		return h.flushStatement(ctx, c, q, whole)
-	case isKeyword(first, "LOCK"):
+	case sqltext.IsKeyword(first, "LOCK"):
 		return h.tableLockStatement(ctx, c, q, whole)
-	case isKeyword(first, "UNLOCK"):
+	case sqltext.IsKeyword(first, "UNLOCK"):
 		return h.readLockStatement(ctx, c, q, whole)
-	case isKeyword(first, "DO"):
+	case sqltext.IsKeyword(first, "DO"):
 		return h.doStatement(ctx, c, q, whole)
-	case isKeyword(first, "ALTER"):
+	case sqltext.IsKeyword(first, "ALTER"):
 		if end, done, err := h.notBuiltAnswer(ctx, q); done {
 			return end, done, err
 		}
@@ -529,18 +531,18 @@ func (h protocolHandler) answerHere(ctx context.Context, c *mysql.Conn, q string
 			return end, done, err
 		}
 		return h.alterUserLock(ctx, c, q, whole)
-	case isKeyword(first, "RENAME"):
+	case sqltext.IsKeyword(first, "RENAME"):
 		return h.renameUser(ctx, c, q, whole)
-	case isKeyword(first, "CALL"):
+	case sqltext.IsKeyword(first, "CALL"):
 		return h.callWithoutDatabase(ctx, c, q)
-	case isKeyword(first, "SHUTDOWN"):
+	case sqltext.IsKeyword(first, "SHUTDOWN"):
 		return h.shutdownStatement(ctx, c, q, whole)
-	case isKeyword(first, "CREATE"), isKeyword(first, "DROP"):
+	case sqltext.IsKeyword(first, "CREATE"), sqltext.IsKeyword(first, "DROP"):
 		if end, done, err := h.functionStatement(ctx, c, q); done { // storedfunc.go
 			return end, done, err
 		}
 		return h.notBuiltAnswer(ctx, q)
-	case isKeyword(first, "SHOW"), isKeyword(first, "HELP"):
+	case sqltext.IsKeyword(first, "SHOW"), sqltext.IsKeyword(first, "HELP"):
 		return h.notBuiltAnswer(ctx, q)
 	}
 	return 0, false, nil
@@ -576,9 +578,9 @@ func (h protocolHandler) doStatement(ctx context.Context, c *mysql.Conn, q strin
 	if !ok {
 		return 0, false, nil
 	}
-	w := words{s: stmt}
-	w.next()
-	exprs := strings.TrimSpace(w.s)
+	w := sqltext.NewReader(stmt)
+	w.Next()
+	exprs := strings.TrimSpace(w.Rest)
 	if exprs == "" {
 		return 0, false, nil // the parser's 1064
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Comparisons quantified by ANY, SOME or ALL over a subquery (x > ALL
@@ -25,25 +27,22 @@ import (
 // quantifiedFunction is the name the rewritten text calls.
 const quantifiedFunction = "miraj_quantified"
 
-// quantifiedRuleID is the analyzer rule that builds quantified comparisons.
-const quantifiedRuleID analyzer.RuleId = 10_006
-
 // rewriteQuantified returns q with every comparison quantified by ANY, SOME
 // or ALL over a parenthesized operand rewritten as described above, and
-// whether it found one. Quotes and comments are skipped (scanWords).
+// whether it found one. Quotes and comments are skipped (sqltext.Scan).
 func rewriteQuantified(q string) (string, bool) {
 	if !mayQuantify(q) {
 		return q, false
 	}
-	words := scanWords(q, false)
+	words := sqltext.Scan(q, false)
 	var b strings.Builder
 	last, found := 0, false
 	for i := 1; i+1 < len(words); i++ {
 		quant, open := words[i], words[i+1]
-		if !quant.word || q[quant.start] == '`' || open.text != "(" {
+		if !quant.IsWord || q[quant.Start] == '`' || open.Text != "(" {
 			continue
 		}
-		switch quant.text {
+		switch quant.Text {
 		case "ANY", "SOME", "ALL":
 		default:
 			continue
@@ -58,15 +57,15 @@ func rewriteQuantified(q string) (string, bool) {
 		}
 		// The call carries the text it replaces (restoreQuantified puts it
 		// back in column names).
-		orig := q[opStart:open.start]
+		orig := q[opStart:open.Start]
 		if strings.ContainsAny(orig, `'\`) {
-			orig = q[opStart:words[i-1].end] + " " + q[quant.start:quant.end] + " "
+			orig = q[opStart:words[i-1].End] + " " + q[quant.Start:quant.End] + " "
 		}
 		b.WriteString(q[last:opStart])
 		fmt.Fprintf(&b, "= %s('%s', (", quantifiedFunction, orig)
-		b.WriteString(q[open.end:words[close].start])
+		b.WriteString(q[open.End:words[close].Start])
 		b.WriteString("))")
-		last, found = words[close].end, true
+		last, found = words[close].End, true
 		i = close
 	}
 	if !found {
@@ -77,16 +76,16 @@ func rewriteQuantified(q string) (string, bool) {
 }
 
 // comparisonBefore returns where the comparison operator that ends just
-// before words[i] starts: =, <, >, <=, >=, <> or != (scanWords gives each
+// before words[i] starts: =, <, >, <=, >=, <> or != (sqltext.Scan gives each
 // character of an operator as a word of its own).
-func comparisonBefore(q string, words []sqlWord, i int) (int, bool) {
+func comparisonBefore(q string, words []sqltext.Word, i int) (int, bool) {
 	last := words[i-1]
-	op := last.text
-	start := last.start
-	if i >= 2 && words[i-2].end == last.start && !words[i-2].word {
-		switch words[i-2].text + op {
+	op := last.Text
+	start := last.Start
+	if i >= 2 && words[i-2].End == last.Start && !words[i-2].IsWord {
+		switch words[i-2].Text + op {
 		case "<=", ">=", "<>", "!=":
-			op, start = words[i-2].text+op, words[i-2].start
+			op, start = words[i-2].Text+op, words[i-2].Start
 		}
 	}
 	switch op {
@@ -94,7 +93,7 @@ func comparisonBefore(q string, words []sqlWord, i int) (int, bool) {
 	default:
 		return 0, false
 	}
-	if i >= 3 && op == "<=" && words[i-3].end == start && words[i-3].text == "<" {
+	if i >= 3 && op == "<=" && words[i-3].End == start && words[i-3].Text == "<" {
 		return 0, false // <<= is no comparison
 	}
 	return start, true
@@ -103,23 +102,23 @@ func comparisonBefore(q string, words []sqlWord, i int) (int, bool) {
 // restoreQuantified undoes rewriteQuantified in a text: each
 // "= miraj_quantified('x > ALL ', (S))" is "x > ALL (S)" again.
 func restoreQuantified(text string) string {
-	words := scanWords(text, false)
+	words := sqltext.Scan(text, false)
 	var b strings.Builder
 	last := 0
 	for i := 1; i+4 < len(words); i++ {
 		eq, name, open, code, comma, inner := words[i-1], words[i], words[i+1], words[i+2], words[i+3], words[i+4]
-		if eq.text != "=" || name.text != strings.ToUpper(quantifiedFunction) || open.text != "(" ||
-			code.text != "'" || code.end-code.start < 2 || comma.text != "," || inner.text != "(" {
+		if eq.Text != "=" || name.Text != strings.ToUpper(quantifiedFunction) || open.Text != "(" ||
+			code.Text != "'" || code.End-code.Start < 2 || comma.Text != "," || inner.Text != "(" {
 			continue
 		}
 		innerClose := matchingParen(words, i+4)
-		if innerClose < 0 || innerClose+1 >= len(words) || words[innerClose+1].text != ")" {
+		if innerClose < 0 || innerClose+1 >= len(words) || words[innerClose+1].Text != ")" {
 			continue
 		}
-		b.WriteString(text[last:eq.start])
-		b.WriteString(text[code.start+1 : code.end-1])
-		b.WriteString(text[inner.start:words[innerClose].end])
-		last = words[innerClose+1].end
+		b.WriteString(text[last:eq.Start])
+		b.WriteString(text[code.Start+1 : code.End-1])
+		b.WriteString(text[inner.Start:words[innerClose].End])
+		last = words[innerClose+1].End
 		i = innerClose + 1
 	}
 	b.WriteString(text[last:])
@@ -145,10 +144,10 @@ func mayQuantify(q string) bool {
 
 // matchingParen returns the index of the word closing the parenthesis at
 // words[open], or -1.
-func matchingParen(words []sqlWord, open int) int {
+func matchingParen(words []sqltext.Word, open int) int {
 	depth := 0
 	for i := open; i < len(words); i++ {
-		switch words[i].text {
+		switch words[i].Text {
 		case "(":
 			depth++
 		case ")":

@@ -18,6 +18,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -942,18 +943,18 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 
 // sortRows sorts rows stably by the columns of order, as the planner's
 // ORDER BY does. A string column is compared rune weight by rune weight
-// with the ASCII weights from a table (compareCollated), stopping at the
+// with the ASCII weights from a table (weights.Compare), stopping at the
 // first difference, as types.StringType.Compare does.
 func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, rows []*storage.Row, sc *selectScratch) []*storage.Row {
 	colls := make([]sql.CollationID, len(order))
 	fast := make([]bool, len(order))
 	for k, col := range order {
-		if st, ok := sch[col].Type.(sql.StringType); ok && sortKeyCollation(st.Collation()) {
+		if st, ok := sch[col].Type.(sql.StringType); ok && weights.HasSortKey(st.Collation()) {
 			colls[k], fast[k] = st.Collation(), true
 		}
 	}
 	if len(order) > 0 && fast[0] && len(rows) > 8 {
-		// The first column's prefixes first (collatedPrefix): most pairs
+		// The first column's prefixes first (weights.Prefix): most pairs
 		// differ there.
 		var keyed []prefixedRow
 		if sc != nil && cap(sc.keyed) >= len(rows) {
@@ -967,7 +968,7 @@ func sortRows(t *storage.Table, sch sql.Schema, order []int, spec []orderSpec, r
 		for i, r := range rows {
 			keyed[i] = prefixedRow{row: r, pos: i}
 			if s, ok := r.StringAt(order[0]); ok {
-				keyed[i].prefix, keyed[i].ok = collatedPrefix(colls[0], s), true
+				keyed[i].prefix, keyed[i].ok = weights.Prefix(colls[0], s), true
 			}
 		}
 		desc := spec[0].desc
@@ -1012,7 +1013,7 @@ func compareBy(t *storage.Table, order []int, spec []orderSpec, colls []sql.Coll
 		x, ok1 := a.StringAt(col)
 		y, ok2 := b.StringAt(col)
 		if fast[k] && ok1 && ok2 {
-			c = compareCollated(colls[k], x, y)
+			c = weights.Compare(colls[k], x, y)
 		} else {
 			c = t.CompareCol(col, a.Value(col), b.Value(col))
 		}
@@ -1027,7 +1028,7 @@ func compareBy(t *storage.Table, order []int, spec []orderSpec, colls []sql.Coll
 }
 
 // sortedDistinct is DISTINCT after the sort, for an ORDER BY over exactly
-// the returned columns, all strings of a collation compareCollated knows
+// the returned columns, all strings of a collation weights.Compare knows
 // or integers: rows the planner's DISTINCT takes for one are then
 // neighbours, the first of them in index order (the sort is stable), and
 // comparing neighbours replaces the weight string of every row.
@@ -1040,7 +1041,7 @@ func sortedDistinct(t *storage.Table, sch sql.Schema, proj, order []int, spec []
 			return nil, false
 		}
 		st, isString := sch[col].Type.(sql.StringType)
-		if !(isString && sortKeyCollation(st.Collation())) && !types.IsInteger(sch[col].Type) {
+		if !(isString && weights.HasSortKey(st.Collation())) && !types.IsInteger(sch[col].Type) {
 			return nil, false
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // The global read lock: FLUSH TABLES WITH READ LOCK, as backup tools take
@@ -217,15 +219,15 @@ func (g *readLockGate) heldBy(id uint32) bool {
 // the session's transaction of writes (COMMIT, BEGIN, SET autocommit, LOCK
 // TABLES), as MySQL's wait before they start. Reads never wait.
 func gatedStatement(q string, s *Session) bool {
-	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "INSERT"), isKeyword(first, "UPDATE"), isKeyword(first, "DELETE"),
-		isKeyword(first, "REPLACE"), isKeyword(first, "LOAD"), isKeyword(first, "CREATE"),
-		isKeyword(first, "DROP"), isKeyword(first, "ALTER"), isKeyword(first, "RENAME"),
-		isKeyword(first, "TRUNCATE"), isKeyword(first, "CALL"), isKeyword(first, "EXECUTE"):
+	w := sqltext.NewReader(q)
+	switch first := w.Next(); {
+	case sqltext.IsKeyword(first, "INSERT"), sqltext.IsKeyword(first, "UPDATE"), sqltext.IsKeyword(first, "DELETE"),
+		sqltext.IsKeyword(first, "REPLACE"), sqltext.IsKeyword(first, "LOAD"), sqltext.IsKeyword(first, "CREATE"),
+		sqltext.IsKeyword(first, "DROP"), sqltext.IsKeyword(first, "ALTER"), sqltext.IsKeyword(first, "RENAME"),
+		sqltext.IsKeyword(first, "TRUNCATE"), sqltext.IsKeyword(first, "CALL"), sqltext.IsKeyword(first, "EXECUTE"):
 		return true
-	case isKeyword(first, "COMMIT"), isKeyword(first, "BEGIN"), isKeyword(first, "START"),
-		isKeyword(first, "LOCK"), isKeyword(first, "SET") && strings.Contains(strings.ToLower(q), "autocommit"):
+	case sqltext.IsKeyword(first, "COMMIT"), sqltext.IsKeyword(first, "BEGIN"), sqltext.IsKeyword(first, "START"),
+		sqltext.IsKeyword(first, "LOCK"), sqltext.IsKeyword(first, "SET") && strings.Contains(strings.ToLower(q), "autocommit"):
 		return s != nil && s.txn != nil && s.txn.wrote()
 	}
 	return false
@@ -280,15 +282,15 @@ var (
 // (lock, unlock) and the length of q up to the statement's end (its ';'
 // included). LOCK TABLES is tablelock.go's.
 func readLockCommand(q string) (lock, unlock bool, end int) {
-	w := words{s: q}
-	w.skipSpace()
-	body := w.s
-	first := w.next()
+	w := sqltext.NewReader(q)
+	w.SkipSpace()
+	body := w.Rest
+	first := w.Next()
 	var re *regexp.Regexp
 	switch {
-	case isKeyword(first, "FLUSH"):
+	case sqltext.IsKeyword(first, "FLUSH"):
 		re = flushReadLockRE
-	case isKeyword(first, "UNLOCK"):
+	case sqltext.IsKeyword(first, "UNLOCK"):
 		re = unlockTablesRE
 	default:
 		return false, false, 0

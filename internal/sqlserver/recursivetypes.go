@@ -11,10 +11,6 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 )
 
-// recursiveTypesRuleID is the analyzer rule that types a recursive CTE's
-// date and time columns as its first (non-recursive) part does.
-const recursiveTypesRuleID analyzer.RuleId = 10_021
-
 // recursiveTypesRule gives a recursive CTE's DATE, DATETIME(n) and
 // TIMESTAMP(n) columns the type its non-recursive part gives them, as
 // MySQL does. go-mysql-server v0.20 widened them (Type.Promote) to

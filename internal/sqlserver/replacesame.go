@@ -8,8 +8,9 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	"github.com/miraj-db/miraj/internal/storage"
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // A REPLACE whose row is already there, value for value, counts one row

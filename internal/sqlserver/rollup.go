@@ -7,6 +7,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // GROUP BY … WITH ROLLUP, as MySQL 8 answers it: after the rows of each
@@ -37,19 +39,19 @@ const rollupMarker = "~rollup"
 // rollupText returns q with each WITH ROLLUP replaced by the marker
 // column (padded to the same length, so positions hold).
 func rollupText(q string) string {
-	if indexFold(q, "rollup") < 0 {
+	if sqltext.IndexFold(q, "rollup") < 0 {
 		return q
 	}
 	var b []byte
-	words := scanWords(q, false)
+	words := sqltext.Scan(q, false)
 	for i := 0; i+1 < len(words); i++ {
-		if !words[i].word || words[i].text != "WITH" || !words[i+1].word || words[i+1].text != "ROLLUP" {
+		if !words[i].IsWord || words[i].Text != "WITH" || !words[i+1].IsWord || words[i+1].Text != "ROLLUP" {
 			continue
 		}
 		if b == nil {
 			b = []byte(q)
 		}
-		start, end := words[i].start, words[i+1].end
+		start, end := words[i].Start, words[i+1].End
 		marker := ",`" + rollupMarker + "`"
 		copy(b[start:], marker)
 		for j := start + len(marker); j < end; j++ {

@@ -21,7 +21,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/sirupsen/logrus"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/storage"
@@ -79,7 +78,10 @@ type Server struct {
 	// creation to the connection's end: the protocol handler knows only
 	// connections, and looks here for point lookups and status flags.
 	sessions sync.Map
-	replica  binlogReplicaState // binary log replica (binlog_replica_stmt.go)
+	// cluster is the replication node once SetCluster made the server
+	// one (cluster.go).
+	cluster clusterRef
+	replica binlogReplicaState // binary log replica (binlog_replica_stmt.go)
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -94,7 +96,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Bind == "" {
 		cfg.Bind = "127.0.0.1"
 	}
-	logrus.SetLevel(logrus.ErrorLevel) // its per-query warnings repeat what the client is told
 	if err := os.MkdirAll(StateDir(cfg.Root), 0o700); err != nil {
 		return nil, err
 	}
@@ -113,13 +114,8 @@ func New(cfg Config) (*Server, error) {
 	s.acct = &accounts{path: s.accounts}
 	s.acctTLS = newAccountTLS()
 	s.points = newPointGets(s)
-	addKeepDeleteRule()
 	provider := &Provider{engine: st, srv: s}
-	a := analyzer.NewBuilder(provider).AddPreAnalyzeRule(readOnlyRuleID, readOnlyRule).AddPreAnalyzeRule(quantifiedRuleID, quantifiedRule).AddPreAnalyzeRule(notInRuleID, notInRule).
-		AddPreAnalyzeRule(castRuleID, castRule).AddPreAnalyzeRule(viewReadRuleID, viewReadRule).AddPreAnalyzeRule(setDefaultRuleID, setDefaultRule).
-		AddPostAnalyzeRule(windowFrameRuleID, windowFrameRule).AddPostAnalyzeRule(recursiveTypesRuleID, recursiveTypesRule).AddPostAnalyzeRule(exactSumRuleID, exactSumRule).AddPostAnalyzeRule(branchTypeRuleID, branchTypeRule).AddPostAnalyzeRule(overflowRuleID, overflowRule).AddPostAnalyzeRule(indexOrderRuleID, indexOrderRule).AddPostAnalyzeRule(unionRowsRuleID, unionRowsRule).AddPostAnalyzeRule(hashJoinRuleID, hashJoinRule).AddPostAnalyzeRule(groupOuterRuleID, groupOuterRule).
-		RemoveOnceAfterRule(replaceAggRule()).
-		RemoveValidationRule(groupByRule.Id).AddPostValidationRule(groupByRule.Id, notForClients(groupByRule.Apply)).Build()
+	a := newAnalyzerBuilder(provider).Build()
 	g := grants{db: a.Catalog.MySQLDb}
 	a.Catalog.AuthHandler = authorization{AuthorizationHandler: a.Catalog.AuthHandler, grants: g}
 	a.Catalog.StatsProvider = analyzeStats{a.Catalog.StatsProvider}
@@ -133,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), typedLiteralFunctions...)
 	s.engine = sqle.New(a, nil)
 	provider.runner = s.engine
-	installLiveStatus()
+	Install()
 	s.procs = newProcessList()
 	s.readLock = newReadLockGate()
 	s.tables = newTableGate(func(fn func(uint32, *Session) bool) {
@@ -145,15 +141,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
-	s.engine.Parser = newParser(s.engine.Parser)
-	registerClusterVariables()
-	registerBinlogReplicaVariables()
-	registerReadOnlyVariables()
-	registerLockVariables()
-	sql.SystemVariables.AddSystemVariables(causalVariables())
+	s.engine.Parser = newParser(s.engine.Parser, &s.cluster)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogReplicaFunctions...)
-	registerMirajStatus()
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
 		st.Close()
@@ -184,7 +174,9 @@ func (s *Server) Engine() *sqle.Engine { return s.engine }
 
 // NewSession makes a session outside any connection (tools and tests).
 func (s *Server) NewSession() *Session {
-	return newSession(sql.NewBaseSession(), s.storage)
+	sess := newSession(sql.NewBaseSession(), s.storage)
+	sess.cluster = &s.cluster
+	return sess
 }
 
 func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
@@ -195,6 +187,7 @@ func (s *Server) sessionBuilder(ctx context.Context, conn *mysql.Conn, addr stri
 	client := sql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	sess := newSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), s.storage)
 	sess.mysql = true
+	sess.cluster = &s.cluster
 	sess.observer = s.cfg.Observer
 	sess.client = clientOf(conn.Conn)
 	sess.readLock = s.readLock
@@ -349,6 +342,7 @@ func (s *Server) Run(ctx context.Context) error {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), s.storage)
 		sess.readLock = s.readLock
 		sess.tables = s.tables
+		sess.cluster = &s.cluster
 		return sql.NewContext(context.Background(), sql.WithSession(sess)), nil
 	}, eventscheduler.SchedulerOn, 1); err != nil {
 		return fmt.Errorf("event scheduler: %w", err)

@@ -56,6 +56,9 @@ type Session struct {
 	stmt   atomic.Pointer[string]
 	engine *storage.Engine
 	txn    *txn
+	// cluster is the server's replication node (nil: a session without a
+	// server, as go-mysql-server's engine suites make).
+	cluster *clusterRef
 	// temp holds the session's temporary tables, per database (lower-case
 	// name): in memory only, gone with the session.
 	temp map[string]*storage.DB

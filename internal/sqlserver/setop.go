@@ -239,9 +239,6 @@ func (w *windowIter) Next(ctx *sql.Context) (sql.Row, error) {
 
 func (w *windowIter) Close(ctx *sql.Context) error { return w.child.Close(ctx) }
 
-// unionRowsRuleID is the analyzer rule of unionRowsRule.
-const unionRowsRuleID analyzer.RuleId = 10_008
-
 // unionRowsRule clears the flag by which go-mysql-server's handler takes a
 // query for one that returns at most one row, in a query with a set
 // operation: the flag is set when one side reads a single row by a unique

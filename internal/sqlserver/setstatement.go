@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // SET STATEMENT var = value [, var = value …] FOR statement (MariaDB): the
@@ -92,7 +93,7 @@ func scanTopLevel(s string, at func(i int) bool) int {
 func splitAtFor(s string) (before, after string, ok bool) {
 	i := scanTopLevel(s, func(i int) bool {
 		return i+3 <= len(s) && strings.EqualFold(s[i:i+3], "for") &&
-			(i == 0 || !isWordByte(s[i-1])) && (i+3 == len(s) || !isWordByte(s[i+3]))
+			(i == 0 || !sqltext.IsWordByte(s[i-1])) && (i+3 == len(s) || !sqltext.IsWordByte(s[i+3]))
 	})
 	if i < 0 {
 		return s, "", false
@@ -111,10 +112,6 @@ func splitTopLevel(s string, sep byte) []string {
 		out = append(out, s[:i])
 		s = s[i+1:]
 	}
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c == '$' || c < 0x80 && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)))
 }
 
 // savedVariables are session values to put back after the statement.

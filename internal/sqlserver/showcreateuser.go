@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // SHOW CREATE USER account: the CREATE USER statement that makes the
@@ -48,14 +50,14 @@ func unquoteName(s string) string {
 // not know, SHOW CREATE USER and SET PASSWORD, into statements it runs;
 // ok is false for any other statement.
 func (h protocolHandler) accountQuery(ctx context.Context, c *mysql.Conn, q string) (string, bool, error) {
-	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "SHOW"):
+	w := sqltext.NewReader(q)
+	switch first := w.Next(); {
+	case sqltext.IsKeyword(first, "SHOW"):
 		if sel, ok, err := h.showCreateFunctionQuery(ctx, c, q); ok { // storedfunc.go
 			return sel, ok, err
 		}
 		return h.showCreateUserQuery(ctx, c, q)
-	case isKeyword(first, "SET"):
+	case sqltext.IsKeyword(first, "SET"):
 		return h.setPasswordQuery(ctx, c, q)
 	}
 	return "", false, nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // SHOW TABLES LIKE 'p%' names its column Tables_in_<db> (p%) in MySQL,
@@ -71,9 +73,9 @@ func unquoteSQLString(s string) string {
 // DATABASES, into SHOW DATABASES: go-mysql-server's parser knew SHOW
 // SCHEMAS alone, without LIKE or WHERE (1064).
 func showSchemasText(q string) string {
-	w := scanWordsUpTo(q, true, 2)
-	if len(w) == 2 && w[0].text == "SHOW" && w[1].text == "SCHEMAS" && q[w[1].start] != '`' {
-		return q[:w[1].start] + "DATABASES" + q[w[1].end:]
+	w := sqltext.ScanUpTo(q, true, 2)
+	if len(w) == 2 && w[0].Text == "SHOW" && w[1].Text == "SCHEMAS" && q[w[1].Start] != '`' {
+		return q[:w[1].Start] + "DATABASES" + q[w[1].End:]
 	}
 	return q
 }

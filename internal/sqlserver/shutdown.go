@@ -8,6 +8,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // shutdownStatement runs SHUTDOWN (MySQL 8's statement; COM_SHUTDOWN,
@@ -18,11 +20,11 @@ import (
 // written: begun before, it closed the connection first now and then, and
 // mariadb-admin shutdown said *Lost connection to server during query*.
 func (h protocolHandler) shutdownStatement(ctx context.Context, c *mysql.Conn, q string, whole bool) (int, bool, error) {
-	w := words{s: q}
-	w.next()
-	w.skipSpace()
-	rest := strings.TrimPrefix(w.s, ";")
-	if strings.TrimSpace(rest) != "" && (whole || !strings.HasPrefix(w.s, ";")) {
+	w := sqltext.NewReader(q)
+	w.Next()
+	w.SkipSpace()
+	rest := strings.TrimPrefix(w.Rest, ";")
+	if strings.TrimSpace(rest) != "" && (whole || !strings.HasPrefix(w.Rest, ";")) {
 		return 0, false, nil // SHUTDOWN with more: the parser's 1064
 	}
 	end := len(q) - len(rest)

@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/iters"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 )
 
 // ORDER BY with each sort field evaluated at most once per row.
@@ -25,7 +27,7 @@ import (
 //     same order, so an evaluation that fails fails at the same comparison
 //     and ends the sort with the same error;
 //   - a string of a string-typed field is kept with its sort key
-//     (appendSortKey), and two keys compare with bytes.Compare; any other
+//     (weights.AppendSortKey), and two keys compare with bytes.Compare; any other
 //     value, or a key against a value, compares with the field type's
 //     Compare, as go-mysql-server does;
 //   - rows are ordered by the same algorithms (sort.SliceStable is
@@ -288,7 +290,7 @@ func newRowSorter(ctx *sql.Context, fields sql.SortFields) *rowSorter {
 			desc:       sf.Order == sql.Descending,
 			nullsFirst: sf.NullOrdering == sql.NullsFirst,
 		}
-		if st, ok := f.typ.(types.StringType); ok && sortKeyCollation(st.Collation()) {
+		if st, ok := f.typ.(types.StringType); ok && weights.HasSortKey(st.Collation()) {
 			f.keyed, f.collation = true, st.Collation()
 		}
 		s.fields[i] = f
@@ -317,7 +319,7 @@ func (s *rowSorter) cell(r *sortRow, f int) (*sortCell, error) {
 			s.keys = make([]byte, 0, max(chunk, 4*len(str)))
 		}
 		from := len(s.keys)
-		if s.keys, err = appendSortKey(s.keys, fl.collation, str); err != nil {
+		if s.keys, err = weights.AppendSortKey(s.keys, fl.collation, str); err != nil {
 			return nil, err // not met: fl.keyed says the collation has keys
 		}
 		c.hasKey, c.key = true, s.keys[from:len(s.keys):len(s.keys)]

@@ -147,7 +147,7 @@ func mirajStatusValues() []repl.SyncStatusVar {
 			repl.SyncStatusVar{Name: "Miraj_commits_in_place", Value: c.InPlace},
 			repl.SyncStatusVar{Name: "Miraj_journal_group_waits_missed", Value: c.GroupWaitsMissed})
 	}
-	if n := clusterNode.Load(); n != nil {
+	if n := processCluster.node(); n != nil {
 		out = append(out, n.SyncStatus()...)
 	}
 	return out

@@ -32,7 +32,6 @@ var derivedStatus = map[string]bool{
 }
 
 var (
-	startOnce sync.Once
 	// startedAt (Unix nanoseconds) and the byte counts at that time are
 	// where the derived counters start from: the server's start, or the
 	// latest reset of the status variables (go-mysql-server resets them
@@ -46,13 +45,11 @@ var (
 // counters as they are.
 type liveStatus struct{ sql.StatusVariableRegistry }
 
-// installLiveStatus records the server's start and wraps the registry, once
-// per process.
+// installLiveStatus records the server's start and wraps the registry
+// (Install: once per process).
 func installLiveStatus() {
-	startOnce.Do(func() {
-		startedAt.Store(time.Now().UnixNano())
-		sql.StatusVariables = liveStatus{sql.StatusVariables}
-	})
+	startedAt.Store(time.Now().UnixNano())
+	sql.StatusVariables = liveStatus{sql.StatusVariables}
 }
 
 // SetGlobal sets a global status value; setting Uptime or a byte count to

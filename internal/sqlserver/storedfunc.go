@@ -16,6 +16,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Stored functions. go-mysql-server v0.20 has none, and its parser does
@@ -63,10 +65,10 @@ type functionHead struct {
 // [db.]name (params) RETURNS type [characteristic …] body; ok is false
 // when q is not one (the parser then reports the syntax error).
 func parseFunctionHead(q string) (h functionHead, ok bool) {
-	w := scanWords(q, false)
+	w := sqltext.Scan(q, false)
 	i := 0
 	next := func(text string) bool {
-		if i < len(w) && w[i].text == text {
+		if i < len(w) && w[i].Text == text {
 			i++
 			return true
 		}
@@ -80,40 +82,40 @@ func parseFunctionHead(q string) (h functionHead, ok bool) {
 			return h, false
 		}
 		// user, 'user', `user`, then @host; CURRENT_USER[()]
-		for i < len(w) && w[i].text != "FUNCTION" {
+		for i < len(w) && w[i].Text != "FUNCTION" {
 			i++
 		}
 	}
 	if !next("FUNCTION") {
 		return h, false
 	}
-	if i+2 < len(w) && w[i].text == "IF" && w[i+1].text == "NOT" && w[i+2].text == "EXISTS" {
+	if i+2 < len(w) && w[i].Text == "IF" && w[i+1].Text == "NOT" && w[i+2].Text == "EXISTS" {
 		h.ifNotExists, i = true, i+3
 	}
-	name := func(x sqlWord) string {
-		if q[x.start] == '`' {
-			return x.text
+	name := func(x sqltext.Word) string {
+		if q[x.Start] == '`' {
+			return x.Text
 		}
-		return q[x.start:x.end]
+		return q[x.Start:x.End]
 	}
-	if i >= len(w) || !w[i].word {
+	if i >= len(w) || !w[i].IsWord {
 		return h, false
 	}
 	h.name = name(w[i])
 	i++
-	if i+1 < len(w) && w[i].text == "." && w[i+1].word {
+	if i+1 < len(w) && w[i].Text == "." && w[i+1].IsWord {
 		h.db, h.name = h.name, name(w[i+1])
 		i += 2
 	}
-	if i >= len(w) || w[i].text != "(" {
+	if i >= len(w) || w[i].Text != "(" {
 		return h, false
 	}
-	open := w[i].end
+	open := w[i].End
 	depth := 0
 	for ; i < len(w); i++ {
-		if w[i].text == "(" {
+		if w[i].Text == "(" {
 			depth++
-		} else if w[i].text == ")" {
+		} else if w[i].Text == ")" {
 			if depth--; depth == 0 {
 				break
 			}
@@ -122,21 +124,21 @@ func parseFunctionHead(q string) (h functionHead, ok bool) {
 	if i >= len(w) {
 		return h, false
 	}
-	h.params = q[open:w[i].start]
+	h.params = q[open:w[i].Start]
 	i++
-	if !next("RETURNS") || i >= len(w) || !w[i].word {
+	if !next("RETURNS") || i >= len(w) || !w[i].IsWord {
 		return h, false
 	}
-	typeStart := w[i].start
+	typeStart := w[i].Start
 	i++
-	if i < len(w) && w[i].text == "(" {
-		for i < len(w) && w[i].text != ")" {
+	if i < len(w) && w[i].Text == "(" {
+		for i < len(w) && w[i].Text != ")" {
 			i++
 		}
 		i++
 	}
 	for i < len(w) {
-		switch w[i].text {
+		switch w[i].Text {
 		case "UNSIGNED", "SIGNED", "ZEROFILL", "BINARY":
 			i++
 			continue
@@ -154,28 +156,28 @@ func parseFunctionHead(q string) (h functionHead, ok bool) {
 	}
 	typeEnd := len(q)
 	if i < len(w) {
-		typeEnd = w[i].start
+		typeEnd = w[i].Start
 	}
 	h.returns = strings.TrimSpace(q[typeStart:typeEnd])
 	// Characteristics.
 	for i < len(w) {
 		switch {
-		case w[i].text == "COMMENT" && i+1 < len(w):
+		case w[i].Text == "COMMENT" && i+1 < len(w):
 			i += 2
-		case w[i].text == "LANGUAGE" && i+1 < len(w):
+		case w[i].Text == "LANGUAGE" && i+1 < len(w):
 			i += 2
-		case w[i].text == "DETERMINISTIC":
+		case w[i].Text == "DETERMINISTIC":
 			i++
-		case w[i].text == "NOT" && i+1 < len(w) && w[i+1].text == "DETERMINISTIC":
+		case w[i].Text == "NOT" && i+1 < len(w) && w[i+1].Text == "DETERMINISTIC":
 			i += 2
-		case w[i].text == "CONTAINS" || w[i].text == "NO":
+		case w[i].Text == "CONTAINS" || w[i].Text == "NO":
 			i += 2
-		case (w[i].text == "READS" || w[i].text == "MODIFIES") && i+2 < len(w):
+		case (w[i].Text == "READS" || w[i].Text == "MODIFIES") && i+2 < len(w):
 			i += 3
-		case w[i].text == "SQL" && i+2 < len(w) && w[i+1].text == "SECURITY":
+		case w[i].Text == "SQL" && i+2 < len(w) && w[i+1].Text == "SECURITY":
 			i += 3
 		default:
-			h.body = strings.TrimRight(strings.TrimSpace(q[w[i].start:]), ";")
+			h.body = strings.TrimRight(strings.TrimSpace(q[w[i].Start:]), ";")
 			return h, h.body != ""
 		}
 	}
@@ -241,13 +243,13 @@ func parseRoutine(ctx *sql.Context, q string) (ast.Statement, error) {
 // functionStatement answers CREATE FUNCTION and DROP FUNCTION
 // (answerHere); done is false for any other statement.
 func (h protocolHandler) functionStatement(ctx context.Context, c *mysql.Conn, q string) (end int, done bool, err error) {
-	text := unwrapVersionComments(q)
-	w := scanWords(text, false)
+	text := sqltext.UnwrapVersionComments(q)
+	w := sqltext.Scan(text, false)
 	kind := ""
 	switch {
-	case len(w) > 1 && w[0].text == "DROP" && w[1].text == "FUNCTION":
+	case len(w) > 1 && w[0].Text == "DROP" && w[1].Text == "FUNCTION":
 		kind = "DROP"
-	case len(w) > 1 && w[0].text == "CREATE" && storedFunctionRE.MatchString(text):
+	case len(w) > 1 && w[0].Text == "CREATE" && storedFunctionRE.MatchString(text):
 		if aggregateFunctionRE.MatchString(text) {
 			return len(q), true, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "CREATE AGGREGATE FUNCTION (loadable functions); stored functions are built")
 		}
@@ -364,28 +366,28 @@ func (h protocolHandler) endRoutineDDL(sctx *sql.Context, sess *Session) error {
 }
 
 // routineName reads [db.]name at w[i:] of text.
-func routineName(text string, w []sqlWord, i int) (db, name string, ok bool) {
-	word := func(x sqlWord) string {
-		if text[x.start] == '`' {
-			return x.text
+func routineName(text string, w []sqltext.Word, i int) (db, name string, ok bool) {
+	word := func(x sqltext.Word) string {
+		if text[x.Start] == '`' {
+			return x.Text
 		}
-		return text[x.start:x.end]
+		return text[x.Start:x.End]
 	}
-	if i >= len(w) || !w[i].word {
+	if i >= len(w) || !w[i].IsWord {
 		return "", "", false
 	}
 	name = word(w[i])
-	if i+2 < len(w) && w[i+1].text == "." && w[i+2].word {
+	if i+2 < len(w) && w[i+1].Text == "." && w[i+2].IsWord {
 		db, name = name, word(w[i+2])
 		i += 2
 	}
-	return db, name, i+1 == len(w) || w[i+1].text == ";"
+	return db, name, i+1 == len(w) || w[i+1].Text == ";"
 }
 
-func (h protocolHandler) dropFunction(ctx context.Context, c *mysql.Conn, sctx *sql.Context, sess *Session, text string, w []sqlWord) error {
+func (h protocolHandler) dropFunction(ctx context.Context, c *mysql.Conn, sctx *sql.Context, sess *Session, text string, w []sqltext.Word) error {
 	i := 2
 	ifExists := false
-	if i+1 < len(w) && w[i].text == "IF" && w[i+1].text == "EXISTS" {
+	if i+1 < len(w) && w[i].Text == "IF" && w[i+1].Text == "EXISTS" {
 		ifExists, i = true, i+2
 	}
 	dbName, name, ok := routineName(text, w, i)
@@ -423,9 +425,9 @@ func (h protocolHandler) dropFunction(ctx context.Context, c *mysql.Conn, sctx *
 // its one row, with MySQL's columns (accountQuery); ok is false for any
 // other statement.
 func (h protocolHandler) showCreateFunctionQuery(ctx context.Context, c *mysql.Conn, q string) (string, bool, error) {
-	text := unwrapVersionComments(q)
-	w := scanWords(text, false)
-	if len(w) < 4 || w[0].text != "SHOW" || w[1].text != "CREATE" || w[2].text != "FUNCTION" {
+	text := sqltext.UnwrapVersionComments(q)
+	w := sqltext.Scan(text, false)
+	if len(w) < 4 || w[0].Text != "SHOW" || w[1].Text != "CREATE" || w[2].Text != "FUNCTION" {
 		return "", false, nil
 	}
 	sctx, err := h.srv.sm.NewContextWithQuery(ctx, c, q)
@@ -718,7 +720,7 @@ var (
 
 // functionRoutineRow is fd's row of information_schema.ROUTINES.
 func functionRoutineRow(db string, fd functionData, collation string) sql.Row {
-	head, _ := parseFunctionHead(unwrapVersionComments(fd.Create))
+	head, _ := parseFunctionHead(sqltext.UnwrapVersionComments(fd.Create))
 	chars := fd.Create
 	if i := strings.Index(fd.Create, head.body); head.body != "" && i >= 0 {
 		chars = fd.Create[:i]

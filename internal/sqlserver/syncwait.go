@@ -40,7 +40,7 @@ func syncVariables() []sql.SystemVariable {
 		&sql.MysqlSystemVariable{Name: varSyncCommit, Scope: sql.GetMysqlScope(sql.SystemVariableScope_Both), Dynamic: true,
 			Type: types.NewSystemEnumType(varSyncCommit, "OFF", "RECEIVED", "APPLIED", "MAJORITY"), Default: "OFF",
 			NotifyChanged: func(ctx *sql.Context, scope sql.SystemVariableScope, v sql.SystemVarValue) error {
-				if n := clusterNode.Load(); n != nil && scope.IsGlobalOnly() {
+				if n := clusterOf(ctx); n != nil && scope.IsGlobalOnly() {
 					if l, ok := repl.ParseSyncLevel(fmt.Sprint(v.Val)); ok {
 						n.SetSyncLevelShown(l)
 					}
@@ -142,7 +142,7 @@ type committed struct {
 // shortfall or a KILL QUERY is warning 9004, the ERROR action and a
 // demotion are error 9004.
 func (s *Session) waitForSecondaries(ctx *sql.Context, commits []committed) error {
-	n := clusterNode.Load()
+	n := s.cluster.node()
 	if n == nil || !s.mysql || len(commits) == 0 {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Forms of MySQL's syntax the parser (vitess, as go-mysql-server v0.20
@@ -46,24 +48,24 @@ var intervalUnits = map[string]bool{
 // nearest INTERVAL before it in the same parentheses, with no unit, comma
 // or statement end between them. (EXTRACT(YEAR_MONTH FROM d) and
 // TIMESTAMPADD(DAY_HOUR, …), which the parser reads, are not.)
-func afterInterval(words []sqlWord, i int) bool {
+func afterInterval(words []sqltext.Word, i int) bool {
 	depth := 0
 	for k := i - 1; k >= 0; k-- {
 		w := words[k]
 		switch {
-		case !w.word && w.text == ")":
+		case !w.IsWord && w.Text == ")":
 			depth++
-		case !w.word && w.text == "(":
+		case !w.IsWord && w.Text == "(":
 			if depth == 0 {
 				return false
 			}
 			depth--
 		case depth > 0:
-		case !w.word && (w.text == "," || w.text == ";"):
+		case !w.IsWord && (w.Text == "," || w.Text == ";"):
 			return false
-		case w.word && w.text == "INTERVAL":
+		case w.IsWord && w.Text == "INTERVAL":
 			return !intervalCall(words, k)
-		case w.word && (intervalUnits[w.text] || compoundUnits[w.text]):
+		case w.IsWord && (intervalUnits[w.Text] || compoundUnits[w.Text]):
 			return false
 		}
 	}
@@ -73,12 +75,12 @@ func afterInterval(words []sqlWord, i int) bool {
 // eventStatement reports whether words are CREATE or ALTER EVENT, whose
 // schedule (EVERY '1:30' HOUR_MINUTE, STARTS … + INTERVAL '1:30'
 // HOUR_MINUTE) the parser reads with its compound units.
-func eventStatement(words []sqlWord) bool {
-	if len(words) == 0 || !words[0].word || (words[0].text != "CREATE" && words[0].text != "ALTER") {
+func eventStatement(words []sqltext.Word) bool {
+	if len(words) == 0 || !words[0].IsWord || (words[0].Text != "CREATE" && words[0].Text != "ALTER") {
 		return false
 	}
 	for _, w := range words[1:min(len(words), 12)] {
-		if w.word && w.text == "EVENT" {
+		if w.IsWord && w.Text == "EVENT" {
 			return true
 		}
 	}
@@ -95,8 +97,8 @@ var substringSeparator = map[string]string{
 // substringFromFor returns the indexes of the FROM and FOR of
 // words[i](s FROM n [FOR m]), words[i] SUBSTRING or SUBSTR; none when the
 // call has no FROM of its own.
-func substringFromFor(words []sqlWord, i int) []int {
-	if i+1 >= len(words) || words[i+1].word || words[i+1].text != "(" {
+func substringFromFor(words []sqltext.Word, i int) []int {
+	if i+1 >= len(words) || words[i+1].IsWord || words[i+1].Text != "(" {
 		return nil
 	}
 	var from, forAt = -1, -1
@@ -104,9 +106,9 @@ func substringFromFor(words []sqlWord, i int) []int {
 	for k := i + 2; k < len(words); k++ {
 		w := words[k]
 		switch {
-		case !w.word && w.text == "(":
+		case !w.IsWord && w.Text == "(":
 			depth++
-		case !w.word && w.text == ")":
+		case !w.IsWord && w.Text == ")":
 			if depth == 0 {
 				if from < 0 {
 					return nil
@@ -118,11 +120,11 @@ func substringFromFor(words []sqlWord, i int) []int {
 			}
 			depth--
 		case depth > 0:
-		case !w.word && (w.text == "," || w.text == ";"):
+		case !w.IsWord && (w.Text == "," || w.Text == ";"):
 			return nil
-		case w.word && w.text == "FROM" && from < 0:
+		case w.IsWord && w.Text == "FROM" && from < 0:
 			from = k
-		case w.word && w.text == "FOR" && from >= 0 && forAt < 0:
+		case w.IsWord && w.Text == "FOR" && from >= 0 && forAt < 0:
 			forAt = k
 		}
 	}

@@ -1,13 +1,11 @@
 package sqlserver
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
 
-	"github.com/dolthub/go-mysql-server/sql"
-	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // The mysql schema as dump tools see it. go-mysql-server serves the mysql
@@ -80,17 +78,17 @@ type tableRef struct{ db, name string }
 
 // tableRefs reads a comma-separated list of table names from w[i:]; it
 // returns them and the index after the list.
-func tableRefs(q string, w []sqlWord, i int) ([]tableRef, int) {
+func tableRefs(q string, w []sqltext.Word, i int) ([]tableRef, int) {
 	var out []tableRef
-	for i < len(w) && w[i].word {
-		r := tableRef{name: unquoteIdent(q[w[i].start:w[i].end])}
+	for i < len(w) && w[i].IsWord {
+		r := tableRef{name: unquoteIdent(q[w[i].Start:w[i].End])}
 		i++
-		if i+1 < len(w) && w[i].text == "." && w[i+1].word {
-			r = tableRef{db: r.name, name: unquoteIdent(q[w[i+1].start:w[i+1].end])}
+		if i+1 < len(w) && w[i].Text == "." && w[i+1].IsWord {
+			r = tableRef{db: r.name, name: unquoteIdent(q[w[i+1].Start:w[i+1].End])}
 			i += 2
 		}
 		out = append(out, r)
-		if i < len(w) && w[i].text == "," {
+		if i < len(w) && w[i].Text == "," {
 			i++
 			continue
 		}
@@ -102,7 +100,7 @@ func tableRefs(q string, w []sqlWord, i int) ([]tableRef, int) {
 // systemSchemaRewrite returns the statement to run instead of the first
 // statement of q (whose text ends at end), or false.
 func systemSchemaRewrite(q, currentDB string) (string, bool) {
-	switch firstWord(q) {
+	switch sqltext.FirstWord(q) {
 	case "FLUSH", "DROP", "SHOW", "CREATE":
 	case "SELECT":
 		if !strings.EqualFold(currentDB, "mysql") {
@@ -111,7 +109,7 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 	default:
 		return "", false // none of the statements below: q is not scanned whole
 	}
-	w, end := scanStatement(q)
+	w, end := sqltext.ScanStatement(q)
 	if len(w) < 2 {
 		return "", false
 	}
@@ -121,7 +119,7 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 		}
 		return strings.EqualFold(currentDB, "mysql")
 	}
-	is := func(i int, s string) bool { return i < len(w) && w[i].word && w[i].text == s }
+	is := func(i int, s string) bool { return i < len(w) && w[i].IsWord && w[i].Text == s }
 	kept := func(what string) (string, bool) {
 		return fmt.Sprintf("SET @miraj_system_table = '%s'", what) + q[end:], true
 	}
@@ -129,13 +127,13 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 	case is(0, "FLUSH") && (is(1, "LOCAL") || is(1, "NO_WRITE_TO_BINLOG")):
 		// Not written to a binary log: Miraj keeps none, so the same
 		// as FLUSH (mariadb-dump --lock-all-tables, --master-data).
-		return q[:w[1].start] + strings.Repeat(" ", w[1].end-w[1].start) + q[w[1].end:], true
+		return q[:w[1].Start] + strings.Repeat(" ", w[1].End-w[1].Start) + q[w[1].End:], true
 	case is(0, "DROP") && (is(1, "DATABASE") || is(1, "SCHEMA")):
 		i := 2
 		if is(i, "IF") && is(i+1, "EXISTS") {
 			i += 2
 		}
-		if i+1 != len(w) || !w[i].word || !strings.EqualFold(unquoteIdent(q[w[i].start:w[i].end]), "mysql") {
+		if i+1 != len(w) || !w[i].IsWord || !strings.EqualFold(unquoteIdent(q[w[i].Start:w[i].End]), "mysql") {
 			return "", false
 		}
 		return kept("kept")
@@ -171,7 +169,7 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 			i += 3
 		}
 		refs, next := tableRefs(q, w, i)
-		if len(refs) != 1 || next >= len(w) || w[next].text != "(" || !inMySQL(refs[0]) || !isSystemTable(refs[0].name) {
+		if len(refs) != 1 || next >= len(w) || w[next].Text != "(" || !inMySQL(refs[0]) || !isSystemTable(refs[0].name) {
 			return "", false
 		}
 		return kept("kept")
@@ -187,43 +185,4 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 		return fmt.Sprintf("SELECT '%s' AS engine, 'BASE TABLE' AS table_type", engine) + q[end:], true
 	}
 	return "", false
-}
-
-// systemSchemaParser applies systemSchemaRewrite, checksumRewrite
-// (checksum.go) and diagnosticsRewrite (diagnostics.go) before parsing.
-type systemSchemaParser struct{ sql.Parser }
-
-func currentDatabase(ctx context.Context) string {
-	if c, ok := ctx.(*sql.Context); ok && c.Session != nil {
-		return c.GetCurrentDatabase()
-	}
-	return ""
-}
-
-func (p systemSchemaParser) rewrite(ctx context.Context, q string) string {
-	if r, ok := systemSchemaRewrite(q, currentDatabase(ctx)); ok {
-		return r
-	}
-	if r, ok := checksumRewrite(q); ok {
-		return r
-	}
-	if r, ok := diagnosticsRewrite(q); ok {
-		return r
-	}
-	if r, ok := showErrorsRewrite(ctx, q); ok {
-		return r
-	}
-	return q
-}
-
-func (p systemSchemaParser) Parse(ctx *sql.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	return p.Parser.Parse(ctx, p.rewrite(ctx, q), multi)
-}
-
-func (p systemSchemaParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	return p.Parser.ParseWithOptions(ctx, p.rewrite(ctx, q), delim, multi, o)
-}
-
-func (p systemSchemaParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	return p.Parser.ParseOneWithOptions(ctx, p.rewrite(ctx, q), o)
 }

@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"strings"
 	"testing"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 func TestUnwrapVersionComments(t *testing.T) {
@@ -15,7 +17,7 @@ func TestUnwrapVersionComments(t *testing.T) {
 		{"/*M!999999\\- enable the sandbox mode */ SELECT 1", "/*M!999999\\- enable the sandbox mode */ SELECT 1"},
 		{"/* plain */ /*!50001 CREATE VIEW v AS SELECT 'a*/b' */", "/* plain */          CREATE VIEW v AS SELECT 'a*/b'   "},
 	} {
-		got := unwrapVersionComments(c.q)
+		got := sqltext.UnwrapVersionComments(c.q)
 		if got != c.want {
 			t.Errorf("%q:\n got  %q\n want %q", c.q, got, c.want)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -472,24 +473,24 @@ type footprintReader struct {
 
 // statement returns the footprint of statement text q.
 func (r footprintReader) statement(q string) footprint {
-	w := words{s: q}
-	switch first := w.next(); {
-	case isKeyword(first, "CALL"), isKeyword(first, "EXECUTE"):
+	w := sqltext.NewReader(q)
+	switch first := w.Next(); {
+	case sqltext.IsKeyword(first, "CALL"), sqltext.IsKeyword(first, "EXECUTE"):
 		return footprint{all: true, allWrite: true}
-	case isKeyword(first, "COMMIT"), isKeyword(first, "BEGIN"), isKeyword(first, "START"),
-		isKeyword(first, "SET") && strings.Contains(strings.ToLower(q), "autocommit"):
+	case sqltext.IsKeyword(first, "COMMIT"), sqltext.IsKeyword(first, "BEGIN"), sqltext.IsKeyword(first, "START"),
+		sqltext.IsKeyword(first, "SET") && strings.Contains(strings.ToLower(q), "autocommit"):
 		if r.sess == nil {
 			// Another session's commit in progress: what it commits
 			// is not known here.
 			return footprint{all: true, allWrite: true}
 		}
 		return footprint{dbs: r.written()}
-	case isKeyword(first, "SELECT"), isKeyword(first, "WITH"), isKeyword(first, "TABLE"), first == "",
-		isKeyword(first, "INSERT"), isKeyword(first, "UPDATE"), isKeyword(first, "DELETE"),
-		isKeyword(first, "REPLACE"), isKeyword(first, "LOAD"), isKeyword(first, "CREATE"),
-		isKeyword(first, "DROP"), isKeyword(first, "ALTER"), isKeyword(first, "RENAME"),
-		isKeyword(first, "TRUNCATE"), isKeyword(first, "VALUES"):
-		if len(q) > maxTextLen && isKeyword(first, "INSERT") {
+	case sqltext.IsKeyword(first, "SELECT"), sqltext.IsKeyword(first, "WITH"), sqltext.IsKeyword(first, "TABLE"), first == "",
+		sqltext.IsKeyword(first, "INSERT"), sqltext.IsKeyword(first, "UPDATE"), sqltext.IsKeyword(first, "DELETE"),
+		sqltext.IsKeyword(first, "REPLACE"), sqltext.IsKeyword(first, "LOAD"), sqltext.IsKeyword(first, "CREATE"),
+		sqltext.IsKeyword(first, "DROP"), sqltext.IsKeyword(first, "ALTER"), sqltext.IsKeyword(first, "RENAME"),
+		sqltext.IsKeyword(first, "TRUNCATE"), sqltext.IsKeyword(first, "VALUES"):
+		if len(q) > maxTextLen && sqltext.IsKeyword(first, "INSERT") {
 			// Rows written alike name the same tables: its first
 			// row's INSERT has its footprint, without parsing the rest.
 			q = firstRowOf(q)
@@ -786,7 +787,7 @@ func (h protocolHandler) tableLockStatement(ctx context.Context, c *mysql.Conn, 
 	}
 	sess.ClearWarnings()
 	if writes {
-		if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
+		if node := h.srv.cluster.node(); node != nil && node.Role() != repl.RolePrimary {
 			return end, true, errReadOnly()
 		}
 		if h.srv.readLock.heldBy(id) {
@@ -800,12 +801,12 @@ func (h protocolHandler) tableLockStatement(ctx context.Context, c *mysql.Conn, 
 
 // isLockTables reports whether q is LOCK TABLES.
 func isLockTables(q string) bool {
-	w := words{s: q}
-	if !isKeyword(w.next(), "LOCK") {
+	w := sqltext.NewReader(q)
+	if !sqltext.IsKeyword(w.Next(), "LOCK") {
 		return false
 	}
-	second := w.next()
-	return isKeyword(second, "TABLES") || isKeyword(second, "TABLE")
+	second := w.Next()
+	return sqltext.IsKeyword(second, "TABLES") || sqltext.IsKeyword(second, "TABLE")
 }
 
 // tableLockWait is the session's lock_wait_timeout: how long a statement

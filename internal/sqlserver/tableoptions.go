@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // What CREATE TABLE says that Miraj does not carry out: every table is
@@ -82,7 +84,7 @@ var showErrorsRE = regexp.MustCompile(`(?is)^\s*show\s+errors\s*(?:limit\s+(\d+)
 // build (1105), into the SELECT of the conditions of level Error that SHOW
 // WARNINGS lists, with MySQL's columns.
 func showErrorsRewrite(ctx context.Context, q string) (string, bool) {
-	if len(q) < 4 || !strings.EqualFold(firstWord(q), "SHOW") {
+	if len(q) < 4 || !strings.EqualFold(sqltext.FirstWord(q), "SHOW") {
 		return "", false
 	}
 	m := showErrorsRE.FindStringSubmatch(q)

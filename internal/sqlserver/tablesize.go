@@ -85,9 +85,10 @@ func showTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sq
 	return sql.RowsToRowIter(rows...), nil
 }
 
-// SHOW TABLE STATUS's last column is Comment in MySQL; go-mysql-server
-// names it Comments (its schema is shared: the name is set once).
-func init() {
+// renameStatusComment names SHOW TABLE STATUS's last column Comment, as
+// MySQL does; go-mysql-server names it Comments (its schema is shared: the
+// name is set once, by Install).
+func renameStatusComment() {
 	if s := plan.NewShowTableStatus(nil).Schema(); len(s) == 18 && s[17].Name == "Comments" {
 		s[17].Name = "Comment"
 	}

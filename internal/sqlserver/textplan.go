@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Text statements (COM_QUERY) of the compiled shapes are compiled too: the
@@ -227,7 +229,7 @@ func (g *pointGets) textPlan(c *mysql.Conn, key, norm string) *compiled {
 
 // selectList is the text of q before its first FROM (case-insensitive).
 func selectList(q string) string {
-	if i := indexFold(q, "from"); i >= 0 {
+	if i := sqltext.IndexFold(q, "from"); i >= 0 {
 		return q[:i]
 	}
 	return q

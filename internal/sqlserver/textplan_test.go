@@ -156,3 +156,12 @@ func TestCompiledStatementsCounted(t *testing.T) {
 		t.Errorf("planner: %s; want %s", planned, want)
 	}
 }
+
+// TestSelectListNonASCII: selectList, which finds FROM with
+// sqltext.IndexFold, cuts a text holding non-ASCII letters at the right
+// byte (from sqltext's TestIndexFold when the scanner moved there).
+func TestSelectListNonASCII(t *testing.T) {
+	if got := selectList("SELECT 'İ', b FROM t"); got != "SELECT 'İ', b " {
+		t.Errorf("selectList = %q", got)
+	}
+}

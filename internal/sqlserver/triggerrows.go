@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // The triggers of the rows a REPLACE deletes and an INSERT … ON DUPLICATE
@@ -110,17 +112,17 @@ func triggerEventTable(stmt string) (event, table string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	w := scanWords(stmt, true)
+	w := sqltext.Scan(stmt, true)
 	seen := false
 	for i := 0; i+1 < len(w); i++ {
-		if w[i].word && w[i].text == "TRIGGER" {
+		if w[i].IsWord && w[i].Text == "TRIGGER" {
 			seen = true
 			continue
 		}
-		if seen && w[i].word && w[i+1].word && w[i+1].text == "ON" {
-			switch w[i].text {
+		if seen && w[i].IsWord && w[i+1].IsWord && w[i+1].Text == "ON" {
+			switch w[i].Text {
 			case "INSERT", "UPDATE", "DELETE":
-				return w[i].text, table, true
+				return w[i].Text, table, true
 			}
 		}
 	}

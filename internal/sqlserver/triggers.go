@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // A trigger belongs to its table. go-mysql-server v0.20 drops a table's
@@ -19,30 +21,30 @@ import (
 // (empty when unqualified) and name, unquoted, and the span of the table
 // reference in stmt.
 func triggerOn(stmt string) (db, table string, start, end int, ok bool) {
-	w := scanWords(stmt, true)
+	w := sqltext.Scan(stmt, true)
 	seenTrigger := false
 	for i := 0; i+1 < len(w); i++ {
-		if w[i].word && w[i].text == "TRIGGER" {
+		if w[i].IsWord && w[i].Text == "TRIGGER" {
 			seenTrigger = true
 			continue
 		}
-		if !seenTrigger || !w[i].word || w[i].text != "ON" || i == 0 {
+		if !seenTrigger || !w[i].IsWord || w[i].Text != "ON" || i == 0 {
 			continue
 		}
-		switch w[i-1].text {
+		switch w[i-1].Text {
 		case "INSERT", "UPDATE", "DELETE":
 		default:
 			continue
 		}
 		first := w[i+1]
-		if !first.word {
+		if !first.IsWord {
 			return "", "", 0, 0, false
 		}
-		name := unquoteIdent(stmt[first.start:first.end])
-		start, end = first.start, first.end
-		if i+3 < len(w) && w[i+2].text == "." && w[i+3].word {
-			db, name = name, unquoteIdent(stmt[w[i+3].start:w[i+3].end])
-			end = w[i+3].end
+		name := unquoteIdent(stmt[first.Start:first.End])
+		start, end = first.Start, first.End
+		if i+3 < len(w) && w[i+2].Text == "." && w[i+3].IsWord {
+			db, name = name, unquoteIdent(stmt[w[i+3].Start:w[i+3].End])
+			end = w[i+3].End
 		}
 		return db, name, start, end, true
 	}

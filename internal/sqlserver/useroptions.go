@@ -180,7 +180,7 @@ func (h protocolHandler) accountChange(ctx context.Context, c *mysql.Conn, stmt 
 	if !g.meets(sctx, need) {
 		return nil, g, g.refuse(need)
 	}
-	if node := clusterNode.Load(); node != nil && node.Role() != repl.RolePrimary {
+	if node := h.srv.cluster.node(); node != nil && node.Role() != repl.RolePrimary {
 		return nil, g, errReadOnly()
 	}
 	return sctx, g, nil

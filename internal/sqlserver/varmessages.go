@@ -8,6 +8,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // pickedMessage is a go-mysql-server text whose MySQL code, SQLSTATE and
@@ -63,7 +65,7 @@ var accountRE = regexp.MustCompile("(?is)\\bFROM\\s+['\x60\"]?([^'\x60\"@\\s]*)[
 // grantToMissingUser is MySQL's error for a GRANT to an account that does
 // not exist (1410, go-mysql-server's text) or a REVOKE from one (1141).
 func grantToMissingUser(m []string, c msgContext) (int, string, string, bool) {
-	if strings.EqualFold(firstWord(c.query), "REVOKE") {
+	if strings.EqualFold(sqltext.FirstWord(c.query), "REVOKE") {
 		if a := accountRE.FindStringSubmatch(c.query); a != nil {
 			return 1141, "42000", fmt.Sprintf("There is no such grant defined for user '%s' on host '%s'", a[1], a[2]), true
 		}
@@ -74,7 +76,7 @@ func grantToMissingUser(m []string, c msgContext) (int, string, string, bool) {
 // passwordOfMissingUser is MySQL's 1133 for SET PASSWORD FOR an account
 // that does not exist (ALTER USER's is 1396).
 func passwordOfMissingUser(m []string, c msgContext) (int, string, string, bool) {
-	if !strings.EqualFold(firstWord(c.query), "SET") {
+	if !strings.EqualFold(sqltext.FirstWord(c.query), "SET") {
 		return 0, "", "", false
 	}
 	return 1133, "28000", "Can't find any matching row in the user table", true

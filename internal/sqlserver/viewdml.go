@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Updatable views. go-mysql-server v0.20 refuses INSERT, UPDATE and
@@ -565,18 +567,18 @@ func showCreateView(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql
 	if !ok {
 		return sql.RowsToRowIter(rows...), nil
 	}
-	w := scanWords(ctx.Query(), true)
+	w := sqltext.Scan(ctx.Query(), true)
 	db, name := ctx.GetCurrentDatabase(), ""
 	if len(w) >= 4 {
-		name = w[3].text
-		if len(w) >= 6 && w[4].text == "." {
-			db, name = w[3].text, w[5].text
+		name = w[3].Text
+		if len(w) >= 6 && w[4].Text == "." {
+			db, name = w[3].Text, w[5].Text
 		}
-		// scanWords upper-cases plain words: read the names as written.
-		if q := ctx.Query(); w[3].start < len(q) && q[w[3].start] != '`' {
-			name = q[w[3].start:w[3].end]
-			if len(w) >= 6 && w[4].text == "." && q[w[5].start] != '`' {
-				db, name = name, q[w[5].start:w[5].end]
+		// sqltext.Scan upper-cases plain words: read the names as written.
+		if q := ctx.Query(); w[3].Start < len(q) && q[w[3].Start] != '`' {
+			name = q[w[3].Start:w[3].End]
+			if len(w) >= 6 && w[4].Text == "." && q[w[5].Start] != '`' {
+				db, name = name, q[w[5].Start:w[5].End]
 			}
 		}
 	}

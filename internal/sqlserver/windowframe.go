@@ -11,10 +11,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// windowFrameRuleID is the analyzer rule that gives aggregate window
-// functions MySQL's default frame.
-const windowFrameRuleID analyzer.RuleId = 10_020
-
 // windowFrameRule gives an aggregate window function (SUM, COUNT, AVG,
 // MIN, MAX, BIT_*, STD…, FIRST_VALUE, LAST_VALUE) whose window has an
 // ORDER BY and no frame MySQL's default frame, RANGE BETWEEN UNBOUNDED

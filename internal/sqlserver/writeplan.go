@@ -389,7 +389,7 @@ func noRows(sess *Session) {
 // commitsWithoutWait says whether a commit of the session returns at once
 // (no semi-synchronous wait, which the planner's path runs cancellably).
 func (g *pointGets) commitsWithoutWait(ctx *sql.Context, sess *Session) bool {
-	return clusterNode.Load() == nil || !sess.mysql || sess.syncRequest(ctx).Level == repl.SyncOff
+	return sess.cluster.node() == nil || !sess.mysql || sess.syncRequest(ctx).Level == repl.SyncOff
 }
 
 // writeTarget is the table a compiled write writes, checked for what only

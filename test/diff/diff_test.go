@@ -28,6 +28,9 @@ import (
 const runTimeout = 5 * time.Minute
 
 func TestDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the differential corpus: not in the fast tier (-short)")
+	}
 	mariadbd := difftest.FindMariaDB()
 	if mariadbd == "" {
 		if os.Getenv("MIRAJ_REQUIRE_MARIADB") == "1" {

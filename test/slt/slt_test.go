@@ -62,6 +62,9 @@ const (
 var ciFiles = []string{"select1.test", "select2.test", "select3.test", "select4.test", "evidence"}
 
 func TestSQLLogic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the sqllogictest corpus: not in the fast tier (-short)")
+	}
 	full := os.Getenv("MIRAJ_SLT_FULL") == "1"
 	files, err := selectFiles(full)
 	if err != nil {

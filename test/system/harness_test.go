@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,11 @@ import (
 var serverBin, pkiBin, quarantineBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("test/system: the system tests run the real binaries; not in the fast tier (-short)")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "miraj-system-")
 	if err != nil {
 		panic(err)

@@ -283,27 +283,7 @@ func TestLogStoreRaftRounds(t *testing.T) {
 	}
 	w := startRaftWriters(c, full, 4)
 	defer w.halt()
-	var gaps []time.Duration
-	for r := 1; r <= rounds; r++ {
-		before := w.count()
-		waitFor(t, "writes confirmed in this round", 60*time.Second, func() bool { return w.count() >= before+50 })
-		waitFor(t, "the leader's followers", 60*time.Second, func() bool {
-			return syncStatus(t, c.nodes[leader].open(""))["secondaries"] >= 2
-		})
-		old := leader
-		t0 := time.Now()
-		c.nodes[old].kill()
-		var first time.Time
-		waitFor(t, "a write confirmed by a new leader", 60*time.Second, func() bool {
-			first = w.firstAckAfter(t0, old)
-			return !first.IsZero()
-		})
-		gaps = append(gaps, first.Sub(t0))
-		leader = waitLeader(t, c, full, old)
-		c.nodes[old].restart()
-		w.reopen(c, old)
-		t.Logf("round %d: killed %s, %s leads; first write confirmed %v after the kill", r, old, leader, first.Sub(t0).Round(time.Millisecond))
-	}
+	leader, gaps := killLeaderRounds(t, c, full, leader, w, rounds)
 	w.halt()
 	ldb := c.nodes[leader].open("")
 	confirmed, lost := w.lostWrites(t, ldb)

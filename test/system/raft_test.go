@@ -179,29 +179,7 @@ func TestRaftFailoverRounds(t *testing.T) {
 	c, leader := raftCluster(t, timeout, "", ids...)
 	w := startRaftWriters(c, ids, 4)
 	defer w.halt()
-	var gaps []time.Duration
-	for r := 1; r <= rounds; r++ {
-		before := w.count()
-		waitFor(t, "writes confirmed in this round", 60*time.Second, func() bool { return w.count() >= before+50 })
-		// The followers stream again before the kill (a kill lands in a
-		// running cluster, not in the middle of a reconnection).
-		waitFor(t, "the leader's followers", 60*time.Second, func() bool {
-			return syncStatus(t, c.nodes[leader].open(""))["secondaries"] >= 2
-		})
-		old := leader
-		t0 := time.Now()
-		c.nodes[old].kill()
-		var first time.Time
-		waitFor(t, "a write confirmed by a new leader", 60*time.Second, func() bool {
-			first = w.firstAckAfter(t0, old)
-			return !first.IsZero()
-		})
-		gaps = append(gaps, first.Sub(t0))
-		leader = waitLeader(t, c, ids, old)
-		c.nodes[old].restart()
-		w.reopen(c, old)
-		t.Logf("round %d: killed %s, %s leads; first write confirmed %v after the kill", r, old, leader, first.Sub(t0).Round(time.Millisecond))
-	}
+	leader, gaps := killLeaderRounds(t, c, ids, leader, w, rounds)
 	w.halt()
 	ldb := c.nodes[leader].open("")
 	target := applied(t, c.nodes[leader], "shop")
@@ -221,6 +199,38 @@ func TestRaftFailoverRounds(t *testing.T) {
 			t.Errorf("%s's rows differ from the leader's", id)
 		}
 	}
+}
+
+// killLeaderRounds kills the elected leader with SIGKILL, round after
+// round, once the writers confirmed 50 more writes and the leader has its
+// two followers; it restarts the killed node as a follower. It returns the
+// last leader and, per round, the time from the kill to the first write
+// confirmed by the next leader (any of candidates).
+func killLeaderRounds(t *testing.T, c *testCluster, candidates []string, leader string, w *raftWriters, rounds int) (string, []time.Duration) {
+	var gaps []time.Duration
+	for r := 1; r <= rounds; r++ {
+		before := w.count()
+		waitFor(t, "writes confirmed in this round", 60*time.Second, func() bool { return w.count() >= before+50 })
+		// The followers stream again before the kill (a kill lands in a
+		// running cluster, not in the middle of a reconnection).
+		waitFor(t, "the leader's followers", 60*time.Second, func() bool {
+			return syncStatus(t, c.nodes[leader].open(""))["secondaries"] >= 2
+		})
+		old := leader
+		t0 := time.Now()
+		c.nodes[old].kill()
+		var first time.Time
+		waitFor(t, "a write confirmed by a new leader", 60*time.Second, func() bool {
+			first = w.firstAckAfter(t0, old)
+			return !first.IsZero()
+		})
+		gaps = append(gaps, first.Sub(t0))
+		leader = waitLeader(t, c, candidates, old)
+		c.nodes[old].restart()
+		w.reopen(c, old)
+		t.Logf("round %d: killed %s, %s leads; first write confirmed %v after the kill", r, old, leader, first.Sub(t0).Round(time.Millisecond))
+	}
+	return leader, gaps
 }
 
 // TestRaftNetworkCut cuts the leader's inter-node port with iptables

@@ -1,4 +1,4 @@
-package sqlserver
+package weights
 
 import (
 	"encoding/binary"
@@ -17,14 +17,14 @@ import (
 // ASCII runes taken from a table instead of the collation's sorter (for
 // the 0900 collations a map lookup per rune).
 //
-// A weight string (appendWeights) is what sql.CollationID.WriteWeightString
+// A weight string (AppendWeights) is what sql.CollationID.WriteWeightString
 // writes: two strings have the same weight string exactly when the
 // collation takes them for equal.
 //
 //	binary collation:  the bytes of the string
 //	other collations:  per rune, its weight as 4 bytes little-endian
 //
-// A sort key (appendSortKey) orders as types.StringType.Compare does:
+// A sort key (AppendSortKey) orders as types.StringType.Compare does:
 //
 //	binary collation:  the bytes of the string (Compare walks bytes)
 //	other collations:  per rune, uint32(weight) ^ 0x80000000 as 4 bytes
@@ -74,9 +74,9 @@ func weightsOf(c sql.CollationID) (sql.CollationSorter, *[utf8.RuneSelf]int32) {
 	return sorter, t
 }
 
-// appendWeights appends to b the weight string of s under c: the bytes
+// AppendWeights appends to b the weight string of s under c: the bytes
 // c.WriteWeightString writes for s.
-func appendWeights(b []byte, c sql.CollationID, s string) ([]byte, error) {
+func AppendWeights(b []byte, c sql.CollationID, s string) ([]byte, error) {
 	if c == sql.Collation_binary {
 		return append(b, s...), nil
 	}
@@ -87,22 +87,22 @@ func appendWeights(b []byte, c sql.CollationID, s string) ([]byte, error) {
 	return appendRuneWeights(b, sorter, table, s, false), nil
 }
 
-// errNoSortKey is returned by appendSortKey for a collation whose
+// errNoSortKey is returned by AppendSortKey for a collation whose
 // comparison a sort key does not follow.
 var errNoSortKey = errors.New("sqlserver: no sort key for collation")
 
-// appendSortKey appends to b the sort key of s under c, whose bytes.Compare
+// AppendSortKey appends to b the sort key of s under c, whose bytes.Compare
 // with another key of the same collation is types.StringType.Compare of the
 // strings under c. It returns errNoSortKey for a collation whose
 // comparison a key does not follow: one without a sorter, or one that
 // would decode a string other than as UTF-8 (every character set
 // go-mysql-server gives a sorter to, but binary, decodes its strings as
 // UTF-8).
-func appendSortKey(b []byte, c sql.CollationID, s string) ([]byte, error) {
+func AppendSortKey(b []byte, c sql.CollationID, s string) ([]byte, error) {
 	if c == sql.Collation_binary {
 		return append(b, s...), nil
 	}
-	if !sortKeyCollation(c) {
+	if !HasSortKey(c) {
 		return b, fmt.Errorf("%s: %w", c.Name(), errNoSortKey)
 	}
 	sorter, table := weightsOf(c)
@@ -134,8 +134,8 @@ func appendRuneWeights(b []byte, sorter sql.CollationSorter, table *[utf8.RuneSe
 	return b
 }
 
-// sortKeyCollation reports whether appendSortKey makes keys under c.
-func sortKeyCollation(c sql.CollationID) bool {
+// HasSortKey reports whether AppendSortKey makes keys under c.
+func HasSortKey(c sql.CollationID) bool {
 	if c == sql.Collation_binary {
 		return true
 	}
@@ -143,12 +143,12 @@ func sortKeyCollation(c sql.CollationID) bool {
 	return c.Sorter() != nil && cs != sql.CharacterSet_Unspecified && cs != sql.CharacterSet_binary
 }
 
-// collatedPrefix is a number that orders strings under c as
-// compareCollated does wherever two strings' numbers differ: the sort-key
+// Prefix is a number that orders strings under c as
+// Compare does wherever two strings' numbers differ: the sort-key
 // weights of their first two runes (under binary, their first 8 bytes), a
 // missing rune below any other. Equal numbers say nothing. Sorting by it
 // first spares most comparisons their rune-by-rune walk.
-func collatedPrefix(c sql.CollationID, s string) uint64 {
+func Prefix(c sql.CollationID, s string) uint64 {
 	if c == sql.Collation_binary {
 		var b [8]byte
 		copy(b[:], s)
@@ -173,10 +173,10 @@ func collatedPrefix(c sql.CollationID, s string) uint64 {
 	return p
 }
 
-// compareCollated is types.StringType.Compare of two strings under c, for
-// a collation sortKeyCollation accepts: rune weights one after the other,
+// Compare is types.StringType.Compare of two strings under c, for
+// a collation HasSortKey accepts: rune weights one after the other,
 // then the shorter string first.
-func compareCollated(c sql.CollationID, a, b string) int {
+func Compare(c sql.CollationID, a, b string) int {
 	if a == b {
 		return 0
 	}

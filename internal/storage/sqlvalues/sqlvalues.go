@@ -1,4 +1,4 @@
-package sqlserver
+package sqlvalues
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
-// Row values of go-mysql-server's own Go types, stored in journal frames and
-// checkpoints through storage's extension encoding. Tags are part of the
-// disk format: never reuse or renumber one.
+// Tags are part of the disk format: never reuse or renumber one.
 const (
 	tagTimespan byte = 64 // TIME: varint of microseconds
 	tagJSON     byte = 65 // JSON: the document's text
 	tagGeometry byte = 66 // spatial types: EWKB (SRID, byte order, type, data)
 )
 
+// init registers the codecs: importing the package completes the row
+// encoding (storage's registry is the storage layer's own, not
+// go-mysql-server's, so this is not part of sqlserver.Install).
 func init() {
 	storage.RegisterValueType(storage.ValueType{
 		Tag:   tagTimespan,
@@ -43,7 +44,7 @@ func init() {
 			b, err := types.MarshallJson(v.(sql.JSONWrapper))
 			if err != nil {
 				// Every document the engine holds came from valid JSON.
-				panic(fmt.Sprintf("sqlserver: JSON value %v does not encode: %v", v, err))
+				panic(fmt.Sprintf("sqlvalues: JSON value %v does not encode: %v", v, err))
 			}
 			return append(dst, b...)
 		},

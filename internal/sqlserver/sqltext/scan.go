@@ -1,4 +1,4 @@
-package sqlserver
+package sqltext
 
 import "strings"
 
@@ -6,31 +6,31 @@ import "strings"
 // of a statement with their places (locking clauses, the statements of
 // dump tools), and MySQL's versioned comments.
 
-// sqlWord is a word or punctuation of a statement, with its place.
-type sqlWord struct {
-	text       string // upper-case for words
-	start, end int
-	word       bool
+// Word is a word or punctuation of a statement, with its place.
+type Word struct {
+	Text       string // upper-case for words
+	Start, End int
+	IsWord     bool
 }
 
-// scanWords splits q into words and punctuation, skipping strings, quoted
+// Scan splits q into words and punctuation, skipping strings, quoted
 // identifiers (as one word) and comments; the body of a /*! … */ comment
 // is read as code. With first, it stops at the end of the first statement.
-func scanWords(q string, first bool) []sqlWord { return scanWordsUpTo(q, first, 0) }
+func Scan(q string, first bool) []Word { return ScanUpTo(q, first, 0) }
 
-// firstWord returns q's first word, upper-case ("" when q starts with
+// FirstWord returns q's first word, upper-case ("" when q starts with
 // something else): a statement's kind, read without scanning the rest.
-func firstWord(q string) string {
-	if w := scanWordsUpTo(q, true, 1); len(w) == 1 && w[0].word {
-		return w[0].text
+func FirstWord(q string) string {
+	if w := ScanUpTo(q, true, 1); len(w) == 1 && w[0].IsWord {
+		return w[0].Text
 	}
 	return ""
 }
 
-// scanWordsUpTo is scanWords stopping after limit words and punctuation
+// ScanUpTo is Scan stopping after limit words and punctuation
 // marks (0: no limit).
-func scanWordsUpTo(q string, first bool, limit int) []sqlWord {
-	var out []sqlWord
+func ScanUpTo(q string, first bool, limit int) []Word {
+	var out []Word
 	for i := 0; i < len(q) && (limit == 0 || len(out) < limit); {
 		c := q[i]
 		switch {
@@ -52,7 +52,7 @@ func scanWordsUpTo(q string, first bool, limit int) []sqlWord {
 				}
 				j++
 			}
-			out = append(out, sqlWord{text: "'", start: i, end: min(j+1, len(q))})
+			out = append(out, Word{Text: "'", Start: i, End: min(j+1, len(q))})
 			i = j + 1
 		case c == '`':
 			j := i + 1
@@ -66,7 +66,7 @@ func scanWordsUpTo(q string, first bool, limit int) []sqlWord {
 				}
 				j++
 			}
-			out = append(out, sqlWord{text: strings.ReplaceAll(q[i+1:min(j, len(q))], "``", "`"), start: i, end: min(j+1, len(q)), word: true})
+			out = append(out, Word{Text: strings.ReplaceAll(q[i+1:min(j, len(q))], "``", "`"), Start: i, End: min(j+1, len(q)), IsWord: true})
 			i = j + 1
 		case c == '#' || (c == '-' && strings.HasPrefix(q[i:], "-- ")):
 			for i < len(q) && q[i] != '\n' {
@@ -89,47 +89,47 @@ func scanWordsUpTo(q string, first bool, limit int) []sqlWord {
 			if first {
 				return out
 			}
-			out = append(out, sqlWord{text: ";", start: i, end: i + 1})
+			out = append(out, Word{Text: ";", Start: i, End: i + 1})
 			i++
 		case c == '_' || c == '$' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z') || (c >= '0' && c <= '9'):
 			j := i
 			for j < len(q) && (q[j] == '_' || q[j] == '$' || q[j] >= 0x80 || (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') || (q[j] >= '0' && q[j] <= '9')) {
 				j++
 			}
-			out = append(out, sqlWord{text: strings.ToUpper(q[i:j]), start: i, end: j, word: true})
+			out = append(out, Word{Text: strings.ToUpper(q[i:j]), Start: i, End: j, IsWord: true})
 			i = j
 		default:
-			out = append(out, sqlWord{text: string(c), start: i, end: i + 1})
+			out = append(out, Word{Text: string(c), Start: i, End: i + 1})
 			i++
 		}
 	}
 	return out
 }
 
-// scanStatement returns the words of q's first statement and where it ends
+// ScanStatement returns the words of q's first statement and where it ends
 // (its ';' or the end of q).
-func scanStatement(q string) ([]sqlWord, int) {
-	all := scanWords(q, false)
+func ScanStatement(q string) ([]Word, int) {
+	all := Scan(q, false)
 	for i, x := range all {
-		if x.text == ";" && !x.word {
-			return all[:i], x.start
+		if x.Text == ";" && !x.IsWord {
+			return all[:i], x.Start
 		}
 	}
 	return all, len(q)
 }
 
-// serverVersionID is the version MySQL's versioned comments are compared
+// VersionID is the version MySQL's versioned comments are compared
 // with (/*!80000 … */ runs on 8.0.0 and later): the version we report.
-const serverVersionID = 80033
+const VersionID = 80033
 
-// unwrapVersionComments turns each MySQL versioned comment /*!NNNNN … */
+// UnwrapVersionComments turns each MySQL versioned comment /*!NNNNN … */
 // of q into its content (spaces in place of the markers, so that the length
 // and positions hold), or into spaces when NNNNN is above our version, as
 // MySQL reads them. Dumps wrap CREATE EVENT, VIEW and TRIGGER in such
 // comments; go-mysql-server v0.20 kept the closing "*/" in the body it
 // stored for an event (and the definition of a view created that way was
 // left out of information_schema).
-func unwrapVersionComments(q string) string {
+func UnwrapVersionComments(q string) string {
 	if !strings.Contains(q, "/*!") {
 		return q
 	}
@@ -165,7 +165,7 @@ func unwrapVersionComments(q string) string {
 				v = v*10 + int(b[j]-'0')
 				j++
 			}
-			if v > serverVersionID {
+			if v > VersionID {
 				end := strings.Index(q[j:], "*/")
 				if end < 0 {
 					return q
@@ -194,10 +194,10 @@ func unwrapVersionComments(q string) string {
 	return string(b)
 }
 
-// indexFold returns the byte index of the first occurrence of word (ASCII)
+// IndexFold returns the byte index of the first occurrence of word (ASCII)
 // in s, ignoring case, or -1. Unlike searching a lower-cased copy it
 // neither allocates nor moves positions when s holds non-ASCII text.
-func indexFold(s, word string) int {
+func IndexFold(s, word string) int {
 	if word == "" {
 		return 0
 	}

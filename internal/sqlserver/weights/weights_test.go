@@ -1,4 +1,4 @@
-package sqlserver
+package weights
 
 import (
 	"bytes"
@@ -89,15 +89,15 @@ func sortKeyTestCollations(t *testing.T) []sql.CollationID {
 
 type bufWriter struct{ bytes.Buffer }
 
-// appendWeights writes WriteWeightString's bytes for every collation with
+// AppendWeights writes WriteWeightString's bytes for every collation with
 // a sorter, and refuses the others (where WriteWeightString would call a
 // nil sorter).
 func TestWeightsMatchWriteWeightString(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, c := range sortKeyTestCollations(t) {
 		if c.Sorter() == nil {
-			if _, err := appendWeights(nil, c, "a"); !errors.Is(err, errNoSorter) {
-				t.Errorf("%s has no sorter: appendWeights error %v, want errNoSorter", c.Name(), err)
+			if _, err := AppendWeights(nil, c, "a"); !errors.Is(err, errNoSorter) {
+				t.Errorf("%s has no sorter: AppendWeights error %v, want errNoSorter", c.Name(), err)
 			}
 			continue
 		}
@@ -106,7 +106,7 @@ func TestWeightsMatchWriteWeightString(t *testing.T) {
 			s := randomString(rng)
 			var w bufWriter
 			wantErr := c.WriteWeightString(&w, s)
-			got, err := appendWeights(prefix, c, s)
+			got, err := AppendWeights(prefix, c, s)
 			if (err == nil) != (wantErr == nil) {
 				t.Fatalf("%s %q: error %v, WriteWeightString's %v", c.Name(), s, err, wantErr)
 			}
@@ -127,9 +127,9 @@ func TestSortKeysMatchStringCompare(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	keyed, prefixed := 0, 0
 	for _, c := range sortKeyTestCollations(t) {
-		if !sortKeyCollation(c) {
-			if _, err := appendSortKey(nil, c, "a"); !errors.Is(err, errNoSortKey) {
-				t.Errorf("%s: appendSortKey error %v, want errNoSortKey", c.Name(), err)
+		if !HasSortKey(c) {
+			if _, err := AppendSortKey(nil, c, "a"); !errors.Is(err, errNoSortKey) {
+				t.Errorf("%s: AppendSortKey error %v, want errNoSortKey", c.Name(), err)
 			}
 			continue
 		}
@@ -149,19 +149,19 @@ func TestSortKeysMatchStringCompare(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: Compare(%q, %q): %v", c.Name(), a, b, err)
 			}
-			if ka, err = appendSortKey(ka[:0], c, a); err != nil {
+			if ka, err = AppendSortKey(ka[:0], c, a); err != nil {
 				t.Fatal(err)
 			}
-			if kb, err = appendSortKey(kb[:0], c, b); err != nil {
+			if kb, err = AppendSortKey(kb[:0], c, b); err != nil {
 				t.Fatal(err)
 			}
 			if got := bytes.Compare(ka, kb); got != want {
 				t.Fatalf("%s: keys of %q and %q compare %d, Compare says %d", c.Name(), a, b, got, want)
 			}
-			if got := compareCollated(c, a, b); got != want {
-				t.Fatalf("%s: compareCollated(%q, %q) = %d, Compare says %d", c.Name(), a, b, got, want)
+			if got := Compare(c, a, b); got != want {
+				t.Fatalf("%s: Compare(%q, %q) = %d, Compare says %d", c.Name(), a, b, got, want)
 			}
-			if pa, pb := collatedPrefix(c, a), collatedPrefix(c, b); pa != pb {
+			if pa, pb := Prefix(c, a), Prefix(c, b); pa != pb {
 				prefixed++
 				if got := cmp.Compare(pa, pb); got != want {
 					t.Fatalf("%s: prefixes of %q and %q compare %d, Compare says %d", c.Name(), a, b, got, want)
@@ -188,7 +188,7 @@ func TestWeightsConcurrentFirstUse(t *testing.T) {
 	done := make(chan []byte)
 	for range 8 {
 		go func() {
-			b, _ := appendWeights(nil, c, "Hello, World")
+			b, _ := AppendWeights(nil, c, "Hello, World")
 			done <- b
 		}()
 	}

@@ -1,9 +1,9 @@
-package sqlserver
+package sqltext
 
-// mysqlReserved is MySQL 8.0's reserved words (information_schema.KEYWORDS
+// Reserved is MySQL 8.0's reserved words (information_schema.KEYWORDS
 // with RESERVED = 1, and INTERSECT, reserved since 8.0.31): words that need
 // quoting to name a table or column there too.
-var mysqlReserved = map[string]bool{
+var Reserved = map[string]bool{
 	"accessible":                    true,
 	"add":                           true,
 	"all":                           true,
