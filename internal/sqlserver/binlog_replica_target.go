@@ -199,7 +199,8 @@ func (x *replicaTxn) end() {
 // Columns reads the table's columns from the catalog (information_schema
 // order and types).
 func (t *replicaTarget) Columns(ctx context.Context, db, table string) ([]replica.Column, error) {
-	sess := t.srv.NewSession()
+	sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), t.srv.storage)
+	sess.cluster = &t.srv.cluster
 	sctx := sql.NewContext(ctx, sql.WithSession(sess))
 	q := "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " + sqlString(db) +
 		" AND TABLE_NAME = " + sqlString(table) + " ORDER BY ORDINAL_POSITION"
