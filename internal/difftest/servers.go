@@ -86,6 +86,13 @@ func StartMiraj(t testing.TB, ctx context.Context, work, bin string) int {
 // sql_mode is MySQL 8's default, which is what Miraj follows.
 func StartMariaDB(t testing.TB, ctx context.Context, mariadbd, work string) int {
 	t.Helper()
+	return StartMariaDBArgs(t, ctx, mariadbd, work)
+}
+
+// StartMariaDBArgs is StartMariaDB with more options for mariadbd, given
+// last so that they override the defaults (--log-bin over --skip-log-bin).
+func StartMariaDBArgs(t testing.TB, ctx context.Context, mariadbd, work string, extra ...string) int {
+	t.Helper()
 	dir := filepath.Join(work, "mariadb")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -102,6 +109,7 @@ func StartMariaDB(t testing.TB, ctx context.Context, mariadbd, work string) int 
 		"--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=32M",
 		"--sql-mode=ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
 		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci", "--default-time-zone=+00:00")
+	cmd.Args = append(cmd.Args, extra...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

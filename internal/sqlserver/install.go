@@ -37,6 +37,8 @@ func install() {
 	// registry that answers the live ones from the node), the lock wait
 	// (lockclause.go), causal reads (causal.go).
 	registerClusterVariables()
+	registerBinlogReplicaVariables() // binlog_replica_stmt.go
+	registerReadOnlyVariables()      // binlog_replica_readonly.go
 	registerLockVariables()
 	sql.SystemVariables.AddSystemVariables(causalVariables())
 	// Status variables: made before they are wrapped (go-mysql-server

@@ -226,6 +226,9 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			}
 			return withFlags(&sqltypes.Result{}, false)
 		}
+		if done, err := h.binlogReplicaStatement(ctx, c, q, func(r *sqltypes.Result, _ int) error { return withFlags(r, false) }); done { // binlog_replica_stmt.go
+			return err
+		}
 		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
 			if err != nil {
 				return err
@@ -280,6 +283,9 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 				return err
 			}
 			return withFlags(&sqltypes.Result{}, rest != "")
+		}
+		if done, err := h.binlogReplicaStatement(ctx, c, q, multiResult(q, &rest, withFlags)); done { // binlog_replica_stmt.go
+			return err
 		}
 		if sel, ok, err := h.accountQuery(ctx, c, q); ok {
 			rest = ""
@@ -396,6 +402,9 @@ func (h protocolHandler) admit(ctx context.Context, c *mysql.Conn, q *string) (c
 	if sess != nil {
 		sess.forgetProcParams()
 		sess.delayed = ""
+	}
+	if err := h.readOnlyRefusal(ctx, c, *q, sess); err != nil { // binlog_replica_readonly.go
+		return ctx, admittance{}, err
 	}
 	// A KILL QUERY from before this statement does not end its waits.
 	h.srv.tables.forgetKill(c.ConnectionID)

@@ -83,7 +83,8 @@ type Server struct {
 	// cluster is the replication node once SetCluster made the server
 	// one (cluster.go).
 	cluster clusterRef
-	binlog  *binlogServer // nil: no binary log (binlog_server.go)
+	binlog  *binlogServer      // nil: no binary log (binlog_server.go)
+	replica binlogReplicaState // binary log replica (binlog_replica_stmt.go)
 }
 
 // StateDir returns the folder of the server's own state under root.
@@ -145,6 +146,7 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
 	s.engine.Parser = newParser(s.engine.Parser, &s.cluster)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogReplicaFunctions...)
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
 		st.Close()
@@ -355,6 +357,7 @@ func (s *Server) Run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	bgDone := make(chan error, 1)
 	go func() { bgDone <- s.storage.Run(bg) }()
+	replicaDone := s.runBinlogReplica(bg)
 	go reapIdle(bg, clientsOf, s.log)
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Start() }()
@@ -369,6 +372,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case serveErr = <-serveDone:
 	}
 	stopBG()
+	<-replicaDone
 	<-bgDone
 	s.closeBinlog()
 	if err := s.storage.Close(); err != nil {

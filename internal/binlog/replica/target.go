@@ -1,0 +1,51 @@
+package replica
+
+import "context"
+
+// Target is the server a replica applies to: the SQL layer implements it
+// with an internal session (privileges and read_only do not apply to it).
+type Target interface {
+	// ServerID is @@server_id, which must differ from the source's.
+	ServerID() uint32
+	// Begin starts one group's transaction. While a client holds the
+	// global read lock it waits (calling waiting first), until the lock
+	// is released or ctx ends.
+	Begin(ctx context.Context, waiting func()) (Txn, error)
+	// Columns describes the table's columns in order; a missing table is
+	// an *Error (1146).
+	Columns(ctx context.Context, db, table string) ([]Column, error)
+	// Records returns the position record committed in each database
+	// (Txn.Commit), by database name.
+	Records() map[string][]byte
+	// HasDatabase reports whether the database exists.
+	HasDatabase(db string) bool
+}
+
+// Txn is one group's transaction in the target.
+type Txn interface {
+	// Exec runs one statement in database db (none when empty) under
+	// sqlMode. Its errors are *Error.
+	Exec(ctx context.Context, db, sqlMode, query string) (Result, error)
+	// Commit stores rec in each database of dbs, in the transaction, and
+	// commits it: the rows of a database and its record are committed
+	// together.
+	Commit(ctx context.Context, dbs []string, rec []byte) error
+	// Rollback ends the transaction without its writes.
+	Rollback()
+}
+
+// Result is what a write statement did.
+type Result struct {
+	Affected uint64
+	Matched  uint64 // rows an UPDATE found, changed or not
+}
+
+// Column is one column of a target table.
+type Column struct {
+	Name string
+	// Type is information_schema's COLUMN_TYPE, lower case
+	// ("int unsigned", "enum('a','b')").
+	Type string
+	// Key says the column is part of the primary key.
+	Key bool
+}

@@ -1,0 +1,246 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/binlog/replica"
+)
+
+// replicaTarget applies a binary log replica's groups (§17.13.4) through
+// one internal session, as root: privileges and read_only do not apply
+// to it; the global read lock does, between groups (Begin).
+type replicaTarget struct {
+	srv *Server
+	mu  sync.Mutex // one transaction at a time (the SQL thread, or SET gtid_slave_pos)
+	// sess is made at the first Begin and kept: its variables are
+	// copied once, not per group.
+	sess *Session
+	// ready says miraj.gtid_slave_pos exists.
+	ready bool
+}
+
+// replicaSessionID is the internal session's connection id, outside the
+// range the listener gives clients, for the read-lock gate's bookkeeping.
+const replicaSessionID = 0xFFFFFF00
+
+// objReplicaPosition is the catalog object kind of a replica's position
+// record (replica/record.go), one per database, committed with the rows.
+const objReplicaPosition = "replica_position"
+
+func (t *replicaTarget) ServerID() uint32 {
+	if _, v, ok := sql.SystemVariables.GetGlobal("server_id"); ok {
+		if n, _, err := types.Uint32.Convert(context.Background(), v); err == nil {
+			if id, ok := n.(uint32); ok {
+				return id
+			}
+		}
+	}
+	return 1
+}
+
+func (t *replicaTarget) HasDatabase(db string) bool {
+	_, ok := t.srv.storage.Database(db)
+	return ok
+}
+
+func (t *replicaTarget) Records() map[string][]byte {
+	out := map[string][]byte{}
+	for _, db := range t.srv.storage.Databases() {
+		if o, ok := db.Snapshot().Object(objReplicaPosition, "position"); ok {
+			out[db.Name()] = o.Data
+		}
+	}
+	return out
+}
+
+// session returns the internal session, made once.
+func (t *replicaTarget) session() *Session {
+	if t.sess == nil {
+		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, replicaSessionID), t.srv.storage)
+		sess.readLock = t.srv.readLock
+		sess.tables = t.srv.tables
+		sess.cluster = &t.srv.cluster
+		t.sess = sess
+		ctx := sql.NewContext(context.Background(), sql.WithSession(sess))
+		sess.SetSessionVariable(ctx, "autocommit", int8(0))
+		sess.SetSessionVariable(ctx, "time_zone", "+00:00")
+		sess.SetSessionVariable(ctx, "foreign_key_checks", int8(0))
+	}
+	return t.sess
+}
+
+func (t *replicaTarget) Begin(ctx context.Context, waiting func()) (replica.Txn, error) {
+	t.mu.Lock()
+	sess := t.session()
+	if t.srv.readLock.holders.Load() > 0 && waiting != nil {
+		waiting()
+	}
+	entered, err := t.srv.readLock.enter(ctx, replicaSessionID)
+	if err != nil {
+		t.mu.Unlock()
+		return nil, replicaError(err)
+	}
+	tx := &replicaTxn{t: t, sess: sess, entered: entered}
+	if !t.ready {
+		for _, q := range replica.PositionTableDDL {
+			if _, err := tx.Exec(ctx, "", "", q); err != nil {
+				tx.Rollback()
+				return nil, err
+			}
+		}
+		t.ready = true
+	}
+	return tx, nil
+}
+
+// replicaTxn is one group's transaction in the internal session. Its
+// statements run admitted: the group was admitted by the read-lock gate
+// as a whole.
+type replicaTxn struct {
+	t       *replicaTarget
+	sess    *Session
+	entered bool
+	mode    string
+	ended   bool
+}
+
+func (x *replicaTxn) context(ctx context.Context) *sql.Context {
+	return sql.NewContext(admitted(ctx), sql.WithSession(x.sess))
+}
+
+func (x *replicaTxn) Exec(ctx context.Context, db, sqlMode, q string) (replica.Result, error) {
+	sctx := x.context(ctx)
+	if db != "" && !x.t.HasDatabase(db) {
+		// A DDL logged in a database that is gone (DROP DATABASE of the
+		// current one, then CREATE DATABASE): run it in none.
+		db = ""
+	}
+	x.sess.SetCurrentDatabase(db)
+	if sqlMode != x.mode {
+		if err := x.sess.SetSessionVariable(sctx, "sql_mode", sqlMode); err != nil {
+			return replica.Result{}, replicaError(err)
+		}
+		x.mode = sqlMode
+	}
+	_, iter, _, err := x.t.srv.engine.Query(sctx, q)
+	if err != nil {
+		return replica.Result{}, replicaErrorOf(err, q, db)
+	}
+	rows, err := sql.RowIterToRows(sctx, iter)
+	if err != nil {
+		return replica.Result{}, replicaErrorOf(err, q, db)
+	}
+	var res replica.Result
+	if len(rows) == 1 && len(rows[0]) == 1 {
+		if ok, isOK := rows[0][0].(types.OkResult); isOK {
+			res.Affected = ok.RowsAffected
+			res.Matched = ok.RowsAffected
+			if ui, isUI := ok.Info.(plan.UpdateInfo); isUI {
+				res.Matched = uint64(ui.Matched)
+			}
+		}
+	}
+	return res, nil
+}
+
+func (x *replicaTxn) Commit(ctx context.Context, dbs []string, rec []byte) error {
+	defer x.end()
+	sctx := x.context(ctx)
+	for _, name := range dbs {
+		db, ok := x.t.srv.storage.Database(name)
+		if !ok {
+			continue
+		}
+		if err := x.sess.storageTx(db).PutObject(objReplicaPosition, "position", rec); err != nil {
+			x.sess.Rollback(sctx, nil)
+			return replicaError(err)
+		}
+	}
+	if err := x.sess.CommitTransaction(sctx, sctx.GetTransaction()); err != nil {
+		x.sess.Rollback(sctx, nil)
+		sctx.SetTransaction(nil)
+		return replicaError(err)
+	}
+	sctx.SetTransaction(nil)
+	return nil
+}
+
+func (x *replicaTxn) Rollback() {
+	if x.ended {
+		return
+	}
+	sctx := x.context(context.Background())
+	x.sess.Rollback(sctx, nil)
+	sctx.SetTransaction(nil)
+	x.end()
+}
+
+func (x *replicaTxn) end() {
+	if x.ended {
+		return
+	}
+	x.ended = true
+	if x.entered {
+		x.t.srv.readLock.exit()
+	}
+	x.t.mu.Unlock()
+}
+
+// Columns reads the table's columns from the catalog (information_schema
+// order and types).
+func (t *replicaTarget) Columns(ctx context.Context, db, table string) ([]replica.Column, error) {
+	sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), t.srv.storage)
+	sess.cluster = &t.srv.cluster
+	sctx := sql.NewContext(ctx, sql.WithSession(sess))
+	q := "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " + sqlString(db) +
+		" AND TABLE_NAME = " + sqlString(table) + " ORDER BY ORDINAL_POSITION"
+	_, iter, _, err := t.srv.engine.Query(sctx, q)
+	if err != nil {
+		return nil, replicaError(err)
+	}
+	rows, err := sql.RowIterToRows(sctx, iter)
+	sess.Rollback(sctx, nil)
+	if err != nil {
+		return nil, replicaError(err)
+	}
+	if len(rows) == 0 {
+		return nil, &replica.Error{Code: mysql.ERNoSuchTable, State: "42S02", Message: fmt.Sprintf("Table '%s.%s' doesn't exist", db, table)}
+	}
+	cols := make([]replica.Column, len(rows))
+	for i, r := range rows {
+		cols[i] = replica.Column{Name: fmt.Sprint(r[0]), Type: strings.ToLower(fmt.Sprint(r[1])), Key: fmt.Sprint(r[2]) == "PRI"}
+	}
+	return cols, nil
+}
+
+// replicaErrorOf is err as the client running q in db would get it.
+func replicaErrorOf(err error, q, db string) error {
+	var se *mysql.SQLError
+	if !errors.As(err, &se) {
+		se = sql.CastSQLError(toSQLError(err))
+	}
+	if m := wrappedSQLError.FindStringSubmatch(se.Message); se.Num == mysql.ERUnknownError && m != nil {
+		code, _ := strconv.Atoi(m[2])
+		return &replica.Error{Code: uint16(code), State: m[3], Message: m[1]}
+	}
+	fixed := mysqlError(se, msgContext{query: q, db: db})
+	return &replica.Error{Code: uint16(fixed.Num), State: fixed.State, Message: fixed.Message}
+}
+
+func replicaError(err error) error {
+	var re *replica.Error
+	if errors.As(err, &re) {
+		return re
+	}
+	return replicaErrorOf(err, "", "")
+}
