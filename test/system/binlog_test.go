@@ -49,33 +49,6 @@ func openMariaDB(t *testing.T, port int) *sql.DB {
 	return d
 }
 
-// slaveStatus is SHOW SLAVE STATUS as column → value.
-func slaveStatus(t *testing.T, db *sql.DB) map[string]string {
-	t.Helper()
-	rows, err := db.Query("SHOW SLAVE STATUS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	out := map[string]string{}
-	if !rows.Next() {
-		return out
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range cols {
-		out[c] = vals[i].String
-	}
-	return out
-}
-
 // replicaCaughtUp waits until the replica has applied everything Miraj logged,
 // failing at once on a replication error.
 func replicaCaughtUp(t *testing.T, miraj, replica *sql.DB) {
@@ -99,10 +72,10 @@ func replicaCaughtUp(t *testing.T, miraj, replica *sql.DB) {
 	}
 }
 
-// sameRows compares the tables row by row, in primary key order, each
+// sameTables compares the tables row by row, in primary key order, each
 // value as the client reads it. (CHECKSUM TABLE cannot be compared: Miraj's
 // is its own sum, not MariaDB's, checksum.go.)
-func sameRows(t *testing.T, miraj, replica *sql.DB, tables ...string) {
+func sameTables(t *testing.T, miraj, replica *sql.DB, tables ...string) {
 	t.Helper()
 	for _, tb := range tables {
 		q := "SELECT * FROM " + tb + " ORDER BY 1"
@@ -170,7 +143,7 @@ func TestBinlogMariaDBReplica(t *testing.T) {
 		mirajPort))
 	mustExec(t, replica, "START SLAVE")
 	replicaCaughtUp(t, miraj, replica)
-	sameRows(t, miraj, replica, "shop.types", "shop.items")
+	sameTables(t, miraj, replica, "shop.types", "shop.items")
 
 	// The connection serving the replica, and the replica itself, are shown.
 	if pl := queryString(t, miraj, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'"); pl != "1;" {
@@ -196,7 +169,7 @@ func TestBinlogMariaDBReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	replicaCaughtUp(t, miraj, replica)
-	sameRows(t, miraj, replica, "shop.types", "shop.items", "shop.orders")
+	sameTables(t, miraj, replica, "shop.types", "shop.items", "shop.orders")
 
 	// STOP SLAVE, writes meanwhile, START SLAVE: it resumes where it was.
 	mustExec(t, replica, "STOP SLAVE")
@@ -205,7 +178,7 @@ func TestBinlogMariaDBReplica(t *testing.T) {
 	}
 	mustExec(t, replica, "START SLAVE")
 	replicaCaughtUp(t, miraj, replica)
-	sameRows(t, miraj, replica, "shop.orders")
+	sameTables(t, miraj, replica, "shop.orders")
 
 	// Rotation: by FLUSH BINARY LOGS and by size (16 KiB files).
 	before := queryString(t, miraj, "SHOW MASTER STATUS")
@@ -218,7 +191,7 @@ func TestBinlogMariaDBReplica(t *testing.T) {
 		t.Fatalf("no rotation: %s then %s", before, after)
 	}
 	replicaCaughtUp(t, miraj, replica)
-	sameRows(t, miraj, replica, "shop.orders")
+	sameTables(t, miraj, replica, "shop.orders")
 
 	// kill -9 of Miraj: the replica reconnects to the restarted server and
 	// goes on with no gap and no duplicate (a duplicate row would stop it
@@ -231,7 +204,7 @@ func TestBinlogMariaDBReplica(t *testing.T) {
 	}
 	mustExec(t, miraj, "DELETE FROM shop.orders WHERE id BETWEEN 300 AND 309")
 	replicaCaughtUp(t, miraj, replica)
-	sameRows(t, miraj, replica, "shop.types", "shop.items", "shop.orders")
+	sameTables(t, miraj, replica, "shop.types", "shop.items", "shop.orders")
 	if st := slaveStatus(t, replica); st["Slave_SQL_Running"] != "Yes" || st["Slave_IO_Running"] != "Yes" {
 		t.Fatalf("replica threads after the restart: %v", st)
 	}
