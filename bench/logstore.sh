@@ -29,6 +29,11 @@ BENCH_OUT=${BENCH_OUT:-$REPO/bench/results/logstore-latest.md}
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 disk_mib() { du -sm "$1" 2>/dev/null | awk '{ print $1 }'; }
+# heap_mib ID: the Go heap in use of a node (its /metrics, the runtime.s
+# count): RSS also holds pages the runtime has not returned to the system.
+heap_mib() {
+	curl -s "http://127.0.0.1:${HPORT[$1]}/metrics" | awk '$1 == "go_memstats_heap_inuse_bytes" { printf "%.0f", $2 / 1048576 }'
+}
 
 main() {
 	ensure_packages sysbench mariadb
@@ -38,15 +43,18 @@ main() {
 	(cd "$REPO" && go build -o "$WORK/bin/" ./cmd/miraj-server ./cmd/miraj-cluster-pki)
 	make_cluster n1 n2 n3
 	sed -i "s/^advertise = .*/&\nkind = \"log-store\"/" "$WORK/n3/cluster.toml"
-	start_node n1
+	declare -gA HPORT
+	local id
+	for id in n1 n2 n3; do free_port "HPORT[$id]"; done
+	start_node n1 --http "127.0.0.1:${HPORT[n1]}"
 	designate_primary
-	start_node n2
-	start_node n3
+	start_node n2 --http "127.0.0.1:${HPORT[n2]}"
+	start_node n3 --http "127.0.0.1:${HPORT[n3]}"
 	log "loading ${BENCH_TABLES}x${BENCH_ROWS} rows"
 	prepare_db "${CPORT[n1]}" sbtest "$BENCH_TABLES" "$BENCH_ROWS" 2
 	wait_until 600 miraj_caught_up sbtest n2 || die "n2 did not catch up after the load"
 	sleep 5
-	local id t0=() t1=() logf=$WORK/sysbench.log
+	local t0=() t1=() logf=$WORK/sysbench.log
 	for id in n1 n2 n3; do t0+=("$(cpu_ticks "${NPID[$id]}")"); done
 	sb "${CPORT[n1]}" sbtest
 	log "oltp_write_only, $BENCH_THREADS threads, ${BENCH_TIME}s"
@@ -55,6 +63,7 @@ main() {
 	wait_until 300 miraj_caught_up sbtest n2 || note "n2 had not caught up 300 s after the load"
 	sleep 2
 	for id in n1 n2 n3; do t1+=("$(cpu_ticks "${NPID[$id]}")"); done
+	sleep 10 # the runtime's GC cycles after the load
 	sysbench_stats "$logf"
 	local txns=$SB_TXNS hz
 	hz=$(getconf CLK_TCK)
@@ -63,14 +72,14 @@ main() {
 		echo
 		echo "oltp_write_only on n1, $BENCH_THREADS threads, ${BENCH_TIME}s, ${BENCH_TABLES}x${BENCH_ROWS} rows: $SB_TPS tps, $txns transactions."
 		echo
-		echo "| node | kind | CPU per committed transaction | resident memory (VmRSS) | peak (VmHWM) | data directory on disk |"
-		echo "|---|---|--:|--:|--:|--:|"
+		echo "| node | kind | CPU per committed transaction | Go heap in use | resident memory (VmRSS) | peak (VmHWM) | data directory on disk |"
+		echo "|---|---|--:|--:|--:|--:|--:|"
 		local i=0 kind
 		for id in n1 n2 n3; do
 			kind=primary
 			[[ $id == n2 ]] && kind="full secondary"
 			[[ $id == n3 ]] && kind="log-store node"
-			echo "| $id | $kind | $(awk -v a="${t0[i]}" -v b="${t1[i]}" -v hz="$hz" -v n="$txns" 'BEGIN { printf "%.3f ms", (b - a) / hz * 1000 / n }') | $(mib_of "${NPID[$id]}" VmRSS) MiB | $(mib_of "${NPID[$id]}" VmHWM) MiB | $(disk_mib "$WORK/data-$id") MiB |"
+			echo "| $id | $kind | $(awk -v a="${t0[i]}" -v b="${t1[i]}" -v hz="$hz" -v n="$txns" 'BEGIN { printf "%.3f ms", (b - a) / hz * 1000 / n }') | $(heap_mib "$id") MiB | $(mib_of "${NPID[$id]}" VmRSS) MiB | $(mib_of "${NPID[$id]}" VmHWM) MiB | $(disk_mib "$WORK/data-$id") MiB |"
 			i=$((i + 1))
 		done
 		echo
