@@ -89,7 +89,11 @@ var adminCases = []adminCase{
 	{name: "set persist", stmt: "SET PERSIST max_connections = 7", denied: "ro", want: need("SUPER or SYSTEM_VARIABLES_ADMIN"),
 		allowed: "sysvar", standalone: notRefused, secondary: notRefused, state: "SELECT @@global.max_connections"},
 	{name: "read_only", stmt: "SET GLOBAL read_only = 1", denied: "ro", want: need("SUPER or SYSTEM_VARIABLES_ADMIN"),
-		allowed: "sysvar", standalone: notRefused, secondary: notRefused, state: "SELECT @@global.read_only"},
+		// Standalone, read_only is a setting (it refuses client writes:
+		// docs/binlog-replica.md); setting the value it has passes the
+		// same checks and leaves the server writable for the next cases.
+		// On a cluster node it is the node's role and cannot be set.
+		allowed: "sysvar", allowedStmt: "SET GLOBAL read_only = 0", standalone: succeeds, secondary: notRefused, state: "SELECT @@global.read_only"},
 	{name: "cluster status", stmt: "SHOW CLUSTER STATUS", denied: "ro", want: need("PROCESS, REPLICATION CLIENT"),
 		allowed: "monitor", standalone: succeeds, secondary: succeeds},
 	{name: "cluster status by PROCESS", stmt: "SHOW CLUSTER STATUS", denied: "granter", want: need("PROCESS, REPLICATION CLIENT"),
