@@ -59,8 +59,8 @@ main() {
 		die "sysbench run failed: $(tail -n 5 "$WORK/sysbench.log")"
 	sysbench_stats "$WORK/sysbench.log"
 	POS=$(var_of "$SRC" gtid_binlog_pos)
-	GROUPS=$(groups_in "$POS")
-	log "backlog: $GROUPS groups, source at $POS (sysbench $SB_TPS tps)"
+	BACKLOG_GROUPS=$(groups_in "$POS")
+	log "backlog: $BACKLOG_GROUPS groups, source at $POS (sysbench $SB_TPS tps)"
 
 	# Miraj.
 	start_miraj miraj-replica
@@ -71,8 +71,8 @@ main() {
 	t1=$(date +%s.%N)
 	[[ $r == 0 ]] || die "Miraj did not catch up: $(sql "$mp" -e 'SHOW SLAVE STATUS\G' | grep -E 'Running|Error')"
 	MIRAJ_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-	MIRAJ_RATE=$(awk -v n="$GROUPS" -v s="$MIRAJ_SECS" 'BEGIN { printf "%.0f", n / s }')
-	log "Miraj applied $GROUPS groups in ${MIRAJ_SECS}s: $MIRAJ_RATE groups/s"
+	MIRAJ_RATE=$(awk -v n="$BACKLOG_GROUPS" -v s="$MIRAJ_SECS" 'BEGIN { printf "%.0f", n / s }')
+	log "Miraj applied $BACKLOG_GROUPS groups in ${MIRAJ_SECS}s: $MIRAJ_RATE groups/s"
 	stop_pid "$MIRAJ_PID"
 
 	# MariaDB, one SQL thread.
@@ -85,14 +85,14 @@ main() {
 	t1=$(date +%s.%N)
 	[[ $r == 0 ]] || die "the MariaDB replica did not catch up"
 	MDB_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-	MDB_RATE=$(awk -v n="$GROUPS" -v s="$MDB_SECS" 'BEGIN { printf "%.0f", n / s }')
-	log "MariaDB applied $GROUPS groups in ${MDB_SECS}s: $MDB_RATE groups/s"
+	MDB_RATE=$(awk -v n="$BACKLOG_GROUPS" -v s="$MDB_SECS" 'BEGIN { printf "%.0f", n / s }')
+	log "MariaDB applied $BACKLOG_GROUPS groups in ${MDB_SECS}s: $MDB_RATE groups/s"
 
 	{
 		echo "# Binary log replica: apply rate, Miraj vs MariaDB"
 		echo
 		echo "Run $(date -u +%Y-%m-%dT%H:%MZ), miraj-server $MIRAJ_BUILT, $(mariadbd --version | awk '{print $3}'), $(nproc) cores."
-		echo "Backlog: sysbench oltp_write_only, ${BENCH_TIME}s, $BENCH_TABLES tables × $BENCH_ROWS rows, $BENCH_THREADS threads: $GROUPS groups."
+		echo "Backlog: sysbench oltp_write_only, ${BENCH_TIME}s, $BENCH_TABLES tables × $BENCH_ROWS rows, $BENCH_THREADS threads: $BACKLOG_GROUPS groups."
 		echo
 		echo "| replica | catch-up (s) | groups/s |"
 		echo "| --- | ---: | ---: |"
