@@ -60,10 +60,10 @@ func (c *Core) copyElsewhere(l *linkState, f *peerFollower, db DBInfo, d Start) 
 // that it needs a copy from a node with tables: it follows the primary
 // (until a probe finds its upstream following again).
 func (c *Core) copyRefused(l *linkState, m CopyElsewhereMsg) {
-	c.closeLink(l)
-	if c.follow.viaUpstream || strings.EqualFold(l.addr, c.cfg.Upstream) {
+	if c.follow.viaUpstream {
 		c.follow.upstreamFailed = true
 	}
+	c.closeLink(l)
 	c.lastError = m.Reason
 	c.follow.needCopy = strings.ToLower(m.DB)
 	c.eventf(slog.LevelWarn, "Cluster: %s: %s", l.peerName(), m.Reason)

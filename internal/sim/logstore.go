@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -83,7 +82,7 @@ func (n *node) logStoreOp(op repl.Op) {
 			n.unapplied = append(n.unapplied, op) // Apply does nothing; the core hears Applied
 		}
 	case repl.OpLogBegin:
-		if op.Quarantine && n.ls.Has(op.DB) && !n.logStoreAside(op.DB, op.Common, "the upstream begins it again: "+op.Reason) {
+		if op.Quarantine && n.ls.Has(op.DB) && !n.setAside(op.DB, op.Common, "the upstream begins it again: "+op.Reason) {
 			return
 		}
 		err := n.ls.Begin(op.DB, op.BaseID, op.Hist, op.At, false, 0, op.Reason)
@@ -94,24 +93,6 @@ func (n *node) logStoreOp(op repl.Op) {
 			w.violate("log store", fmt.Sprintf("%s: beginning %s: %v", n.id, op.DB, err))
 		}
 		n.core.LogBegun(op.Link, op.DB, err)
-	case repl.OpDrop:
-		switch {
-		case !n.ls.Has(op.DB):
-		case op.Quarantine:
-			if !n.logStoreAside(op.DB, 0, "the primary does not have this database") {
-				return
-			}
-		default:
-			if err := n.ls.Drop(op.DB); err != nil {
-				if n.diskFailed(err) {
-					return
-				}
-				w.violate("drop", err.Error())
-			}
-		}
-		n.core.OpDone(op.Link, op.DB, nil)
-	case repl.OpAccounts:
-		n.core.OpDone(op.Link, op.DB, nil)
 	default:
 		w.violate("log store", fmt.Sprintf("%s: a log-store node was asked for storage operation %d on %s", n.id, op.Kind, op.DB))
 		switch op.Kind {
@@ -121,6 +102,16 @@ func (n *node) logStoreOp(op repl.Op) {
 			n.core.SeedInstalled(op.Link, op.DB, 0, op.At, repl.ErrLogStore)
 		}
 	}
+}
+
+// setAside sets the node's database name aside in quarantine (what
+// diverges begins at from); false if the node crashed doing it.
+func (n *node) setAside(name string, from journal.LSN, reason string) bool {
+	if n.ls != nil {
+		return n.logStoreAside(name, from, reason)
+	}
+	db, _ := n.eng.Database(name)
+	return n.quarantine(db, from, reason)
 }
 
 // logStoreAside sets db aside, noting the transactions it holds as in
@@ -163,23 +154,9 @@ func (n *node) eachLogTx(info repl.DBInfo, fn func(k txKey, end journal.LSN)) er
 		return err
 	}
 	base := fmt.Sprintf("%x", info.BaseID)
-	txStart, partial := 0, info.Retained > 0
-	for pos := 0; pos < len(data); {
-		typ, _, size, ok := journal.DecodeFrame(data[pos:])
-		if !ok {
-			return fmt.Errorf("bad frame at %d", info.Retained+journal.LSN(pos))
-		}
-		pos += size
-		if typ.Ends() {
-			if !partial {
-				lsn := info.Retained + journal.LSN(txStart)
-				h := sha256.Sum256(data[txStart:pos])
-				fn(txKey{base: base, lsn: lsn, epoch: epochAt(info.Hist, lsn), sum: fmt.Sprintf("%x", h[:8])}, info.Retained+journal.LSN(pos))
-			}
-			txStart, partial = pos, false
-		}
-	}
-	return nil
+	return eachTxIn(data, info.Retained, info.Retained > 0, func(lsn, end journal.LSN, sum string) {
+		fn(txKey{base: base, lsn: lsn, epoch: epochAt(info.Hist, lsn), sum: sum}, end)
+	})
 }
 
 // checkLogStore runs the checkers of a log-store node (full: those that

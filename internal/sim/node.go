@@ -463,7 +463,7 @@ func (n *node) doOp(op repl.Op) {
 	}
 	if n.ls != nil {
 		switch op.Kind {
-		case repl.OpAppend, repl.OpLogBegin, repl.OpDrop, repl.OpAccounts, repl.OpSeedBegin, repl.OpSeedChunk, repl.OpSeedInstall, repl.OpSeedAbort:
+		case repl.OpAppend, repl.OpLogBegin, repl.OpSeedBegin, repl.OpSeedChunk, repl.OpSeedInstall, repl.OpSeedAbort:
 			n.logStoreOp(op)
 			return
 		}
@@ -529,11 +529,10 @@ func (n *node) doOp(op repl.Op) {
 	case repl.OpSeedAbort:
 		delete(n.seeds, strings.ToLower(op.DB))
 	case repl.OpDrop:
-		db, ok := n.eng.Database(op.DB)
 		switch {
-		case !ok:
+		case !n.replica.Has(op.DB):
 		case op.Quarantine:
-			if !n.quarantine(db, 0, "the primary does not have this database") {
+			if !n.setAside(op.DB, 0, "the primary does not have this database") {
 				return
 			}
 		default:

@@ -537,6 +537,13 @@ func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn, end journal.LSN, 
 	if err != nil {
 		return err
 	}
+	return eachTxIn(data, from, partial, fn)
+}
+
+// eachTxIn calls fn for each transaction that ends in data, the journal's
+// bytes from LSN from (the first one left out when partial: the bytes
+// start inside it), with a digest of its frames.
+func eachTxIn(data []byte, from journal.LSN, partial bool, fn func(lsn, end journal.LSN, sum string)) error {
 	txStart := 0
 	for pos := 0; pos < len(data); {
 		typ, _, size, ok := journal.DecodeFrame(data[pos:])
