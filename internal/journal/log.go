@@ -88,6 +88,11 @@ type Options struct {
 	// The simulator commits from it what a client answered with the last
 	// group would.
 	DuringGather func()
+	// KeepOpen keeps, at Open, the whole frames after the last commit
+	// or abort frame (a transaction still open: one streamed before its
+	// commit, or a replica's still in reception), cutting only a torn
+	// frame; without it they are cut too.
+	KeepOpen bool
 }
 
 // WriteMode is how a log writes its current segment.
@@ -364,6 +369,11 @@ func (l *Log) recover(segs []LSN) (LSN, []LSN, error) {
 				committed = framesEnd
 			}
 		}
+	}
+	if l.opts.KeepOpen && framesEnd > committed {
+		l.log.Info("journal: frames of open transactions kept after the last commit marker",
+			"dir", l.opts.Dir, "lsn", committed, "bytes", framesEnd-committed)
+		committed = framesEnd
 	}
 	k := segmentHolding(segs, committed)
 	if framesEnd > committed {

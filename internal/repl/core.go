@@ -198,7 +198,15 @@ type DBInfo struct {
 	Retained journal.LSN
 	// Durable: the end of what the journal has fsync'd.
 	Durable journal.LSN
+	// Streamed: on a primary, the end of its last frames of a
+	// transaction streamed before its commit (storage/stream.go), past
+	// Applied while one runs; 0 otherwise.
+	Streamed journal.LSN
 }
+
+// Serves is the end of what a primary serves of the database: its
+// applied transactions and the frames streamed since.
+func (d DBInfo) Serves() journal.LSN { return max(d.Applied, d.Streamed) }
 
 // Log is the core's read-only view of the node's journals.
 type Log interface {

@@ -239,7 +239,7 @@ func (c *Core) followerBehind(f *peerFollower) bool {
 		if !ok || !p.decided || !bytes.Equal(p.baseID, db.BaseID) {
 			return true
 		}
-		if !p.seeding && p.sent < db.Applied && !(p.sent > p.written && int(p.sent-p.written) >= c.cfg.Window) {
+		if !p.seeding && p.sent < db.Serves() && !(p.sent > p.written && int(p.sent-p.written) >= c.cfg.Window) {
 			return true
 		}
 	}
@@ -317,7 +317,7 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 			if ok {
 				pos = Position{Name: p.name, BaseID: p.baseID, Hist: p.hist, LSN: uint64(p.sent)}
 			}
-			d := DecideStart(DBView{BaseID: db.BaseID, Hist: db.Hist, End: db.Applied, Retained: db.Retained}, pos)
+			d := DecideStart(DBView{BaseID: db.BaseID, Hist: db.Hist, End: db.Serves(), Retained: db.Retained}, pos)
 			if d.Kind == StartSeed {
 				switch {
 				case f.logStore:
@@ -337,7 +337,7 @@ func (c *Core) serveFollower(l *linkState, f *peerFollower) {
 		if p.seeding {
 			continue // the copy first
 		}
-		for round := 0; p.sent < db.Applied && round < c.cfg.RoundBytes; {
+		for round := 0; p.sent < db.Serves() && round < c.cfg.RoundBytes; {
 			if p.sent > p.written && int(p.sent-p.written) >= c.cfg.Window {
 				break // the follower's database is behind: wait for its acks
 			}

@@ -558,7 +558,7 @@ func DBInfoOf(db *storage.DB) DBInfo { return dbInfo(db) }
 func dbInfo(db *storage.DB) DBInfo {
 	h, end := db.ReceivedHistory()
 	return DBInfo{Name: db.Name(), BaseID: db.Latest().BaseID(), Hist: db.History(), Applied: db.LSN(),
-		RecvHist: h, End: end, Retained: db.Journal().Start(), Durable: db.Journal().Durable()}
+		RecvHist: h, End: end, Retained: db.Journal().Start(), Durable: db.Journal().Durable(), Streamed: db.StreamEnd()}
 }
 
 func (l engineLog) Databases() []DBInfo {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,9 +27,22 @@ import (
 //	per object: frame OpPutObject
 //	frame FrameCommit  (a file without it is incomplete and ignored)
 //
+// A checkpoint taken while transactions are open (stream.go) says how
+// many in its header (a third uvarint; older files have none) and carries
+// their frames after the catalog, so that whoever loads it resumes them:
+//
+//	per run of one open transaction's frames (in journal order, so the
+//	transactions' runs interleave):
+//	    frame ckptOpen  uvarint id, uvarint first LSN
+//	    its change frames
+//	frame FrameCommit
+//
 // It is written to a temporary file, fsync'd, then renamed: a checkpoint
 // file either exists whole or not at all.
-const ckptHeader journal.FrameType = 2
+const (
+	ckptHeader journal.FrameType = 2
+	ckptOpen   journal.FrameType = 3
+)
 
 const ckptSuffix = ".ckpt"
 
@@ -86,8 +100,9 @@ func listCheckpoints(fs vfs.FS, dir string) ([]ckptName, error) {
 	return out, nil
 }
 
-// writeCheckpoint writes the catalog at lsn into dir and returns the file's path.
-func writeCheckpoint(fs vfs.FS, dir string, cat *Catalog, lsn journal.LSN) (string, error) {
+// writeCheckpoint writes the catalog at lsn, and the transactions open
+// there (open writes their frames), into dir and returns the file's path.
+func writeCheckpoint(fs vfs.FS, dir string, cat *Catalog, lsn journal.LSN, open openWriter) (string, error) {
 	final := filepath.Join(dir, fmt.Sprintf("checkpoint-%020d-%020d%s", uint64(lsn), cat.seq, ckptSuffix))
 	tmp := final + ".tmp"
 	f, err := fs.Create(tmp, 0o644)
@@ -96,7 +111,7 @@ func writeCheckpoint(fs vfs.FS, dir string, cat *Catalog, lsn journal.LSN) (stri
 	}
 	defer fs.Remove(tmp)
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err := writeCatalog(w, cat, lsn); err != nil {
+	if err := writeCatalog(w, cat, lsn, open); err != nil {
 		f.Close()
 		return "", fmt.Errorf("checkpoint %s: %w", tmp, err)
 	}
@@ -120,8 +135,16 @@ func writeCheckpoint(fs vfs.FS, dir string, cat *Catalog, lsn journal.LSN) (stri
 	return final, nil
 }
 
-// writeCatalog writes the frames of a checkpoint of cat at lsn to w.
-func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
+// openWriter writes the section of a checkpoint's open transactions
+// (stream.go): n of them; nil or n 0 for none.
+type openWriter struct {
+	n     int
+	write func(w io.Writer) error
+}
+
+// writeCatalog writes the frames of a checkpoint of cat at lsn to w, then
+// those of the transactions open at lsn.
+func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN, open openWriter) error {
 	var buf []byte
 	flush := func(force bool) error {
 		if len(buf) >= 1<<20 || force {
@@ -134,6 +157,9 @@ func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
 	var hdr []byte
 	hdr = appendUvarint(hdr, uint64(lsn))
 	hdr = appendUvarint(hdr, cat.seq)
+	if open.n > 0 {
+		hdr = appendUvarint(hdr, uint64(open.n))
+	}
 	buf = journal.AppendFrame(buf, ckptHeader, hdr)
 	buf = AppendOp(buf, &Op{Kind: OpDatabase, BaseID: cat.baseID, Data: cat.options})
 	for _, m := range cat.history {
@@ -157,7 +183,14 @@ func writeCatalog(w io.Writer, cat *Catalog, lsn journal.LSN) error {
 		buf = AppendOp(buf, &Op{Kind: OpPutObject, ObjKind: o.Kind, ObjName: o.Name, Data: o.Data})
 	}
 	buf = journal.AppendFrame(buf, journal.FrameCommit, nil)
-	return flush(true)
+	if err := flush(true); err != nil || open.n == 0 {
+		return err
+	}
+	if err := open.write(w); err != nil {
+		return err
+	}
+	_, err := w.Write(journal.AppendFrame(nil, journal.FrameCommit, nil))
+	return err
 }
 
 func sortedKeys(m map[string]*Object) []string {
@@ -213,48 +246,101 @@ func (fr *frameReader) next() (typ journal.FrameType, payload []byte, ok bool, e
 // readCheckpoint rebuilds the catalog stored in a checkpoint file, reading
 // it as a stream (a checkpoint can be as large as the database).
 func readCheckpoint(fs vfs.FS, path string, bind Binder) (*Catalog, journal.LSN, error) {
+	cat, lsn, _, err := readCheckpointFile(fs, path, bind)
+	return cat, lsn, err
+}
+
+// readCheckpointFile is readCheckpoint that also returns the transactions
+// open at the checkpoint's LSN, with their changes before it.
+func readCheckpointFile(fs vfs.FS, path string, bind Binder) (*Catalog, journal.LSN, []openTxn, error) {
 	f, err := fs.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	defer f.Close()
 	fr := &frameReader{r: bufio.NewReaderSize(f, 1<<20)}
 	typ, payload, ok, err := fr.next()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !ok || typ != ckptHeader {
-		return nil, 0, fmt.Errorf("%s at offset 0: %w: bad header", path, errIncomplete)
+		return nil, 0, nil, fmt.Errorf("%s at offset 0: %w: bad header", path, errIncomplete)
 	}
 	d := &decoder{b: payload}
 	lsn, seq := d.uvarint(), d.uvarint()
+	nOpen := uint64(0)
+	if len(d.b) > 0 {
+		nOpen = d.uvarint()
+	}
 	if d.err != nil {
-		return nil, 0, fmt.Errorf("%s: header: %w", path, d.err)
+		return nil, 0, nil, fmt.Errorf("%s: header: %w", path, d.err)
 	}
 	if seq > verMask {
-		return nil, 0, fmt.Errorf("%s: header: commit sequence %d past the largest, %d", path, seq, uint64(verMask))
+		return nil, 0, nil, fmt.Errorf("%s: header: commit sequence %d past the largest, %d", path, seq, uint64(verMask))
 	}
 	a := newApplier(newCatalog(), seq, bind)
 	for {
 		at := fr.off
 		typ, payload, ok, err := fr.next()
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, at, err)
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w", path, at, err)
 		}
 		if !ok {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w: bad frame", path, at, errIncomplete)
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w: bad frame", path, at, errIncomplete)
 		}
 		if typ == journal.FrameCommit {
 			break
 		}
 		op, err := DecodeOp(OpKind(typ), payload)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, at, err)
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w", path, at, err)
 		}
 		if err := a.apply(op); err != nil {
-			return nil, 0, fmt.Errorf("%s at offset %d: %w", path, at, err)
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w", path, at, err)
 		}
 	}
 	a.cat.seq = seq
-	return a.cat, journal.LSN(lsn), nil
+	var open []openTxn
+	cur := 0
+	for nOpen > 0 {
+		at := fr.off
+		typ, payload, ok, err := fr.next()
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w", path, at, err)
+		}
+		if !ok {
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w: bad frame among the open transactions", path, at, errIncomplete)
+		}
+		switch {
+		case typ == journal.FrameCommit:
+			if len(open) != int(nOpen) {
+				return nil, 0, nil, fmt.Errorf("%s at offset %d: %w: %d open transactions of %d", path, at, errIncomplete, len(open), nOpen)
+			}
+			nOpen = 0
+		case typ == ckptOpen:
+			d := &decoder{b: payload}
+			txn, start := d.uvarint(), d.uvarint()
+			if d.err != nil {
+				return nil, 0, nil, fmt.Errorf("%s at offset %d: open transaction: %w", path, at, d.err)
+			}
+			// A transaction's frames come in runs, each after a
+			// header: those of the open transactions interleave.
+			k := slices.IndexFunc(open, func(o openTxn) bool { return o.txn == txn })
+			if k < 0 {
+				open = append(open, openTxn{txn: txn, start: journal.LSN(start)})
+				k = len(open) - 1
+			}
+			cur = k
+		case len(open) == 0 || typ.Ends():
+			return nil, 0, nil, fmt.Errorf("%s at offset %d: %w: frame of type %d among the open transactions", path, at, ErrDecode, typ)
+		default:
+			op, err := DecodeOp(OpKind(typ), payload)
+			if err != nil {
+				return nil, 0, nil, fmt.Errorf("%s at offset %d: %w", path, at, err)
+			}
+			o := &open[cur]
+			o.ops = append(o.ops, op)
+		}
+	}
+	return a.cat, journal.LSN(lsn), open, nil
 }

@@ -91,6 +91,18 @@ type DB struct {
 	unapplied []unappliedBatch
 	// txnSeq is the last transaction id used or seen in the journal.
 	txnSeq atomic.Uint64
+	// streams: this node's transactions streaming to the journal as they
+	// run (stream.go); workers: those of rx applied as they arrive, which
+	// every commit is forwarded to. Guarded by commitMu.
+	streams map[uint64]*localStream
+	workers []*streamWorker
+	// streamEnd is the journal's end after the last streamed append of
+	// this node (0: none since writes opened): ReadCommitted serves up to
+	// it.
+	streamEnd   atomic.Uint64
+	streamStats streamStats
+	// replaying: recovery feeds the journal (no workers).
+	replaying bool
 }
 
 // NewScratch returns a database that lives in memory only, outside any
@@ -267,7 +279,9 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 			break
 		}
 	}
-	logged, err := db.commitWith(tx.ops, takeover, tx.note, func(cur *Catalog, a *applier) error {
+	// A streamed transaction's frames so far are in the journal: the
+	// commit writes the rest and its commit frame, under its id.
+	logged, err := db.commitWith(tx.ops, tx.stream.sent, tx.stream.ls, takeover, tx.note, func(cur *Catalog, a *applier) error {
 		adopted := tx.adoptable(cur)
 		if err := tx.checkLocked(cur, adopted); err != nil {
 			return err
@@ -296,8 +310,10 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 		return nil
 	})
 	if err != nil {
+		tx.endStream()
 		return err
 	}
+	tx.stream = txStream{limit: tx.stream.limit}
 	tx.logged = logged
 	return db.syncCommit(logged, false)
 }
@@ -312,16 +328,24 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 // With takeover, and when no one holds the committed catalog (see Read),
 // the applier changes its trees in place (applier.inPlace); should the
 // commit fail after that, the changes are undone.
-func (db *DB) commitWith(ops []*Op, takeover bool, note any, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
+//
+// ls is the transaction's stream when its first frames are in the journal
+// already (stream.go): those of ops[:sent]; the frames carry its id.
+func (db *DB) commitWith(ops []*Op, sent int, ls *localStream, takeover bool, note any, body func(cur *Catalog, a *applier) error) (journal.LSN, error) {
 	var buf []byte
-	txn := db.newTxn()
+	var txn uint64
+	if ls != nil {
+		txn = ls.txn
+	} else {
+		txn = db.newTxn()
+	}
 	if db.policy != SaveManual {
 		size := 64 // the commit frame
-		for _, op := range ops {
+		for _, op := range ops[sent:] {
 			size += op.sizeHint()
 		}
 		buf = frameBuf(size)
-		for _, op := range ops {
+		for _, op := range ops[sent:] {
 			op.Txn = txn
 			buf = AppendOp(buf, op)
 		}
@@ -332,7 +356,7 @@ func (db *DB) commitWith(ops []*Op, takeover bool, note any, body func(cur *Cata
 	// The commit gate: checked under the commit lock, which closing the
 	// gate takes too, so no transaction commits on a node that has stopped
 	// being primary, whenever its statements ran.
-	if db.eng != nil && db.eng.ReadOnly() {
+	if db.eng != nil && db.eng.ReadOnly() || ls != nil && ls.orphaned {
 		db.commitMu.Unlock()
 		return 0, ErrReadOnly
 	}
@@ -364,6 +388,9 @@ func (db *DB) commitWith(ops []*Op, takeover bool, note any, body func(cur *Cata
 			}
 			buf = append(AppendOp(make([]byte, 0, 64+len(buf)), mark), buf...)
 		}
+		// Transactions another writer left open end here, after the
+		// mark (stream.go).
+		buf = db.appendAbortsLocked(buf)
 	}
 	if err := body(st.cat, a); err != nil {
 		return fail(err)
@@ -384,6 +411,9 @@ func (db *DB) commitWith(ops []*Op, takeover bool, note any, body func(cur *Cata
 			return fail(err)
 		}
 		logged = end
+		if ls != nil {
+			delete(db.streams, ls.txn)
+		}
 	}
 	db.hookLocked(ops, a.cat, note)
 	db.cur.Store(&state{cat: a.cat, lsn: end})
@@ -451,12 +481,11 @@ func (db *DB) pendingMarkLocked(st *state, txn uint64) (*Op, bool) {
 	if w == nil || w.Epoch <= st.cat.history.Last().Epoch {
 		return nil, false
 	}
-	if end := db.jrnl.End(); end != st.lsn {
-		// A primary's journal ends at its last commit: promotion cuts a
-		// received, unterminated tail before it writes.
-		panic(fmt.Sprintf("storage: database %s: epoch mark at LSN %d but the journal ends at %d", db.name, st.lsn, end))
-	}
-	return &Op{Kind: OpEpoch, Txn: txn, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: st.lsn}}, true
+	// The mark goes at the journal's end: after the last commit, or
+	// after frames of transactions another writer left open, which are
+	// that writer's (its epoch's) and end with abort frames right after
+	// the mark (stream.go).
+	return &Op{Kind: OpEpoch, Txn: txn, Mark: history.Mark{Epoch: w.Epoch, Node: w.Node, LSN: db.jrnl.End()}}, true
 }
 
 // MarkEpoch writes the engine's epoch mark into this database's journal now
@@ -481,6 +510,9 @@ func (db *DB) MarkEpoch(ctx context.Context) error {
 	}
 	a.cat.seq = st.cat.seq + 1
 	buf := AppendEnd(AppendOp(nil, mark), journal.FrameCommit, txn, db.now())
+	// Transactions the former primary left open end at once, after the
+	// mark: a promoted secondary drops them (stream.go).
+	buf = db.appendAbortsLocked(buf)
 	_, end, err := db.jrnl.Append(buf)
 	if err != nil {
 		db.commitMu.Unlock()
@@ -522,6 +554,12 @@ func (db *DB) ReceivedHistory() (history.History, journal.LSN) {
 type rxState struct {
 	ops   []*Op
 	start journal.LSN
+	bytes int   // size of its changes so far
+	rows  int64 // row changes so far
+	began time.Time
+	mark  bool // it carries an epoch mark: never given to a worker
+	// w applies it as it arrives (stream.go); ops is then empty.
+	w *streamWorker
 }
 
 // now is the engine's clock (the end time of commit frames).
@@ -581,10 +619,24 @@ func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) 
 			if db.rx == nil {
 				db.rx = map[uint64]*rxState{}
 			}
-			rx = &rxState{start: at}
+			rx = &rxState{start: at, began: db.now()}
 			db.rx[op.Txn] = rx
 		}
+		rx.bytes += len(payload) + journal.HeaderBytes
+		if op.Kind.writesRow() {
+			rx.rows++
+		}
+		if op.Kind == OpEpoch || op.Kind == OpDatabase {
+			rx.mark = true
+		}
+		if rx.w != nil {
+			rx.w.send([]*Op{op}, pendingVer)
+			return nil
+		}
 		rx.ops = append(rx.ops, op)
+		if (rx.bytes >= workerBytes || rebuilds(op.Kind)) && !rx.mark && !db.replaying && db.eng != nil {
+			db.startWorkerLocked(op.Txn, rx)
+		}
 		return nil
 	}
 	txn, _, err := DecodeEnd(payload)
@@ -593,14 +645,18 @@ func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) 
 	}
 	db.sawTxn(txn)
 	rx := db.rx[txn]
-	delete(db.rx, txn)
-	st := db.cur.Load()
 	end := at + journal.HeaderBytes + journal.LSN(len(payload))
 	if typ == journal.FrameAbort || rx == nil {
 		// Void, or a transaction with no change: the position moves on.
-		db.cur.Store(&state{cat: st.cat, lsn: end})
+		db.dropRxLocked(txn)
+		db.cur.Store(&state{cat: db.cur.Load().cat, lsn: end})
 		return nil
 	}
+	delete(db.rx, txn)
+	if rx.w != nil {
+		return db.commitStreamedLocked(txn, rx, at, end)
+	}
+	st := db.cur.Load()
 	a := newApplier(st.cat, st.cat.seq+1, db.bind)
 	for _, op := range rx.ops {
 		if err := a.apply(op); err != nil {
@@ -609,11 +665,16 @@ func (db *DB) feedLocked(at journal.LSN, typ journal.FrameType, payload []byte) 
 	}
 	a.cat.seq = st.cat.seq + 1
 	db.cur.Store(&state{cat: a.cat, lsn: end})
+	if len(db.workers) > 0 {
+		db.forwardLocked(rx.ops, a.ver)
+	}
 	return nil
 }
 
 // replay applies the journal from the committed state's LSN on: the
 // recovery path, through the same apply function as commits.
 func (db *DB) replay() error {
+	db.replaying = true
+	defer func() { db.replaying = false }()
 	return db.jrnl.Read(db.cur.Load().lsn, db.feedLocked)
 }

@@ -90,7 +90,8 @@ func (e *Engine) journalOptions(dir string, start journal.LSN) journal.Options {
 		writes = journal.WriteBuffered
 	}
 	return journal.Options{Dir: dir, SegmentBytes: e.opts.SegmentBytes, StartLSN: start, Logger: e.log,
-		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, DuringGather: e.opts.JournalDuringGather, Writes: writes}
+		Faults: e.opts.JournalFaults, DuringGroupWrite: e.opts.JournalDuringGroupWrite, DuringGather: e.opts.JournalDuringGather, Writes: writes,
+		KeepOpen: true}
 }
 
 // Engine is the set of databases under a data directory.
@@ -231,30 +232,39 @@ func (e *Engine) publishDBsLocked() {
 	e.dbsView.Store(&m)
 }
 
-func (e *Engine) openDB(name, dir string) (*DB, error) { return e.openDBFrom(name, dir, nil, 0) }
+func (e *Engine) openDB(name, dir string) (*DB, error) { return e.openDBFrom(name, dir, nil) }
+
+// loadedCheckpoint is a checkpoint read: its catalog, LSN and the
+// transactions open there.
+type loadedCheckpoint struct {
+	cat  *Catalog
+	lsn  journal.LSN
+	open []openTxn
+}
 
 // openDBFrom opens a database; a non-nil cat is its newest checkpoint,
 // already loaded at lsn (a copy just installed), so it is not read again.
-func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN journal.LSN) (*DB, error) {
+func (e *Engine) openDBFrom(name, dir string, preloaded *loadedCheckpoint) (*DB, error) {
 	db := &DB{name: name, dir: dir, policy: e.opts.Policy, bind: e.opts.Bind, log: e.log, eng: e}
 	ckpts, err := listCheckpoints(e.fs, dir)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
 	cat, lsn := newCatalog(), journal.LSN(0)
+	var open []openTxn
 	loaded := false
 	if preloaded != nil {
-		cat, lsn, loaded = preloaded, preloadedLSN, true
+		cat, lsn, open, loaded = preloaded.cat, preloaded.lsn, preloaded.open, true
 		db.ckptLSN.Store(uint64(lsn))
 		ckpts = nil
 	}
 	for _, c := range ckpts {
-		cc, cl, err := readCheckpoint(e.fs, c.path, e.opts.Bind)
+		cc, cl, co, err := readCheckpointFile(e.fs, c.path, e.opts.Bind)
 		if err != nil {
 			e.log.Warn("storage: checkpoint unreadable, trying an older one", "database", name, "err", err)
 			continue
 		}
-		cat, lsn, loaded = cc, cl, true
+		cat, lsn, open, loaded = cc, cl, co, true
 		db.ckptLSN.Store(uint64(cl))
 		break
 	}
@@ -269,6 +279,7 @@ func (e *Engine) openDBFrom(name, dir string, preloaded *Catalog, preloadedLSN j
 	}
 	db.jrnl = j
 	db.cur.Store(&state{cat: cat, lsn: lsn})
+	db.restoreOpen(open)
 	if err := db.replay(); err != nil {
 		j.Close()
 		return nil, err
@@ -451,7 +462,7 @@ func (e *Engine) DropDatabase(name string) error {
 func (e *Engine) Checkpoint(db *DB) error {
 	db.ckptMu.Lock()
 	defer db.ckptMu.Unlock()
-	st := db.frozen()
+	st, open := db.frozenOpen()
 	if db.commits.Load() == 0 && uint64(st.lsn) == db.ckptLSN.Load() {
 		if cks, _ := listCheckpoints(e.fs, db.dir); len(cks) > 0 {
 			return nil
@@ -470,7 +481,7 @@ func (e *Engine) Checkpoint(db *DB) error {
 			return fmt.Errorf("database %s: checkpoint: %w", db.name, err)
 		}
 	}
-	path, err := writeCheckpoint(e.fs, db.dir, st.cat, st.lsn)
+	path, err := writeCheckpoint(e.fs, db.dir, st.cat, st.lsn, open)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", db.name, err)
 	}

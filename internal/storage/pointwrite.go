@@ -141,12 +141,13 @@ func (tx *Tx) touchPoint(t *Table, r, seen *Row) {
 }
 
 // record adds op, a point write, to the pending ones.
-func (tx *Tx) record(op *Op) {
+func (tx *Tx) record(op *Op) error {
 	if op.Row != nil {
 		op.Row.setVersion(pendingVer)
 	}
 	tx.ops = append(tx.ops, op)
 	tx.modified.Store(int64(len(tx.ops)))
+	return tx.grew(op)
 }
 
 // UpdatePoint is UpdateRow of old, a row Get returned from t (as Meta has
@@ -165,8 +166,7 @@ func (tx *Tx) UpdatePoint(t *Table, old *Row, newVals []any) error {
 		return err
 	}
 	tx.touchPoint(vt, old, old)
-	tx.record(&Op{Kind: OpUpdate, Table: t.Name(), Old: old, Row: nr})
-	return nil
+	return tx.record(&Op{Kind: OpUpdate, Table: t.Name(), Old: old, Row: nr})
 }
 
 // DeletePoint is DeleteRow of old, a row Get returned from t (as Meta has
@@ -184,8 +184,7 @@ func (tx *Tx) DeletePoint(t *Table, old *Row) error {
 		return err
 	}
 	tx.touchPoint(vt, old, old)
-	tx.record(&Op{Kind: OpDelete, Table: t.Name(), Old: old})
-	return nil
+	return tx.record(&Op{Kind: OpDelete, Table: t.Name(), Old: old})
 }
 
 // InsertPoint is Insert into t (as Meta has it), which may stay pending.
@@ -207,7 +206,9 @@ func (tx *Tx) InsertPoint(t *Table, vals []any) (*Row, error) {
 		return nil, err
 	}
 	tx.touchPoint(vt, r, nil)
-	tx.record(&Op{Kind: OpInsert, Table: t.Name(), Row: r})
+	if err := tx.record(&Op{Kind: OpInsert, Table: t.Name(), Row: r}); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -44,7 +44,7 @@ func (e *Engine) CloseWrites() {
 	e.mu.Unlock()
 	for _, db := range e.Databases() {
 		db.commitMu.Lock()
-		//lint:ignore SA2001 an empty critical section is the barrier
+		db.orphanStreamsLocked()
 		db.commitMu.Unlock()
 	}
 }
@@ -99,9 +99,14 @@ func (e *Engine) retentionFloor(db *DB) (journal.LSN, bool) {
 }
 
 // ReadCommitted returns whole frames of db's journal from from on, up to the
-// end of the last committed transaction, about max bytes of them.
+// end of the last committed transaction or of this primary's last streamed
+// frames (stream.go), about max bytes of them.
 func (db *DB) ReadCommitted(from journal.LSN, max int) ([]byte, error) {
-	return db.jrnl.ReadRange(from, db.LSN(), max)
+	upto := db.LSN()
+	if s := journal.LSN(db.streamEnd.Load()); s > upto {
+		upto = s
+	}
+	return db.jrnl.ReadRange(from, upto, max)
 }
 
 // AppendReplicated writes a primary's frames at the end of the local journal
@@ -260,7 +265,13 @@ func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, erro
 	if err := db.jrnl.Truncate(from); err != nil {
 		return 0, err
 	}
-	db.rx = nil
+	// Transactions whose frames all went with the tail are gone; those
+	// that began before it stay open (the next write ends them).
+	for txn, rx := range db.rx {
+		if rx.start >= from {
+			db.dropRxLocked(txn)
+		}
+	}
 	return len(tail), nil
 }
 
@@ -298,11 +309,11 @@ func (db *DB) WriteSnapshot(w io.Writer) (journal.LSN, error) {
 // the copy will be (a counting pass over the same consistent state, for
 // the progress of a seeding): nil skips the pass.
 func (db *DB) WriteSnapshotSized(w io.Writer, size func(int64)) (journal.LSN, error) {
-	st := db.frozen()
+	st, open := db.frozenOpen()
 	if size != nil {
 		var c countingWriter
 		bw := bufio.NewWriterSize(&c, 1<<16)
-		if err := writeCatalog(bw, st.cat, st.lsn); err != nil {
+		if err := writeCatalog(bw, st.cat, st.lsn, open); err != nil {
 			return 0, err
 		}
 		if err := bw.Flush(); err != nil {
@@ -311,7 +322,7 @@ func (db *DB) WriteSnapshotSized(w io.Writer, size func(int64)) (journal.LSN, er
 		size(c.n)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := writeCatalog(bw, st.cat, st.lsn); err != nil {
+	if err := writeCatalog(bw, st.cat, st.lsn, open); err != nil {
 		return 0, err
 	}
 	return st.lsn, bw.Flush()
@@ -353,7 +364,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 		e.fs.RemoveAll(tmp)
 		return nil, fmt.Errorf("database %s: seed: %w", name, err)
 	}
-	cat, lsn, err := readCheckpoint(e.fs, ck, e.opts.Bind)
+	cat, lsn, open, err := readCheckpointFile(e.fs, ck, e.opts.Bind)
 	if err != nil {
 		e.fs.RemoveAll(tmp)
 		return nil, fmt.Errorf("database %s: seed: %w", name, err)
@@ -393,7 +404,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 	if err := e.syncDir(e.opts.Root); err != nil {
 		return nil, err
 	}
-	db, err := e.openDBFrom(name, final, cat, lsn)
+	db, err := e.openDBFrom(name, final, &loadedCheckpoint{cat: cat, lsn: lsn, open: open})
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (db *DB) CommitRow(c RowChange) (journal.LSN, error) {
 	if key == nil {
 		key = op.Row
 	}
-	logged, err := db.commitWith([]*Op{op}, true, c.Note, func(cur *Catalog, a *applier) error {
+	logged, err := db.commitWith([]*Op{op}, 0, nil, true, c.Note, func(cur *Catalog, a *applier) error {
 		a.adopt = op.Row // made above for this commit alone
 		t, ok := cur.tables.get(lower(name))
 		if !ok || t.shape != c.Table.shape || t.schemaVer != c.Table.schemaVer {

@@ -74,6 +74,9 @@ type Tx struct {
 	// hint speeds up touchRow's lookups of keys in order (any table's
 	// hint is a valid one: it only tells where to start searching).
 	hint btree.PathHint
+	// stream: the frames written to the journal before the commit
+	// (stream.go).
+	stream txStream
 }
 
 // Logged returns the journal position that ends this transaction's commit,
@@ -200,7 +203,7 @@ func (tx *Tx) doWith(op *Op, apply func(a *applier) error) error {
 	tx.ops = append(tx.ops, op)
 	tx.applied = len(tx.ops)
 	tx.modified.Store(int64(len(tx.ops)))
-	return nil
+	return tx.grew(op)
 }
 
 // Modified returns the number of row changes the transaction holds. Safe
@@ -380,6 +383,7 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 	if tx.work == nil || sp.cat == nil {
 		return
 	}
+	tx.restartStream(sp.nops)
 	if sp.nops == 0 {
 		tx.work, tx.ops, tx.applied = nil, tx.ops[:0], 0
 		tx.modified.Store(0)
@@ -407,6 +411,9 @@ func (tx *Tx) RollbackTo(sp Savepoint) {
 
 // Rollback ends the transaction without keeping anything.
 func (tx *Tx) Rollback() {
+	if !tx.done {
+		tx.endStream()
+	}
 	tx.done = true
 	tx.work, tx.ops, tx.applied = nil, nil, 0
 	tx.releaseLocks()
@@ -422,9 +429,11 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	tx.done = true
 	defer tx.releaseLocks()
 	if len(tx.ops) == 0 {
+		tx.endStream()
 		return nil
 	}
 	if tx.doomed != nil {
+		tx.endStream()
 		return tx.doomed
 	}
 	if tx.work != nil {
