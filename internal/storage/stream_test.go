@@ -10,10 +10,10 @@ import (
 
 // streamPair is a primary's database and a replica of it, fed by pump.
 type streamPair struct {
-	src, dst   *Engine
-	sdb, ddb   *DB
-	dstDir     string
-	sent        int64
+	src, dst *Engine
+	sdb, ddb *DB
+	dstDir   string
+	sent     int64
 }
 
 func newStreamPair(t *testing.T) *streamPair {
