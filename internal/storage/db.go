@@ -558,6 +558,10 @@ type rxState struct {
 	rows  int64 // row changes so far
 	began time.Time
 	mark  bool // it carries an epoch mark: never given to a worker
+	// restored: its changes read from a checkpoint or copy (restoreOpen),
+	// which the journal may no longer hold.
+	restored   []*Op
+	restoredTo journal.LSN // the checkpoint's LSN: its frames from there are in the journal
 	// w applies it as it arrives (stream.go); ops is then empty.
 	w *streamWorker
 }

@@ -507,6 +507,9 @@ func (e *Engine) Checkpoint(db *DB) error {
 	if floor, ok := e.retentionFloor(db); ok {
 		keepFrom = min(keepFrom, floor)
 	}
+	if open.n > 0 {
+		keepFrom = min(keepFrom, open.from)
+	}
 	if e.opts.KeepBytes > 0 {
 		if journal.LSN(e.opts.KeepBytes) >= st.lsn {
 			keepFrom = 0

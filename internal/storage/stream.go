@@ -525,10 +525,17 @@ func (db *DB) commitStreamedLocked(txn uint64, rx *rxState, at, end journal.LSN)
 	if werr := w.finish(); werr != nil {
 		db.streamStats.replayed.Add(1)
 		db.log.Info("storage: streamed transaction applied again at its commit", "database", db.name, "lsn", rx.start, "reason", werr.Error())
-		ops, err := db.journalOps(txn, rx.start, at)
+		// Its changes from a checkpoint or copy first (the journal may
+		// start after them), then those in the journal.
+		ops, from := rx.restored, rx.start
+		if rx.restoredTo > 0 {
+			from = rx.restoredTo
+		}
+		more, err := db.journalOps(txn, from, at)
 		if err != nil {
 			return err
 		}
+		ops = append(ops[:len(ops):len(ops)], more...)
 		for _, op := range ops {
 			if err := a.apply(op); err != nil {
 				return fmt.Errorf("database %s: replay of the transaction at LSN %d: %w", db.name, rx.start, err)
@@ -647,13 +654,13 @@ func (db *DB) frozenOpen() (*state, openWriter) {
 	open := db.openAtLocked()
 	db.commitMu.Unlock()
 	if len(open) == 0 {
-		return st, openWriter{}
+		return st, openWriter{from: st.lsn}
 	}
 	from := st.lsn
 	for _, s := range open {
 		from = min(from, s)
 	}
-	return st, openWriter{n: len(open), write: func(w io.Writer) error {
+	return st, openWriter{n: len(open), from: from, write: func(w io.Writer) error {
 		var buf []byte
 		last := uint64(0)
 		err := db.jrnl.Read(from, func(at journal.LSN, typ journal.FrameType, payload []byte) error {
@@ -706,7 +713,7 @@ func (db *DB) restoreOpen(open []openTxn) {
 		if db.rx == nil {
 			db.rx = map[uint64]*rxState{}
 		}
-		rx := &rxState{start: o.start, ops: o.ops, began: db.now()}
+		rx := &rxState{start: o.start, ops: o.ops, restored: o.ops, restoredTo: db.cur.Load().lsn, began: db.now()}
 		for _, op := range o.ops {
 			rx.bytes += op.sizeHint()
 			if op.Kind.writesRow() {

@@ -367,3 +367,49 @@ func TestStreamedAlter(t *testing.T) {
 		t.Fatalf("replica's counts: %+v", c)
 	}
 }
+
+// Two transactions stream at once: the second's worker was not given the
+// first's changes, so at its commit the follower applies it again from
+// its frames (after a restart of the follower in between, from a
+// checkpoint, part of them from the checkpoint): the rows are the
+// primary's either way.
+func TestStreamedConcurrent(t *testing.T) {
+	lowWorkerBytes(t)
+	p := newStreamPair(t)
+	t1, t2 := p.sdb.Begin(), p.sdb.Begin()
+	t1.SetStreamBytes(8 << 10)
+	t2.SetStreamBytes(8 << 10)
+	insertRange(t, t1, 100, 200)
+	insertRange(t, t2, 1000, 1100)
+	p.pump(t)
+	insertRange(t, t1, 200, 250)
+	mustCommit(t, t1)
+	p.pump(t)
+	if err := p.dst.Checkpoint(p.ddb); err != nil {
+		t.Fatal(err)
+	}
+	p.dst.Crash()
+	dst, _ := openEngine(t, p.dstDir, SaveCommit)
+	dst.CloseWrites()
+	p.dst = dst
+	p.ddb, _ = dst.Database("app")
+	insertRange(t, t2, 1100, 1300)
+	p.pump(t)
+	small := p.sdb.Begin()
+	insertRange(t, small, 5, 6)
+	mustCommit(t, small)
+	t3 := p.sdb.Begin()
+	t3.SetStreamBytes(8 << 10)
+	insertRange(t, t3, 2000, 2100)
+	p.pump(t)
+	mustCommit(t, t2)
+	p.pump(t)
+	mustCommit(t, t3)
+	p.pump(t)
+	if committed(t, p.ddb) != committed(t, p.sdb) {
+		t.Fatal("the replica's rows differ from the primary's")
+	}
+	if c := p.ddb.StreamCounts(); c.Replayed == 0 {
+		t.Fatalf("no transaction was applied again: %+v", c)
+	}
+}

@@ -1,0 +1,472 @@
+// Command stream measures large transactions replicated while they run, on
+// a three-node cluster of real processes (n1 primary, n2 and n3
+// secondaries; certificates from miraj-cluster-pki, free ports on
+// 127.0.0.1), each figure with streaming on (the session's
+// stream_transaction_mb, default 16) and off (0) in the same run:
+//
+//   - visibility lag: the time from the primary's statement (or COMMIT)
+//     returning to n2 having applied it, median of -repeat runs, for a
+//     1M-row INSERT … SELECT, a 100 MiB transaction and a 300,000-row
+//     ALTER TABLE; and one transaction of -gib GiB (how it scales);
+//   - small commits beside a large one: p50/p99 latency and rate of
+//     single-row RECEIVED commits into another table for -window, alone
+//     and while a large transaction streams;
+//   - abort: the Go heap in use on n2 before a large transaction, while it
+//     streams, and after its ROLLBACK (nothing of it visible anywhere).
+//
+// It is a benchmark, not a test: it prints figures and asserts nothing.
+//
+//	go build -o /tmp/bin ./cmd/miraj-server ./cmd/miraj-cluster-pki
+//	go run ./bench/stream -bin /tmp/bin > bench/results/stream-latest.md
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+)
+
+var (
+	bin    = flag.String("bin", "", "folder with miraj-server and miraj-cluster-pki")
+	repeat = flag.Int("repeat", 3, "runs of each visibility figure (the median is shown)")
+	gib    = flag.Float64("gib", 1, "size of the largest transaction, GiB")
+	window = flag.Duration("window", 15*time.Second, "how long the small writer runs, alone and beside a large transaction")
+	only   = flag.String("only", "", "comma-separated parts to run: lag,big,small,abort (default all)")
+)
+
+var bg = context.Background()
+
+type node struct {
+	id   string
+	db   *sql.DB
+	http string
+	cmd  *exec.Cmd
+}
+
+func main() {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "stream-")
+	check(err)
+	defer os.RemoveAll(dir)
+	nodes, stop := cluster(dir, 3)
+	defer stop()
+	p, s := nodes[0].db, nodes[1].db
+	must(p, "SET GLOBAL cluster_role = 'primary'")
+	waitFor(func() bool { return one(p, "SELECT CONCAT(@@cluster_role, @@read_only)") == "PRIMARY0" })
+	must(p, "CREATE DATABASE big")
+	must(p, "CREATE TABLE big.nums (i INT PRIMARY KEY)")
+	must(p, "INSERT INTO big.nums WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999) SELECT i FROM n")
+	must(p, "CREATE TABLE big.blobs (id INT PRIMARY KEY, b LONGBLOB)")
+	must(p, "CREATE TABLE big.side (id INT PRIMARY KEY, at BIGINT)")
+	caughtUp(p, s, "big")
+
+	var rev string
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		rev = strings.TrimSpace(string(out))
+	}
+	fmt.Printf("# Large transactions streamed while they run (%s, %s, %d cores, three nodes and the client on one machine)\n\n", time.Now().UTC().Format("2006-01-02"), rev, runtime.NumCPU())
+	fmt.Printf("`go build -o /tmp/bin ./cmd/miraj-server ./cmd/miraj-cluster-pki && go run ./bench/stream -bin /tmp/bin -repeat %d -gib %g -window %s`\n\n", *repeat, *gib, *window)
+	fmt.Println("Streaming on: the session's `stream_transaction_mb` at its default, 16; off: `SET SESSION stream_transaction_mb = 0`. Lag: from the primary's statement or COMMIT returning until n2 has applied it (APPLIED_LSN in MIRAJ_REPLICATION at the primary's).")
+	fmt.Println()
+
+	if want("lag") {
+		lagFigures(p, s)
+	}
+	if want("big") {
+		bigFigure(p, s)
+	}
+	if want("small") {
+		smallFigure(p, s)
+	}
+	if want("abort") {
+		abortFigure(p, nodes)
+	}
+}
+
+func want(part string) bool {
+	return *only == "" || slices.Contains(strings.Split(*only, ","), part)
+}
+
+var modes = []struct {
+	name string
+	mb   int
+}{{"on", 16}, {"off", 0}}
+
+// lagFigures: 1M-row INSERT … SELECT, 100 MiB transaction, 300k-row ALTER.
+func lagFigures(p, s *sql.DB) {
+	fmt.Println("## Visibility lag on a secondary, median of", *repeat)
+	fmt.Println()
+	fmt.Println("| change | streaming | primary's statement / COMMIT | lag on n2 (median) | runs |")
+	fmt.Println("|---|---|--:|--:|---|")
+	must(p, "CREATE TABLE big.src (id INT PRIMARY KEY, a INT, b VARCHAR(40))")
+	must(p, "INSERT INTO big.src SELECT a.i * 1000 + b.i, b.i, CONCAT('row ', a.i) FROM big.nums a, big.nums b")
+	must(p, "CREATE TABLE big.wide (id INT PRIMARY KEY, a INT, b VARCHAR(40))")
+	must(p, "INSERT INTO big.wide SELECT id, a, b FROM big.src WHERE id < 300000")
+	caughtUp(p, s, "big")
+	for _, m := range modes {
+		var took, lags []time.Duration
+		for r := 0; r < *repeat; r++ {
+			must(p, "DROP TABLE IF EXISTS big.dst")
+			must(p, "CREATE TABLE big.dst (id INT PRIMARY KEY, a INT, b VARCHAR(40))")
+			caughtUp(p, s, "big")
+			c := conn(p, m.mb)
+			t0 := time.Now()
+			mustc(c, "INSERT INTO big.dst SELECT * FROM big.src")
+			d, lag := time.Since(t0), lagOf(p, s, "big")
+			c.Close()
+			took, lags = append(took, d), append(lags, lag)
+		}
+		row("1M-row INSERT … SELECT", m.name, took, lags)
+	}
+	must(p, "DROP TABLE big.dst")
+	for _, m := range modes {
+		var took, lags []time.Duration
+		for r := 0; r < *repeat; r++ {
+			c := conn(p, m.mb)
+			mustc(c, "BEGIN")
+			for i := 0; i < 100; i++ {
+				mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('x', 1048576))", i))
+			}
+			t0 := time.Now()
+			mustc(c, "COMMIT")
+			d, lag := time.Since(t0), lagOf(p, s, "big")
+			c.Close()
+			took, lags = append(took, d), append(lags, lag)
+			must(p, "DELETE FROM big.blobs")
+			caughtUp(p, s, "big")
+		}
+		row("100 MiB transaction (COMMIT)", m.name, took, lags)
+	}
+	col := 0
+	for _, m := range modes {
+		var took, lags []time.Duration
+		for r := 0; r < *repeat; r++ {
+			col++
+			c := conn(p, m.mb)
+			t0 := time.Now()
+			mustc(c, fmt.Sprintf("ALTER TABLE big.wide ADD COLUMN c%d INT DEFAULT 7", col))
+			d, lag := time.Since(t0), lagOf(p, s, "big")
+			c.Close()
+			took, lags = append(took, d), append(lags, lag)
+		}
+		row("300,000-row ALTER TABLE … ADD COLUMN", m.name, took, lags)
+	}
+	must(p, "DROP TABLE big.src")
+	must(p, "DROP TABLE big.wide")
+	caughtUp(p, s, "big")
+	fmt.Println()
+}
+
+func row(what, mode string, took, lags []time.Duration) {
+	fmt.Printf("| %s | %s | %s | **%s** | %s |\n", what, mode, secs(median(took)), ms(median(lags)), list(lags))
+}
+
+// bigFigure: one transaction of -gib GiB, streaming on and off.
+func bigFigure(p, s *sql.DB) {
+	n := int(*gib * 1024)
+	fmt.Printf("## One transaction of %d MiB\n\n", n)
+	fmt.Println("| streaming | statements (1 MiB each) | COMMIT | lag on n2 |")
+	fmt.Println("|---|--:|--:|--:|")
+	for _, m := range modes {
+		c := conn(p, m.mb)
+		t0 := time.Now()
+		mustc(c, "BEGIN")
+		for i := 0; i < n; i++ {
+			mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('x', 1048576))", i))
+		}
+		load := time.Since(t0)
+		t1 := time.Now()
+		mustc(c, "COMMIT")
+		commit, lag := time.Since(t1), lagOf(p, s, "big")
+		c.Close()
+		fmt.Printf("| %s | %s | %s | **%s** |\n", m.name, secs(load), secs(commit), ms(lag))
+		must(p, "DELETE FROM big.blobs")
+		caughtUp(p, s, "big")
+	}
+	fmt.Println()
+}
+
+// smallFigure: single-row RECEIVED commits alone and beside a streaming
+// transaction of -gib GiB.
+func smallFigure(p, s *sql.DB) {
+	fmt.Printf("## Single-row RECEIVED commits beside a %g GiB transaction that streams\n\n", *gib)
+	fmt.Println("One session, autocommit INSERTs into big.side, `cluster_sync_commit = 'received'`, for", *window, "; the large transaction inserts 1 MiB rows in another session meanwhile (streaming on) and rolls back at the end.")
+	fmt.Println()
+	fmt.Println("| load | commits/s | p50 | p99 | max |")
+	fmt.Println("|---|--:|--:|--:|--:|")
+	id := 1_000_000
+	alone := smallWriter(p, &id, *window)
+	fmt.Printf("| alone | %.0f | %s | %s | %s |\n", alone.rate, ms(alone.p50), ms(alone.p99), ms(alone.max))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var streamed int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c := conn(p, 16)
+		defer c.Close()
+		mustc(c, "BEGIN")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				mustc(c, "ROLLBACK")
+				return
+			default:
+			}
+			if float64(i) >= *gib*1024 {
+				<-stop
+				mustc(c, "ROLLBACK")
+				return
+			}
+			mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('y', 1048576))", 10_000_000+i))
+			streamed = i + 1
+		}
+	}()
+	time.Sleep(2 * time.Second) // past the threshold: streaming
+	with := smallWriter(p, &id, *window)
+	close(stop)
+	wg.Wait()
+	fmt.Printf("| beside the large transaction (%d MiB streamed by the end) | %.0f | %s | %s | %s |\n", streamed, with.rate, ms(with.p50), ms(with.p99), ms(with.max))
+	fmt.Printf("\nratio beside / alone: p50 %.2f×, p99 %.2f×, rate %.2f×\n\n",
+		float64(with.p50)/float64(alone.p50), float64(with.p99)/float64(alone.p99), with.rate/alone.rate)
+	caughtUp(p, s, "big")
+}
+
+type writerStats struct {
+	rate          float64
+	p50, p99, max time.Duration
+}
+
+func smallWriter(p *sql.DB, id *int, d time.Duration) writerStats {
+	c := conn(p, 16)
+	defer c.Close()
+	mustc(c, "SET SESSION cluster_sync_commit = 'received'")
+	var lat []time.Duration
+	t0 := time.Now()
+	for time.Since(t0) < d {
+		*id++
+		t := time.Now()
+		mustc(c, fmt.Sprintf("INSERT INTO big.side VALUES (%d, %d)", *id, t.UnixNano()))
+		lat = append(lat, time.Since(t))
+	}
+	el := time.Since(t0)
+	slices.Sort(lat)
+	return writerStats{rate: float64(len(lat)) / el.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1]}
+}
+
+// abortFigure: n2's heap before, during and after a large transaction
+// that is rolled back.
+func abortFigure(p *sql.DB, nodes []node) {
+	mib := int(*gib * 1024)
+	fmt.Printf("## Abort of a %d MiB streamed transaction\n\n", mib)
+	s := nodes[1]
+	before := heapMiB(s)
+	c := conn(p, 16)
+	mustc(c, "BEGIN")
+	for i := 0; i < mib; i++ {
+		mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('z', 1048576))", 20_000_000+i))
+	}
+	// n2 has received what was streamed.
+	waitFor(func() bool {
+		return one(s.db, "SELECT COALESCE(SUM(BYTES), 0) >= "+strconv.Itoa(mib<<20)+" FROM information_schema.MIRAJ_STREAMS WHERE DATABASE_NAME = 'big'") == "1"
+	})
+	during := heapMiB(s)
+	var streamedBytes string
+	streamedBytes = one(s.db, "SELECT SUM(BYTES) FROM information_schema.MIRAJ_STREAMS WHERE DATABASE_NAME = 'big'")
+	t0 := time.Now()
+	mustc(c, "ROLLBACK")
+	c.Close()
+	waitFor(func() bool { return one(s.db, "SELECT COUNT(*) FROM information_schema.MIRAJ_STREAMS") == "0" })
+	gone := time.Since(t0)
+	time.Sleep(3 * time.Second) // the next GC cycles
+	after := heapMiB(s)
+	visible := []string{}
+	for _, n := range nodes {
+		visible = append(visible, n.id+": "+one(n.db, "SELECT COUNT(*) FROM big.blobs WHERE id >= 20000000"))
+	}
+	fmt.Println("| n2's Go heap in use | before | while it streams | after the ROLLBACK |")
+	fmt.Println("|---|--:|--:|--:|")
+	fmt.Printf("| MiB | %d | %d | %d |\n\n", before, during, after)
+	fmt.Printf("n2 had received %s bytes of it; its open transaction was gone %s after the ROLLBACK returned; rows of it visible: %s\n\n", streamedBytes, ms(gone), strings.Join(visible, ", "))
+}
+
+func heapMiB(n node) int {
+	runtime.GC()
+	resp, err := http.Get("http://" + n.http + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "go_memstats_heap_inuse_bytes" {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			return int(v / (1 << 20))
+		}
+	}
+	return -1
+}
+
+func conn(p *sql.DB, mb int) *sql.Conn {
+	c, err := p.Conn(bg)
+	check(err)
+	mustc(c, fmt.Sprintf("SET SESSION stream_transaction_mb = %d", mb))
+	return c
+}
+
+// lagOf waits for n2 to apply what the primary has applied now, and
+// returns how long that took.
+func lagOf(p, s *sql.DB, name string) time.Duration {
+	t0 := time.Now()
+	target := applied(p, name)
+	waitFor(func() bool { return applied(s, name) == target })
+	return time.Since(t0)
+}
+
+func median(d []time.Duration) time.Duration {
+	c := slices.Clone(d)
+	slices.Sort(c)
+	return c[len(c)/2]
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+func ms(d time.Duration) string   { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+func list(d []time.Duration) string {
+	var out []string
+	for _, x := range d {
+		out = append(out, ms(x))
+	}
+	return strings.Join(out, ", ")
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stream:", err)
+		os.Exit(1)
+	}
+}
+
+func must(db *sql.DB, q string) {
+	_, err := db.Exec(q)
+	if err != nil {
+		check(fmt.Errorf("%s: %w", q, err))
+	}
+}
+
+func mustc(c *sql.Conn, q string) {
+	_, err := c.ExecContext(bg, q)
+	if err != nil {
+		if len(q) > 80 {
+			q = q[:80] + "…"
+		}
+		check(fmt.Errorf("%s: %w", q, err))
+	}
+}
+
+func one(db *sql.DB, q string) string {
+	var v sql.NullString
+	if err := db.QueryRow(q).Scan(&v); err != nil {
+		return ""
+	}
+	return v.String
+}
+
+func waitFor(cond func() bool) {
+	deadline := time.Now().Add(10 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			check(fmt.Errorf("timed out"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func applied(db *sql.DB, name string) string {
+	return one(db, "SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = @@cluster_node_id AND `DATABASE` = '"+name+"'")
+}
+
+func caughtUp(p, s *sql.DB, name string) {
+	target := applied(p, name)
+	waitFor(func() bool { return applied(s, name) == target })
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+var readyRE = regexp.MustCompile(`msg="miraj server ready" addr=(\S+)`)
+
+// cluster starts n nodes and returns them.
+func cluster(dir string, n int) ([]node, func()) {
+	run := func(args ...string) {
+		out, err := exec.Command(filepath.Join(*bin, "miraj-cluster-pki"), args...).CombinedOutput()
+		if err != nil {
+			check(fmt.Errorf("miraj-cluster-pki %v: %v\n%s", args, err, out))
+		}
+	}
+	run("init-ca", "--name", "bench", "--out", filepath.Join(dir, "pki"))
+	var ids, seeds, members []string
+	addrs := map[string]string{}
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("n%d", i)
+		ids = append(ids, id)
+		addrs[id] = freeAddr()
+		seeds = append(seeds, strconv.Quote(addrs[id]))
+		members = append(members, strconv.Quote(id))
+	}
+	var nodes []node
+	for _, id := range ids {
+		nd := filepath.Join(dir, id)
+		run("issue-node", "--ca", filepath.Join(dir, "pki"), "--id", id, "--san", "127.0.0.1", "--out", nd)
+		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"bench\"\nseeds = [%s]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [%s]\n",
+			id, addrs[id], addrs[id], strings.Join(seeds, ", "), strings.Join(members, ", "))
+		check(os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644))
+		httpAddr := freeAddr()
+		cmd := exec.Command(filepath.Join(*bin, "miraj-server"), "--root", filepath.Join(dir, "data-"+id), "--port", "0",
+			"--cluster-config", filepath.Join(nd, "cluster.toml"), "--http", httpAddr, "--log=false")
+		pr, err := cmd.StderrPipe()
+		check(err)
+		check(cmd.Start())
+		sc := bufio.NewScanner(pr)
+		var addr string
+		for sc.Scan() {
+			if m := readyRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr = m[1]
+				break
+			}
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		db, err := sql.Open("mysql", "root@tcp("+addr+")/")
+		check(err)
+		nodes = append(nodes, node{id: id, db: db, http: httpAddr, cmd: cmd})
+	}
+	return nodes, func() {
+		for _, n := range nodes {
+			n.cmd.Process.Kill()
+			n.cmd.Wait()
+		}
+	}
+}
