@@ -110,13 +110,24 @@ func TestStreamedTransactionReplicates(t *testing.T) {
 	waitFor(t, "n3 to receive the third transaction", 30*time.Second, func() bool { _, n := openBytes(t, n3); return n == 1 })
 	tx3.Raw(func(dc any) error { return fmt.Errorf("close") }) // marks the connection bad
 	tx3.Close()
+	// KILL from another session.
+	tx4 := streamConn(t, p)
+	var id int64
+	if err := tx4.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	cexec(t, tx4, "BEGIN")
+	bigRows(t, tx4, 300, 330)
+	waitFor(t, "n2 to receive the fourth transaction", 30*time.Second, func() bool { _, n := openBytes(t, n2); return n >= 1 })
+	mustExec(t, p, fmt.Sprintf("KILL %d", id))
+	tx4.Close()
 	for _, s := range []*server{n1, n2, n3} {
 		waitFor(t, filepath.Base(s.root)+" to end the open transactions", 30*time.Second, func() bool { _, n := openBytes(t, s); return n == 0 })
 		if got := one(t, s.open(""), "SELECT COUNT(*) FROM shop.big WHERE id >= 100"); got != "0" {
 			t.Fatalf("%s shows %s rows of aborted transactions", filepath.Base(s.root), got)
 		}
 	}
-	if got := one(t, p, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'Miraj_streamed_aborted'"); got != "2" {
+	if got := one(t, p, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'Miraj_streamed_aborted'"); got != "3" {
 		t.Fatalf("Miraj_streamed_aborted on the primary: %q", got)
 	}
 }
