@@ -72,19 +72,14 @@ func (s *Session) streaming(tx *storage.Tx) *storage.Tx {
 	return tx
 }
 
-// Streams returns the transactions open in each database's journal:
-// streaming from this node, or received (from the primary, or left open
-// by a crash) and not ended yet.
+// Streams returns the transactions open in each database's journal,
+// oldest first: streaming from this node, or received (from the primary,
+// or left open by a crash) and not ended yet. Every open database has an
+// entry, an empty one when it has none (the metrics export zeros).
 func (s *Server) Streams() map[string][]storage.StreamInfo {
-	return openStreams(s.storage)
-}
-
-func openStreams(e *storage.Engine) map[string][]storage.StreamInfo {
 	out := map[string][]storage.StreamInfo{}
-	for _, db := range e.Databases() {
-		if st := db.Streams(); len(st) > 0 {
-			out[db.Name()] = st
-		}
+	for _, db := range s.storage.Databases() {
+		out[db.Name()] = db.Streams()
 	}
 	return out
 }
