@@ -83,6 +83,12 @@ func TestStreamTransactionVariable(t *testing.T) {
 	if err := c2.QueryRowContext(ctx, "SELECT @@stream_transaction_mb").Scan(&v); err != nil || v != "32" {
 		t.Fatalf("new session: %s %v", v, err)
 	}
+	if got := one("SET STATEMENT stream_transaction_mb = 5 FOR SELECT @@stream_transaction_mb"); got != "5" {
+		t.Fatalf("SET STATEMENT … FOR: %s", got)
+	}
+	if got := one("SELECT @@stream_transaction_mb"); got != "0" {
+		t.Fatalf("after SET STATEMENT … FOR: %s, want the session's 0 back", got)
+	}
 	run("SET SESSION stream_transaction_mb = 1048576")
 
 	for _, tc := range []struct{ q, want string }{
