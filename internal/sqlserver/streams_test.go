@@ -123,6 +123,7 @@ func TestStreamTransactionMBFromConfig(t *testing.T) {
 // streamRow is a row of information_schema.MIRAJ_STREAMS.
 type streamRow struct {
 	db, origin, applying string
+	started              string
 	txn, start           uint64
 	bytes, rows          int64
 	age                  float64
@@ -130,7 +131,7 @@ type streamRow struct {
 
 func openStreamRows(t *testing.T, db *sql.DB) []streamRow {
 	t.Helper()
-	rs, err := db.Query("SELECT `DATABASE`, TXN_ID, ORIGIN, START_LSN, BYTES, ROWS_WRITTEN, AGE_SECONDS, APPLYING FROM information_schema.MIRAJ_STREAMS")
+	rs, err := db.Query("SELECT `DATABASE`, TXN_ID, ORIGIN, START_LSN, BYTES, ROWS_WRITTEN, STARTED, AGE_SECONDS, APPLYING FROM information_schema.MIRAJ_STREAMS")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func openStreamRows(t *testing.T, db *sql.DB) []streamRow {
 	var out []streamRow
 	for rs.Next() {
 		var r streamRow
-		if err := rs.Scan(&r.db, &r.txn, &r.origin, &r.start, &r.bytes, &r.rows, &r.age, &r.applying); err != nil {
+		if err := rs.Scan(&r.db, &r.txn, &r.origin, &r.start, &r.bytes, &r.rows, &r.started, &r.age, &r.applying); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
@@ -217,7 +218,8 @@ func TestStreamedTransactionIsMonitored(t *testing.T) {
 		t.Fatalf("MIRAJ_STREAMS during the transaction: %+v", rows)
 	}
 	r1 := rows[0]
-	if r1.db != "big" || r1.origin != "local" || r1.applying != "NO" || r1.bytes < 1<<20 || r1.rows < 100 || r1.txn == 0 || r1.start == 0 || r1.age < 0 {
+	if r1.db != "big" || r1.origin != "local" || r1.applying != "NO" || r1.bytes < 1<<20 || r1.rows < 100 || r1.txn == 0 || r1.start == 0 || r1.age < 0 ||
+		len(r1.started) != len("2006-01-02 15:04:05.000000") {
 		t.Fatalf("row of the open transaction: %+v", r1)
 	}
 	exec(fill)
