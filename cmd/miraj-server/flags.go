@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/miraj-db/miraj/internal/config"
 )
 
 // options are the server's command-line options. They are parsed on a flag
@@ -27,6 +29,8 @@ type options struct {
 	keepMB      int64
 	gcMinHeapMB int
 	gcGrowth    int
+	streamMB    int64
+	streamMBSet bool // --stream-transaction-mb given
 
 	ssl                    bool
 	sslCert, sslKey        string
@@ -53,7 +57,7 @@ type optionGroup struct {
 var optionGroups = []optionGroup{
 	{"Server", []string{"root", "bind", "port", "log", "root-password", "secure-file-priv", "version"}},
 	{"Client TLS", []string{"ssl", "ssl-cert", "ssl-key", "ssl-ca", "ssl-crl", "require-secure-transport"}},
-	{"Storage", []string{"save-policy", "save-interval-ms", "journal-keep-mb"}},
+	{"Storage", []string{"save-policy", "save-interval-ms", "journal-keep-mb", "stream-transaction-mb"}},
 	{"Memory", []string{"gc-min-heap-mb", "gc-heap-growth-percent"}},
 	{"Cluster", []string{"cluster-config"}},
 	{"Binary log", binlogOptionNames},
@@ -109,8 +113,26 @@ func parseOptions(args []string, stdout, stderr io.Writer, getenv func(string) s
 		if f.Name == "secure-file-priv" && o.fileDir == "" {
 			o.anyFile = true
 		}
+		if f.Name == "stream-transaction-mb" {
+			o.streamMBSet = true
+		}
 	})
+	if o.streamMB < 0 || o.streamMB > config.MaxStreamTransactionMB {
+		fmt.Fprintf(stderr, "--stream-transaction-mb %d is out of range: allowed 0 to %d\n", o.streamMB, config.MaxStreamTransactionMB)
+		return nil, fmt.Errorf("%w: --stream-transaction-mb %d", errUsage, o.streamMB)
+	}
 	return o, nil
+}
+
+// streamTransactionMB is the server's initial @@GLOBAL.stream_transaction_mb:
+// --stream-transaction-mb when given, else cluster.toml's
+// stream_transaction_mb (c may be nil: a standalone server), else the
+// default.
+func (o *options) streamTransactionMB(c *config.Cluster) int64 {
+	if !o.streamMBSet && c != nil && c.StreamTransactionMBSet {
+		return c.StreamTransactionMB
+	}
+	return o.streamMB
 }
 
 // newFlagSet defines the options, into o.
@@ -136,6 +158,7 @@ func newFlagSet(o *options, getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&o.policy, "save-policy", "commit", "`POLICY`, when commits reach the disk: commit, periodic or manual")
 	fs.IntVar(&o.intervalMS, "save-interval-ms", 1000, "fsync interval of the periodic save policy, in milliseconds (`MS`)")
 	fs.Int64Var(&o.keepMB, "journal-keep-mb", 0, "journal kept behind the newest checkpoint, in MiB (`N`)")
+	fs.Int64Var(&o.streamMB, "stream-transaction-mb", config.DefaultStreamTransactionMB, "a transaction streams to the journal (and to followers) as it runs once its frames pass `N` MiB, a DDL that rebuilds a table at once; 0: only at commit (initial @@GLOBAL.stream_transaction_mb; overrides cluster.toml's stream_transaction_mb)")
 
 	fs.IntVar(&o.gcMinHeapMB, "gc-min-heap-mb", 256, "minimum heap in MiB (`N`): the garbage collector lets the heap grow to this size before it collects; 0: Go's default pacing (also when GOGC or GOMEMLIMIT is set)")
 	fs.IntVar(&o.gcGrowth, "gc-heap-growth-percent", 15, "past the minimum heap, the garbage collector runs once the heap has grown by `N` % of the live heap (Go's GOGC)")

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/miraj-db/miraj/internal/config"
 )
 
 // --help shows the server's options alone, by group, each with its
@@ -91,5 +93,42 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := parseOptions([]string{"--root", "/d", "extra"}, &out, &errOut, env); !errors.Is(err, errUsage) {
 		t.Fatalf("a stray argument: %v", err)
+	}
+}
+
+// --stream-transaction-mb: 16 unless given, 0 to 1048576, and it
+// overrides cluster.toml's stream_transaction_mb.
+func TestStreamTransactionMB(t *testing.T) {
+	env := func(string) string { return "" }
+	var out, errOut bytes.Buffer
+	cluster := &config.Cluster{StreamTransactionMB: 4, StreamTransactionMBSet: true}
+	o, err := parseOptions(nil, &out, &errOut, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.streamTransactionMB(nil); got != 16 {
+		t.Errorf("default: %d, want 16", got)
+	}
+	if got := o.streamTransactionMB(cluster); got != 4 {
+		t.Errorf("cluster.toml's 4: %d", got)
+	}
+	if got := o.streamTransactionMB(&config.Cluster{StreamTransactionMB: 16}); got != 16 {
+		t.Errorf("cluster.toml without the key: %d, want 16", got)
+	}
+	o, err = parseOptions([]string{"--stream-transaction-mb=0"}, &out, &errOut, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.streamTransactionMB(cluster); got != 0 {
+		t.Errorf("--stream-transaction-mb=0 over cluster.toml's 4: %d", got)
+	}
+	for _, bad := range []string{"-1", "1048577", "1.5"} {
+		errOut.Reset()
+		if _, err := parseOptions([]string{"--stream-transaction-mb", bad}, &out, &errOut, env); !errors.Is(err, errUsage) {
+			t.Errorf("--stream-transaction-mb %s: %v, want refused", bad, err)
+		}
+		if !strings.Contains(errOut.String(), "stream-transaction-mb") {
+			t.Errorf("--stream-transaction-mb %s: stderr %q", bad, errOut.String())
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/miraj-db/miraj/internal/metrics"
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver"
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // monitored is what --http reads: the server, and the cluster node once
@@ -54,6 +55,7 @@ func newMetrics(m *monitored) *metrics.Metrics {
 			}
 			return m.node.Nodes()
 		},
+		Streams: func() map[string][]storage.StreamInfo { return m.srv.Streams() },
 		Replication: func() []repl.ReplRow {
 			if m.node == nil {
 				return nil

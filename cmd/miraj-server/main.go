@@ -133,8 +133,9 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	streamMB := o.streamTransactionMB(cluster)
 	srv, err := sqlserver.New(sqlserver.Config{Binlog: binlogOpts, Root: o.root, Bind: o.bind, Port: o.port, Policy: pol, Observer: observer,
-		SaveInterval: time.Duration(o.intervalMS) * time.Millisecond, KeepJournalBytes: o.keepMB << 20,
+		SaveInterval: time.Duration(o.intervalMS) * time.Millisecond, KeepJournalBytes: o.keepMB << 20, StreamTransactionMB: &streamMB,
 		RootPassword: o.rootPassword, Logger: log, FileDir: o.fileDir, AnyFile: o.anyFile,
 		TLS: sqlserver.TLSOptions{Disabled: !o.ssl, RequireSecureTransport: o.requireSecureTransport,
 			Files: clienttls.Files{Cert: o.sslCert, Key: o.sslKey, CA: o.sslCA, CRL: o.sslCRL}}})

@@ -151,7 +151,23 @@ type Cluster struct {
 	TestHooks            bool
 	SyncCommitSet        bool // sync_commit was given explicitly
 	SyncTimeoutActionSet bool // sync_timeout_action was given explicitly
+	// StreamTransactionMB is the initial @@GLOBAL.stream_transaction_mb:
+	// MiB of journal frames past which a transaction is written to the
+	// journal while it runs (0: never). See docs/large-transactions.md.
+	StreamTransactionMB    int64
+	StreamTransactionMBSet bool // stream_transaction_mb was given explicitly
 }
+
+// Bounds of stream_transaction_mb, the same in cluster.toml, on the
+// command line and for the system variable.
+const (
+	// DefaultStreamTransactionMB is storage.DefaultStreamBytes in MiB.
+	DefaultStreamTransactionMB = 16
+	// MaxStreamTransactionMB: 1 TiB. A transaction's ops are held in
+	// memory until its commit, so a threshold past this never applies;
+	// the bound keeps the byte count far from overflow.
+	MaxStreamTransactionMB = 1 << 20
+)
 
 // Peers returns the seeds other than this node's advertised address.
 func (c *Cluster) Peers() []string {

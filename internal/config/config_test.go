@@ -57,6 +57,8 @@ func TestParseValidDefaults(t *testing.T) {
 		Mode:               ModeManual,
 		ElectionTimeout:    3 * time.Second,
 		FragmentTimeout:    30 * time.Second,
+
+		StreamTransactionMB: 16,
 	}
 	if got := *c; !equalCluster(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -90,6 +92,7 @@ mode = "manual"
 election_timeout_ms = 600000
 fragment_timeout_ms = 100
 test_hooks = true
+stream_transaction_mb = 0
 `
 	c, warnings, err := parse(t, doc)
 	if err != nil {
@@ -102,7 +105,7 @@ test_hooks = true
 		c.MaxPromotionLagMB != 10 || c.PromotionCatchupMB != 0 || c.SyncCommit != SyncReceived ||
 		c.SyncReplicas != 2 || c.SyncTimeout != time.Millisecond || c.SyncTimeoutAction != TimeoutWait ||
 		c.ElectionTimeout != 10*time.Minute || c.FragmentTimeout != 100*time.Millisecond || !c.TestHooks ||
-		!c.SyncCommitSet || !c.SyncTimeoutActionSet {
+		!c.SyncCommitSet || !c.SyncTimeoutActionSet || c.StreamTransactionMB != 0 || !c.StreamTransactionMBSet {
 		t.Fatalf("got %+v", c)
 	}
 }
@@ -184,6 +187,13 @@ kind = "witness"`, 1), []string{"cluster.toml:5:", "[node] kind", "witness", "lo
 		{"fragment_timeout_ms low", base + `fragment_timeout_ms = 99`, []string{"fragment_timeout_ms: 99 is out of range: allowed 100 to 3600000"}},
 		{"fragment_timeout_ms high", base + `fragment_timeout_ms = 3600001`, []string{"allowed 100 to 3600000"}},
 		{"test_hooks type", base + `test_hooks = "yes"`, []string{"cluster.toml:13:", "expected true or false"}},
+		{"stream_transaction_mb negative", base + `stream_transaction_mb = -1`,
+			[]string{"cluster.toml:13:", "[cluster] stream_transaction_mb: -1 is out of range: allowed 0 to 1048576"}},
+		{"stream_transaction_mb too large", base + `stream_transaction_mb = 1048577`, []string{"cluster.toml:13:", "allowed 0 to 1048576"}},
+		{"stream_transaction_mb fraction", base + `stream_transaction_mb = 0.5`,
+			[]string{"cluster.toml:13:", "[cluster] stream_transaction_mb", "expected an integer, got a TOML float"}},
+		{"stream_transaction_mb text", base + `stream_transaction_mb = "16"`,
+			[]string{"cluster.toml:13:", "[cluster] stream_transaction_mb", "expected an integer, got a TOML string"}},
 		{"raft without self in seeds", strings.Replace(base, `"10.0.0.1:7107", `, ``, 1) + `mode = "raft"`,
 			[]string{"cluster.toml:8:", "[cluster] seeds", `must contain this node's advertised address "10.0.0.1:7107"`}},
 		{"raft with one seed", strings.Replace(base, `, "10.0.0.2:7107"`, ``, 1) + `mode = "raft"`,

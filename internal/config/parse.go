@@ -45,6 +45,9 @@ type rawCluster struct {
 	ElectionTimeoutMS  *int64    `toml:"election_timeout_ms"`
 	FragmentTimeoutMS  *int64    `toml:"fragment_timeout_ms"`
 	TestHooks          *bool     `toml:"test_hooks"`
+	// StreamTransactionMB is an integer: a fraction of a MiB is
+	// refused as a wrong type (the variable takes integers too).
+	StreamTransactionMB *int64 `toml:"stream_transaction_mb"`
 }
 
 // Parse validates the content of a cluster.toml. name is used in messages
@@ -89,7 +92,7 @@ var (
 		"members", "ack", "journal_retention_mb", "max_promotion_lag_mb",
 		"promotion_catchup_mb", "sync_commit", "sync_replicas", "sync_timeout_ms",
 		"sync_timeout_action", "mode", "election_timeout_ms", "fragment_timeout_ms",
-		"test_hooks"}
+		"test_hooks", "stream_transaction_mb"}
 )
 
 func allowedKeys(key toml.Key) string {
@@ -130,7 +133,7 @@ func typeHint(key toml.Key) string {
 	switch key[len(key)-1] {
 	case "seeds", "members":
 		return "expected an array of strings"
-	case "journal_retention_mb", "max_promotion_lag_mb", "promotion_catchup_mb",
+	case "journal_retention_mb", "max_promotion_lag_mb", "promotion_catchup_mb", "stream_transaction_mb",
 		"sync_replicas", "sync_timeout_ms", "election_timeout_ms", "fragment_timeout_ms":
 		return "expected an integer"
 	case "test_hooks":

@@ -181,6 +181,9 @@ func (v *validator) validate(raw *rawFile) *Cluster {
 		}
 	}
 
+	c.StreamTransactionMB = v.intRange("cluster.stream_transaction_mb", cl.StreamTransactionMB, DefaultStreamTransactionMB, 0, MaxStreamTransactionMB)
+	c.StreamTransactionMBSet = cl.StreamTransactionMB != nil
+
 	if n.Upstream != nil {
 		v.upstream(c, *n.Upstream)
 	}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,6 +37,10 @@ var (
 	lagSecs   = prometheus.NewDesc("miraj_cluster_node_lag_seconds", "LAG_SECONDS of SHOW CLUSTER STATUS: age of the node's last applied batch while it lags (absent when NULL).", []string{"node"}, nil)
 	lsnDesc   = prometheus.NewDesc("miraj_replication_lsn", "Positions of information_schema.MIRAJ_REPLICATION, per node and database: which is sent, written, applied, retained, primary or synced.", []string{"node", "database", "which"}, nil)
 	copyDone  = prometheus.NewDesc("miraj_cluster_copy_done_bytes", "Bytes done of a copy (kind seed) or a catch-up (kind catchup) under way.", []string{"node", "database", "kind"}, nil)
+	openTxns  = prometheus.NewDesc("miraj_stream_open_transactions", "Transactions open in the database's journal (information_schema.MIRAJ_STREAMS), by origin: local (streaming from this node) or received (from the primary, or left open by a crash).", []string{"database", "origin"}, nil)
+	openBytes = prometheus.NewDesc("miraj_stream_open_bytes", "Journal bytes of the transactions open in the database's journal, by origin.", []string{"database", "origin"}, nil)
+	openRows  = prometheus.NewDesc("miraj_stream_open_rows", "Rows written by the transactions open in the database's journal, by origin.", []string{"database", "origin"}, nil)
+	openAge   = prometheus.NewDesc("miraj_stream_oldest_age_seconds", "Age of the oldest transaction open in the database's journal, by origin (absent when none is).", []string{"database", "origin"}, nil)
 	copyTotal = prometheus.NewDesc("miraj_cluster_copy_total_bytes", "Bytes in all of a copy or catch-up under way (0 while unknown).", []string{"node", "database", "kind"}, nil)
 )
 
@@ -104,10 +109,47 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+	if c.src.Streams != nil {
+		c.collectStreams(ch, time.Now())
+	}
 	if c.src.Copies != nil {
 		for _, p := range c.src.Copies() {
 			ch <- prometheus.MustNewConstMetric(copyDone, prometheus.GaugeValue, float64(p.Done), p.Node, p.Database, p.Kind)
 			ch <- prometheus.MustNewConstMetric(copyTotal, prometheus.GaugeValue, float64(p.Total), p.Node, p.Database, p.Kind)
+		}
+	}
+}
+
+// collectStreams exports the open transactions of each database, summed
+// by origin; a database without any has zeros, so that a series does not
+// vanish when its last transaction ends.
+func (c *collector) collectStreams(ch chan<- prometheus.Metric, now time.Time) {
+	type sum struct {
+		n, bytes, rows int64
+		oldest         time.Time
+	}
+	for db, list := range c.src.Streams() {
+		by := map[string]*sum{"local": {}, "received": {}}
+		for _, si := range list {
+			origin := "received"
+			if si.Local {
+				origin = "local"
+			}
+			s := by[origin]
+			s.n++
+			s.bytes += si.Bytes
+			s.rows += si.Rows
+			if s.oldest.IsZero() || si.Began.Before(s.oldest) {
+				s.oldest = si.Began
+			}
+		}
+		for origin, s := range by {
+			ch <- prometheus.MustNewConstMetric(openTxns, prometheus.GaugeValue, float64(s.n), db, origin)
+			ch <- prometheus.MustNewConstMetric(openBytes, prometheus.GaugeValue, float64(s.bytes), db, origin)
+			ch <- prometheus.MustNewConstMetric(openRows, prometheus.GaugeValue, float64(s.rows), db, origin)
+			if s.n > 0 {
+				ch <- prometheus.MustNewConstMetric(openAge, prometheus.GaugeValue, max(now.Sub(s.oldest).Seconds(), 0), db, origin)
+			}
 		}
 	}
 }

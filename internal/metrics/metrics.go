@@ -6,7 +6,9 @@
 //   - values read at each scrape from what SHOW STATUS and SHOW CLUSTER
 //     STATUS show (Source): the Miraj_* status counters, connections, the
 //     journal's commits, fsyncs and group-commit sizes, each node's lag,
-//     each database's positions, and the progress of a copy or catch-up.
+//     each database's positions, the progress of a copy or catch-up, and
+//     the transactions open in each database's journal (large
+//     transactions that stream, information_schema.MIRAJ_STREAMS).
 //     Nothing is kept twice: a scrape reads the same counters SHOW STATUS
 //     reads, so the two agree.
 //
@@ -24,6 +26,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // Value is one status variable: a count (uint64, int64) or a gauge
@@ -48,6 +51,10 @@ type Source struct {
 	Replication func() []repl.ReplRow
 	// Copies: the copies (seeding) and catch-ups under way.
 	Copies func() []repl.CopyProgress
+	// Streams: each open database's transactions open in its journal
+	// (information_schema.MIRAJ_STREAMS), an empty list for a database
+	// without any.
+	Streams func() map[string][]storage.StreamInfo
 }
 
 // Metrics is the registry and the histograms the server observes.

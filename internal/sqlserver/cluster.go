@@ -570,10 +570,11 @@ func (d *infoSchema) GetTableNames(ctx *sql.Context) ([]string, error) {
 
 func wrapInfoSchema(db sql.Database, g grants, srv *Server) sql.Database {
 	n, r := nodesTable(g, &srv.cluster), replicationTable(g, &srv.cluster)
+	st := streamsTable(g, srv.storage) // streams.go
 	status := *nodesTable(g, &srv.cluster)
 	status.refuse = true
 	return &infoSchema{Database: db, grants: g, srv: srv,
-		extra:  map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r},
+		extra:  map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r, strings.ToLower(st.name): st},
 		hidden: map[string]sql.Table{strings.ToLower(clusterStatusTable): &status},
 	}
 }

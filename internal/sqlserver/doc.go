@@ -43,7 +43,10 @@
 // session (status.go: autocommit, in transaction, read-only; no session
 // state tracking) and answers prepared point lookups (pointget.go).
 // cluster.go adds the cluster's variables, read-only enforcement (1290),
-// SHOW CLUSTER STATUS and information_schema.MIRAJ_*. authorization.go
+// SHOW CLUSTER STATUS and information_schema.MIRAJ_*; streams.go the
+// large transactions' stream_transaction_mb (set on every storage
+// transaction a session begins), information_schema.MIRAJ_STREAMS and the
+// Miraj_stream* counters (docs/large-transactions.md). authorization.go
 // gives go-mysql-server's privilege refusals MySQL's errors; privileges.go
 // checks what go-mysql-server does not (SET GLOBAL, KILL, SHOW
 // PROCESSLIST, the cluster's monitoring). lockclause.go reads the locking

@@ -35,12 +35,14 @@ func install() {
 	addKeepDeleteRule()   // deleteall.go
 	// System variables: the cluster's (cluster.go, syncwait.go; and the
 	// registry that answers the live ones from the node), the lock wait
-	// (lockclause.go), causal reads (causal.go).
+	// (lockclause.go), causal reads (causal.go), large transactions
+	// (streams.go).
 	registerClusterVariables()
 	registerBinlogReplicaVariables() // binlog_replica_stmt.go
 	registerReadOnlyVariables()      // binlog_replica_readonly.go
 	registerLockVariables()
 	sql.SystemVariables.AddSystemVariables(causalVariables())
+	sql.SystemVariables.AddSystemVariables(streamVariables()) // streams.go
 	// Status variables: made before they are wrapped (go-mysql-server
 	// makes them at its first engine otherwise, and keeps them after).
 	variables.InitStatusVariables()

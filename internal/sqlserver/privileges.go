@@ -36,7 +36,8 @@ var (
 		text:    "SUPER or SYSTEM_VARIABLES_ADMIN",
 	}
 	// needClusterStatus: SHOW CLUSTER STATUS and the rows of
-	// information_schema.MIRAJ_NODES / MIRAJ_REPLICATION (§17.5.2).
+	// information_schema.MIRAJ_NODES / MIRAJ_REPLICATION (§17.5.2) /
+	// MIRAJ_STREAMS (streams.go).
 	needClusterStatus = requirement{
 		static: []sql.PrivilegeType{sql.PrivilegeType_ReplicationClient, sql.PrivilegeType_Process, sql.PrivilegeType_Super},
 		text:   "PROCESS, REPLICATION CLIENT",

@@ -50,6 +50,11 @@ type Config struct {
 	Observer Observer
 	// Binlog is the binary log (binlog_server.go); off when not Enabled.
 	Binlog BinlogOptions
+	// StreamTransactionMB is the initial @@GLOBAL.stream_transaction_mb
+	// (streams.go): MiB of journal frames past which a transaction is
+	// written to the journal as it runs, 0 never; nil:
+	// storage.DefaultStreamBytes.
+	StreamTransactionMB *int64
 }
 
 // Server is a standalone Miraj server: storage, SQL engine and the MySQL
@@ -149,6 +154,10 @@ func New(cfg Config) (*Server, error) {
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogReplicaFunctions...)
 	statusEngine.Store(st)
 	if err := setServerDefaults(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := setStreamDefault(cfg.StreamTransactionMB); err != nil {
 		st.Close()
 		return nil, err
 	}

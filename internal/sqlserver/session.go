@@ -443,6 +443,7 @@ func (s *Session) dbTx(db *storage.DB, deferred bool) *storage.Tx {
 		} else {
 			tx = db.Begin()
 		}
+		s.streaming(tx) // streams.go
 		if s.txn.locks != nil {
 			tx.SetLockOwner(s.txn.locks)
 		}

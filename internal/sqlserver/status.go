@@ -115,7 +115,8 @@ func setStatusFlags(c *mysql.Conn, flags uint16) {
 
 // mirajStatus adds Miraj's own counters to SHOW [GLOBAL] STATUS, read each
 // time: the storage engine's (Miraj_commits, Miraj_journal_fsyncs,
-// Miraj_commits_in_place, Miraj_journal_group_waits_missed) always,
+// Miraj_commits_in_place, Miraj_journal_group_waits_missed, and the
+// Miraj_stream* counters of large transactions, streams.go) always,
 // the Miraj_cluster_sync_* ones (§17.8.5) under active replication only,
 // and raft mode's (Miraj_cluster_term, _leader, _vote, _election*) in raft
 // mode.
@@ -146,6 +147,7 @@ func mirajStatusValues() []repl.SyncStatusVar {
 			repl.SyncStatusVar{Name: "Miraj_journal_fsyncs", Value: c.Fsyncs},
 			repl.SyncStatusVar{Name: "Miraj_commits_in_place", Value: c.InPlace},
 			repl.SyncStatusVar{Name: "Miraj_journal_group_waits_missed", Value: c.GroupWaitsMissed})
+		out = append(out, streamStatusValues(e)...) // streams.go
 	}
 	if n := processCluster.node(); n != nil {
 		out = append(out, n.SyncStatus()...)

@@ -919,7 +919,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 	case len(rows) == 1:
 		st, found = w.db.Latest().Table(p.table) // its definition and counters
 	default:
-		tx = w.db.BeginDeferred()
+		tx = sess.streaming(w.db.BeginDeferred())
 		defer sess.listAlone(nil, tx)()
 		st, found = tx.Meta().Table(p.table)
 	}
@@ -1218,7 +1218,7 @@ func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *wri
 	var tx *storage.Tx
 	var sp storage.Savepoint
 	if w.implicit {
-		tx = w.db.BeginDeferred()
+		tx = sess.streaming(w.db.BeginDeferred())
 		defer sess.listAlone(tx.LockOwner(), tx)()
 	} else {
 		tx = sess.pointTx(w.db)
@@ -1440,7 +1440,7 @@ func (g *pointGets) rangeWrite(ctx *sql.Context, c *mysql.Conn, prep *mysql.Prep
 		var tx *storage.Tx
 		end := func() {}
 		if w.implicit {
-			tx = w.db.Begin() // its own row locks, released when it ends
+			tx = sess.streaming(w.db.Begin()) // its own row locks, released when it ends
 			end = sess.listAlone(tx.LockOwner(), tx)
 		} else {
 			tx = sess.storageTx(w.db)
