@@ -285,11 +285,11 @@ func abortFigure(p *sql.DB, nodes []node) {
 	}
 	// n2 has received what was streamed.
 	waitFor(func() bool {
-		return one(s.db, "SELECT COALESCE(SUM(BYTES), 0) >= "+strconv.Itoa(mib<<20)+" FROM information_schema.MIRAJ_STREAMS WHERE DATABASE_NAME = 'big'") == "1"
+		return one(s.db, "SELECT COALESCE(SUM(BYTES), 0) >= "+strconv.Itoa(mib<<20)+" FROM information_schema.MIRAJ_STREAMS WHERE `DATABASE` = 'big'") == "1"
 	})
 	during := heapMiB(s)
 	var streamedBytes string
-	streamedBytes = one(s.db, "SELECT SUM(BYTES) FROM information_schema.MIRAJ_STREAMS WHERE DATABASE_NAME = 'big'")
+	streamedBytes = one(s.db, "SELECT SUM(BYTES) FROM information_schema.MIRAJ_STREAMS WHERE `DATABASE` = 'big'")
 	t0 := time.Now()
 	mustc(c, "ROLLBACK")
 	c.Close()

@@ -236,43 +236,24 @@ func (db *DB) checkMarksLocked(start journal.LSN, frames []byte) ([]history.Mark
 	return marks, nil
 }
 
-// CutTail removes from the journal what follows the last complete
-// transaction (a replica's transaction whose commit frame never came),
-// first handing those bytes to keep, which must make them durable
-// elsewhere (quarantine) and is called with the commit lock held (it must
-// not call back into db but for History): a node becoming primary never commits on top of
-// another primary's unterminated transaction. It returns the number of
-// bytes cut.
+// CutTail is what a node becoming primary does with the frames after its
+// last complete transaction: whole frames of transactions another primary
+// left open (a transaction streamed before its commit, or received in
+// several batches, whose commit frame never came). They stay: they are
+// that primary's frames, of its epoch, and every follower that received
+// them holds the same bytes; the new primary's epoch mark follows them and
+// its abort frames end those transactions, never applied (MarkEpoch,
+// stream.go). Cutting them made every follower that had received them a
+// diverged one. Nothing is handed to keep and CutTail returns 0; it
+// refuses while replicated frames wait to be applied (they would be taken
+// for a tail).
 func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, error) {
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	if len(db.unapplied) > 0 {
-		// What follows the applied state would be taken for a tail:
-		// complete transactions the replica has not applied yet.
-		return 0, fmt.Errorf("database %s: %d batch(es) of replicated frames written and not applied: apply them before cutting the tail", db.name, len(db.unapplied))
+		return 0, fmt.Errorf("database %s: %d batch(es) of replicated frames written and not applied: apply them before the promotion goes on", db.name, len(db.unapplied))
 	}
-	from, end := db.cur.Load().lsn, db.jrnl.End()
-	if from == end {
-		return 0, nil
-	}
-	tail, err := db.jrnl.ReadBytes(from, end)
-	if err != nil {
-		return 0, fmt.Errorf("database %s: reading the unterminated tail: %w", db.name, err)
-	}
-	if err := keep(from, tail); err != nil {
-		return 0, err
-	}
-	if err := db.jrnl.Truncate(from); err != nil {
-		return 0, err
-	}
-	// Transactions whose frames all went with the tail are gone; those
-	// that began before it stay open (the next write ends them).
-	for txn, rx := range db.rx {
-		if rx.start >= from {
-			db.dropRxLocked(txn)
-		}
-	}
-	return len(tail), nil
+	return 0, nil
 }
 
 // MoveAside takes the database name out of service and moves its folder,

@@ -12,8 +12,8 @@ import (
 	"github.com/miraj-db/miraj/internal/journal"
 )
 
-// Streaming a large transaction (see docs/replication.md, "Large
-// transactions"). A transaction whose frames pass Tx.SetStreamBytes's
+// Streaming a large transaction (see docs/large-transactions.md, and
+// docs/replication.md, "Large transactions: streamed while they run"). A transaction whose frames pass Tx.SetStreamBytes's
 // threshold writes them to the journal as it runs, under its own id,
 // interleaved with other transactions' frames; its commit frame (or abort
 // frame) comes at its end. Everyone who reads a journal already applies a
