@@ -49,15 +49,17 @@ var (
 	gib    = flag.Float64("gib", 1, "size of the largest transaction, GiB")
 	window = flag.Duration("window", 15*time.Second, "how long the small writer runs, alone and beside a large transaction")
 	only   = flag.String("only", "", "comma-separated parts to run: lag,big,small,abort (default all)")
+	pprof  = flag.Bool("pprof", false, "start the nodes with --pprof: the abort figure then reads the heap after a collection (/debug/pprof/heap?gc=1)")
 )
 
 var bg = context.Background()
 
 type node struct {
-	id   string
-	db   *sql.DB
-	http string
-	cmd  *exec.Cmd
+	id    string
+	db    *sql.DB
+	http  string
+	pprof string
+	cmd   *exec.Cmd
 }
 
 func main() {
@@ -307,8 +309,22 @@ func abortFigure(p *sql.DB, nodes []node) {
 	fmt.Printf("n2 had received %s bytes of it; its open transaction was gone %s after the ROLLBACK returned; rows of it visible: %s\n\n", streamedBytes, ms(gone), strings.Join(visible, ", "))
 }
 
+// heapMiB is n's Go heap in use: after a collection with -pprof, else as
+// its /metrics last saw it.
 func heapMiB(n node) int {
-	runtime.GC()
+	if n.pprof != "" {
+		resp, err := http.Get("http://" + n.pprof + "/debug/pprof/heap?gc=1&debug=1")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if m := heapInuseRE.FindSubmatch(b); m != nil {
+			v, _ := strconv.ParseInt(string(m[1]), 10, 64)
+			return int(v >> 20)
+		}
+		return -1
+	}
 	resp, err := http.Get("http://" + n.http + "/metrics")
 	if err != nil {
 		return -1
@@ -414,6 +430,8 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
+var heapInuseRE = regexp.MustCompile(`# HeapInuse = (\d+)`)
+
 var readyRE = regexp.MustCompile(`msg="miraj server ready" addr=(\S+)`)
 
 // cluster starts n nodes and returns them.
@@ -441,9 +459,14 @@ func cluster(dir string, n int) ([]node, func()) {
 		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"bench\"\nseeds = [%s]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [%s]\n",
 			id, addrs[id], addrs[id], strings.Join(seeds, ", "), strings.Join(members, ", "))
 		check(os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644))
-		httpAddr := freeAddr()
-		cmd := exec.Command(filepath.Join(*bin, "miraj-server"), "--root", filepath.Join(dir, "data-"+id), "--port", "0",
-			"--cluster-config", filepath.Join(nd, "cluster.toml"), "--http", httpAddr, "--log=false")
+		httpAddr, pprofAddr := freeAddr(), ""
+		args := []string{"--root", filepath.Join(dir, "data-"+id), "--port", "0",
+			"--cluster-config", filepath.Join(nd, "cluster.toml"), "--http", httpAddr, "--log=false"}
+		if *pprof {
+			pprofAddr = freeAddr()
+			args = append(args, "--pprof", pprofAddr)
+		}
+		cmd := exec.Command(filepath.Join(*bin, "miraj-server"), args...)
 		pr, err := cmd.StderrPipe()
 		check(err)
 		check(cmd.Start())
@@ -461,7 +484,7 @@ func cluster(dir string, n int) ([]node, func()) {
 		}()
 		db, err := sql.Open("mysql", "root@tcp("+addr+")/")
 		check(err)
-		nodes = append(nodes, node{id: id, db: db, http: httpAddr, cmd: cmd})
+		nodes = append(nodes, node{id: id, db: db, http: httpAddr, pprof: pprofAddr, cmd: cmd})
 	}
 	return nodes, func() {
 		for _, n := range nodes {

@@ -161,6 +161,28 @@ func (c *Core) streaming(key string, base []byte) []AckPos {
 	return out
 }
 
+// BestWritten is the furthest position of database name that a secondary
+// counting for semi-synchronous commit has acknowledged as written; false
+// when this node is not primary or none counts (the pace of a streamed
+// transaction, storage/pace.go).
+func (c *Core) BestWritten(name string) (journal.LSN, bool) {
+	if c.role != RolePrimary {
+		return 0, false
+	}
+	key := strings.ToLower(name)
+	best, ok := journal.LSN(0), false
+	for _, f := range c.followers {
+		p, has := f.positions[key]
+		if f.link == 0 || !has || !p.decided || p.seeding || p.pinned || !p.acked {
+			continue
+		}
+		if !ok || p.written > best {
+			best, ok = p.written, true
+		}
+	}
+	return best, ok
+}
+
 // StreamingCount counts the connected secondaries none of whose databases
 // is being copied (Miraj_cluster_sync_secondaries).
 func (c *Core) StreamingCount() int {

@@ -191,6 +191,7 @@ func New(opts Options) (*Node, error) {
 	}
 	n.st.CloseWrites()
 	n.st.SetRetention(n.retentionFloor)
+	n.st.SetStreamPace(n.paceStream)
 	if opts.Transport != nil {
 		n.tr = opts.Transport
 	} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // The status tables (SHOW CLUSTER STATUS, information_schema.MIRAJ_*) and
@@ -280,6 +281,34 @@ func (n *Node) WaitSync(ctx context.Context, db string, lsn journal.LSN, req Syn
 		return r
 	case <-n.ctx.Done():
 		return SyncNoLongerPrimary("stopped")
+	}
+}
+
+// streamPaceLimit bounds a streamed transaction's wait for its followers
+// before its next frames: a follower slower than that lets it go on.
+const streamPaceLimit = 2 * time.Second
+
+// paceStream is the engine's stream pace (storage/pace.go): it waits until
+// a secondary that counts for semi-synchronous commit has written database
+// db up to upto, polling the core every millisecond; true at once when
+// this node is not primary or no secondary counts, false after
+// streamPaceLimit.
+func (n *Node) paceStream(db *storage.DB, upto journal.LSN) bool {
+	deadline := time.Now().Add(streamPaceLimit)
+	for {
+		var best journal.LSN
+		var ok bool
+		ctx, cancel := context.WithTimeout(n.ctx, time.Second)
+		called := n.call(ctx, func() { best, ok = n.core.BestWritten(db.Name()) })
+		cancel()
+		if !called || !ok || best >= upto {
+			return true
+		}
+		if time.Now().After(deadline) {
+			n.log.Warn(fmt.Sprintf("Cluster: database %s: no secondary wrote a streamed transaction's frames to LSN %d within %v: the rest of it goes unpaced", db.Name(), upto, streamPaceLimit))
+			return false
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -120,6 +120,8 @@ type Engine struct {
 	locks *lockManager
 	// commitHook: commithook.go.
 	commitHook atomic.Pointer[CommitHook]
+	// pace: the pace of streamed transactions (pace.go).
+	pace atomic.Pointer[func(db *DB, upto journal.LSN) bool]
 }
 
 // DirName is the folder name of a database: the name itself when it is made

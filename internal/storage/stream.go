@@ -45,7 +45,7 @@ const DefaultStreamBytes = 16 << 20
 
 // streamChunk bounds the bytes of one streamed append after the first: the
 // link to followers interleaves small commits between them.
-const streamChunk = 1 << 20
+const streamChunk = 256 << 10
 
 // localStream is a transaction of this node whose frames are in the
 // journal without their end (guarded by commitMu).
@@ -55,7 +55,8 @@ type localStream struct {
 	bytes    int64
 	rows     int64
 	began    time.Time
-	orphaned bool // writes were closed: the transaction can no longer end in the journal
+	end      journal.LSN // the end of its last streamed frames
+	orphaned bool        // writes were closed: the transaction can no longer end in the journal
 }
 
 // txStream is a Tx's streaming state.
@@ -65,6 +66,7 @@ type txStream struct {
 	total   int
 	sent    int // ops streamed
 	ls      *localStream
+	unpaced bool // a follower did not keep up: the rest goes unpaced
 }
 
 // SetStreamBytes sets the bytes of journal frames past which the
@@ -123,6 +125,10 @@ func (tx *Tx) streamOut() error {
 	for _, op := range ops {
 		size += op.sizeHint()
 	}
+	if ls := tx.stream.ls; ls != nil && !tx.stream.unpaced {
+		// At most one chunk ahead of what a follower has written (pace.go).
+		tx.stream.unpaced = !db.paceStream(ls.end)
+	}
 	buf := make([]byte, 0, size)
 	rows := int64(0)
 	for _, op := range ops {
@@ -158,6 +164,7 @@ func (tx *Tx) streamOut() error {
 	}
 	ls.bytes += int64(len(buf))
 	ls.rows += rows
+	ls.end = end
 	db.streamEnd.Store(uint64(end))
 	db.commitMu.Unlock()
 	db.streamStats.bytes.Add(uint64(len(buf)))
