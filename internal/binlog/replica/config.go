@@ -29,9 +29,11 @@ type Config struct {
 	Port     int    `json:"port"`
 	User     string `json:"user"`
 	Password string `json:"password"`
-	// UseGTID is slave_pos, current_pos (the same here: Miraj keeps no
-	// binary log of its own to take a current position from) or no
-	// (LogFile and LogPos say where to start).
+	// UseGTID is slave_pos, current_pos or no (LogFile and LogPos say
+	// where to start). current_pos starts from gtid_slave_pos here, as
+	// slave_pos does: MariaDB's would also take, per domain, the newer
+	// GTIDs of this server's own binary log (gtid_binlog_pos), which the
+	// replica does not yet consult; SHOW SLAVE STATUS shows Current_Pos.
 	UseGTID useGTID `json:"use_gtid"`
 	LogFile string  `json:"log_file,omitempty"`
 	LogPos  uint64  `json:"log_pos,omitempty"`
