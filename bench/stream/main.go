@@ -211,11 +211,11 @@ func smallFigure(p, s *sql.DB) {
 	fmt.Printf("## Single-row RECEIVED commits beside a %g GiB transaction that streams\n\n", *gib)
 	fmt.Println("One session, autocommit INSERTs into big.side, `cluster_sync_commit = 'received'`, for", *window, "; the large transaction inserts 1 MiB rows in another session meanwhile (streaming on) and rolls back at the end.")
 	fmt.Println()
-	fmt.Println("| load | commits/s | p50 | p99 | max |")
-	fmt.Println("|---|--:|--:|--:|--:|")
+	fmt.Println("| load | commits/s | p50 | p99 | max | mean semi-sync wait | timeouts |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|")
 	id := 1_000_000
 	alone := smallWriter(p, &id, *window)
-	fmt.Printf("| alone | %.0f | %s | %s | %s |\n", alone.rate, ms(alone.p50), ms(alone.p99), ms(alone.max))
+	fmt.Printf("| alone | %.0f | %s | %s | %s | %s | %d |\n", alone.rate, ms(alone.p50), ms(alone.p99), ms(alone.max), ms(alone.syncWait), alone.timeouts)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var streamed int
@@ -245,7 +245,7 @@ func smallFigure(p, s *sql.DB) {
 	with := smallWriter(p, &id, *window)
 	close(stop)
 	wg.Wait()
-	fmt.Printf("| beside the large transaction (%d MiB streamed by the end) | %.0f | %s | %s | %s |\n", streamed, with.rate, ms(with.p50), ms(with.p99), ms(with.max))
+	fmt.Printf("| beside the large transaction (%d MiB streamed by the end) | %.0f | %s | %s | %s | %s | %d |\n", streamed, with.rate, ms(with.p50), ms(with.p99), ms(with.max), ms(with.syncWait), with.timeouts)
 	fmt.Printf("\nratio beside / alone: p50 %.2f×, p99 %.2f×, rate %.2f×\n\n",
 		float64(with.p50)/float64(alone.p50), float64(with.p99)/float64(alone.p99), with.rate/alone.rate)
 	caughtUp(p, s, "big")
@@ -254,6 +254,30 @@ func smallFigure(p, s *sql.DB) {
 type writerStats struct {
 	rate          float64
 	p50, p99, max time.Duration
+	syncWait      time.Duration // mean semi-sync wait of the window's commits
+	timeouts      int64
+}
+
+// syncTotals reads the primary's semi-sync counters: waits, their total
+// time, timeouts.
+func syncTotals(p *sql.DB) (waits int64, total time.Duration, timeouts int64) {
+	rows, err := p.Query("SHOW GLOBAL STATUS LIKE 'Miraj_cluster_sync_%'")
+	check(err)
+	defer rows.Close()
+	var avg float64
+	for rows.Next() {
+		var k, v string
+		check(rows.Scan(&k, &v))
+		switch k {
+		case "Miraj_cluster_sync_waits":
+			waits, _ = strconv.ParseInt(v, 10, 64)
+		case "Miraj_cluster_sync_wait_avg_ms":
+			avg, _ = strconv.ParseFloat(v, 64)
+		case "Miraj_cluster_sync_timeouts":
+			timeouts, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return waits, time.Duration(avg * float64(waits) * float64(time.Millisecond)), timeouts
 }
 
 func smallWriter(p *sql.DB, id *int, d time.Duration) writerStats {
@@ -261,6 +285,7 @@ func smallWriter(p *sql.DB, id *int, d time.Duration) writerStats {
 	defer c.Close()
 	mustc(c, "SET SESSION cluster_sync_commit = 'received'")
 	var lat []time.Duration
+	w0, tot0, to0 := syncTotals(p)
 	t0 := time.Now()
 	for time.Since(t0) < d {
 		*id++
@@ -269,8 +294,13 @@ func smallWriter(p *sql.DB, id *int, d time.Duration) writerStats {
 		lat = append(lat, time.Since(t))
 	}
 	el := time.Since(t0)
+	w1, tot1, to1 := syncTotals(p)
 	slices.Sort(lat)
-	return writerStats{rate: float64(len(lat)) / el.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1]}
+	ws := writerStats{rate: float64(len(lat)) / el.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1], timeouts: to1 - to0}
+	if w1 > w0 {
+		ws.syncWait = (tot1 - tot0) / time.Duration(w1-w0)
+	}
+	return ws
 }
 
 // abortFigure: n2's heap before, during and after a large transaction

@@ -497,6 +497,15 @@ func (l *Log) AppendDeferred(frames []byte) (start, end LSN, err error) {
 	return l.append(frames, len(frames) < maxDeferredBytes)
 }
 
+// AppendQueued is AppendDeferred whatever the size of frames: they are
+// copied into the log's pending bytes and reach the operating system with
+// the next write the log makes (SyncTo's). A caller that appends under a
+// lock others wait for and writes them after releasing it (a transaction
+// streamed before its commit) uses it.
+func (l *Log) AppendQueued(frames []byte) (start, end LSN, err error) {
+	return l.append(frames, true)
+}
+
 // maxDeferredBytes bounds what AppendDeferred holds back: a larger append
 // is written at once rather than copied.
 const maxDeferredBytes = 64 << 10

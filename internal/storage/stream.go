@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +148,14 @@ func (tx *Tx) streamOut() error {
 		db.commitMu.Unlock()
 		return err
 	}
-	start, end, err := db.jrnl.Append(buf)
+	// Under the commit policy, queued under the lock and written (and
+	// fsync'd) after it: the commits that wait for the lock do not wait
+	// for the write. (The other policies write through the page cache.)
+	appendFrames := db.jrnl.Append
+	if db.policy == SaveCommit {
+		appendFrames = db.jrnl.AppendQueued
+	}
+	start, end, err := appendFrames(buf)
 	if err != nil {
 		db.commitMu.Unlock()
 		return err
@@ -167,6 +175,13 @@ func (tx *Tx) streamOut() error {
 	ls.end = end
 	db.streamEnd.Store(uint64(end))
 	db.commitMu.Unlock()
+	if db.policy == SaveCommit {
+		// The transaction's own write and fsync, not a later small
+		// commit's (whose fsync would otherwise write these bytes first).
+		if err := db.jrnl.SyncTo(context.Background(), end); err != nil {
+			return err
+		}
+	}
 	db.streamStats.bytes.Add(uint64(len(buf)))
 	tx.stream.sent = len(tx.ops)
 	tx.stream.pending = 0
