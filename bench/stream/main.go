@@ -246,8 +246,30 @@ func smallFigure(p, s *sql.DB) {
 	close(stop)
 	wg.Wait()
 	fmt.Printf("| beside the large transaction (%d MiB streamed by the end) | %.0f | %s | %s | %s | %s | %d |\n", streamed, with.rate, ms(with.p50), ms(with.p99), ms(with.max), ms(with.syncWait), with.timeouts)
-	fmt.Printf("\nratio beside / alone: p50 %.2f×, p99 %.2f×, rate %.2f×\n\n",
+	caughtUp(p, s, "big")
+
+	// The same large transaction with streaming off, committed one second
+	// into the window: its frames cross the link after its COMMIT.
+	c := conn(p, 0)
+	mustc(c, "BEGIN")
+	n := int(*gib * 1024)
+	for i := 0; i < n; i++ {
+		mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('w', 1048576))", 30_000_000+i))
+	}
+	committed := make(chan time.Duration, 1)
+	go func() {
+		time.Sleep(time.Second)
+		t0 := time.Now()
+		mustc(c, "COMMIT")
+		committed <- time.Since(t0)
+	}()
+	off := smallWriter(p, &id, *window)
+	took := <-committed
+	c.Close()
+	fmt.Printf("| beside the same transaction with streaming off, committed 1 s into the window (COMMIT took %s) | %.0f | %s | %s | %s | %s | %d |\n", secs(took), off.rate, ms(off.p50), ms(off.p99), ms(off.max), ms(off.syncWait), off.timeouts)
+	fmt.Printf("\nratio beside the streaming one / alone: p50 %.2f×, p99 %.2f×, rate %.2f×\n\n",
 		float64(with.p50)/float64(alone.p50), float64(with.p99)/float64(alone.p99), with.rate/alone.rate)
+	must(p, "DELETE FROM big.blobs")
 	caughtUp(p, s, "big")
 }
 
