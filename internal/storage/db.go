@@ -560,6 +560,11 @@ type rxState struct {
 	mark  bool // it carries an epoch mark: never given to a worker
 	// w applies it as it arrives (stream.go); ops is then empty.
 	w *streamWorker
+	// carried: its changes before carriedTo, the LSN of the checkpoint or
+	// copy that carried them (restoreOpen): the journal may not hold
+	// those frames, so the next checkpoint takes them from here.
+	carried   []*Op
+	carriedTo journal.LSN
 }
 
 // now is the engine's clock (the end time of commit frames).

@@ -507,6 +507,11 @@ func (e *Engine) Checkpoint(db *DB) error {
 	if floor, ok := e.retentionFloor(db); ok {
 		keepFrom = min(keepFrom, floor)
 	}
+	if floor, ok := db.openFloor(); ok {
+		// The frames of open transactions: the next checkpoint carries
+		// them (stream.go).
+		keepFrom = min(keepFrom, floor)
+	}
 	if e.opts.KeepBytes > 0 {
 		if journal.LSN(e.opts.KeepBytes) >= st.lsn {
 			keepFrom = 0

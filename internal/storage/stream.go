@@ -617,30 +617,70 @@ type openTxn struct {
 	ops   []*Op
 }
 
+// openAt is a transaction open at a checkpoint's LSN: its first LSN and,
+// if a checkpoint or copy carried its first changes (restoreOpen), those
+// and the LSN they end at.
+type openAt struct {
+	start     journal.LSN
+	carried   []*Op
+	carriedTo journal.LSN
+}
+
+// from is where the journal holds the rest of the transaction's frames.
+func (o openAt) from() journal.LSN {
+	if len(o.carried) > 0 {
+		return o.carriedTo
+	}
+	return o.start
+}
+
 // openAtLocked returns the transactions open at the committed state's
-// LSN, with their first LSNs. Called with commitMu held.
-func (db *DB) openAtLocked() map[uint64]journal.LSN {
+// LSN. Called with commitMu held.
+func (db *DB) openAtLocked() map[uint64]openAt {
 	if len(db.rx) == 0 && len(db.streams) == 0 {
 		return nil
 	}
 	lsn := db.cur.Load().lsn
-	out := map[uint64]journal.LSN{}
+	out := map[uint64]openAt{}
 	for txn, rx := range db.rx {
 		if rx.start < lsn {
-			out[txn] = rx.start
+			out[txn] = openAt{start: rx.start, carried: rx.carried, carriedTo: rx.carriedTo}
 		}
 	}
 	for txn, ls := range db.streams {
 		if ls.start < lsn {
-			out[txn] = ls.start
+			out[txn] = openAt{start: ls.start}
 		}
 	}
 	return out
 }
 
+// openFloor is the journal a checkpoint must keep for the open
+// transactions' frames (the next checkpoint, or a copy, carries them from
+// there); false when none is open.
+func (db *DB) openFloor() (journal.LSN, bool) {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	floor, ok := journal.LSN(0), false
+	for _, ls := range db.streams {
+		floor, ok = minFloor(floor, ok, ls.start)
+	}
+	for _, rx := range db.rx {
+		floor, ok = minFloor(floor, ok, openAt{start: rx.start, carried: rx.carried, carriedTo: rx.carriedTo}.from())
+	}
+	return floor, ok
+}
+
+func minFloor(floor journal.LSN, ok bool, lsn journal.LSN) (journal.LSN, bool) {
+	if !ok || lsn < floor {
+		return lsn, true
+	}
+	return floor, true
+}
+
 // frozenOpen returns the committed state, its catalog frozen, and the
 // section of a checkpoint of it that carries the transactions open at its
-// LSN.
+// LSN: their carried changes, then their frames from the journal.
 func (db *DB) frozenOpen() (*state, openWriter) {
 	db.commitMu.Lock()
 	st, _ := db.enter(true) // no takeover runs under the commit lock
@@ -650,11 +690,28 @@ func (db *DB) frozenOpen() (*state, openWriter) {
 		return st, openWriter{}
 	}
 	from := st.lsn
-	for _, s := range open {
-		from = min(from, s)
+	txns := make([]uint64, 0, len(open))
+	for txn, o := range open {
+		from = min(from, o.from())
+		txns = append(txns, txn)
 	}
+	slices.SortFunc(txns, func(a, b uint64) int { return int(open[a].start) - int(open[b].start) })
 	return st, openWriter{n: len(open), write: func(w io.Writer) error {
 		var buf []byte
+		header := func(txn uint64) {
+			var p []byte
+			p = appendUvarint(p, txn)
+			p = appendUvarint(p, uint64(open[txn].start))
+			buf = journal.AppendFrame(buf, ckptOpen, p)
+		}
+		for _, txn := range txns {
+			if o := open[txn]; len(o.carried) > 0 {
+				header(txn)
+				for _, op := range o.carried {
+					buf = AppendOp(buf, op)
+				}
+			}
+		}
 		last := uint64(0)
 		err := db.jrnl.Read(from, func(at journal.LSN, typ journal.FrameType, payload []byte) error {
 			if at >= st.lsn {
@@ -664,14 +721,12 @@ func (db *DB) frozenOpen() (*state, openWriter) {
 				return nil
 			}
 			txn, ok := payloadTxn(payload)
-			if _, isOpen := open[txn]; !ok || !isOpen {
+			o, isOpen := open[txn]
+			if !ok || !isOpen || at < o.from() {
 				return nil
 			}
-			if txn != last || buf == nil {
-				var p []byte
-				p = appendUvarint(p, txn)
-				p = appendUvarint(p, uint64(open[txn]))
-				buf = journal.AppendFrame(buf, ckptOpen, p)
+			if txn != last {
+				header(txn)
 				last = txn
 			}
 			buf = journal.AppendFrame(buf, typ, payload)
@@ -706,7 +761,8 @@ func (db *DB) restoreOpen(open []openTxn) {
 		if db.rx == nil {
 			db.rx = map[uint64]*rxState{}
 		}
-		rx := &rxState{start: o.start, ops: o.ops, began: db.now()}
+		rx := &rxState{start: o.start, ops: o.ops, began: db.now(),
+			carried: o.ops[:len(o.ops):len(o.ops)], carriedTo: db.cur.Load().lsn}
 		for _, op := range o.ops {
 			rx.bytes += op.sizeHint()
 			if op.Kind.writesRow() {
