@@ -90,6 +90,9 @@ func (w *world) check(full bool) {
 	}
 	w.checkFollows()
 	w.checkLease()
+	for _, n := range w.nodes {
+		w.noteStreamCounts(n)
+	}
 	if !full {
 		return
 	}
@@ -102,7 +105,7 @@ func (w *world) check(full bool) {
 			base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 			durable := min(db.LSN(), db.Journal().Durable())
 			err := eachTx(db, 0, db.LSN(), func(lsn, end journal.LSN, sum string) {
-				e := epochAt(hist, lsn)
+				e := endBallot(hist, end)
 				want, ok := w.ledger[ledgerKey{base: base, lsn: lsn, epoch: e}]
 				switch {
 				case !ok:
@@ -113,7 +116,7 @@ func (w *world) check(full bool) {
 				if end <= durable {
 					// Durable to its commit frame: a segment's roll makes
 					// the log durable inside a transaction too.
-					now[txKey{base: base, lsn: lsn, epoch: e, sum: sum}] = true
+					now[txKey{base: base, lsn: lsn, end: end, epoch: e, sum: sum}] = true
 				}
 			})
 			if err != nil {
@@ -134,6 +137,7 @@ func (w *world) check(full bool) {
 		n.held = now
 	}
 	w.checkSameRows()
+	w.checkStreams()
 	w.checkKeyOrder()
 	w.checkIndexes()
 	w.checkFrozen()
@@ -316,7 +320,7 @@ func (n *node) onHistory(k txKey) bool {
 		// Still in the journal, it would have been found; below the
 		// journal's start it is in the copy the database was rebuilt from.
 		if fmt.Sprintf("%x", db.Latest().BaseID()) == k.base && k.lsn <= db.Journal().Start() && k.lsn < db.LSN() &&
-			epochAt(db.History(), k.lsn) == k.epoch {
+			endBallot(db.History(), k.end) == k.epoch {
 			return true
 		}
 	}
