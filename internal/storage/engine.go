@@ -434,6 +434,7 @@ func (e *Engine) detach(name string) (*DB, error) {
 	}
 	db.commitMu.Lock()
 	db.jrnl.Close()
+	db.stopWorkersLocked()
 	db.commitMu.Unlock()
 	return db, nil
 }
@@ -573,6 +574,9 @@ func (e *Engine) Close() error {
 		if err := db.jrnl.Close(); err != nil && first == nil {
 			first = err
 		}
+		db.commitMu.Lock()
+		db.stopWorkersLocked()
+		db.commitMu.Unlock()
 	}
 	return first
 }
@@ -593,6 +597,7 @@ func (e *Engine) Crash() error {
 		if err := db.jrnl.Crash(); err != nil && first == nil {
 			first = err
 		}
+		db.stopWorkersLocked()
 		db.commitMu.Unlock()
 	}
 	return first

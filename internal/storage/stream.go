@@ -273,6 +273,16 @@ func (db *DB) dropRxLocked(txn uint64) {
 	delete(db.rx, txn)
 }
 
+// stopWorkersLocked stops the workers of the received transactions as the
+// database closes (or its engine crashes): nothing will end their
+// transactions here. Called with commitMu held.
+func (db *DB) stopWorkersLocked() {
+	for _, w := range db.workers {
+		w.stop()
+	}
+	db.workers = nil
+}
+
 // orphanStreamsLocked makes this node's streams open transactions like
 // received ones: writes were closed, so their transactions can no longer
 // end here, and whoever writes next ends them.

@@ -469,3 +469,49 @@ func TestStreamedCheckpointsKeepOpenFrames(t *testing.T) {
 		t.Fatal("the copy's rows differ from the primary's")
 	}
 }
+
+// A replica that crashes, or whose database is replaced by a copy, while
+// a worker applies a received transaction stops that worker.
+func TestStreamedWorkerStopsAtClose(t *testing.T) {
+	lowWorkerBytes(t)
+	p := newStreamPair(t)
+	tx := p.sdb.Begin()
+	tx.SetStreamBytes(8 << 10)
+	insertRange(t, tx, 100, 300)
+	p.pump(t)
+	if len(p.ddb.workers) != 1 {
+		t.Fatalf("replica's workers: %d", len(p.ddb.workers))
+	}
+	w := p.ddb.workers[0]
+	var seed bytes.Buffer
+	if _, err := p.sdb.WriteSnapshot(&seed); err != nil {
+		t.Fatal(err)
+	}
+	ddb, err := p.dst.InstallSeed("app", &seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	stopped := w.stopped
+	w.mu.Unlock()
+	if !stopped || len(p.ddb.workers) != 0 {
+		t.Fatal("the worker of the replaced database still runs")
+	}
+	p.ddb = ddb
+	insertRange(t, tx, 300, 400)
+	small := p.sdb.Begin()
+	insertRange(t, small, 5, 6)
+	mustCommit(t, small)
+	p.pump(t)
+	if len(p.ddb.workers) != 1 {
+		t.Fatalf("replica's workers after the copy: %d", len(p.ddb.workers))
+	}
+	w = p.ddb.workers[0]
+	p.dst.Crash()
+	w.mu.Lock()
+	stopped = w.stopped
+	w.mu.Unlock()
+	if !stopped {
+		t.Fatal("the worker still runs after a crash")
+	}
+}
