@@ -50,7 +50,18 @@ import (
 //     read is refused as stale, never committed (node.changeRow);
 //   - frozen (full, Options.HeldSnapshots): a snapshot a writer holds
 //     reads as it did when it was taken, while one-row commits change
-//     the committed trees in place.
+//     the committed trees in place;
+//   - open never applied (full): no node shows a row of a streamed
+//     transaction that did not commit: rolled back (whole, or the writes
+//     after a savepoint it rolled back to), refused at its commit, left
+//     open by a crash or a demotion, or still running (stream.go);
+//   - streamed commit applied (full): a node whose database is past a
+//     streamed transaction's commit frame, with the same ballot there,
+//     holds every row it inserted that no commit removed since.
+//
+// The ledger, "vanished" and "same rows" take a journal's transactions as
+// the stretches between end frames (eachTxIn): with streamed transactions
+// interleaved, each holds the frames streamed meanwhile too.
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}
