@@ -266,10 +266,14 @@ func (db *DB) CutTail(keep func(from journal.LSN, tail []byte) error) (int, erro
 		return 0, err
 	}
 	// Transactions whose frames all went with the tail are gone; those
-	// that began before it stay open (the next write ends them).
+	// that began before it stay open (the next write ends them, or, if
+	// the node follows again, their frames come again), without what
+	// they took from the tail.
 	for txn, rx := range db.rx {
 		if rx.start >= from {
 			db.dropRxLocked(txn)
+		} else if err := db.cutRxLocked(txn, rx, from); err != nil {
+			return 0, err
 		}
 	}
 	return len(tail), nil

@@ -535,7 +535,7 @@ func (db *DB) commitStreamedLocked(txn uint64, rx *rxState, at, end journal.LSN)
 	if werr := w.finish(); werr != nil {
 		db.streamStats.replayed.Add(1)
 		db.log.Info("storage: streamed transaction applied again at its commit", "database", db.name, "lsn", rx.start, "reason", werr.Error())
-		ops, err := db.journalOps(txn, rx.start, at)
+		ops, err := db.rxOps(txn, rx, at)
 		if err != nil {
 			return err
 		}
@@ -579,6 +579,43 @@ func (db *DB) commitStreamedLocked(txn uint64, rx *rxState, at, end journal.LSN)
 	// apply theirs again at their commit.
 	for _, o := range db.workers {
 		o.fail(fmt.Errorf("streamed transaction %d committed at LSN %d while this one was applied", txn, at))
+	}
+	return nil
+}
+
+// rxOps reads back the changes of received transaction txn before LSN
+// to: those a checkpoint or copy carried (restoreOpen), then its frames in
+// the journal.
+func (db *DB) rxOps(txn uint64, rx *rxState, to journal.LSN) ([]*Op, error) {
+	from := rx.start
+	var ops []*Op
+	if len(rx.carried) > 0 {
+		ops, from = append(ops, rx.carried...), rx.carriedTo
+	}
+	more, err := db.journalOps(txn, from, to)
+	return append(ops, more...), err
+}
+
+// cutRxLocked makes received transaction txn, begun before a tail cut at
+// from (CutTail), forget the changes it took from the frames cut, which
+// the primary may send again: its worker stops applying (its commit
+// applies it again from the journal), or its changes are read again from
+// the journal. Called with commitMu held.
+func (db *DB) cutRxLocked(txn uint64, rx *rxState, from journal.LSN) error {
+	if rx.w != nil {
+		rx.w.fail(fmt.Errorf("frames of the transaction cut at LSN %d", from))
+		return nil
+	}
+	ops, err := db.rxOps(txn, rx, from)
+	if err != nil {
+		return err
+	}
+	rx.ops, rx.bytes, rx.rows = ops, 0, 0
+	for _, op := range ops {
+		rx.bytes += op.sizeHint()
+		if op.Kind.writesRow() {
+			rx.rows++
+		}
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/miraj-db/miraj/internal/journal"
 )
 
 // streamPair is a primary's database and a replica of it, fed by pump.
@@ -513,5 +515,42 @@ func TestStreamedWorkerStopsAtClose(t *testing.T) {
 	w.mu.Unlock()
 	if !stopped {
 		t.Fatal("the worker still runs after a crash")
+	}
+}
+
+// A replica whose tail is cut (a promotion that did not go through) in the
+// middle of a transaction begun before it, and that then follows the same
+// primary again, receives the cut frames again: the transaction holds them
+// once, whether a worker applies it or not.
+func TestStreamedTailCutThenResent(t *testing.T) {
+	for _, worker := range []bool{true, false} {
+		t.Run(fmt.Sprintf("worker=%v", worker), func(t *testing.T) {
+			if worker {
+				lowWorkerBytes(t)
+			}
+			p := newStreamPair(t)
+			tx := p.sdb.Begin()
+			tx.SetStreamBytes(8 << 10)
+			insertRange(t, tx, 100, 300)
+			small := p.sdb.Begin()
+			insertRange(t, small, 5, 6)
+			mustCommit(t, small)
+			insertRange(t, tx, 300, 400) // after the last commit: the tail
+			p.pump(t)
+			if s := p.ddb.Streams(); len(s) != 1 || s[0].Applying != worker {
+				t.Fatalf("replica's open transactions: %+v", s)
+			}
+			cut, err := p.ddb.CutTail(func(journal.LSN, []byte) error { return nil })
+			if err != nil || cut == 0 {
+				t.Fatalf("cut %d bytes: %v", cut, err)
+			}
+			p.pump(t) // the cut frames again
+			insertRange(t, tx, 400, 450)
+			mustCommit(t, tx)
+			p.pump(t)
+			if committed(t, p.ddb) != committed(t, p.sdb) {
+				t.Fatal("the replica's rows differ from the primary's")
+			}
+		})
 	}
 }
