@@ -164,7 +164,11 @@ func (tx *Tx) streamOut() error {
 	tx.stream.sent = len(tx.ops)
 	tx.stream.pending = 0
 	db.eng.notify()
-	return nil
+	// Durable before the statement goes on, as a commit is before it
+	// returns: followers get the frames at once, and a primary that
+	// crashed and lost them could write other frames at their positions
+	// in the same epoch.
+	return db.syncCommit(end, false)
 }
 
 // endStream ends the transaction's stream with an abort frame (the
@@ -179,19 +183,26 @@ func (tx *Tx) endStream() {
 	}
 	db := tx.db
 	db.commitMu.Lock()
-	defer db.commitMu.Unlock()
 	if ls.orphaned || db.eng.ReadOnly() {
+		db.commitMu.Unlock()
 		return
 	}
 	delete(db.streams, ls.txn)
 	_, end, err := db.jrnl.Append(AppendEnd(nil, journal.FrameAbort, ls.txn, db.now()))
 	if err != nil {
+		db.commitMu.Unlock()
 		db.log.Warn("storage: abort frame of a streamed transaction not written", "database", db.name, "err", err)
 		return
 	}
 	db.streamStats.aborted.Add(1)
 	db.cur.Store(&state{cat: db.cur.Load().cat, lsn: end})
+	db.commitMu.Unlock()
 	db.eng.notify()
+	// Durable before the rollback returns, as a commit frame is before
+	// the commit does (see streamOut).
+	if err := db.syncCommit(end, false); err != nil {
+		db.log.Warn("storage: abort frame of a streamed transaction not made durable", "database", db.name, "err", err)
+	}
 }
 
 // restartStream forgets what the transaction streamed when a rollback to a
