@@ -507,6 +507,9 @@ type world struct {
 	// its commit is tried again).
 	finalStream *streamTx
 	finalTries  int
+	// journalFaults counts the journal faults injected (diskFault): a
+	// rollback, which returns no error, may have failed a journal.
+	journalFaults int
 }
 
 // touch records that a fault touched nodes now.
@@ -1096,6 +1099,9 @@ func (w *world) converged(p *node) bool {
 		if n == p {
 			continue
 		}
+		if n.eng == nil {
+			return false
+		}
 		// A cascade streams from its upstream, once the upstream follows
 		// (n3 falls back to the primary while n2 cannot serve it).
 		want := p.id
@@ -1151,6 +1157,7 @@ func (w *world) diskFault(op journal.FaultOp) error {
 	}
 	if w.opts.FaultPerMille > 0 && w.rng.IntN(1000) < w.opts.FaultPerMille {
 		w.tracef("disk fault on %s", op)
+		w.journalFaults++
 		return errDisk
 	}
 	return nil

@@ -367,16 +367,22 @@ func (n *node) advanceStream(s *streamTx) {
 		return
 	case endRollback:
 		n.dropStream(s)
+		faults := w.journalFaults
 		s.tx.Rollback()
 		s.setFate(fateAborted)
 		w.res.StreamsRolledBack++
 		n.tracef("stream %d rolled back", s.num)
+		n.rollbackFailed(faults)
 		return
 	case endSavepoint:
+		faults := w.journalFaults
 		s.tx.RollbackTo(s.sp)
 		s.part().fate = fateAborted
 		w.res.StreamsToSavepoint++
 		n.tracef("stream %d rolled back to its savepoint", s.num)
+		if n.rollbackFailed(faults) {
+			return
+		}
 		s.newPart(n)
 		if !n.streamRows(s, 3+w.rng.IntN(30)) {
 			return
@@ -414,6 +420,20 @@ func (n *node) advanceStream(s *streamTx) {
 		n.tracef("stream %d committed lsn=%d", s.num, lsn)
 		n.committedWrite(s.db, s.name, s.first, start, lsn)
 	}
+}
+
+// rollbackFailed: a rollback (which returns no error) wrote an abort frame
+// and a disk fault failed the journal meanwhile (journal faults counted
+// since faults): the node's database refuses writes from then on, and the
+// simulated operator restarts it, as after any disk failure. It reports
+// whether it did.
+func (n *node) rollbackFailed(faults int) bool {
+	if n.w.journalFaults == faults {
+		return false
+	}
+	n.tracef("disk failure during a rollback: restart")
+	n.crash()
+	return true
 }
 
 // noteStreamCounts keeps the stream counters of the node's databases
