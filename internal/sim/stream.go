@@ -13,7 +13,7 @@ import (
 
 // Streamed transactions (storage/stream.go) in the simulated workload. A
 // client of the primary begins a transaction with a small stream threshold
-// (Tx.SetStreamBytes, 1 to 8 KiB) and writes rows into it over several
+// (Tx.SetStreamBytes, 1 to 4 KiB) and writes rows into it over several
 // steps: its frames reach the journal, and the followers, while other
 // clients commit, messages are delivered, nodes crash, links break and
 // nodes are promoted or demoted. The followers apply it as it arrives, in
@@ -168,7 +168,7 @@ func (n *node) beginStream(db *storage.DB, name string) bool {
 	default:
 		s.outcome = endHold
 	}
-	s.tx.SetStreamBytes((1 + w.rng.IntN(8)) << 10)
+	s.tx.SetStreamBytes((1 + w.rng.IntN(4)) << 10)
 	s.newPart(n)
 	n.streams = append(n.streams, s)
 	n.tracef("stream %d begins on %s (outcome %d, %d steps, read committed %v)", s.num, name, s.outcome, s.steps, s.rebase)
@@ -359,7 +359,7 @@ func (n *node) advanceStream(s *streamTx) {
 	defer n.streamLedger(s, n.streamStep(s))
 	if s.steps > 0 {
 		s.steps--
-		n.streamRows(s, 3+w.rng.IntN(12))
+		n.streamRows(s, 3+w.rng.IntN(8))
 		return
 	}
 	switch s.outcome {
@@ -527,7 +527,7 @@ func (n *node) beginFinalStream() {
 			}
 			s := &streamTx{tx: db.Begin(), db: db, name: db.Name(), num: w.streamNum + 1, steps: 2, rebase: w.rng.IntN(2) == 0, outcome: endCommit}
 			w.streamNum++
-			s.tx.SetStreamBytes((2 + w.rng.IntN(7)) << 10)
+			s.tx.SetStreamBytes((2 + w.rng.IntN(3)) << 10)
 			s.newPart(n)
 			n.streams = append(n.streams, s)
 			w.finalStream = s
