@@ -80,7 +80,29 @@ func main() {
 	violations, writes, promotions, confirmed, waived, changes, stale, inPlace, txInPlace, held, savepoints := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	deferred, deferredConflicts, gatherJoins := 0, 0, 0
 	raftRuns, elections, majority, logStoreRuns := 0, 0, 0, 0
+	var streams sim.Result // streamed transactions, summed
+	minBegun, noCommit, noWorker := -1, 0, 0
 	for _, o := range out {
+		r := o.res
+		streams.StreamsBegun += r.StreamsBegun
+		streams.StreamsCommitted += r.StreamsCommitted
+		streams.StreamsRolledBack += r.StreamsRolledBack
+		streams.StreamsToSavepoint += r.StreamsToSavepoint
+		streams.StreamsConflicted += r.StreamsConflicted
+		streams.StreamsLeftOpen += r.StreamsLeftOpen
+		streams.Streams.Workers += r.Streams.Workers
+		streams.Streams.Published += r.Streams.Published
+		streams.Streams.Replayed += r.Streams.Replayed
+		streams.Streams.RolledBack += r.Streams.RolledBack
+		if minBegun < 0 || r.StreamsBegun < minBegun {
+			minBegun = r.StreamsBegun
+		}
+		if r.StreamsCommitted == 0 {
+			noCommit++
+		}
+		if r.Streams.Workers == 0 {
+			noWorker++
+		}
 		if o.res.Raft {
 			raftRuns++
 		}
@@ -112,6 +134,10 @@ func main() {
 	fmt.Printf("deferred-snapshot deletes committed=%d (refused, the row replaced since it was read=%d) commits joining a gathering group commit=%d\n", deferred, deferredConflicts, gatherJoins)
 	fmt.Printf("raft runs=%d elections won=%d writes confirmed at MAJORITY=%d\n", raftRuns, elections, majority)
 	fmt.Printf("runs with a log-store node=%d\n", logStoreRuns)
+	fmt.Printf("streamed transactions begun=%d (fewest in a run=%d) committed=%d rolled back=%d rolled back to a savepoint then committed=%d refused at commit=%d left open at a crash or demotion=%d\n",
+		streams.StreamsBegun, max(minBegun, 0), streams.StreamsCommitted, streams.StreamsRolledBack, streams.StreamsToSavepoint, streams.StreamsConflicted, streams.StreamsLeftOpen)
+	fmt.Printf("follower workers=%d published=%d replayed=%d open transactions rolled back by a new writer=%d runs without a streamed commit=%d without a follower worker=%d (either is a violation)\n",
+		streams.Streams.Workers, streams.Streams.Published, streams.Streams.Replayed, streams.Streams.RolledBack, noCommit, noWorker)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)
 	if violations > 0 {
 		os.Exit(1)

@@ -50,7 +50,18 @@ import (
 //     read is refused as stale, never committed (node.changeRow);
 //   - frozen (full, Options.HeldSnapshots): a snapshot a writer holds
 //     reads as it did when it was taken, while one-row commits change
-//     the committed trees in place.
+//     the committed trees in place;
+//   - open never applied (full): no node shows a row of a streamed
+//     transaction that did not commit: rolled back (whole, or the writes
+//     after a savepoint it rolled back to), refused at its commit, left
+//     open by a crash or a demotion, or still running (stream.go);
+//   - streamed commit applied (full): a node whose database is past a
+//     streamed transaction's commit frame, with the same ballot there,
+//     holds every row it inserted that no commit removed since.
+//
+// The ledger, "vanished" and "same rows" take a journal's transactions as
+// the stretches between end frames (eachTxIn): with streamed transactions
+// interleaved, each holds the frames streamed meanwhile too.
 func (w *world) check(full bool) {
 	writable := map[uint64]*node{}
 	together := map[[2]string]int{}
@@ -90,6 +101,9 @@ func (w *world) check(full bool) {
 	}
 	w.checkFollows()
 	w.checkLease()
+	for _, n := range w.nodes {
+		w.noteStreamCounts(n)
+	}
 	if !full {
 		return
 	}
@@ -102,7 +116,7 @@ func (w *world) check(full bool) {
 			base, hist := fmt.Sprintf("%x", db.Latest().BaseID()), db.History()
 			durable := min(db.LSN(), db.Journal().Durable())
 			err := eachTx(db, 0, db.LSN(), func(lsn, end journal.LSN, sum string) {
-				e := epochAt(hist, lsn)
+				e := endBallot(hist, end)
 				want, ok := w.ledger[ledgerKey{base: base, lsn: lsn, epoch: e}]
 				switch {
 				case !ok:
@@ -113,7 +127,7 @@ func (w *world) check(full bool) {
 				if end <= durable {
 					// Durable to its commit frame: a segment's roll makes
 					// the log durable inside a transaction too.
-					now[txKey{base: base, lsn: lsn, epoch: e, sum: sum}] = true
+					now[txKey{base: base, lsn: lsn, end: end, epoch: e, sum: sum}] = true
 				}
 			})
 			if err != nil {
@@ -134,6 +148,7 @@ func (w *world) check(full bool) {
 		n.held = now
 	}
 	w.checkSameRows()
+	w.checkStreams()
 	w.checkKeyOrder()
 	w.checkIndexes()
 	w.checkFrozen()
@@ -316,7 +331,7 @@ func (n *node) onHistory(k txKey) bool {
 		// Still in the journal, it would have been found; below the
 		// journal's start it is in the copy the database was rebuilt from.
 		if fmt.Sprintf("%x", db.Latest().BaseID()) == k.base && k.lsn <= db.Journal().Start() && k.lsn < db.LSN() &&
-			epochAt(db.History(), k.lsn) == k.epoch {
+			endBallot(db.History(), k.end) == k.epoch {
 			return true
 		}
 	}

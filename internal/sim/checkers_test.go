@@ -28,8 +28,9 @@ func settledWorld(t *testing.T) *world {
 	o := OptionsFromSeed(1, t.TempDir())
 	o.Nodes, o.MaxDelay, o.FaultPerMille, o.DurableAcks = 3, 1, 0, true
 	o.KeepBytes, o.SegmentBytes, o.Window = 0, 256, 2048
-	o.GroupWriteOverlap, o.GatherJoin, o.RowChanges, o.Reindex, o.HeldSnapshots = false, false, false, false, false
+	o.GroupWriteOverlap, o.GatherJoin, o.RowChanges, o.Reindex, o.HeldSnapshots, o.WideRows = false, false, false, false, false, false
 	w := newWorld(o)
+	t.Cleanup(lowerWorkerBytes())
 	t.Cleanup(func() {
 		for _, n := range w.nodes {
 			if n.eng != nil {
@@ -51,6 +52,9 @@ func settledWorld(t *testing.T) *world {
 		w.nodes[0].clientWrite()
 		step()
 	}
+	// The streamed transactions begun end (committed, or refused): none
+	// stays open, holding the followers' journals (checker "kept").
+	commitStreams(w, w.nodes[0])
 	for i := 0; i < 20; i++ {
 		step()
 	}
@@ -62,6 +66,15 @@ func settledWorld(t *testing.T) *world {
 		t.Fatalf("violations before any rule was broken: %v", w.res.Violations)
 	}
 	return w
+}
+
+// commitStreams commits n's streamed transactions now.
+func commitStreams(w *world, n *node) {
+	for len(n.streams) > 0 {
+		s := n.streams[0]
+		s.steps, s.outcome = 0, endCommit
+		n.advanceStream(s)
+	}
 }
 
 // timeRow returns a database of n's and a row of its simulated table that
@@ -207,6 +220,58 @@ func TestCheckersFire(t *testing.T) {
 			// than its primary at the same position of one journal.
 			_, r := timeRow(w.byID["n2"])
 			r.Values()[2] = time.Unix(7, 0).UTC()
+			w.check(true)
+		}},
+		{"open never applied", func(w *world) {
+			// A follower shows a row of a streamed transaction its primary
+			// rolled back: a stored row's node column (Row.Values of a
+			// boxed row) is set to that transaction's tag.
+			n1 := w.byID["n1"]
+			var s *streamTx
+			for s == nil {
+				w.streamNum = 0 // the next write begins one
+				n1.clientWrite()
+				for _, o := range n1.streams {
+					s = o
+				}
+			}
+			s.steps, s.outcome = 0, endRollback
+			n1.advanceStream(s)
+			_, r := timeRow(w.byID["n2"])
+			r.Values()[1] = s.parts[0].tag
+			w.check(true)
+		}},
+		{"streamed commit applied", func(w *world) {
+			// A follower past a streamed commit lacks one of its rows: it
+			// deleted it itself, with writes open.
+			n1, n2 := w.byID["n1"], w.byID["n2"]
+			var s *streamTx
+			for s == nil {
+				w.streamNum = 0
+				n1.clientWrite()
+				for _, o := range n1.streams {
+					s = o
+				}
+			}
+			commitStreams(w, n1)
+			p := s.parts[0]
+			db2, _ := n2.eng.Database(p.db)
+			for i := 0; i < 40 && db2.LSN() < p.end; i++ {
+				w.tick()
+				w.now++
+			}
+			n2.eng.OpenWrites(&storage.Writer{Epoch: n2.st.Epoch, Node: n2.id})
+			t, _ := db2.Latest().Table(dbTable)
+			var gone *storage.Row
+			t.Scan(func(r *storage.Row) bool {
+				if r.Value(0) == p.ids[0] {
+					gone = r
+				}
+				return gone == nil
+			})
+			if _, err := db2.CommitRow(storage.RowChange{Table: t, Seen: gone, Kind: storage.OpDelete}); err != nil {
+				panic(err)
+			}
 			w.check(true)
 		}},
 		{"key order", func(w *world) {

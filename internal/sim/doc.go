@@ -19,6 +19,25 @@
 // primary if none serves, and checks that the cluster converges within a
 // bounded number of ticks.
 //
+// Streamed transactions (stream.go) run in every run: a primary's client
+// writes a transaction with a small stream threshold over several steps,
+// so that its frames reach the journal and the followers, interleaved
+// with other commits, while it runs; crashes, partitions, promotions and
+// demotions come in between. It commits (some read committed, updating
+// rows others committed after it began), rolls back, rolls back to a
+// savepoint taken before what it streamed then commits, or is held open
+// until its node crashes or stops taking writes, for the next writer to
+// end. Followers apply the large ones in a worker of their own
+// (storage.SetWorkerBytes is lowered while runs go), forwarded the
+// commits in between. Its rows carry its tag, and the checkers "open
+// never applied" (no node shows a row of a streamed transaction that did
+// not commit) and "streamed commit applied" (every node past a streamed
+// commit on its history holds its rows) read them; "same rows" compares
+// what the workers publish with what the primary committed. A run in
+// which no streamed transaction commits, or none reaches a follower's
+// worker, is a violation: the liveness phase runs one when the safety
+// phase had none.
+//
 // What runs of the server: its core, whole (subscribe, welcome or
 // not-primary, stream or chunked copy with quarantine, acks with an
 // in-flight window, drop, probes and catch-up as messages, heartbeats and

@@ -155,7 +155,7 @@ func (n *node) eachLogTx(info repl.DBInfo, fn func(k txKey, end journal.LSN)) er
 	}
 	base := fmt.Sprintf("%x", info.BaseID)
 	return eachTxIn(data, info.Retained, info.Retained > 0, func(lsn, end journal.LSN, sum string) {
-		fn(txKey{base: base, lsn: lsn, epoch: epochAt(info.Hist, lsn), sum: sum}, end)
+		fn(txKey{base: base, lsn: lsn, end: end, epoch: endBallot(info.Hist, end), sum: sum}, end)
 	})
 }
 
@@ -198,7 +198,7 @@ func (n *node) checkLogStore(full bool) {
 		}
 		below := false
 		for _, info := range infos {
-			if fmt.Sprintf("%x", info.BaseID) == k.base && k.lsn <= info.Retained && epochAt(info.Hist, k.lsn) == k.epoch {
+			if fmt.Sprintf("%x", info.BaseID) == k.base && k.lsn <= info.Retained && endBallot(info.Hist, k.end) == k.epoch {
 				below = true // let go below the log store's start: on the history
 			}
 		}

@@ -115,6 +115,11 @@ type node struct {
 	// readAt: the table as the node's last row change read it, per
 	// database (Options.RowChanges works changes out on it again later).
 	readAt map[string]*storage.Table
+	// streams: the streamed transactions the node's clients are running
+	// (stream.go). Left open when it crashes or stops taking writes.
+	streams []*streamTx
+	// ledgerFrom: a stream step under way began appending there.
+	ledgerFrom *ledgerFrom
 }
 
 // followDue is a secondary's obligation to follow the primary it learned
@@ -298,6 +303,13 @@ func (n *node) onPrimaryHistory(db *storage.DB) bool {
 func (n *node) crash() {
 	n.tracef("crash")
 	n.w.touch(n.id)
+	n.w.noteStreamCounts(n)
+	if f := n.ledgerFrom; f != nil {
+		// A stream step's appends before the fault that crashes it.
+		n.recordLedger(f.db, f.lsn, f.db.Journal().End())
+		n.ledgerFrom = nil
+	}
+	n.dropStreams("crash")
 	n.eng.Crash()
 	if n.ls != nil {
 		n.ls.Crash()
@@ -348,6 +360,7 @@ func (n *node) carryOut(rd repl.Ready) {
 			d.tx.Rollback()
 		}
 		n.open, n.deferred = nil, nil
+		n.dropStreams("demotion")
 	}
 	saved := true
 	if rd.State != nil {

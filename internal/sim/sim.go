@@ -280,6 +280,13 @@ type Result struct {
 	MajorityConfirmed int
 	// LogStore: the run had a log-store node (Options.LogStore).
 	LogStore bool
+	// Streamed transactions (stream.go): begun (their frames reached the
+	// journal), committed, rolled back, rolled back to a savepoint then
+	// committed, refused at commit (ErrConflict), left open in the
+	// journal by a crash or a demotion of their node; Streams sums the
+	// storage's counters of every database of every node.
+	StreamsBegun, StreamsCommitted, StreamsRolledBack, StreamsToSavepoint, StreamsConflicted, StreamsLeftOpen int
+	Streams                                                                                                   storage.StreamCounts
 }
 
 const dbTable = "t"
@@ -487,6 +494,22 @@ type world struct {
 	// isolated: since when each raft leader has been cut off from a
 	// majority (checker "lease").
 	isolated map[string]int
+	// Streamed transactions (stream.go): their number so far, their
+	// parts by tag (and the tags in order), the newest stream counters of
+	// every database object; inLiveness: none begins then.
+	streamNum    int
+	streamParts  map[string]*streamPart
+	streamTags   []string
+	streamCounts map[*storage.DB]storage.StreamCounts
+	inLiveness   bool
+	// finalStream: the streamed transaction the liveness phase runs when
+	// none committed before (finalTries: those it began; one refused at
+	// its commit is tried again).
+	finalStream *streamTx
+	finalTries  int
+	// journalFaults counts the journal faults injected (diskFault): a
+	// rollback, which returns no error, may have failed a journal.
+	journalFaults int
 }
 
 // touch records that a fault touched nodes now.
@@ -512,6 +535,7 @@ type ledgerKey struct {
 
 // Run executes one seed's run and returns what the checkers found.
 func Run(opts Options) (res Result) {
+	defer lowerWorkerBytes()()
 	w := newWorld(opts)
 	defer func() {
 		if p := recover(); p != nil {
@@ -536,6 +560,7 @@ func Run(opts Options) (res Result) {
 	}
 	for ; w.now < opts.SafetySteps && len(w.res.Violations) == 0; w.now++ {
 		w.randomEvent()
+		w.advanceStreams()
 		w.tick()
 		w.check(w.now%10 == 0)
 	}
@@ -544,6 +569,10 @@ func Run(opts Options) (res Result) {
 	}
 	w.res.Ticks = w.now
 	w.res.Raft, w.res.LogStore = opts.Raft, opts.LogStore
+	w.res.Streams = w.sumStreamCounts()
+	if len(w.res.Violations) == 0 && (w.res.StreamsCommitted == 0 || w.res.Streams.Workers == 0) {
+		w.violate("streams", fmt.Sprintf("streamed transactions committed in this run: %d, applied by a follower's worker: %d; want some of each", w.res.StreamsCommitted, w.res.Streams.Workers))
+	}
 	return
 }
 
@@ -551,6 +580,7 @@ func Run(opts Options) (res Result) {
 func newWorld(opts Options) *world {
 	w := &world{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x73696d)), byID: map[string]*node{},
 		ledger: map[ledgerKey]string{}, together: map[[2]string]int{}, leaders: map[uint64]string{}, forcedTerms: map[uint64]bool{}, isolated: map[string]int{}, touched: map[string]int{}, acks: map[ackKey]repl.AckPos{}, gone: map[string]bool{},
+		streamParts: map[string]*streamPart{}, streamCounts: map[*storage.DB]storage.StreamCounts{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.net.links = map[int]*link{}
 	w.net.cut = map[[2]string]bool{}
@@ -951,6 +981,7 @@ func (w *world) deliver(m message) {
 // up on every database the primary has.
 func (w *world) liveness() {
 	w.tracef("liveness phase")
+	w.inLiveness = true
 	w.net.cut = map[[2]string]bool{}
 	w.flaps = nil
 	w.touch(w.ids()...)
@@ -1016,13 +1047,27 @@ func (w *world) liveness() {
 				}
 			}
 		}
+		if p != nil && w.finalStream != nil {
+			p.driveFinalStream()
+			continue
+		}
 		if p != nil && w.converged(p) {
+			if (w.res.StreamsCommitted == 0 || w.sumStreamCounts().Workers == 0) && w.finalTries < 4 {
+				// No streamed transaction committed in the safety phase,
+				// or none reached a follower's worker: one now, so that
+				// every run has one, which the followers apply in a
+				// worker before the cluster counts as converged.
+				w.finalTries++
+				p.beginFinalStream()
+				continue
+			}
 			w.tracef("converged on primary %s", p.id)
 			w.check(true)
 			return
 		}
 		if p != nil && w.now%5 == 0 {
 			p.clientWrite()
+			w.advanceStreams()
 		}
 	}
 	var state []string
@@ -1053,6 +1098,9 @@ func (w *world) converged(p *node) bool {
 	for _, n := range w.nodes {
 		if n == p {
 			continue
+		}
+		if n.eng == nil {
+			return false
 		}
 		// A cascade streams from its upstream, once the upstream follows
 		// (n3 falls back to the primary while n2 cannot serve it).
@@ -1109,6 +1157,7 @@ func (w *world) diskFault(op journal.FaultOp) error {
 	}
 	if w.opts.FaultPerMille > 0 && w.rng.IntN(1000) < w.opts.FaultPerMille {
 		w.tracef("disk fault on %s", op)
+		w.journalFaults++
 		return errDisk
 	}
 	return nil

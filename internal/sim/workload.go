@@ -38,12 +38,14 @@ type deferredTx struct {
 	seen *storage.Row
 }
 
-// txKey names one transaction of one database incarnation.
+// txKey names one transaction of one database incarnation: the stretch of
+// journal from lsn to the end of its end frame, end, whose end frame the
+// ballot epoch wrote (see eachTxIn).
 type txKey struct {
-	base  string
-	lsn   journal.LSN
-	epoch ballot
-	sum   string
+	base     string
+	lsn, end journal.LSN
+	epoch    ballot
+	sum      string
 }
 
 // clientWrite commits one row if the node takes writes, and records it.
@@ -76,6 +78,9 @@ func (n *node) clientWrite() {
 		n.tracef("create database %s", name)
 	}
 	start := db.LSN()
+	if n.beginStream(db, name) {
+		return
+	}
 	if n.w.opts.GroupWriteOverlap {
 		n.writing = db // until joinOverlap
 	}
@@ -495,8 +500,8 @@ func (n *node) checkAcknowledged(name string, id int64, lsn, written journal.LSN
 func (n *node) recordLedger(db *storage.DB, from, to journal.LSN) {
 	base := fmt.Sprintf("%x", db.Latest().BaseID())
 	hist := db.History()
-	eachTx(db, from, to, func(lsn, _ journal.LSN, sum string) {
-		n.w.ledger[ledgerKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn)}] = sum
+	eachTx(db, from, to, func(lsn, end journal.LSN, sum string) {
+		n.w.ledger[ledgerKey{base: base, lsn: lsn, epoch: endBallot(hist, end)}] = sum
 	})
 }
 
@@ -508,6 +513,13 @@ type ballot struct {
 }
 
 func (b ballot) String() string { return fmt.Sprintf("%d/%s", b.epoch, b.node) }
+
+// endBallot is the ballot that wrote the end frame of a transaction
+// ending at end (its last byte's): the key of a transaction in the ledger.
+// Not the ballot at its first byte: a new primary's epoch mark may follow
+// frames of transactions the former one left open (storage/stream.go), in
+// the stretch of journal eachTxIn reports as one transaction.
+func endBallot(h history.History, end journal.LSN) ballot { return epochAt(h, end-1) }
 
 // epochAt is the ballot of the last mark at or before lsn.
 func epochAt(h history.History, lsn journal.LSN) ballot {
@@ -543,6 +555,20 @@ func eachTx(db *storage.DB, from, to journal.LSN, fn func(lsn, end journal.LSN, 
 // eachTxIn calls fn for each transaction that ends in data, the journal's
 // bytes from LSN from (the first one left out when partial: the bytes
 // start inside it), with a digest of its frames.
+//
+// A "transaction" here is the stretch of journal from the end of one end
+// frame (commit or abort) to the end of the next: with streamed
+// transactions (storage/stream.go) it holds the frames streamed meanwhile
+// by transactions still open, interleaved, not only the frames of the
+// transaction that ends it. The checkers compare these stretches byte for
+// byte at the same position and ballot, which is as strict as comparing
+// transactions: every byte before the last end frame is in one stretch,
+// and one writer wrote each stretch, except that a new primary's epoch
+// mark can follow frames another writer left open, which is why the
+// ballot of a stretch is the one at its end frame (endBallot). Grouping
+// frames by transaction id instead would not work where a journal starts
+// (after a checkpoint) inside an open transaction: the frames of it
+// before the start are in the checkpoint, not in the journal.
 func eachTxIn(data []byte, from journal.LSN, partial bool, fn func(lsn, end journal.LSN, sum string)) error {
 	txStart := 0
 	for pos := 0; pos < len(data); {
@@ -650,8 +676,8 @@ func (n *node) quarantine(db *storage.DB, from journal.LSN, reason string) bool 
 	// journal starts inside one, what is listed for it matches nothing.
 	start, applied := db.Journal().Start(), db.LSN()
 	var listed []txKey
-	eachTx(db, start, applied, func(lsn, _ journal.LSN, sum string) {
-		listed = append(listed, txKey{base: base, lsn: lsn, epoch: epochAt(hist, lsn), sum: sum})
+	eachTx(db, start, applied, func(lsn, end journal.LSN, sum string) {
+		listed = append(listed, txKey{base: base, lsn: lsn, end: end, epoch: endBallot(hist, end), sum: sum})
 	})
 	dest, err := n.replica.SetAside(db.Name(), from, reason)
 	// A folder is returned once the database is in it, even if its
@@ -666,7 +692,7 @@ func (n *node) quarantine(db *storage.DB, from journal.LSN, reason string) bool 
 		// says so): counted if a checkpoint in the folder is past it.
 		newest := newestCheckpoint(dest)
 		for k := range n.held {
-			if k.base == base && k.lsn < start && k.lsn < applied && k.lsn < newest && epochAt(hist, k.lsn) == k.epoch {
+			if k.base == base && k.lsn < start && k.lsn < applied && k.lsn < newest && endBallot(hist, k.end) == k.epoch {
 				n.quarantined[k] = dest
 			}
 		}

@@ -140,10 +140,6 @@ func writeCheckpoint(fs vfs.FS, dir string, cat *Catalog, lsn journal.LSN, open 
 type openWriter struct {
 	n     int
 	write func(w io.Writer) error
-	// from is the first LSN of the oldest of them (the checkpoint's LSN
-	// when none): the journal is kept from there, for a follower whose
-	// worker must apply one again from its frames (stream.go).
-	from journal.LSN
 }
 
 // writeCatalog writes the frames of a checkpoint of cat at lsn to w, then

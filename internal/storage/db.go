@@ -558,12 +558,13 @@ type rxState struct {
 	rows  int64 // row changes so far
 	began time.Time
 	mark  bool // it carries an epoch mark: never given to a worker
-	// restored: its changes read from a checkpoint or copy (restoreOpen),
-	// which the journal may no longer hold.
-	restored   []*Op
-	restoredTo journal.LSN // the checkpoint's LSN: its frames from there are in the journal
 	// w applies it as it arrives (stream.go); ops is then empty.
 	w *streamWorker
+	// carried: its changes before carriedTo, the LSN of the checkpoint or
+	// copy that carried them (restoreOpen): the journal may not hold
+	// those frames, so the next checkpoint takes them from here.
+	carried   []*Op
+	carriedTo journal.LSN
 }
 
 // now is the engine's clock (the end time of commit frames).

@@ -436,6 +436,7 @@ func (e *Engine) detach(name string) (*DB, error) {
 	}
 	db.commitMu.Lock()
 	db.jrnl.Close()
+	db.stopWorkersLocked()
 	db.commitMu.Unlock()
 	return db, nil
 }
@@ -509,8 +510,10 @@ func (e *Engine) Checkpoint(db *DB) error {
 	if floor, ok := e.retentionFloor(db); ok {
 		keepFrom = min(keepFrom, floor)
 	}
-	if open.n > 0 {
-		keepFrom = min(keepFrom, open.from)
+	if floor, ok := db.openFloor(); ok {
+		// The frames of open transactions: the next checkpoint carries
+		// them (stream.go).
+		keepFrom = min(keepFrom, floor)
 	}
 	if e.opts.KeepBytes > 0 {
 		if journal.LSN(e.opts.KeepBytes) >= st.lsn {
@@ -573,6 +576,9 @@ func (e *Engine) Close() error {
 		if err := db.jrnl.Close(); err != nil && first == nil {
 			first = err
 		}
+		db.commitMu.Lock()
+		db.stopWorkersLocked()
+		db.commitMu.Unlock()
 	}
 	return first
 }
@@ -593,6 +599,7 @@ func (e *Engine) Crash() error {
 		if err := db.jrnl.Crash(); err != nil && first == nil {
 			first = err
 		}
+		db.stopWorkersLocked()
 		db.commitMu.Unlock()
 	}
 	return first

@@ -371,6 +371,7 @@ func (e *Engine) InstallSeed(name string, r io.Reader) (*DB, error) {
 		e.deleteDBLocked(name)
 		old.commitMu.Lock()
 		old.jrnl.Close()
+		old.stopWorkersLocked()
 		old.commitMu.Unlock()
 		gone := filepath.Join(e.opts.Root, ".dropped-"+filepath.Base(old.dir))
 		e.fs.RemoveAll(gone)

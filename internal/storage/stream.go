@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -175,18 +174,17 @@ func (tx *Tx) streamOut() error {
 	ls.end = end
 	db.streamEnd.Store(uint64(end))
 	db.commitMu.Unlock()
-	if db.policy == SaveCommit {
-		// The transaction's own write and fsync, not a later small
-		// commit's (whose fsync would otherwise write these bytes first).
-		if err := db.jrnl.SyncTo(context.Background(), end); err != nil {
-			return err
-		}
-	}
 	db.streamStats.bytes.Add(uint64(len(buf)))
 	tx.stream.sent = len(tx.ops)
 	tx.stream.pending = 0
 	db.eng.notify()
-	return nil
+	// Written and durable before the statement goes on, by this
+	// transaction rather than by a later small commit's fsync (which
+	// would write these bytes first), as a commit is before it returns:
+	// followers get the frames at once, and a primary that crashed and
+	// lost them could write other frames at their positions in the same
+	// epoch.
+	return db.syncCommit(end, false)
 }
 
 // endStream ends the transaction's stream with an abort frame (the
@@ -201,19 +199,26 @@ func (tx *Tx) endStream() {
 	}
 	db := tx.db
 	db.commitMu.Lock()
-	defer db.commitMu.Unlock()
 	if ls.orphaned || db.eng.ReadOnly() {
+		db.commitMu.Unlock()
 		return
 	}
 	delete(db.streams, ls.txn)
 	_, end, err := db.jrnl.Append(AppendEnd(nil, journal.FrameAbort, ls.txn, db.now()))
 	if err != nil {
+		db.commitMu.Unlock()
 		db.log.Warn("storage: abort frame of a streamed transaction not written", "database", db.name, "err", err)
 		return
 	}
 	db.streamStats.aborted.Add(1)
 	db.cur.Store(&state{cat: db.cur.Load().cat, lsn: end})
+	db.commitMu.Unlock()
 	db.eng.notify()
+	// Durable before the rollback returns, as a commit frame is before
+	// the commit does (see streamOut).
+	if err := db.syncCommit(end, false); err != nil {
+		db.log.Warn("storage: abort frame of a streamed transaction not made durable", "database", db.name, "err", err)
+	}
 }
 
 // restartStream forgets what the transaction streamed when a rollback to a
@@ -293,6 +298,16 @@ func (db *DB) dropRxLocked(txn uint64) {
 		db.workers = slices.DeleteFunc(db.workers, func(w *streamWorker) bool { return w == rx.w })
 	}
 	delete(db.rx, txn)
+}
+
+// stopWorkersLocked stops the workers of the received transactions as the
+// database closes (or its engine crashes): nothing will end their
+// transactions here. Called with commitMu held.
+func (db *DB) stopWorkersLocked() {
+	for _, w := range db.workers {
+		w.stop()
+	}
+	db.workers = nil
 }
 
 // orphanStreamsLocked makes this node's streams open transactions like
@@ -547,17 +562,10 @@ func (db *DB) commitStreamedLocked(txn uint64, rx *rxState, at, end journal.LSN)
 	if werr := w.finish(); werr != nil {
 		db.streamStats.replayed.Add(1)
 		db.log.Info("storage: streamed transaction applied again at its commit", "database", db.name, "lsn", rx.start, "reason", werr.Error())
-		// Its changes from a checkpoint or copy first (the journal may
-		// start after them), then those in the journal.
-		ops, from := rx.restored, rx.start
-		if rx.restoredTo > 0 {
-			from = rx.restoredTo
-		}
-		more, err := db.journalOps(txn, from, at)
+		ops, err := db.rxOps(txn, rx, at)
 		if err != nil {
 			return err
 		}
-		ops = append(ops[:len(ops):len(ops)], more...)
 		for _, op := range ops {
 			if err := a.apply(op); err != nil {
 				return fmt.Errorf("database %s: replay of the transaction at LSN %d: %w", db.name, rx.start, err)
@@ -600,6 +608,19 @@ func (db *DB) commitStreamedLocked(txn uint64, rx *rxState, at, end journal.LSN)
 		o.fail(fmt.Errorf("streamed transaction %d committed at LSN %d while this one was applied", txn, at))
 	}
 	return nil
+}
+
+// rxOps reads back the changes of received transaction txn before LSN
+// to: those a checkpoint or copy carried (restoreOpen), then its frames in
+// the journal.
+func (db *DB) rxOps(txn uint64, rx *rxState, to journal.LSN) ([]*Op, error) {
+	from := rx.start
+	var ops []*Op
+	if len(rx.carried) > 0 {
+		ops, from = append(ops, rx.carried...), rx.carriedTo
+	}
+	more, err := db.journalOps(txn, from, to)
+	return append(ops, more...), err
 }
 
 // journalOps reads back the changes of transaction txn from the journal
@@ -646,44 +667,101 @@ type openTxn struct {
 	ops   []*Op
 }
 
+// openAt is a transaction open at a checkpoint's LSN: its first LSN and,
+// if a checkpoint or copy carried its first changes (restoreOpen), those
+// and the LSN they end at.
+type openAt struct {
+	start     journal.LSN
+	carried   []*Op
+	carriedTo journal.LSN
+}
+
+// from is where the journal holds the rest of the transaction's frames.
+func (o openAt) from() journal.LSN {
+	if len(o.carried) > 0 {
+		return o.carriedTo
+	}
+	return o.start
+}
+
 // openAtLocked returns the transactions open at the committed state's
-// LSN, with their first LSNs. Called with commitMu held.
-func (db *DB) openAtLocked() map[uint64]journal.LSN {
+// LSN. Called with commitMu held.
+func (db *DB) openAtLocked() map[uint64]openAt {
 	if len(db.rx) == 0 && len(db.streams) == 0 {
 		return nil
 	}
 	lsn := db.cur.Load().lsn
-	out := map[uint64]journal.LSN{}
+	out := map[uint64]openAt{}
 	for txn, rx := range db.rx {
 		if rx.start < lsn {
-			out[txn] = rx.start
+			out[txn] = openAt{start: rx.start, carried: rx.carried, carriedTo: rx.carriedTo}
 		}
 	}
 	for txn, ls := range db.streams {
 		if ls.start < lsn {
-			out[txn] = ls.start
+			out[txn] = openAt{start: ls.start}
 		}
 	}
 	return out
 }
 
+// openFloor is the journal a checkpoint must keep for the open
+// transactions' frames (the next checkpoint, or a copy, carries them from
+// there); false when none is open.
+func (db *DB) openFloor() (journal.LSN, bool) {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	floor, ok := journal.LSN(0), false
+	for _, ls := range db.streams {
+		floor, ok = minFloor(floor, ok, ls.start)
+	}
+	for _, rx := range db.rx {
+		floor, ok = minFloor(floor, ok, openAt{start: rx.start, carried: rx.carried, carriedTo: rx.carriedTo}.from())
+	}
+	return floor, ok
+}
+
+func minFloor(floor journal.LSN, ok bool, lsn journal.LSN) (journal.LSN, bool) {
+	if !ok || lsn < floor {
+		return lsn, true
+	}
+	return floor, true
+}
+
 // frozenOpen returns the committed state, its catalog frozen, and the
 // section of a checkpoint of it that carries the transactions open at its
-// LSN.
+// LSN: their carried changes, then their frames from the journal.
 func (db *DB) frozenOpen() (*state, openWriter) {
 	db.commitMu.Lock()
 	st, _ := db.enter(true) // no takeover runs under the commit lock
 	open := db.openAtLocked()
 	db.commitMu.Unlock()
 	if len(open) == 0 {
-		return st, openWriter{from: st.lsn}
+		return st, openWriter{}
 	}
 	from := st.lsn
-	for _, s := range open {
-		from = min(from, s)
+	txns := make([]uint64, 0, len(open))
+	for txn, o := range open {
+		from = min(from, o.from())
+		txns = append(txns, txn)
 	}
-	return st, openWriter{n: len(open), from: from, write: func(w io.Writer) error {
+	slices.SortFunc(txns, func(a, b uint64) int { return int(open[a].start) - int(open[b].start) })
+	return st, openWriter{n: len(open), write: func(w io.Writer) error {
 		var buf []byte
+		header := func(txn uint64) {
+			var p []byte
+			p = appendUvarint(p, txn)
+			p = appendUvarint(p, uint64(open[txn].start))
+			buf = journal.AppendFrame(buf, ckptOpen, p)
+		}
+		for _, txn := range txns {
+			if o := open[txn]; len(o.carried) > 0 {
+				header(txn)
+				for _, op := range o.carried {
+					buf = AppendOp(buf, op)
+				}
+			}
+		}
 		last := uint64(0)
 		err := db.jrnl.Read(from, func(at journal.LSN, typ journal.FrameType, payload []byte) error {
 			if at >= st.lsn {
@@ -693,14 +771,12 @@ func (db *DB) frozenOpen() (*state, openWriter) {
 				return nil
 			}
 			txn, ok := payloadTxn(payload)
-			if _, isOpen := open[txn]; !ok || !isOpen {
+			o, isOpen := open[txn]
+			if !ok || !isOpen || at < o.from() {
 				return nil
 			}
-			if txn != last || buf == nil {
-				var p []byte
-				p = appendUvarint(p, txn)
-				p = appendUvarint(p, uint64(open[txn]))
-				buf = journal.AppendFrame(buf, ckptOpen, p)
+			if txn != last {
+				header(txn)
 				last = txn
 			}
 			buf = journal.AppendFrame(buf, typ, payload)
@@ -735,7 +811,8 @@ func (db *DB) restoreOpen(open []openTxn) {
 		if db.rx == nil {
 			db.rx = map[uint64]*rxState{}
 		}
-		rx := &rxState{start: o.start, ops: o.ops, restored: o.ops, restoredTo: db.cur.Load().lsn, began: db.now()}
+		rx := &rxState{start: o.start, ops: o.ops, began: db.now(),
+			carried: o.ops[:len(o.ops):len(o.ops)], carriedTo: db.cur.Load().lsn}
 		for _, op := range o.ops {
 			rx.bytes += op.sizeHint()
 			if op.Kind.writesRow() {

@@ -413,3 +413,151 @@ func TestStreamedConcurrent(t *testing.T) {
 		t.Fatalf("no transaction was applied again: %+v", c)
 	}
 }
+
+// A replica installed from a copy that carried an open transaction (its
+// first frames before the copy's LSN, so not in the replica's journal)
+// checkpoints, and is copied again, while the transaction is still open:
+// the frames before its journal come from what the copy carried.
+func TestStreamedCheckpointAfterSeedCopy(t *testing.T) {
+	lowWorkerBytes(t)
+	p := newStreamPair(t)
+	tx := p.sdb.Begin()
+	tx.SetStreamBytes(8 << 10)
+	insertRange(t, tx, 100, 300)
+	small := p.sdb.Begin()
+	insertRange(t, small, 5, 6)
+	mustCommit(t, small)
+	var seed bytes.Buffer
+	if _, err := p.sdb.WriteSnapshot(&seed); err != nil {
+		t.Fatal(err)
+	}
+	ddb, err := p.dst.InstallSeed("app", &seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ddb = ddb
+	insertRange(t, tx, 300, 350)
+	small = p.sdb.Begin()
+	insertRange(t, small, 6, 7)
+	mustCommit(t, small)
+	p.pump(t)
+	if err := p.dst.Checkpoint(p.ddb); err != nil {
+		t.Fatalf("checkpoint of the replica: %v", err)
+	}
+	var again bytes.Buffer
+	if _, err := p.ddb.WriteSnapshot(&again); err != nil {
+		t.Fatalf("copy of the replica: %v", err)
+	}
+	third, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer third.Close()
+	third.CloseWrites()
+	tdb, err := third.InstallSeed("app", &again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insertRange(t, tx, 350, 400)
+	mustCommit(t, tx)
+	p.pump(t)
+	for {
+		from := tdb.Journal().End()
+		frames, err := p.sdb.ReadCommitted(from, 64<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(frames) == 0 {
+			break
+		}
+		if _, err := tdb.AppendReplicated(context.Background(), from, frames, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := committed(t, p.sdb)
+	if committed(t, p.ddb) != want || committed(t, tdb) != want {
+		t.Fatal("the copies' rows differ from the primary's")
+	}
+	// The replica restarted from its checkpoint has them too.
+	p.dst.Crash()
+	dst, _ := openEngine(t, p.dstDir, SaveCommit)
+	p.dst = dst
+	ddb, _ = dst.Database("app")
+	if committed(t, ddb) != want {
+		t.Fatal("the replica's rows after a restart differ from the primary's")
+	}
+}
+
+// Checkpoints keep the journal from the first frame of a transaction still
+// open: the next checkpoint, or a copy, carries its frames from there.
+func TestStreamedCheckpointsKeepOpenFrames(t *testing.T) {
+	p := newStreamPair(t)
+	tx := p.sdb.Begin()
+	tx.SetStreamBytes(2 << 10)
+	insertRange(t, tx, 100, 200)
+	for i := 0; i < 3; i++ {
+		small := p.sdb.Begin()
+		insertRange(t, small, 1000+i*100, 1000+i*100+60)
+		mustCommit(t, small)
+		if err := p.src.Checkpoint(p.sdb); err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+	}
+	var seed bytes.Buffer
+	if _, err := p.sdb.WriteSnapshot(&seed); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	ddb, err := p.dst.InstallSeed("app", &seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ddb = ddb
+	mustCommit(t, tx)
+	p.pump(t)
+	if committed(t, p.ddb) != committed(t, p.sdb) {
+		t.Fatal("the copy's rows differ from the primary's")
+	}
+}
+
+// A replica that crashes, or whose database is replaced by a copy, while
+// a worker applies a received transaction stops that worker.
+func TestStreamedWorkerStopsAtClose(t *testing.T) {
+	lowWorkerBytes(t)
+	p := newStreamPair(t)
+	tx := p.sdb.Begin()
+	tx.SetStreamBytes(8 << 10)
+	insertRange(t, tx, 100, 300)
+	p.pump(t)
+	if len(p.ddb.workers) != 1 {
+		t.Fatalf("replica's workers: %d", len(p.ddb.workers))
+	}
+	w := p.ddb.workers[0]
+	var seed bytes.Buffer
+	if _, err := p.sdb.WriteSnapshot(&seed); err != nil {
+		t.Fatal(err)
+	}
+	ddb, err := p.dst.InstallSeed("app", &seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	stopped := w.stopped
+	w.mu.Unlock()
+	if !stopped || len(p.ddb.workers) != 0 {
+		t.Fatal("the worker of the replaced database still runs")
+	}
+	p.ddb = ddb
+	insertRange(t, tx, 300, 400)
+	small := p.sdb.Begin()
+	insertRange(t, small, 5, 6)
+	mustCommit(t, small)
+	p.pump(t)
+	if len(p.ddb.workers) != 1 {
+		t.Fatalf("replica's workers after the copy: %d", len(p.ddb.workers))
+	}
+	w = p.ddb.workers[0]
+	p.dst.Crash()
+	w.mu.Lock()
+	stopped = w.stopped
+	w.mu.Unlock()
+	if !stopped {
+		t.Fatal("the worker still runs after a crash")
+	}
+}
