@@ -90,10 +90,7 @@ func main() {
 		streams.StreamsToSavepoint += r.StreamsToSavepoint
 		streams.StreamsConflicted += r.StreamsConflicted
 		streams.StreamsLeftOpen += r.StreamsLeftOpen
-		streams.Streams.Workers += r.Streams.Workers
-		streams.Streams.Published += r.Streams.Published
-		streams.Streams.Replayed += r.Streams.Replayed
-		streams.Streams.RolledBack += r.Streams.RolledBack
+		streams.Streams.Add(r.Streams)
 		if minBegun < 0 || r.StreamsBegun < minBegun {
 			minBegun = r.StreamsBegun
 		}

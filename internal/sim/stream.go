@@ -456,12 +456,7 @@ func (w *world) sumStreamCounts() storage.StreamCounts {
 	}
 	var sum storage.StreamCounts
 	for _, c := range w.streamCounts {
-		sum.Started += c.Started
-		sum.Aborted += c.Aborted
-		sum.Workers += c.Workers
-		sum.Published += c.Published
-		sum.Replayed += c.Replayed
-		sum.RolledBack += c.RolledBack
+		sum.Add(c)
 	}
 	return sum
 }

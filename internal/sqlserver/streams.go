@@ -127,14 +127,7 @@ func streamsTable(g grants, e *storage.Engine) *clusterTable {
 func streamStatusValues(e *storage.Engine) []repl.SyncStatusVar {
 	var c storage.StreamCounts
 	for _, db := range e.Databases() {
-		d := db.StreamCounts()
-		c.Started += d.Started
-		c.Bytes += d.Bytes
-		c.Aborted += d.Aborted
-		c.Workers += d.Workers
-		c.Published += d.Published
-		c.Replayed += d.Replayed
-		c.RolledBack += d.RolledBack
+		c.Add(db.StreamCounts())
 	}
 	return []repl.SyncStatusVar{
 		{Name: "Miraj_streamed_transactions", Value: c.Started},

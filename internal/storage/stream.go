@@ -370,6 +370,17 @@ type StreamCounts struct {
 	RolledBack uint64 // open transactions of another writer ended by this node
 }
 
+// Add adds o's counts to c's (sums over databases).
+func (c *StreamCounts) Add(o StreamCounts) {
+	c.Started += o.Started
+	c.Bytes += o.Bytes
+	c.Aborted += o.Aborted
+	c.Workers += o.Workers
+	c.Published += o.Published
+	c.Replayed += o.Replayed
+	c.RolledBack += o.RolledBack
+}
+
 type streamStats struct {
 	started, bytes, aborted, workers, published, replayed, rolledBack atomic.Uint64
 }
