@@ -42,6 +42,7 @@ import (
 //	stabilize                    ready and deliver until nothing moves
 //	cut n1 n2 / heal             a partition both ways (links break) / none
 //	wait n1 shop 40 received     a semi-sync wait, printed when it ends
+//	stream n1 shop 3             frames of a transaction streamed before its commit (served, not applied)
 //	status n1                    role, epoch, following, journals
 //	corrupt-copies n1            n1's copies announce a wrong LSN
 var rewrite = flag.Bool("rewrite", false, "write the interaction tests' outputs anew")
@@ -107,6 +108,10 @@ type memDB struct {
 	data   []byte
 	hist   history.History
 	copyIn *bytes.Buffer
+	// open: the bytes at the end of a primary's journal that a
+	// transaction streamed before its commit wrote (stream), not applied:
+	// served (DBInfo.Streamed) ahead of the applied end.
+	open journal.LSN
 }
 
 func (d *memDB) end() journal.LSN { return journal.LSN(len(d.data)) }
@@ -140,7 +145,11 @@ func (l memLog) Databases() []DBInfo {
 	var out []DBInfo
 	for _, name := range slices.Sorted(mapKeys(l.n.dbs)) {
 		d := l.n.dbs[name]
-		out = append(out, DBInfo{Name: d.name, BaseID: d.base, Hist: d.hist, Applied: d.end(), RecvHist: d.hist, End: d.end(), Durable: d.end()})
+		info := DBInfo{Name: d.name, BaseID: d.base, Hist: d.hist, Applied: d.end() - d.open, RecvHist: d.hist, End: d.end(), Durable: d.end()}
+		if d.open > 0 {
+			info.Streamed = d.end()
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -284,17 +293,27 @@ func (e *ienv) run(t *testing.T, line string) string {
 		}
 		n.dbs[d.name] = d
 		return "ok"
-	case "write":
+	case "write", "stream":
+		// stream: frames of a transaction streamed before its commit,
+		// served ahead of the applied end; write: a commit (it ends what
+		// was streamed too).
 		n := e.nodes[f[1]]
 		if !n.core.Writable() {
 			return fmt.Sprintf("%s refuses writes (%s)", n.id, n.core.Role())
 		}
 		d := n.dbs[f[2]]
 		k, _ := strconv.Atoi(f[3])
+		before := d.end()
 		for i := 0; i < k; i++ {
 			d.appendFrames(frame(d.name, int(d.end())/frameBytes))
 		}
-		fmt.Fprintf(&b, "%s: %s ends at %d", n.id, d.name, d.end())
+		if f[0] == "write" {
+			d.open = 0
+			fmt.Fprintf(&b, "%s: %s ends at %d", n.id, d.name, d.end())
+			break
+		}
+		d.open += d.end() - before
+		fmt.Fprintf(&b, "%s: %s ends at %d, applied to %d", n.id, d.name, d.end(), d.end()-d.open)
 	case "promote":
 		n := e.nodes[f[1]]
 		if err := n.core.Promote(len(f) > 2 && f[2] == "force"); err != nil {
