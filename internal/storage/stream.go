@@ -247,9 +247,12 @@ func (tx *Tx) restartStream(keep int) {
 // Called with commitMu held, on a node whose writes are open.
 func (db *DB) settleLocked() error {
 	st := db.cur.Load()
-	mark, marking := db.pendingMarkLocked(st, db.newTxn())
+	mark, marking := db.pendingMarkLocked(st, 0)
 	if !marking && len(db.rx) == 0 {
 		return nil
+	}
+	if marking {
+		mark.Txn = db.newTxn() // an id only for a mark written
 	}
 	var buf []byte
 	cat := st.cat
