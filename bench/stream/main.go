@@ -9,8 +9,11 @@
 //     1M-row INSERT … SELECT, a 100 MiB transaction and a 300,000-row
 //     ALTER TABLE; and one transaction of -gib GiB (how it scales);
 //   - small commits beside a large one: p50/p99 latency and rate of
-//     single-row RECEIVED commits into another table for -window, alone
-//     and while a large transaction streams;
+//     single-row RECEIVED commits into another table for -window, alone,
+//     while a large transaction streams (rows of 4 KiB, rows of 1 MiB),
+//     and beside the same transaction unstreamed: while its statements
+//     run (the machine's ceiling for the same SQL work) and while it
+//     commits;
 //   - abort: the Go heap in use on n2 before a large transaction, while it
 //     streams, and after its ROLLBACK (nothing of it visible anywhere).
 //
@@ -205,17 +208,48 @@ func bigFigure(p, s *sql.DB) {
 	fmt.Println()
 }
 
-// smallFigure: single-row RECEIVED commits alone and beside a streaming
-// transaction of -gib GiB.
+// smallFigure: single-row RECEIVED commits alone, beside a large
+// transaction of -gib GiB that streams (rows of 4 KiB, then rows of
+// 1 MiB), and beside the same transaction with streaming off: while its
+// statements run (the machine's share of the same SQL work, nothing of it
+// replicated yet) and while its COMMIT sends it.
 func smallFigure(p, s *sql.DB) {
-	fmt.Printf("## Single-row RECEIVED commits beside a %g GiB transaction that streams\n\n", *gib)
-	fmt.Println("One session, autocommit INSERTs into big.side, `cluster_sync_commit = 'received'`, for", *window, "; the large transaction inserts 1 MiB rows in another session meanwhile (streaming on) and rolls back at the end.")
+	fmt.Printf("## Single-row RECEIVED commits beside a %g GiB transaction\n\n", *gib)
+	fmt.Println("One session, autocommit INSERTs into big.side, `cluster_sync_commit = 'received'`, for", *window, "a row; the large transaction inserts into big.blobs in another session meanwhile, 1 MiB per statement, and rolls back at the end. Semi-sync wait: the primary's mean wait for the acknowledgement (`Miraj_cluster_sync_wait_avg_ms` over the window).")
 	fmt.Println()
 	fmt.Println("| load | commits/s | p50 | p99 | max | mean semi-sync wait | timeouts |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|")
 	id := 1_000_000
-	alone := smallWriter(p, &id, *window)
-	fmt.Printf("| alone | %.0f | %s | %s | %s | %s | %d |\n", alone.rate, ms(alone.p50), ms(alone.p99), ms(alone.max), ms(alone.syncWait), alone.timeouts)
+	alone := smallWriter(p, &id, *window, nil)
+	alone.row("alone")
+	on := besideStreaming(p, s, &id, 4)
+	besideStreaming(p, s, &id, 1024)
+	off := besideUnstreamed(p, s, &id)
+	fmt.Printf("\nratio beside the streaming one (4 KiB rows) / alone: p50 %.2f×, p99 %.2f×, rate %.2f×; / beside the same statements unstreamed: p50 %.2f×, p99 %.2f×, rate %.2f×\n\n",
+		float64(on.p50)/float64(alone.p50), float64(on.p99)/float64(alone.p99), on.rate/alone.rate,
+		float64(on.p50)/float64(off.p50), float64(on.p99)/float64(off.p99), on.rate/off.rate)
+	must(p, "DELETE FROM big.blobs")
+	caughtUp(p, s, "big")
+}
+
+// insertMiB inserts 1 MiB into big.blobs in one statement: rows of rowKiB
+// KiB with ids from first.
+func insertMiB(c *sql.Conn, first, rowKiB int) {
+	var b strings.Builder
+	b.WriteString("INSERT INTO big.blobs VALUES ")
+	for j := 0; j < 1024/rowKiB; j++ {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%d, REPEAT('y', %d))", first+j, rowKiB*1024)
+	}
+	mustc(c, b.String())
+}
+
+// besideStreaming runs the small writer beside a large transaction that
+// streams, of rows of rowKiB KiB, from 2 s after it began (past the
+// threshold).
+func besideStreaming(p, s *sql.DB, id *int, rowKiB int) writerStats {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var streamed int
@@ -225,37 +259,45 @@ func smallFigure(p, s *sql.DB) {
 		c := conn(p, 16)
 		defer c.Close()
 		mustc(c, "BEGIN")
-		for i := 0; ; i++ {
+		defer mustc(c, "ROLLBACK")
+		for i := 0; float64(i) < *gib*1024; i++ {
 			select {
 			case <-stop:
-				mustc(c, "ROLLBACK")
 				return
 			default:
 			}
-			if float64(i) >= *gib*1024 {
-				<-stop
-				mustc(c, "ROLLBACK")
-				return
-			}
-			mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('y', 1048576))", 10_000_000+i))
+			insertMiB(c, 10_000_000+i*1024, rowKiB)
 			streamed = i + 1
 		}
+		<-stop
 	}()
-	time.Sleep(2 * time.Second) // past the threshold: streaming
-	with := smallWriter(p, &id, *window)
+	time.Sleep(2 * time.Second)
+	with := smallWriter(p, id, *window, nil)
 	close(stop)
 	wg.Wait()
-	fmt.Printf("| beside the large transaction (%d MiB streamed by the end) | %.0f | %s | %s | %s | %s | %d |\n", streamed, with.rate, ms(with.p50), ms(with.p99), ms(with.max), ms(with.syncWait), with.timeouts)
+	with.row(fmt.Sprintf("beside it, streaming, rows of %s (%d MiB streamed by the end)", kib(rowKiB), streamed))
 	caughtUp(p, s, "big")
+	return with
+}
 
-	// The same large transaction with streaming off, committed one second
-	// into the window: its frames cross the link after its COMMIT.
+// besideUnstreamed runs the small writer beside the same transaction with
+// streaming off (rows of 4 KiB): while its statements run, then for a
+// window in which it commits, 1 s in.
+func besideUnstreamed(p, s *sql.DB, id *int) writerStats {
 	c := conn(p, 0)
+	defer c.Close()
 	mustc(c, "BEGIN")
-	n := int(*gib * 1024)
-	for i := 0; i < n; i++ {
-		mustc(c, fmt.Sprintf("INSERT INTO big.blobs VALUES (%d, REPEAT('w', 1048576))", 30_000_000+i))
-	}
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		for i := 0; float64(i) < *gib*1024; i++ {
+			insertMiB(c, 30_000_000+i*1024, 4)
+		}
+	}()
+	time.Sleep(2 * time.Second)
+	during := smallWriter(p, id, *window, built)
+	during.row("beside it, streaming off, while its statements run")
+	<-built
 	committed := make(chan time.Duration, 1)
 	go func() {
 		time.Sleep(time.Second)
@@ -263,14 +305,18 @@ func smallFigure(p, s *sql.DB) {
 		mustc(c, "COMMIT")
 		committed <- time.Since(t0)
 	}()
-	off := smallWriter(p, &id, *window)
+	after := smallWriter(p, id, *window, nil)
 	took := <-committed
-	c.Close()
-	fmt.Printf("| beside the same transaction with streaming off, committed 1 s into the window (COMMIT took %s) | %.0f | %s | %s | %s | %s | %d |\n", secs(took), off.rate, ms(off.p50), ms(off.p99), ms(off.max), ms(off.syncWait), off.timeouts)
-	fmt.Printf("\nratio beside the streaming one / alone: p50 %.2f×, p99 %.2f×, rate %.2f×\n\n",
-		float64(with.p50)/float64(alone.p50), float64(with.p99)/float64(alone.p99), with.rate/alone.rate)
-	must(p, "DELETE FROM big.blobs")
+	after.row(fmt.Sprintf("beside it, streaming off, its COMMIT 1 s into the window (COMMIT took %s)", secs(took)))
 	caughtUp(p, s, "big")
+	return during
+}
+
+func kib(n int) string {
+	if n >= 1024 {
+		return fmt.Sprintf("%d MiB", n/1024)
+	}
+	return fmt.Sprintf("%d KiB", n)
 }
 
 type writerStats struct {
@@ -278,6 +324,10 @@ type writerStats struct {
 	p50, p99, max time.Duration
 	syncWait      time.Duration // mean semi-sync wait of the window's commits
 	timeouts      int64
+}
+
+func (ws writerStats) row(load string) {
+	fmt.Printf("| %s | %.0f | %s | %s | %s | %s | %d |\n", load, ws.rate, ms(ws.p50), ms(ws.p99), ms(ws.max), ms(ws.syncWait), ws.timeouts)
 }
 
 // syncTotals reads the primary's semi-sync counters: waits, their total
@@ -302,7 +352,8 @@ func syncTotals(p *sql.DB) (waits int64, total time.Duration, timeouts int64) {
 	return waits, time.Duration(avg * float64(waits) * float64(time.Millisecond)), timeouts
 }
 
-func smallWriter(p *sql.DB, id *int, d time.Duration) writerStats {
+// smallWriter commits single rows for d, or until done is closed.
+func smallWriter(p *sql.DB, id *int, d time.Duration, done <-chan struct{}) writerStats {
 	c := conn(p, 16)
 	defer c.Close()
 	mustc(c, "SET SESSION cluster_sync_commit = 'received'")
@@ -310,6 +361,12 @@ func smallWriter(p *sql.DB, id *int, d time.Duration) writerStats {
 	w0, tot0, to0 := syncTotals(p)
 	t0 := time.Now()
 	for time.Since(t0) < d {
+		select {
+		case <-done:
+			d = 0
+			continue
+		default:
+		}
 		*id++
 		t := time.Now()
 		mustc(c, fmt.Sprintf("INSERT INTO big.side VALUES (%d, %d)", *id, t.UnixNano()))

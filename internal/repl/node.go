@@ -142,6 +142,7 @@ type Node struct {
 	links     map[LinkID]*driverLink
 	workers   map[string]*applyWorker // by lower-case database name
 	waits     map[uint64]chan SyncResult
+	paces     []paceWait
 	promotes  []chan error
 	nextWait  atomic.Uint64
 	start     time.Time
@@ -352,6 +353,7 @@ func (n *Node) handleReady() {
 		rd := n.core.Ready()
 		n.carryOut(rd)
 	}
+	n.releasePaces()
 	n.publish()
 }
 
@@ -436,6 +438,10 @@ func (n *Node) stopAll() {
 		ch <- SyncNoLongerPrimary("stopped")
 		delete(n.waits, id)
 	}
+	for _, p := range n.paces {
+		close(p.done)
+	}
+	n.paces = nil
 	for _, ch := range n.promotes {
 		ch <- fmt.Errorf("%w: the node is stopping", ErrPromotionRefused)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -290,26 +291,54 @@ const streamPaceLimit = 2 * time.Second
 
 // paceStream is the engine's stream pace (storage/pace.go): it waits until
 // a secondary that counts for semi-synchronous commit has written database
-// db up to upto, polling the core every millisecond; true at once when
-// this node is not primary or no secondary counts, false after
-// streamPaceLimit.
+// db up to upto; true at once when this node is not primary or no
+// secondary counts, false after streamPaceLimit. The loop releases the
+// wait as the acknowledgement that carries the secondary past upto is
+// taken (releasePaces): the next chunk goes as soon as the link is free.
 func (n *Node) paceStream(db *storage.DB, upto journal.LSN) bool {
-	deadline := time.Now().Add(streamPaceLimit)
-	for {
-		var best journal.LSN
-		var ok bool
-		ctx, cancel := context.WithTimeout(n.ctx, time.Second)
-		called := n.call(ctx, func() { best, ok = n.core.BestWritten(db.Name()) })
-		cancel()
-		if !called || !ok || best >= upto {
-			return true
+	done := make(chan struct{})
+	if !n.post(func() { n.paces = append(n.paces, paceWait{db: db.Name(), upto: upto, done: done}) }) {
+		return true
+	}
+	t := time.NewTimer(streamPaceLimit)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+	}
+	n.post(func() {
+		for i, p := range n.paces {
+			if p.done == done {
+				n.paces = slices.Delete(n.paces, i, i+1)
+				close(done)
+				return
+			}
 		}
-		if time.Now().After(deadline) {
-			n.log.Warn(fmt.Sprintf("Cluster: database %s: no secondary wrote a streamed transaction's frames to LSN %d within %v: the rest of it goes unpaced", db.Name(), upto, streamPaceLimit))
+	})
+	n.log.Warn(fmt.Sprintf("Cluster: database %s: no secondary wrote a streamed transaction's frames to LSN %d within %v: the rest of it goes unpaced", db.Name(), upto, streamPaceLimit))
+	return false
+}
+
+// paceWait is a streamed transaction waiting for a follower to have
+// written its database up to upto (paceStream).
+type paceWait struct {
+	db   string
+	upto journal.LSN
+	done chan struct{} // closed by the loop
+}
+
+// releasePaces ends the pace waits a follower's written end, or a change
+// of role, now lets go on. Called by the loop after each Ready.
+func (n *Node) releasePaces() {
+	n.paces = slices.DeleteFunc(n.paces, func(p paceWait) bool {
+		best, ok := n.core.BestWritten(p.db)
+		if ok && best < p.upto {
 			return false
 		}
-		time.Sleep(time.Millisecond)
-	}
+		close(p.done)
+		return true
+	})
 }
 
 // SyncStatusVar is one Miraj_cluster_sync_* status variable: a count

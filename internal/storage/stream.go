@@ -43,9 +43,39 @@ import (
 // it streams, unless the session says otherwise (stream_transaction_mb).
 const DefaultStreamBytes = 16 << 20
 
-// streamChunk bounds the bytes of one streamed append after the first: the
-// link to followers interleaves small commits between them.
-const streamChunk = 256 << 10
+// A streamed transaction appends its frames in chunks, each paced
+// (pace.go): a small commit finds at most one chunk of it ahead on the
+// journal's disk, the link and the follower's disk. Chunks are small
+// while other transactions of the database commit, larger while it runs
+// alone (fewer appends, fsyncs and acknowledgements per byte). A chunk
+// holds at least one row: a row larger than a chunk goes alone.
+const (
+	streamChunk     = 256 << 10 // no other commit since the last chunk
+	streamChunkBusy = 32 << 10  // others commit beside it
+)
+
+// chunkBytes is the size of the transaction's next chunk:
+// streamChunkBusy while other transactions of the database commit (one
+// did within streamBusyFor since the stream began, or the stream has no
+// chunk yet), else streamChunk; never more than its threshold.
+func (tx *Tx) chunkBytes() int {
+	ls := tx.stream.ls
+	if ls == nil {
+		return min(streamChunkBusy, tx.stream.limit)
+	}
+	now := tx.db.now()
+	if lsn := tx.db.cur.Load().lsn; lsn != ls.seenLSN {
+		ls.seenLSN, ls.seenAt = lsn, now
+	}
+	if now.Sub(ls.seenAt) < streamBusyFor {
+		return min(streamChunkBusy, tx.stream.limit)
+	}
+	return min(streamChunk, tx.stream.limit)
+}
+
+// streamBusyFor: how long after another commit of its database a streamed
+// transaction keeps its chunks small.
+const streamBusyFor = 200 * time.Millisecond
 
 // localStream is a transaction of this node whose frames are in the
 // journal without their end (guarded by commitMu).
@@ -57,6 +87,10 @@ type localStream struct {
 	began    time.Time
 	end      journal.LSN // the end of its last streamed frames
 	orphaned bool        // writes were closed: the transaction can no longer end in the journal
+	// The database's applied end when the transaction last looked, and
+	// when it saw it change (chunkBytes; owned by the transaction).
+	seenLSN journal.LSN
+	seenAt  time.Time
 }
 
 // txStream is a Tx's streaming state.
@@ -96,7 +130,7 @@ func (tx *Tx) grew(op *Op) error {
 		// start: followers build alongside.
 		return tx.streamOut()
 	}
-	if s.total < s.limit || (s.ls != nil && s.pending < min(s.limit, streamChunk)) {
+	if s.total < s.limit || (s.ls != nil && s.pending < tx.chunkBytes()) {
 		return nil
 	}
 	return tx.streamOut()
@@ -108,22 +142,32 @@ func (tx *Tx) grew(op *Op) error {
 func rebuilds(k OpKind) bool { return k == OpAlterTable || k == OpReindex }
 
 // streamOut writes the ops not in the journal yet, under the
-// transaction's journal id.
+// transaction's journal id, chunk by chunk.
 func (tx *Tx) streamOut() error {
-	db := tx.db
-	ops := tx.ops[tx.stream.sent:]
-	if len(ops) == 0 {
-		return nil
+	for tx.stream.sent < len(tx.ops) {
+		ops := tx.ops[tx.stream.sent:]
+		limit := tx.chunkBytes()
+		k, size := 0, 0
+		for k < len(ops) && (k == 0 || size < limit) {
+			size += ops[k].sizeHint()
+			k++
+		}
+		if err := tx.appendChunk(ops[:k], size); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// appendChunk writes ops, the next size bytes (by their hints) of the
+// transaction's ops not in the journal yet, paced.
+func (tx *Tx) appendChunk(ops []*Op, size int) error {
+	db := tx.db
 	txn := uint64(0)
 	if tx.stream.ls != nil {
 		txn = tx.stream.ls.txn
 	} else {
 		txn = db.newTxn()
-	}
-	size := 0
-	for _, op := range ops {
-		size += op.sizeHint()
 	}
 	if ls := tx.stream.ls; ls != nil && !tx.stream.unpaced {
 		// At most one chunk ahead of what a follower has written (pace.go).
@@ -161,7 +205,7 @@ func (tx *Tx) streamOut() error {
 	}
 	ls := tx.stream.ls
 	if ls == nil {
-		ls = &localStream{txn: txn, start: start, began: db.now()}
+		ls = &localStream{txn: txn, start: start, began: db.now(), seenLSN: db.cur.Load().lsn}
 		if db.streams == nil {
 			db.streams = map[uint64]*localStream{}
 		}
@@ -175,8 +219,8 @@ func (tx *Tx) streamOut() error {
 	db.streamEnd.Store(uint64(end))
 	db.commitMu.Unlock()
 	db.streamStats.bytes.Add(uint64(len(buf)))
-	tx.stream.sent = len(tx.ops)
-	tx.stream.pending = 0
+	tx.stream.sent += len(ops)
+	tx.stream.pending = max(tx.stream.pending-size, 0)
 	db.eng.notify()
 	// Written and durable before the statement goes on, by this
 	// transaction rather than by a later small commit's fsync (which

@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/miraj-db/miraj/internal/journal"
 )
 
 // streamPair is a primary's database and a replica of it, fed by pump.
@@ -560,4 +566,77 @@ func TestStreamedWorkerStopsAtClose(t *testing.T) {
 	if !stopped {
 		t.Fatal("the worker still runs after a crash")
 	}
+}
+
+// A streamed transaction appends in chunks, each paced: large ones while
+// it runs alone, small ones while other transactions of its database
+// commit (within streamBusyFor), so a small commit finds little of it
+// ahead; a row larger than a chunk goes alone.
+func TestStreamedChunks(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	e, err := Open(Options{Root: t.TempDir(), Policy: SaveCommit, Bind: testBind, Logger: slog.New(slog.DiscardHandler), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	db := setup(t, e)
+	// The pace sees the end of each chunk before the next one goes: the
+	// sizes of a phase are those of its chunks but the last, and the
+	// previous phase's last one first.
+	var ends []journal.LSN
+	e.SetStreamPace(func(_ *DB, upto journal.LSN) bool { ends = append(ends, upto); return true })
+	chunks := func() []int {
+		var sizes []int
+		for i := 1; i < len(ends); i++ {
+			sizes = append(sizes, int(ends[i]-ends[i-1]))
+		}
+		ends = ends[len(ends)-1:]
+		return sizes
+	}
+	row := strings.Repeat("x", 1000)
+	insert := func(tx *Tx, from, n int) {
+		for i := from; i < from+n; i++ {
+			if _, err := tx.Insert("users", []any{int64(i), fmt.Sprint(i, row), int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tx := db.Begin()
+	tx.SetStreamBytes(1 << 20)
+	insert(tx, 1000, 2000) // about 2 MiB, alone
+	alone := chunks()
+	if len(alone) == 0 || slices.Max(alone) < streamChunk*9/10 || slices.Max(alone) > streamChunk+2<<10 {
+		t.Fatalf("chunks while the transaction runs alone: %v", alone)
+	}
+	small := db.Begin()
+	insert(small, 10, 1)
+	mustCommit(t, small)
+	insert(tx, 4000, 500)
+	busy := chunks()[1:]
+	if len(busy) < 10 || slices.Max(busy) > streamChunkBusy+2<<10 {
+		t.Fatalf("chunks after another commit: %v", busy)
+	}
+	advance(streamBusyFor)
+	insert(tx, 5000, 1000)
+	if again := chunks()[1:]; slices.Max(again) < streamChunk*9/10 {
+		t.Fatalf("chunks %v after %v without another commit", again, streamBusyFor)
+	}
+	// A row of 100 KiB while others commit: one row per chunk.
+	small = db.Begin()
+	insert(small, 11, 1)
+	mustCommit(t, small)
+	big := strings.Repeat("y", 100<<10)
+	for i := 7000; i < 7005; i++ {
+		if _, err := tx.Insert("users", []any{int64(i), fmt.Sprint(i, big), int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// (The first holds the rows left from before and the first large one.)
+	if rows := chunks()[2:]; len(rows) < 3 || slices.Min(rows) < 100<<10-1<<10 || slices.Max(rows) > 101<<10 {
+		t.Fatalf("chunks of 100 KiB rows: %v", rows)
+	}
+	mustCommit(t, tx)
 }

@@ -97,6 +97,11 @@ func TestStreamedTransactionReplicates(t *testing.T) {
 		}
 	}
 	compareJournals(t, filepath.Join(c.dir, "data-n1", "shop"), filepath.Join(c.dir, "data-n2", "shop"))
+	// Paced by the secondaries' acknowledgements, never by the pace's
+	// time limit.
+	if out := n1.output(); strings.Contains(out, "goes unpaced") {
+		t.Fatalf("the primary gave up pacing the stream:\n%s", out)
+	}
 
 	// ROLLBACK.
 	tx2 := streamConn(t, p)
