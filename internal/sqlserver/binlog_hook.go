@@ -30,10 +30,10 @@ import (
 // Not logged: a session with sql_log_bin = 0, temporary tables (their
 // databases have no journal), the system databases, and commits that no
 // session made (a cluster secondary's apply of its primary's journal does
-// not commit through the hook at all). Sessions without a client (the
-// event scheduler's, a replica's applier) are logged as client sessions
-// are; an applier that must not log sets sql_log_bin = 0, one that keeps
-// the source's GTIDs sets gtid_domain_id and gtid_seq_no per group.
+// not commit through the hook at all). The event scheduler's session is
+// logged as client sessions are. A binary-log replica's applier session
+// is logged only with --log-slave-updates, each group under its source's
+// GTID (Session.origin).
 
 // BinlogOptions configure the binary log (--log-bin and the options of
 // §17.13.1). The zero value (Enabled false) keeps no log.
@@ -97,6 +97,9 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 	if v, err := s.GetSessionVariable(ctx, "sql_log_bin"); err == nil && !boolValue(v) {
 		return binlogNote{}, false
 	}
+	if s.applier && !b.opts.LogSlaveUpdates {
+		return binlogNote{}, false
+	}
 	n := binlogNote{info: binlog.GroupInfo{ServerID: b.opts.ServerID, Domain: b.opts.DomainID, Strict: b.opts.StrictMode, ThreadID: s.ID()}}
 	if v, err := s.GetSessionVariable(ctx, "gtid_domain_id"); err == nil {
 		if d, ok := asUint64(v); ok {
@@ -109,6 +112,14 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 			// Used once: the next group takes the domain's next again.
 			s.BaseSession.SetSessionVariable(ctx, "gtid_seq_no", uint64(0))
 		}
+	}
+	if o := s.origin; o != nil {
+		// A replica's group keeps its source's GTID: server id, domain
+		// and sequence (its event headers carry that server id too, so
+		// that a replica of this one ignores its own writes that come
+		// back around a ring).
+		n.info.ServerID, n.info.Domain, n.info.Seq = o.Server, o.Domain, o.Seq
+		s.origin = nil
 	}
 	if q := s.stmt.Load(); q != nil {
 		n.stmt = *q
@@ -133,8 +144,12 @@ func (b *binlogServer) Committed(db *storage.DB, ops []*storage.Op, cat *storage
 	g := binlog.NewGroup(n.info)
 	ddl := false
 	for _, op := range ops {
-		switch op.Kind {
-		case storage.OpInsert, storage.OpUpdate, storage.OpDelete, storage.OpSetCounters, storage.OpEpoch:
+		switch {
+		case op.Kind == storage.OpInsert, op.Kind == storage.OpUpdate, op.Kind == storage.OpDelete,
+			op.Kind == storage.OpSetCounters, op.Kind == storage.OpEpoch:
+		case op.Kind == storage.OpPutObject && op.ObjKind == objReplicaPosition:
+			// A binary-log replica's position, kept with its rows: not
+			// part of the group (addRow skips it).
 		default:
 			ddl = true
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/binlog/replica"
 )
 
@@ -36,6 +37,8 @@ const replicaSessionID = 0xFFFFFF00
 // objReplicaPosition is the catalog object kind of a replica's position
 // record (replica/record.go), one per database, committed with the rows.
 const objReplicaPosition = "replica_position"
+
+func (t *replicaTarget) BinlogPos() string { return binlogState(t.srv.binlog, false).(string) }
 
 func (t *replicaTarget) ServerID() uint32 {
 	if _, v, ok := sql.SystemVariables.GetGlobal("server_id"); ok {
@@ -67,6 +70,7 @@ func (t *replicaTarget) Records() map[string][]byte {
 func (t *replicaTarget) session() *Session {
 	if t.sess == nil {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, replicaSessionID), t.srv.storage)
+		sess.applier = true
 		sess.readLock = t.srv.readLock
 		sess.tables = t.srv.tables
 		sess.cluster = &t.srv.cluster
@@ -132,6 +136,11 @@ func (x *replicaTxn) Exec(ctx context.Context, db, sqlMode, q string) (replica.R
 		}
 		x.mode = sqlMode
 	}
+	// The statement's text, for the binary log's Query event of a DDL
+	// (log_slave_updates), as a client's statement in progress.
+	x.sess.stmt.Store(&q)
+	defer x.sess.stmt.Store(nil)
+	sctx = sctx.WithQuery(q)
 	_, iter, _, err := x.t.srv.engine.Query(sctx, q)
 	if err != nil {
 		return replica.Result{}, replicaErrorOf(err, q, db)
@@ -175,6 +184,12 @@ func (x *replicaTxn) Commit(ctx context.Context, dbs []string, rec []byte) error
 	return nil
 }
 
+// Origin keeps the group's source GTID for the binary log's hook
+// (log_slave_updates).
+func (x *replicaTxn) Origin(domain, server uint32, seq uint64) {
+	x.sess.origin = &binlog.GTID{Domain: domain, Server: server, Seq: seq}
+}
+
 func (x *replicaTxn) Rollback() {
 	if x.ended {
 		return
@@ -190,6 +205,7 @@ func (x *replicaTxn) end() {
 		return
 	}
 	x.ended = true
+	x.sess.origin = nil
 	if x.entered {
 		x.t.srv.readLock.exit()
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/binlog"
+	"github.com/miraj-db/miraj/internal/binlog/replica"
 )
 
 // openBinlog opens the binary log when the configuration asks for one,
@@ -73,7 +74,7 @@ var binlogLive = map[string]func(b *binlogServer) any{
 	"log_bin_basename":  func(b *binlogServer) any { return binlogPath(b, func(l *binlog.Log) string { return l.BasePath() }) },
 	"log_bin_index":     func(b *binlogServer) any { return binlogPath(b, func(l *binlog.Log) string { return l.IndexPath() }) },
 	"gtid_binlog_pos":   func(b *binlogServer) any { return binlogState(b, false) },
-	"gtid_current_pos":  func(b *binlogServer) any { return binlogState(b, false) },
+	"gtid_current_pos":  currentPos,
 	"gtid_binlog_state": func(b *binlogServer) any { return binlogState(b, true) },
 	"binlog_checksum":   func(b *binlogServer) any { return checksumName(b) },
 	"max_binlog_size": func(b *binlogServer) any {
@@ -104,6 +105,20 @@ func binlogPath(b *binlogServer, fn func(*binlog.Log) string) any {
 		return nil
 	}
 	return fn(b.log)
+}
+
+// currentPos is @@gtid_current_pos: the replica's gtid_slave_pos with,
+// per domain, this server's own newer writes of its binary log.
+func currentPos(b *binlogServer) any {
+	slave := ""
+	if r := activeReplica.Load(); r != nil {
+		slave = r.GTIDSlavePos()
+	}
+	var id uint32
+	if b != nil {
+		id = b.opts.ServerID
+	}
+	return replica.CurrentPos(binlogState(b, false).(string), slave, id)
 }
 
 func binlogState(b *binlogServer, full bool) any {

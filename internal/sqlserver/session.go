@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -39,6 +40,12 @@ type Session struct {
 	// diagnostic: the statement under way reads those conditions (SHOW
 	// WARNINGS …) and leaves them as they are.
 	diagnostic bool
+	// applier marks the internal session of a binary-log replica's SQL
+	// thread: its commits are logged only with --log-slave-updates, under
+	// origin, the source's GTID of the group it applies (used once, by
+	// the group's first commit that is logged).
+	applier bool
+	origin  *binlog.GTID
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate

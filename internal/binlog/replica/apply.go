@@ -84,6 +84,9 @@ func (r *Replica) applyGroup(ctx context.Context, g *group, cols columnCache, fi
 	r.mu.Unlock()
 	dbs := map[string]bool{PositionDatabase: true}
 	if !skip {
+		if g.gtid.Seq != 0 {
+			txn.Origin(g.gtid.Domain, g.gtid.Server, g.gtid.Seq)
+		}
 		ap := applier{r: r, ctx: ctx, txn: txn, cols: cols, g: g, done: done, dbs: dbs, redo: first && g.standalone,
 			ignore: func(code uint16) bool { return skipAll || skipErrs[code] }}
 		if err := ap.run(); err != nil {

@@ -30,10 +30,9 @@ type Config struct {
 	User     string `json:"user"`
 	Password string `json:"password"`
 	// UseGTID is slave_pos, current_pos or no (LogFile and LogPos say
-	// where to start). current_pos starts from gtid_slave_pos here, as
-	// slave_pos does: MariaDB's would also take, per domain, the newer
-	// GTIDs of this server's own binary log (gtid_binlog_pos), which the
-	// replica does not yet consult; SHOW SLAVE STATUS shows Current_Pos.
+	// where to start). current_pos starts from gtid_slave_pos merged,
+	// per domain, with the newer GTIDs this server wrote to its own binary
+	// log (CurrentPos), as MariaDB's does.
 	UseGTID useGTID `json:"use_gtid"`
 	LogFile string  `json:"log_file,omitempty"`
 	LogPos  uint64  `json:"log_pos,omitempty"`

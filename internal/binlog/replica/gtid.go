@@ -71,6 +71,34 @@ func (p position) String() string {
 	return strings.Join(parts, ",")
 }
 
+// CurrentPos is MariaDB's @@gtid_current_pos: per domain, the GTID of
+// this server's binary log (binlogPos) when this server (serverID) wrote
+// it and its sequence number passes the replica's (slavePos), else the
+// replica's. A position that does not parse counts as empty.
+func CurrentPos(binlogPos, slavePos string, serverID uint32) string {
+	return mergeOwn(mustPosition(slavePos), binlogPos, serverID).String()
+}
+
+// mergeOwn returns p with, per domain, the GTIDs of binlogPos that this
+// server wrote past p's (CurrentPos).
+func mergeOwn(p position, binlogPos string, serverID uint32) position {
+	out := p.clone()
+	for d, g := range mustPosition(binlogPos) {
+		if have, ok := out[d]; g.Server == serverID && (!ok || g.Seq > have.Seq) {
+			out[d] = g
+		}
+	}
+	return out
+}
+
+func mustPosition(s string) position {
+	p, err := parsePosition(s)
+	if err != nil {
+		return position{}
+	}
+	return p
+}
+
 func (p position) clone() position {
 	c := make(position, len(p))
 	for d, g := range p {

@@ -112,6 +112,9 @@ func (r *Replica) stream(ctx context.Context) error {
 	if cfg.UseGTID == useNo && file == "" {
 		file, pos = cfg.LogFile, cfg.LogPos
 	}
+	if cfg.UseGTID == useCurrentPos {
+		from = mergeOwn(from, r.target.BinlogPos(), r.target.ServerID())
+	}
 	tlsCfg, err := tlsConfig(cfg)
 	if err != nil {
 		return &fatalError{asError(err)}

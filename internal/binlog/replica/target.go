@@ -7,6 +7,10 @@ import "context"
 type Target interface {
 	// ServerID is @@server_id, which must differ from the source's.
 	ServerID() uint32
+	// BinlogPos is @@gtid_binlog_pos, the last GTID of each domain in the
+	// target's own binary log ("" without one): MASTER_USE_GTID =
+	// current_pos starts after this server's own writes too.
+	BinlogPos() string
 	// Begin starts one group's transaction. While a client holds the
 	// global read lock it waits (calling waiting first), until the lock
 	// is released or ctx ends.
@@ -32,6 +36,10 @@ type Txn interface {
 	Commit(ctx context.Context, dbs []string, rec []byte) error
 	// Rollback ends the transaction without its writes.
 	Rollback()
+	// Origin gives the group's GTID at its source, before its first
+	// statement: a target that writes what it applies to a binary log of
+	// its own (log_slave_updates) logs the group under it.
+	Origin(domain, server uint32, seq uint64)
 }
 
 // Result is what a write statement did.
