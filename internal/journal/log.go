@@ -1029,17 +1029,29 @@ func (l *Log) lockWritten() error {
 // RemoveBefore deletes the segment files that hold only bytes before lsn.
 // The current segment is never removed.
 func (l *Log) RemoveBefore(lsn LSN) error {
+	// The segments leave the log under its lock, and their files are
+	// removed after it: removing a large file takes the file system a
+	// while (seconds for a GiB on ext4), and appends, End and readers must
+	// not wait for it.
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	var gone []string
 	for len(l.mu.segments) > 1 && l.mu.segments[1] <= lsn {
-		path := filepath.Join(l.opts.Dir, segmentName(l.mu.segments[0]))
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		gone = append(gone, filepath.Join(l.opts.Dir, segmentName(l.mu.segments[0])))
+		l.mu.segments = l.mu.segments[1:]
+	}
+	l.mu.Unlock()
+	// Oldest first, stopping at a failure: the files left are still a
+	// run of consecutive segments, which the next open reads as the log.
+	for _, path := range gone {
+		if err := removeFile(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("journal %s: remove: %w", path, err)
 		}
-		l.mu.segments = l.mu.segments[1:]
 	}
 	return nil
 }
+
+// removeFile removes a segment's file (a variable for tests).
+var removeFile = os.Remove
 
 // Close makes the log durable and closes it.
 func (l *Log) Close() error {

@@ -299,6 +299,62 @@ func TestRemoveBefore(t *testing.T) {
 	}
 }
 
+// Removing old segments' files (slow for large files) holds up neither
+// appends nor End; a removal that fails stops there, leaving a run of
+// consecutive segments that the next open reads.
+func TestRemoveBeforeOutsideTheLock(t *testing.T) {
+	dir := t.TempDir()
+	var lb bytes.Buffer
+	l := openLog(t, dir, &lb)
+	var cut LSN // a commit's end, where a checkpoint could be
+	for i := 0; i < 200; i++ {
+		_, end, err := l.Append(tx(fmt.Sprintf("row-%03d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 150 {
+			cut = end
+		}
+	}
+	removed, failAt := 0, 3
+	defer func() { removeFile = os.Remove }()
+	removeFile = func(path string) error {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			l.End()
+			l.Append(tx("beside the removal"))
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("End and Append waited for a segment's file removal")
+		}
+		if removed == failAt {
+			return errors.New("injected failure")
+		}
+		removed++
+		return os.Remove(path)
+	}
+	if err := l.RemoveBefore(cut); err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("RemoveBefore with a failing removal: %v", err)
+	}
+	removeFile = os.Remove
+	end := l.End()
+	l.Close()
+	// Opened again from a checkpoint at the cut, as a database is: the
+	// files left (from the failed one on) are consecutive, and the log
+	// ends where it did.
+	again, err := Open(Options{Dir: dir, SegmentBytes: 256, StartLSN: cut, Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	if err != nil {
+		t.Fatalf("open after a failed removal: %v", err)
+	}
+	defer again.Close()
+	if again.End() != end || again.Start() > cut {
+		t.Fatalf("after a failed removal and a restart: log %d–%d, want it to end at %d and hold %d", again.Start(), again.End(), end, cut)
+	}
+}
+
 func FuzzDecodeFrame(f *testing.F) {
 	f.Add(AppendFrame(nil, frameData, []byte("x")))
 	f.Add([]byte{1, 2, 3})
