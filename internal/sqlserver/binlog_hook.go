@@ -93,7 +93,9 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 	if s == nil {
 		return binlogNote{}, false
 	}
-	ctx := sql.NewEmptyContext()
+	// Reads of session variables take no context (a new one costs more
+	// than the rest of the group: every system variable is copied).
+	var ctx *sql.Context
 	if v, err := s.GetSessionVariable(ctx, "sql_log_bin"); err == nil && !boolValue(v) {
 		return binlogNote{}, false
 	}
@@ -110,7 +112,7 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 		if q, ok := asUint64(v); ok && q > 0 {
 			n.info.Seq = q
 			// Used once: the next group takes the domain's next again.
-			s.BaseSession.SetSessionVariable(ctx, "gtid_seq_no", uint64(0))
+			s.BaseSession.SetSessionVariable(sql.NewEmptyContext(), "gtid_seq_no", uint64(0))
 		}
 	}
 	if o := s.origin; o != nil {

@@ -276,3 +276,23 @@ func TestLogLimit(t *testing.T) {
 		t.Fatalf("next window: ok %v, dropped %d", ok, dropped)
 	}
 }
+
+// Client statements are looked at by their first word before they are
+// tokenized; a replica statement is still found behind spaces, a comment
+// or lower case.
+func TestParseFirstWord(t *testing.T) {
+	for q, want := range map[string]bool{
+		"SELECT 1":                            false,
+		"insert into t values ('STOP SLAVE')": false,
+		"  \n start slave":                    true,
+		"/* why */ STOP SLAVE":                true,
+		"Change Master To master_host='h'":    true,
+		"SHOW SLAVE STATUS":                   true,
+		"SHOW TABLES":                         false,
+		"RESET MASTER":                        false,
+	} {
+		if _, _, ok, _ := Parse(q); ok != want {
+			t.Errorf("Parse(%q) is a replica statement: %v, want %v", q, ok, want)
+		}
+	}
+}

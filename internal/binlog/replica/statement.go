@@ -124,6 +124,9 @@ func isWord(t token, w string) bool { return !t.str && !t.punct && strings.Equal
 // err is set when it is one but malformed or asks for what Miraj does not
 // do. end is where the statement ends in q (after its ';').
 func Parse(q string) (st Statement, end int, ok bool, err error) {
+	if !mayBeOurs(q) {
+		return st, 0, false, nil
+	}
 	toks, rest, terr := tokenize(q)
 	if len(toks) < 2 || !ours(toks) {
 		return st, 0, false, nil
@@ -134,6 +137,26 @@ func Parse(q string) (st Statement, end int, ok bool, err error) {
 	end = len(q) - len(rest)
 	st, err = parseTokens(toks)
 	return st, end, true, err
+}
+
+// mayBeOurs is a cheap look at a statement's first word, before it is
+// tokenized (every client statement passes here): false when it cannot
+// start a replica statement. A statement that starts with a comment or
+// anything but a word is looked at whole.
+func mayBeOurs(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n")
+	n := 0
+	for n < len(q) && (q[n] >= 'a' && q[n] <= 'z' || q[n] >= 'A' && q[n] <= 'Z') {
+		n++
+	}
+	if n == 0 {
+		return true
+	}
+	switch strings.ToUpper(q[:n]) {
+	case "CHANGE", "START", "STOP", "RESET", "SHOW":
+		return true
+	}
+	return false
 }
 
 // ours reports whether the first words make a replica statement.
