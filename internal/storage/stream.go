@@ -250,8 +250,17 @@ func (tx *Tx) endStream() {
 	delete(db.streams, ls.txn)
 	_, end, err := db.jrnl.Append(AppendEnd(nil, journal.FrameAbort, ls.txn, db.now()))
 	if err != nil {
+		// Its frames are in the journal without an end: it stays open
+		// there, as another writer's transaction would. The next commit
+		// of this database writes its abort frame (appendAbortsLocked);
+		// until then checkpoints and copies carry it, the journal keeps
+		// its frames, and its id is never given again.
+		if db.rx == nil {
+			db.rx = map[uint64]*rxState{}
+		}
+		db.rx[ls.txn] = &rxState{start: ls.start, bytes: int(ls.bytes), rows: ls.rows, began: ls.began}
 		db.commitMu.Unlock()
-		db.log.Warn("storage: abort frame of a streamed transaction not written", "database", db.name, "err", err)
+		db.log.Warn("storage: abort frame of a streamed transaction not written: the next commit writes it", "database", db.name, "err", err)
 		return
 	}
 	db.streamStats.aborted.Add(1)

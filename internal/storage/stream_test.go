@@ -3,11 +3,13 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -639,4 +641,69 @@ func TestStreamedChunks(t *testing.T) {
 		t.Fatalf("chunks of 100 KiB rows: %v", rows)
 	}
 	mustCommit(t, tx)
+}
+
+// A streamed transaction whose abort frame cannot be written (a disk
+// error) stays open in the journal, as another writer's would: it is
+// listed, carried by checkpoints, its rows never appear, its id is never
+// given again, and the next commit (here after a restart) ends it.
+func TestStreamedAbortNotWritten(t *testing.T) {
+	dir := t.TempDir()
+	var failing atomic.Bool
+	open := func() *Engine {
+		e, err := Open(Options{Root: dir, Policy: SaveCommit, Bind: testBind, SegmentBytes: 4096, Logger: slog.New(slog.DiscardHandler),
+			JournalFaults: func(journal.FaultOp) error {
+				if failing.Load() {
+					return errors.New("injected")
+				}
+				return nil
+			}})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		return e
+	}
+	e := open()
+	db := setup(t, e)
+	want := committed(t, db)
+	tx := db.Begin()
+	tx.SetStreamBytes(8 << 10)
+	insertRange(t, tx, 100, 300)
+	if tx.Streamed() == 0 {
+		t.Fatal("the transaction did not stream")
+	}
+	streamed := db.Streams()[0].Txn
+	failing.Store(true)
+	tx.Rollback()
+	failing.Store(false)
+	if s := db.Streams(); len(s) != 1 || s[0].Local || s[0].Txn != streamed {
+		t.Fatalf("open transactions after an abort frame that failed: %+v", s)
+	}
+	e.Crash()
+	e = open()
+	defer e.Close()
+	db, _ = e.Database("app")
+	if s := db.Streams(); len(s) != 1 || s[0].Txn != streamed {
+		t.Fatalf("open transactions after a restart: %+v", s)
+	}
+	if got := committed(t, db); got != want {
+		t.Fatal("rows of the rolled back transaction are visible")
+	}
+	// The next commit ends it; a new transaction gets another id.
+	small := db.Begin()
+	insertRange(t, small, 5, 6)
+	mustCommit(t, small)
+	if s := db.Streams(); len(s) != 0 {
+		t.Fatalf("open transactions after the next commit: %+v", s)
+	}
+	next := db.Begin()
+	next.SetStreamBytes(8 << 10)
+	insertRange(t, next, 400, 500)
+	if s := db.Streams(); len(s) != 1 || s[0].Txn <= streamed {
+		t.Fatalf("a new stream after the restart: %+v (the failed one was %d)", s, streamed)
+	}
+	next.Rollback()
+	if got := committed(t, db); strings.Contains(got, "u100 ") || strings.Contains(got, "u400 ") {
+		t.Fatal("rows of rolled back transactions are visible")
+	}
 }
