@@ -90,6 +90,7 @@ func main() {
 		streams.StreamsToSavepoint += r.StreamsToSavepoint
 		streams.StreamsConflicted += r.StreamsConflicted
 		streams.StreamsLeftOpen += r.StreamsLeftOpen
+		streams.StreamsAbortLost += r.StreamsAbortLost
 		streams.Streams.Add(r.Streams)
 		if minBegun < 0 || r.StreamsBegun < minBegun {
 			minBegun = r.StreamsBegun
@@ -131,8 +132,8 @@ func main() {
 	fmt.Printf("deferred-snapshot deletes committed=%d (refused, the row replaced since it was read=%d) commits joining a gathering group commit=%d\n", deferred, deferredConflicts, gatherJoins)
 	fmt.Printf("raft runs=%d elections won=%d writes confirmed at MAJORITY=%d\n", raftRuns, elections, majority)
 	fmt.Printf("runs with a log-store node=%d\n", logStoreRuns)
-	fmt.Printf("streamed transactions begun=%d (fewest in a run=%d) committed=%d rolled back=%d rolled back to a savepoint then committed=%d refused at commit=%d left open at a crash or demotion=%d\n",
-		streams.StreamsBegun, max(minBegun, 0), streams.StreamsCommitted, streams.StreamsRolledBack, streams.StreamsToSavepoint, streams.StreamsConflicted, streams.StreamsLeftOpen)
+	fmt.Printf("streamed transactions begun=%d (fewest in a run=%d) committed=%d rolled back=%d (abort frame lost to a disk fault, then a checkpoint=%d) rolled back to a savepoint then committed=%d refused at commit=%d left open at a crash or demotion=%d\n",
+		streams.StreamsBegun, max(minBegun, 0), streams.StreamsCommitted, streams.StreamsRolledBack, streams.StreamsAbortLost, streams.StreamsToSavepoint, streams.StreamsConflicted, streams.StreamsLeftOpen)
 	fmt.Printf("follower workers=%d published=%d replayed=%d open transactions rolled back by a new writer=%d runs without a streamed commit=%d without a follower worker=%d (either is a violation)\n",
 		streams.Streams.Workers, streams.Streams.Published, streams.Streams.Replayed, streams.Streams.RolledBack, noCommit, noWorker)
 	fmt.Printf("seeds=%d violations=%d\n", *seeds, violations)

@@ -286,7 +286,10 @@ type Result struct {
 	// journal by a crash or a demotion of their node; Streams sums the
 	// storage's counters of every database of every node.
 	StreamsBegun, StreamsCommitted, StreamsRolledBack, StreamsToSavepoint, StreamsConflicted, StreamsLeftOpen int
-	Streams                                                                                                   storage.StreamCounts
+	// StreamsAbortLost: rollbacks whose abort frame a disk fault kept out
+	// of the journal, the node then taking a checkpoint before its restart.
+	StreamsAbortLost int
+	Streams          storage.StreamCounts
 }
 
 const dbTable = "t"
@@ -510,6 +513,9 @@ type world struct {
 	// journalFaults counts the journal faults injected (diskFault): a
 	// rollback, which returns no error, may have failed a journal.
 	journalFaults int
+	// failAbort makes the next journal write fail: set around a streamed
+	// transaction's rollback, its abort frame is not written.
+	failAbort bool
 }
 
 // touch records that a fault touched nodes now.
@@ -1154,6 +1160,12 @@ func (w *world) fsFault(op vfs.Op, path string) error {
 func (w *world) diskFault(op journal.FaultOp) error {
 	if w.overlapping.Load() {
 		return nil
+	}
+	if w.failAbort && op == journal.FaultWrite {
+		w.failAbort = false
+		w.tracef("disk fault on %s (an abort frame)", op)
+		w.journalFaults++
+		return errDisk
 	}
 	if w.opts.FaultPerMille > 0 && w.rng.IntN(1000) < w.opts.FaultPerMille {
 		w.tracef("disk fault on %s", op)

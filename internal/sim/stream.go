@@ -368,10 +368,28 @@ func (n *node) advanceStream(s *streamTx) {
 	case endRollback:
 		n.dropStream(s)
 		faults := w.journalFaults
+		// In a run with disk faults, one rollback in four loses its abort
+		// frame to one: the transaction stays open in the journal, and a
+		// checkpoint taken before the restart must carry it (its frames
+		// and its id), or a later transaction could end it as its own.
+		lose := w.opts.FaultPerMille > 0 && w.rng.IntN(4) == 0
+		before := openTxns(s.db, true)
+		w.failAbort = lose
 		s.tx.Rollback()
+		w.failAbort = false
 		s.setFate(fateAborted)
 		w.res.StreamsRolledBack++
 		n.tracef("stream %d rolled back", s.num)
+		if lose && w.journalFaults > faults {
+			w.res.StreamsAbortLost++
+			n.tracef("stream %d: abort frame not written: checkpoint, then restart", s.num)
+			n.checkAbortLost(s, before, "after the rollback")
+			n.checkpoint()
+			if n.eng == nil {
+				return // the checkpoint met the failed disk: restarted already
+			}
+			n.checkAbortLost(s, before, "after a checkpoint")
+		}
 		n.rollbackFailed(faults)
 		return
 	case endSavepoint:
@@ -419,6 +437,32 @@ func (n *node) advanceStream(s *streamTx) {
 		w.res.StreamsCommitted++
 		n.tracef("stream %d committed lsn=%d", s.num, lsn)
 		n.committedWrite(s.db, s.name, s.first, start, lsn)
+	}
+}
+
+// openTxns returns the ids of the database's open transactions: this
+// node's streams (local) or the others.
+func openTxns(db *storage.DB, local bool) map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, st := range db.Streams() {
+		if st.Local == local {
+			out[st.Txn] = true
+		}
+	}
+	return out
+}
+
+// checkAbortLost is the checker "abort lost": a streamed transaction
+// rolled back without its abort frame in the journal (a disk fault) is
+// still an open transaction of its database (not this node's stream any
+// more), so that checkpoints carry it, its id is not given again and the
+// next commit ends it. before: the node's streams before the rollback.
+func (n *node) checkAbortLost(s *streamTx, before map[uint64]bool, when string) {
+	local, others := openTxns(s.db, true), openTxns(s.db, false)
+	for txn := range before {
+		if !local[txn] && !others[txn] {
+			n.w.violate("abort lost", fmt.Sprintf("%s: database %s: streamed transaction %d (journal id %d) lost its abort frame and is no longer an open transaction %s", n.id, s.db.Name(), s.num, txn, when))
+		}
 	}
 }
 
