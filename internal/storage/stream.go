@@ -130,7 +130,9 @@ func (tx *Tx) grew(op *Op) error {
 		// start: followers build alongside.
 		return tx.streamOut()
 	}
-	if s.total < s.limit || (s.ls != nil && s.pending < tx.chunkBytes()) {
+	// (A chunk is never smaller than streamChunkBusy or the threshold:
+	// below that, the clock and the committed state need no look.)
+	if s.total < s.limit || (s.ls != nil && (s.pending < min(streamChunkBusy, s.limit) || s.pending < tx.chunkBytes())) {
 		return nil
 	}
 	return tx.streamOut()

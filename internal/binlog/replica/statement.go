@@ -152,9 +152,10 @@ func mayBeOurs(q string) bool {
 	if n == 0 {
 		return true
 	}
-	switch strings.ToUpper(q[:n]) {
-	case "CHANGE", "START", "STOP", "RESET", "SHOW":
-		return true
+	for _, w := range [...]string{"CHANGE", "START", "STOP", "RESET", "SHOW"} {
+		if strings.EqualFold(q[:n], w) {
+			return true
+		}
 	}
 	return false
 }
