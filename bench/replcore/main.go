@@ -17,19 +17,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/miraj-db/miraj/bench/internal/benchcluster"
 )
 
 var bin = flag.String("bin", "", "folder with miraj-server and miraj-cluster-pki")
@@ -39,7 +35,8 @@ func main() {
 	dir, err := os.MkdirTemp("", "replcore-")
 	check(err)
 	defer os.RemoveAll(dir)
-	p, s, stop := cluster(dir)
+	nodes, stop := benchcluster.Start(*bin, dir, 2, false)
+	p, s := nodes[0].DB, nodes[1].DB
 	defer stop()
 
 	must(p, "SET GLOBAL cluster_role = 'primary'")
@@ -121,99 +118,12 @@ func main() {
 
 var bgctx = context.Background()
 
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "replcore:", err)
-		os.Exit(1)
-	}
-}
-
-func must(db *sql.DB, q string) {
-	_, err := db.Exec(q)
-	check(err)
-}
-
-func one(db *sql.DB, q string) string {
-	var v sql.NullString
-	if err := db.QueryRow(q).Scan(&v); err != nil {
-		return ""
-	}
-	return v.String
-}
-
-func waitFor(cond func() bool) {
-	deadline := time.Now().Add(10 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			check(fmt.Errorf("timed out"))
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-func applied(db *sql.DB, name string) string {
-	return one(db, "SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = @@cluster_node_id AND `DATABASE` = '"+name+"'")
-}
-
-func caughtUp(p, s *sql.DB, name string) {
-	target := applied(p, name)
-	waitFor(func() bool { return applied(s, name) == target })
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
-var readyRE = regexp.MustCompile(`msg="miraj server ready" addr=(\S+)`)
-
-// cluster starts two nodes and returns a connection to each.
-func cluster(dir string) (p, s *sql.DB, stop func()) {
-	run := func(args ...string) {
-		out, err := exec.Command(filepath.Join(*bin, "miraj-cluster-pki"), args...).CombinedOutput()
-		if err != nil {
-			check(fmt.Errorf("miraj-cluster-pki %v: %v\n%s", args, err, out))
-		}
-	}
-	run("init-ca", "--name", "bench", "--out", filepath.Join(dir, "pki"))
-	ids := []string{"n1", "n2"}
-	addrs := map[string]string{"n1": freeAddr(), "n2": freeAddr()}
-	var procs []*exec.Cmd
-	var dbs []*sql.DB
-	for _, id := range ids {
-		nd := filepath.Join(dir, id)
-		run("issue-node", "--ca", filepath.Join(dir, "pki"), "--id", id, "--san", "127.0.0.1", "--out", nd)
-		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"bench\"\nseeds = [%q, %q]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [\"n1\", \"n2\"]\n",
-			id, addrs[id], addrs[id], addrs["n1"], addrs["n2"])
-		check(os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644))
-		cmd := exec.Command(filepath.Join(*bin, "miraj-server"), "--root", filepath.Join(dir, "data-"+id), "--port", "0",
-			"--cluster-config", filepath.Join(nd, "cluster.toml"), "--log=false")
-		pr, err := cmd.StderrPipe()
-		check(err)
-		check(cmd.Start())
-		procs = append(procs, cmd)
-		sc := bufio.NewScanner(pr)
-		var addr string
-		for sc.Scan() {
-			if m := readyRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr = m[1]
-				break
-			}
-		}
-		go func() {
-			for sc.Scan() {
-			}
-		}()
-		db, err := sql.Open("mysql", "root@tcp("+addr+")/")
-		check(err)
-		dbs = append(dbs, db)
-	}
-	return dbs[0], dbs[1], func() {
-		for _, c := range procs {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}
-}
+// The helpers shared with the other cluster benchmarks.
+var (
+	check    = benchcluster.Check
+	must     = benchcluster.Must
+	one      = benchcluster.One
+	waitFor  = benchcluster.WaitFor
+	applied  = benchcluster.Applied
+	caughtUp = benchcluster.CaughtUp
+)

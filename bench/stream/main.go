@@ -24,17 +24,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -44,6 +41,8 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/miraj-db/miraj/bench/internal/benchcluster"
 )
 
 var (
@@ -57,22 +56,16 @@ var (
 
 var bg = context.Background()
 
-type node struct {
-	id    string
-	db    *sql.DB
-	http  string
-	pprof string
-	cmd   *exec.Cmd
-}
+type node = benchcluster.Node
 
 func main() {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "stream-")
 	check(err)
 	defer os.RemoveAll(dir)
-	nodes, stop := cluster(dir, 3)
+	nodes, stop := benchcluster.Start(*bin, dir, 3, *pprof)
 	defer stop()
-	p, s := nodes[0].db, nodes[1].db
+	p, s := nodes[0].DB, nodes[1].DB
 	must(p, "SET GLOBAL cluster_role = 'primary'")
 	waitFor(func() bool { return one(p, "SELECT CONCAT(@@cluster_role, @@read_only)") == "PRIMARY0" })
 	must(p, "CREATE DATABASE big")
@@ -399,21 +392,21 @@ func abortFigure(p *sql.DB, nodes []node) {
 	}
 	// n2 has received what was streamed.
 	waitFor(func() bool {
-		return one(s.db, "SELECT COALESCE(SUM(BYTES), 0) >= "+strconv.Itoa(mib<<20)+" FROM information_schema.MIRAJ_STREAMS WHERE `DATABASE` = 'big'") == "1"
+		return one(s.DB, "SELECT COALESCE(SUM(BYTES), 0) >= "+strconv.Itoa(mib<<20)+" FROM information_schema.MIRAJ_STREAMS WHERE `DATABASE` = 'big'") == "1"
 	})
 	during := heapMiB(s)
 	var streamedBytes string
-	streamedBytes = one(s.db, "SELECT SUM(BYTES) FROM information_schema.MIRAJ_STREAMS WHERE `DATABASE` = 'big'")
+	streamedBytes = one(s.DB, "SELECT SUM(BYTES) FROM information_schema.MIRAJ_STREAMS WHERE `DATABASE` = 'big'")
 	t0 := time.Now()
 	mustc(c, "ROLLBACK")
 	c.Close()
-	waitFor(func() bool { return one(s.db, "SELECT COUNT(*) FROM information_schema.MIRAJ_STREAMS") == "0" })
+	waitFor(func() bool { return one(s.DB, "SELECT COUNT(*) FROM information_schema.MIRAJ_STREAMS") == "0" })
 	gone := time.Since(t0)
 	time.Sleep(3 * time.Second) // the next GC cycles
 	after := heapMiB(s)
 	visible := []string{}
 	for _, n := range nodes {
-		visible = append(visible, n.id+": "+one(n.db, "SELECT COUNT(*) FROM big.blobs WHERE id >= 20000000"))
+		visible = append(visible, n.ID+": "+one(n.DB, "SELECT COUNT(*) FROM big.blobs WHERE id >= 20000000"))
 	}
 	fmt.Println("| n2's Go heap in use | before | while it streams | after the ROLLBACK |")
 	fmt.Println("|---|--:|--:|--:|")
@@ -424,8 +417,8 @@ func abortFigure(p *sql.DB, nodes []node) {
 // heapMiB is n's Go heap in use: after a collection with -pprof, else as
 // its /metrics last saw it.
 func heapMiB(n node) int {
-	if n.pprof != "" {
-		resp, err := http.Get("http://" + n.pprof + "/debug/pprof/heap?gc=1&debug=1")
+	if n.PProf != "" {
+		resp, err := http.Get("http://" + n.PProf + "/debug/pprof/heap?gc=1&debug=1")
 		if err != nil {
 			return -1
 		}
@@ -437,7 +430,7 @@ func heapMiB(n node) int {
 		}
 		return -1
 	}
-	resp, err := http.Get("http://" + n.http + "/metrics")
+	resp, err := http.Get("http://" + n.HTTP + "/metrics")
 	if err != nil {
 		return -1
 	}
@@ -484,20 +477,6 @@ func list(d []time.Duration) string {
 	return strings.Join(out, ", ")
 }
 
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "stream:", err)
-		os.Exit(1)
-	}
-}
-
-func must(db *sql.DB, q string) {
-	_, err := db.Exec(q)
-	if err != nil {
-		check(fmt.Errorf("%s: %w", q, err))
-	}
-}
-
 func mustc(c *sql.Conn, q string) {
 	_, err := c.ExecContext(bg, q)
 	if err != nil {
@@ -508,100 +487,14 @@ func mustc(c *sql.Conn, q string) {
 	}
 }
 
-func one(db *sql.DB, q string) string {
-	var v sql.NullString
-	if err := db.QueryRow(q).Scan(&v); err != nil {
-		return ""
-	}
-	return v.String
-}
-
-func waitFor(cond func() bool) {
-	deadline := time.Now().Add(10 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			check(fmt.Errorf("timed out"))
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func applied(db *sql.DB, name string) string {
-	return one(db, "SELECT APPLIED_LSN FROM information_schema.MIRAJ_REPLICATION WHERE NODE_ID = @@cluster_node_id AND `DATABASE` = '"+name+"'")
-}
-
-func caughtUp(p, s *sql.DB, name string) {
-	target := applied(p, name)
-	waitFor(func() bool { return applied(s, name) == target })
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
 var heapInuseRE = regexp.MustCompile(`# HeapInuse = (\d+)`)
 
-var readyRE = regexp.MustCompile(`msg="miraj server ready" addr=(\S+)`)
-
-// cluster starts n nodes and returns them.
-func cluster(dir string, n int) ([]node, func()) {
-	run := func(args ...string) {
-		out, err := exec.Command(filepath.Join(*bin, "miraj-cluster-pki"), args...).CombinedOutput()
-		if err != nil {
-			check(fmt.Errorf("miraj-cluster-pki %v: %v\n%s", args, err, out))
-		}
-	}
-	run("init-ca", "--name", "bench", "--out", filepath.Join(dir, "pki"))
-	var ids, seeds, members []string
-	addrs := map[string]string{}
-	for i := 1; i <= n; i++ {
-		id := fmt.Sprintf("n%d", i)
-		ids = append(ids, id)
-		addrs[id] = freeAddr()
-		seeds = append(seeds, strconv.Quote(addrs[id]))
-		members = append(members, strconv.Quote(id))
-	}
-	var nodes []node
-	for _, id := range ids {
-		nd := filepath.Join(dir, id)
-		run("issue-node", "--ca", filepath.Join(dir, "pki"), "--id", id, "--san", "127.0.0.1", "--out", nd)
-		cfg := fmt.Sprintf("[node]\nid = %q\nlisten = %q\nadvertise = %q\n\n[cluster]\nname = \"bench\"\nseeds = [%s]\ntls_cert = \"node.pem\"\ntls_key = \"node-key.pem\"\ntls_ca = \"cluster-ca.pem\"\nmembers = [%s]\n",
-			id, addrs[id], addrs[id], strings.Join(seeds, ", "), strings.Join(members, ", "))
-		check(os.WriteFile(filepath.Join(nd, "cluster.toml"), []byte(cfg), 0o644))
-		httpAddr, pprofAddr := freeAddr(), ""
-		args := []string{"--root", filepath.Join(dir, "data-"+id), "--port", "0",
-			"--cluster-config", filepath.Join(nd, "cluster.toml"), "--http", httpAddr, "--log=false"}
-		if *pprof {
-			pprofAddr = freeAddr()
-			args = append(args, "--pprof", pprofAddr)
-		}
-		cmd := exec.Command(filepath.Join(*bin, "miraj-server"), args...)
-		pr, err := cmd.StderrPipe()
-		check(err)
-		check(cmd.Start())
-		sc := bufio.NewScanner(pr)
-		var addr string
-		for sc.Scan() {
-			if m := readyRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr = m[1]
-				break
-			}
-		}
-		go func() {
-			for sc.Scan() {
-			}
-		}()
-		db, err := sql.Open("mysql", "root@tcp("+addr+")/")
-		check(err)
-		nodes = append(nodes, node{id: id, db: db, http: httpAddr, pprof: pprofAddr, cmd: cmd})
-	}
-	return nodes, func() {
-		for _, n := range nodes {
-			n.cmd.Process.Kill()
-			n.cmd.Wait()
-		}
-	}
-}
+// The helpers shared with the other cluster benchmarks.
+var (
+	check    = benchcluster.Check
+	must     = benchcluster.Must
+	one      = benchcluster.One
+	waitFor  = benchcluster.WaitFor
+	applied  = benchcluster.Applied
+	caughtUp = benchcluster.CaughtUp
+)
