@@ -179,7 +179,7 @@ func appendRow(b []byte, cols []Column, vals []any) ([]byte, error) {
 			continue
 		}
 		var err error
-		if b, err = appendValue(b, cols[i], v); err != nil {
+		if b, err = AppendValue(b, cols[i], v); err != nil {
 			return b, fmt.Errorf("binlog: column %d: %w", i+1, err)
 		}
 	}
@@ -224,8 +224,10 @@ func badValue(c Column, v any) error {
 	return fmt.Errorf("a %T value for a column of type %d", v, c.Type)
 }
 
-// appendValue appends one non-NULL value in the column's row encoding.
-func appendValue(b []byte, c Column, v any) ([]byte, error) {
+// AppendValue appends one non-NULL value in the column's row encoding
+// (row events'; for a type of fixed size, also the bytes of MariaDB's record,
+// which CHECKSUM TABLE sums).
+func AppendValue(b []byte, c Column, v any) ([]byte, error) {
 	switch c.Type {
 	case TypeTiny, TypeShort, TypeInt24, TypeLong, TypeLongLong, TypeYear, TypeEnum, TypeSet, TypeBit:
 		u, ok := asUint(v)

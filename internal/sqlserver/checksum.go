@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -9,21 +10,26 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
 
+	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // CHECKSUM TABLE t1 [, t2 …] [QUICK | EXTENDED], which the parser does not
 // know, is run as a SELECT of one row per table (Table, Checksum) whose
-// checksum is miraj_table_checksum(db, table): the sum, modulo 2^64, of the
-// CRC-32 of each row as the client reads it (each value's text, NULL
-// marked), so it does not depend on row order, and two tables with the
-// same rows and column types have the same checksum on any Miraj server
-// (not MySQL's value: MySQL's depends on its row format). The table is
-// named in the SELECT's FROM clause too, so that a missing table gives
-// 1146 and a table without the SELECT privilege 1142, as in MySQL.
+// checksum is miraj_table_checksum(db, table): the number MariaDB gives for
+// an InnoDB table with the same definition and rows (checksumRows), so a
+// table can be compared with a MariaDB replica or source, and with another
+// Miraj server. QUICK gives NULL (no table keeps a live checksum). The
+// table is named in the SELECT's FROM clause too, so that a missing table
+// gives 1146 (MariaDB: NULL and a warning) and a table without the SELECT
+// privilege 1142, as in MariaDB.
 
-const checksumFunc = "miraj_table_checksum"
+const (
+	checksumFunc      = "miraj_table_checksum"
+	checksumLabelFunc = "miraj_table_checksum_label" // db.table, a VARCHAR as MariaDB's
+)
 
 // checksumRewrite returns the SELECT that answers a CHECKSUM TABLE
 // statement (the first statement of q), or false.
@@ -36,7 +42,9 @@ func checksumRewrite(q string) (string, bool) {
 		return "", false
 	}
 	refs, next := tableRefs(q, w, 2)
+	quick := false
 	if next < len(w) && w[next].IsWord && (w[next].Text == "QUICK" || w[next].Text == "EXTENDED") {
+		quick = w[next].Text == "QUICK"
 		next++
 	}
 	if len(refs) == 0 || next != len(w) {
@@ -47,21 +55,31 @@ func checksumRewrite(q string) (string, bool) {
 	}
 	var parts []string
 	for _, r := range refs {
-		label, db, from := "CONCAT(DATABASE(), '.', "+lit(r.name)+")", "DATABASE()", quoteIdent(r.name)
+		db, from := "DATABASE()", quoteIdent(r.name)
 		if r.db != "" {
-			label, db, from = lit(r.db+"."+r.name), lit(r.db), quoteIdent(r.db)+"."+quoteIdent(r.name)
+			db, from = lit(r.db), quoteIdent(r.db)+"."+quoteIdent(r.name)
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %s AS `Table`, %s(%s, %s) AS `Checksum` FROM (SELECT COUNT(*) AS n FROM %s) AS miraj_checked",
-			label, checksumFunc, db, lit(r.name), from))
+		sum := fmt.Sprintf("%s(%s, %s)", checksumFunc, db, lit(r.name))
+		if quick {
+			// QUICK asks for a checksum kept live, which no Miraj table has
+			// (nor InnoDB's): NULL, as MariaDB answers for InnoDB.
+			sum = "IF(FALSE, " + sum + ", NULL)"
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s(%s, %s) AS `Table`, %s AS `Checksum` FROM (SELECT COUNT(*) AS n FROM %s) AS miraj_checked",
+			checksumLabelFunc, db, lit(r.name), sum, from))
 	}
 	return strings.Join(parts, " UNION ALL ") + q[end:], true
 }
 
-// tableChecksum is miraj_table_checksum(db, table).
+// tableChecksum is miraj_table_checksum(db, table), or with label
+// miraj_table_checksum_label(db, table).
 type tableChecksum struct {
 	cat      sql.Catalog
 	db, name sql.Expression
+	label    bool
 }
+
+var checksumLabelType = types.MustCreateString(sqltypes.VarChar, 513, sql.Collation_Default)
 
 var _ sql.FunctionExpression = (*tableChecksum)(nil)
 
@@ -71,13 +89,29 @@ func checksumFunction(cat sql.Catalog) sql.Function {
 	}}
 }
 
-func (c *tableChecksum) FunctionName() string { return checksumFunc }
-func (c *tableChecksum) Description() string  { return "checksum of a table's rows (CHECKSUM TABLE)" }
-func (c *tableChecksum) Resolved() bool       { return c.db.Resolved() && c.name.Resolved() }
-func (c *tableChecksum) String() string {
-	return fmt.Sprintf("%s(%s, %s)", checksumFunc, c.db, c.name)
+func checksumLabelFunction(cat sql.Catalog) sql.Function {
+	return sql.Function2{Name: checksumLabelFunc, Fn: func(db, name sql.Expression) sql.Expression {
+		return &tableChecksum{cat: cat, db: db, name: name, label: true}
+	}}
 }
-func (c *tableChecksum) Type() sql.Type             { return types.Uint64 }
+
+func (c *tableChecksum) FunctionName() string {
+	if c.label {
+		return checksumLabelFunc
+	}
+	return checksumFunc
+}
+func (c *tableChecksum) Description() string { return "checksum of a table's rows (CHECKSUM TABLE)" }
+func (c *tableChecksum) Resolved() bool      { return c.db.Resolved() && c.name.Resolved() }
+func (c *tableChecksum) String() string {
+	return fmt.Sprintf("%s(%s, %s)", c.FunctionName(), c.db, c.name)
+}
+func (c *tableChecksum) Type() sql.Type {
+	if c.label {
+		return checksumLabelType
+	}
+	return types.Int64
+}
 func (c *tableChecksum) IsNullable() bool           { return true }
 func (c *tableChecksum) Children() []sql.Expression { return []sql.Expression{c.db, c.name} }
 func (c *tableChecksum) IsNonDeterministic() bool   { return true }
@@ -89,7 +123,7 @@ func (c *tableChecksum) WithChildren(ch ...sql.Expression) (sql.Expression, erro
 	if len(ch) != 2 {
 		return nil, sql.ErrInvalidChildrenNumber.New(c, len(ch), 2)
 	}
-	return &tableChecksum{cat: c.cat, db: ch[0], name: ch[1]}, nil
+	return &tableChecksum{cat: c.cat, db: ch[0], name: ch[1], label: c.label}, nil
 }
 
 func (c *tableChecksum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -103,6 +137,9 @@ func (c *tableChecksum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	if dbv == nil || namev == nil {
 		return nil, nil
+	}
+	if c.label {
+		return fmt.Sprint(dbv) + "." + fmt.Sprint(namev), nil
 	}
 	db, err := c.cat.Database(ctx, fmt.Sprint(dbv))
 	if err != nil {
@@ -118,19 +155,31 @@ func (c *tableChecksum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return checksumRows(ctx, t)
 }
 
-func checksumRows(ctx *sql.Context, t sql.Table) (uint64, error) {
-	schema := t.Schema()
+// checksumRows is MariaDB's CHECKSUM TABLE of an InnoDB table with the
+// same definition and rows (handler::calculate_checksum): the sum, modulo
+// 2^32, of one CRC-32 per row over the row as MariaDB's record holds it.
+// That is: the null bytes first (a bit per nullable column, set for NULL,
+// after a first bit always set when the table has no column of variable
+// length, the last byte's unused bits set), then each non-NULL column in
+// order: VARCHAR, BLOB, TEXT, JSON, GEOMETRY and BIT as their bytes, every
+// other type in its fixed-size record form (the row events' encoding;
+// CHAR padded with spaces to its size in bytes, BINARY with zeros). Rows
+// are summed, so the order they are read in does not count.
+func checksumRows(ctx *sql.Context, t sql.Table) (int64, error) {
+	cs, err := newRowChecksum(t.Schema())
+	if err != nil {
+		return 0, err
+	}
 	parts, err := t.Partitions(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer parts.Close(ctx)
-	var sum uint64
-	var buf []byte
+	var sum uint32
 	for {
 		p, err := parts.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			return sum, nil
+			return int64(sum), nil
 		}
 		if err != nil {
 			return 0, err
@@ -144,29 +193,151 @@ func checksumRows(ctx *sql.Context, t sql.Table) (uint64, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
+			if err == nil {
+				var crc uint32
+				crc, err = cs.row(r)
+				sum += crc
+			}
 			if err != nil {
 				rows.Close(ctx)
 				return 0, err
 			}
-			buf = buf[:0]
-			for i, v := range r {
-				if v == nil {
-					buf = append(buf, 0xff)
-					continue
-				}
-				sv, err := schema[i].Type.SQL(ctx, nil, v)
-				if err != nil {
-					rows.Close(ctx)
-					return 0, err
-				}
-				raw := sv.Raw()
-				buf = append(buf, byte(len(raw)>>24), byte(len(raw)>>16), byte(len(raw)>>8), byte(len(raw)))
-				buf = append(buf, raw...)
-			}
-			sum += uint64(crc32.ChecksumIEEE(buf))
 		}
 		if err := rows.Close(ctx); err != nil {
 			return 0, err
 		}
 	}
+}
+
+// rowChecksum computes one row's CRC-32 for checksumRows.
+type rowChecksum struct {
+	sch  sql.Schema
+	cols []binlog.Column
+	// fixed: no column of variable length (MariaDB's record is then not
+	// "packed", and its first null bit marks a deleted row: always set).
+	fixed bool
+	// nullable: the column has a null bit; generated: it is read as NULL
+	// (MariaDB's checksum sees a generated column, stored or virtual, as
+	// NULL: its value is not read into the record).
+	nullable, generated []bool
+	nullBytes           int
+	buf       []byte
+}
+
+func newRowChecksum(sch sql.Schema) (*rowChecksum, error) {
+	c := &rowChecksum{sch: sch, cols: make([]binlog.Column, len(sch)), fixed: true,
+		nullable: make([]bool, len(sch)), generated: make([]bool, len(sch))}
+	nullBits := 0
+	for i, col := range sch {
+		bc, err := binlogColumn(col.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", col.Name, err)
+		}
+		c.cols[i] = bc
+		switch bc.Type {
+		case binlog.TypeVarchar, binlog.TypeBlob, binlog.TypeGeometry:
+			c.fixed = false
+		}
+		c.generated[i] = col.Generated != nil
+		c.nullable[i] = col.Nullable || c.generated[i]
+		if c.nullable[i] {
+			nullBits++
+		}
+	}
+	if c.fixed {
+		nullBits++
+	}
+	c.nullBytes = (nullBits + 7) / 8
+	return c, nil
+}
+
+func (c *rowChecksum) row(r sql.Row) (uint32, error) {
+	vals, err := binlogValues(c.sch, r)
+	if err != nil {
+		return 0, err
+	}
+	for i, g := range c.generated {
+		if g {
+			vals[i] = nil
+		}
+	}
+	b := c.buf[:0]
+	for range c.nullBytes {
+		b = append(b, 0)
+	}
+	bit := 0
+	if c.fixed {
+		b[0] |= 1
+		bit++
+	}
+	for i, n := range c.nullable {
+		if n {
+			if vals[i] == nil {
+				b[bit/8] |= 1 << (bit % 8)
+			}
+			bit++
+		}
+	}
+	if bit%8 != 0 {
+		b[len(b)-1] |= byte(0xff << (bit % 8))
+	}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		bc := c.cols[i]
+		switch bc.Type {
+		case binlog.TypeVarchar, binlog.TypeBlob, binlog.TypeGeometry, binlog.TypeString:
+			s, err := c.text(i, v)
+			if err != nil {
+				return 0, err
+			}
+			b = append(b, s...)
+			if bc.Type == binlog.TypeString {
+				pad := byte(' ')
+				if st, ok := c.sch[i].Type.(sql.StringType); ok && st.Collation() == sql.Collation_binary {
+					pad = 0
+				}
+				for n := len(s); n < bc.Length; n++ {
+					b = append(b, pad)
+				}
+			}
+		default:
+			if b, err = binlog.AppendValue(b, bc, v); err != nil {
+				return 0, fmt.Errorf("column %s: %w", c.sch[i].Name, err)
+			}
+		}
+	}
+	c.buf = b
+	return crc32.ChecksumIEEE(b), nil
+}
+
+// text is a string value's bytes in its column's character set.
+func (c *rowChecksum) text(i int, v any) ([]byte, error) {
+	var s []byte
+	switch x := v.(type) {
+	case string:
+		s = []byte(x)
+	case []byte:
+		s = x
+	default:
+		return nil, fmt.Errorf("column %s: a %T value", c.sch[i].Name, v)
+	}
+	st, ok := c.sch[i].Type.(sql.StringType)
+	if !ok {
+		return s, nil
+	}
+	if c.cols[i].Type == binlog.TypeString && st.Collation() != sql.Collation_binary {
+		s = bytes.TrimRight(s, " ")
+	}
+	switch st.CharacterSet() {
+	case sql.CharacterSet_utf8mb4, sql.CharacterSet_utf8mb3, sql.CharacterSet_binary:
+		return s, nil
+	}
+	if enc := st.CharacterSet().Encoder(); enc != nil {
+		if e, ok := enc.Encode(s); ok {
+			return e, nil
+		}
+	}
+	return s, nil
 }

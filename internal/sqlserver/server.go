@@ -149,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.engine.ProcessList = s.procs
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumLabelFunction(a.Catalog))
 	s.engine.Parser = newParser(s.engine.Parser, &s.cluster)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), binlogReplicaFunctions...)

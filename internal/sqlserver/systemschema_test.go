@@ -70,14 +70,17 @@ func TestChecksumRewrite(t *testing.T) {
 		t.Fatal("no rewrite")
 	}
 	for _, want := range []string{
-		"SELECT 'shop.items' AS `Table`, miraj_table_checksum('shop', 'items') AS `Checksum` FROM (SELECT COUNT(*) AS n FROM `shop`.`items`)",
-		" UNION ALL SELECT CONCAT(DATABASE(), '.', 'o`dd') AS `Table`, miraj_table_checksum(DATABASE(), 'o`dd')",
+		"SELECT miraj_table_checksum_label('shop', 'items') AS `Table`, miraj_table_checksum('shop', 'items') AS `Checksum` FROM (SELECT COUNT(*) AS n FROM `shop`.`items`)",
+		" UNION ALL SELECT miraj_table_checksum_label(DATABASE(), 'o`dd') AS `Table`, miraj_table_checksum(DATABASE(), 'o`dd')",
 		"FROM `o``dd`)",
 		"; SELECT 1",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rewrite %q lacks %q", got, want)
 		}
+	}
+	if got, _ := checksumRewrite("CHECKSUM TABLE t QUICK"); !strings.Contains(got, "IF(FALSE, miraj_table_checksum(DATABASE(), 't'), NULL) AS `Checksum`") {
+		t.Errorf("QUICK: %q", got)
 	}
 	for _, q := range []string{"CHECKSUM TABLE", "CHECKSUM TABLE t QUICK x", "SELECT 1"} {
 		if _, ok := checksumRewrite(q); ok {
