@@ -221,7 +221,7 @@ type rowChecksum struct {
 	// NULL: its value is not read into the record).
 	nullable, generated []bool
 	nullBytes           int
-	buf       []byte
+	buf                 []byte
 }
 
 func newRowChecksum(sch sql.Schema) (*rowChecksum, error) {
