@@ -15,6 +15,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/binlog/replica"
+	"github.com/miraj-db/miraj/internal/storage"
 )
 
 // replicaTarget applies a binary log replica's groups (§17.13.4) through
@@ -162,18 +163,37 @@ func (x *replicaTxn) Exec(ctx context.Context, db, sqlMode, q string) (replica.R
 	return res, nil
 }
 
+// Commit commits the group with its record in each of dbs. When the group
+// wrote a database besides the position database, the position
+// database's commit does not wait for its fsync (storage.Tx.DeferSync):
+// one fsync a group, not two. A crash that loses it loses nothing the
+// replica needs: the record in the other databases, which waited, names
+// the group, and the replica resumes by redoing only its position there
+// (record.go). Not in a cluster, whose followers must not receive frames
+// their primary could lose.
 func (x *replicaTxn) Commit(ctx context.Context, dbs []string, rec []byte) error {
 	defer x.end()
 	sctx := x.context(ctx)
+	var position *storage.Tx
+	others := false
 	for _, name := range dbs {
 		db, ok := x.t.srv.storage.Database(name)
 		if !ok {
 			continue
 		}
-		if err := x.sess.storageTx(db).PutObject(objReplicaPosition, "position", rec); err != nil {
+		tx := x.sess.storageTx(db)
+		if err := tx.PutObject(objReplicaPosition, "position", rec); err != nil {
 			x.sess.Rollback(sctx, nil)
 			return replicaError(err)
 		}
+		if strings.EqualFold(name, replica.PositionDatabase) {
+			position = tx
+		} else if db.Journal() != nil {
+			others = true
+		}
+	}
+	if position != nil && others && x.t.srv.cluster.node() == nil {
+		position.DeferSync()
 	}
 	if err := x.sess.CommitTransaction(sctx, sctx.GetTransaction()); err != nil {
 		x.sess.Rollback(sctx, nil)
@@ -259,4 +279,120 @@ func replicaError(err error) error {
 		return re
 	}
 	return replicaErrorOf(err, "", "")
+}
+
+// WriteRows applies a row event by storage's point writes, without a
+// statement (replica.RowWriter), when the table is one a compiled client
+// write could take (plainTarget: a primary key; no CHECK, foreign key,
+// trigger or generated column) and every value converts exactly
+// (convertExact); otherwise it leaves the event to the statements. A write
+// that fails undoes the event's writes and leaves it to the statements
+// too, which report the error in MySQL's words.
+func (x *replicaTxn) WriteRows(ctx context.Context, dbName, table string, kind replica.RowKind, rows [][]any) (bool, int, error) {
+	db, ok := x.t.srv.storage.Database(dbName)
+	if !ok || len(rows) == 0 {
+		return false, -1, nil
+	}
+	sctx := x.context(ctx)
+	sess := x.sess
+	def, _, sch, ok := plainTarget(sess.defsIn(db), db, &writePlan{kind: writeInsert, table: table})
+	if !ok {
+		return false, -1, nil
+	}
+	auto := -1
+	for pos, col := range sch {
+		if col.AutoIncrement {
+			auto = pos
+		}
+	}
+	for _, r := range rows {
+		if len(r) != len(sch) {
+			return false, -1, nil
+		}
+		for i, v := range r {
+			if v == nil {
+				if !sch[i].Nullable {
+					return false, -1, nil
+				}
+				continue
+			}
+			out, ok := convertExact(sctx, sch[i].Type, v)
+			if !ok {
+				return false, -1, nil
+			}
+			r[i] = out
+		}
+		if auto >= 0 && kind == replica.RowsInsert {
+			if n, ok := asInt64(r[auto]); !ok || n <= 0 {
+				return false, -1, nil // 0 or negative: the statement's way (NO_AUTO_VALUE_ON_ZERO)
+			}
+		}
+	}
+	if kind == replica.RowsUpdate {
+		for j := 0; j < len(rows); j += 2 {
+			for _, pos := range def.PK {
+				if c, err := sch[pos].Type.Compare(sctx, rows[j][pos], rows[j+1][pos]); err != nil || c != 0 {
+					return false, -1, nil // a new primary key: the statement's way
+				}
+			}
+		}
+	}
+
+	tx := sess.pointTx(db)
+	var sp storage.Savepoint
+	several := len(rows) > 1 && kind != replica.RowsUpdate || len(rows) > 2
+	if several {
+		sp = tx.Savepoint()
+	}
+	undo := func() (bool, int, error) {
+		if several {
+			tx.RollbackTo(sp)
+		}
+		return false, -1, nil
+	}
+	timeout := sess.lockWaitTimeout(sctx)
+	step := 1
+	if kind == replica.RowsUpdate {
+		step = 2
+	}
+	for j := 0; j < len(rows); j += step {
+		st, found := tx.Meta().Table(table)
+		if !found || st.Def() != def {
+			return undo()
+		}
+		if kind == replica.RowsInsert {
+			if auto >= 0 {
+				n, _ := asInt64(rows[j][auto])
+				st.BumpAuto(uint64(n) + 1)
+			}
+			if _, err := tx.InsertPoint(st, rows[j]); err != nil {
+				return undo()
+			}
+			continue
+		}
+		old, found, err := tx.Get(st, storage.KeyRow(rows[j]))
+		if err != nil {
+			return undo()
+		}
+		if !found {
+			return true, j / step, nil
+		}
+		if kind == replica.RowsUpdate {
+			if equal, err := sql.Row(old.Values()).Equals(sctx, sql.Row(rows[j+1]), sch); err == nil && equal {
+				continue
+			}
+		}
+		if err := tx.LockRowForWrite(sctx, st, old, timeout); err != nil {
+			return undo()
+		}
+		if kind == replica.RowsUpdate {
+			err = tx.UpdatePoint(st, old, rows[j+1])
+		} else {
+			err = tx.DeletePoint(st, old)
+		}
+		if err != nil {
+			return undo()
+		}
+	}
+	return true, -1, nil
 }

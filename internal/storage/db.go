@@ -315,6 +315,9 @@ func (db *DB) commit(ctx context.Context, tx *Tx) error {
 	}
 	tx.stream = txStream{limit: tx.stream.limit}
 	tx.logged = logged
+	if tx.deferSync {
+		return nil
+	}
 	return db.syncCommit(logged, false)
 }
 

@@ -699,3 +699,36 @@ func TestPeriodicPolicyWritesThroughThePageCache(t *testing.T) {
 		}
 	}
 }
+
+// TestDeferSync: a commit made with DeferSync returns with its frames
+// written but not fsync'd, visible as any commit; the next commit that
+// waits makes both durable.
+func TestDeferSync(t *testing.T) {
+	e, _ := openEngine(t, t.TempDir(), SaveCommit)
+	defer e.Close()
+	db := setup(t, e)
+	if db.Journal().Durable() < db.LSN() {
+		t.Fatalf("a commit returned before its fsync: durable %d, end %d", db.Journal().Durable(), db.LSN())
+	}
+	tx := db.Begin()
+	tx.DeferSync()
+	if _, err := tx.Insert("users", []any{int64(9), "late", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, tx)
+	deferred := db.LSN()
+	if db.Journal().Durable() >= deferred {
+		t.Fatalf("a deferred commit waited for its fsync: durable %d, end %d", db.Journal().Durable(), deferred)
+	}
+	if _, ok := db.Snapshot().Table("users"); !ok {
+		t.Fatal("no table")
+	}
+	tx = db.Begin()
+	if _, err := tx.Insert("users", []any{int64(10), "next", int64(2)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, tx)
+	if d := db.Journal().Durable(); d < deferred || d < db.LSN() {
+		t.Fatalf("durable %d after a commit that waits, deferred commit ended at %d, journal at %d", d, deferred, db.LSN())
+	}
+}

@@ -24,6 +24,9 @@ var ErrTxDone = errors.New("storage: transaction already ended")
 // used by one goroutine at a time.
 type Tx struct {
 	db *DB
+	// deferSync: the commit does not wait for its frames' fsync
+	// (DeferSync).
+	deferSync bool
 	// base is the snapshot; nil while a deferred transaction has not
 	// taken it (deferred.go), when meta has the definitions.
 	base *Catalog
@@ -442,6 +445,16 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	}
 	return tx.db.commit(ctx, tx)
 }
+
+// DeferSync makes the transaction's commit return once its frames are in
+// the journal, without waiting for their fsync: a later fsync makes them
+// durable (the next commit of the database that waits for one, a
+// checkpoint, or the engine's periodic fsync of journals written past
+// their durable end). A crash may lose such a commit, never one after it
+// that waited. For a commit whose loss something else that is durable
+// makes good (a binary-log replica's position, whose record in the
+// databases it wrote says the same).
+func (tx *Tx) DeferSync() { tx.deferSync = true }
 
 // onlyReindexed reports whether every DDL of the transaction on table name
 // (lower case) is a reindex.

@@ -100,7 +100,7 @@ func (r *Replica) applyGroup(ctx context.Context, g *group, cols columnCache, fi
 		}
 	}
 	pos := prev.with(g.gtid)
-	if err := r.writePositionRows(ctx, txn, pos); err != nil {
+	if err := r.writePositionRows(ctx, txn, prev, pos); err != nil {
 		txn.Rollback()
 		return err
 	}
@@ -272,6 +272,9 @@ func (a *applier) rows(h *replication.EventHeader, e *replication.RowsEvent) err
 		return fail(codeNotSupported, "a row image without every column (binlog_row_image=MINIMAL or NOBLOB on the source): Miraj applies full images only")
 	}
 	cols = cols[:n]
+	if done, err := a.writeRows(h, e, db, table, cols, fail); done {
+		return err
+	}
 	target := quoteName(db) + "." + quoteName(table)
 	exec := func(q string) (Result, error) {
 		res, err := a.txn.Exec(a.ctx, db, rowsSQLMode, q)
@@ -382,6 +385,55 @@ func (a *applier) rows(h *replication.EventHeader, e *replication.RowsEvent) err
 		return fail(codeNotSupported, "an event type Miraj does not apply")
 	}
 	return nil
+}
+
+// writeRows applies a row event through the target's RowWriter, when it
+// has one and takes the event (done); otherwise rows runs statements.
+func (a *applier) writeRows(h *replication.EventHeader, e *replication.RowsEvent, db, table string, cols []Column, fail func(uint16, string) error) (done bool, err error) {
+	w, ok := a.txn.(RowWriter)
+	if !ok {
+		return false, nil
+	}
+	var kind RowKind
+	switch h.EventType {
+	case replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2, replication.WRITE_ROWS_EVENTv0:
+		kind = RowsInsert
+	case replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv0:
+		if len(e.Rows)%2 != 0 {
+			return false, nil // the statements report it
+		}
+		kind = RowsUpdate
+	case replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv0:
+		kind = RowsDelete
+	default:
+		return false, nil
+	}
+	rows := make([][]any, len(e.Rows))
+	for j, row := range e.Rows {
+		if len(row) < len(cols) {
+			return false, nil
+		}
+		vals := make([]any, len(cols))
+		for i := range cols {
+			v, err := Value(row[i], cols[i])
+			if err != nil {
+				return false, nil // the statements report it, as literal does
+			}
+			vals[i] = v
+		}
+		rows[j] = vals
+	}
+	handled, missing, err := w.WriteRows(a.ctx, db, table, kind, rows)
+	switch {
+	case !handled:
+		return false, nil
+	case err != nil:
+		ee := asError(err)
+		return true, fail(ee.Code, ee.Message)
+	case missing >= 0:
+		return true, fail(codeKeyNotFound, fmt.Sprintf("Can't find record in '%s'", table))
+	}
+	return true, nil
 }
 
 // fullImage reports whether bitmap names all n columns (nil: go-mysql

@@ -369,7 +369,7 @@ func (r *Replica) SetGTIDSlavePos(ctx context.Context, s string) error {
 		return err
 	}
 	rec := record{Counter: counter + 1, Pos: p.String(), Prev: prev, DBs: []string{PositionDatabase}}
-	if err := r.writePositionRows(ctx, txn, p); err != nil {
+	if err := r.writePositionRows(ctx, txn, nil, p); err != nil {
 		txn.Rollback()
 		return err
 	}
@@ -389,8 +389,39 @@ func (r *Replica) SetGTIDSlavePos(ctx context.Context, s string) error {
 }
 
 // writePositionRows writes p into miraj.gtid_slave_pos, one row per
-// domain (MariaDB's columns).
-func (r *Replica) writePositionRows(ctx context.Context, txn Txn, p position) error {
+// domain (MariaDB's columns). prev, when known, is the position the table
+// holds: through a RowWriter, only the rows of the domains that moved are
+// replaced; otherwise, or when a row of prev is not there, the table is
+// emptied and written again by statements.
+func (r *Replica) writePositionRows(ctx context.Context, txn Txn, prev, p position) error {
+	if w, ok := txn.(RowWriter); ok && len(prev) > 0 {
+		var gone, added [][]any
+		for d, g := range p {
+			if old, ok := prev[d]; ok && old == g {
+				continue
+			} else if ok {
+				gone = append(gone, positionRow(old))
+			}
+			added = append(added, positionRow(g))
+		}
+		for d, old := range prev {
+			if _, ok := p[d]; !ok {
+				gone = append(gone, positionRow(old))
+			}
+		}
+		handled, missing, err := true, -1, error(nil)
+		if len(gone) > 0 {
+			handled, missing, err = w.WriteRows(ctx, PositionDatabase, "gtid_slave_pos", RowsDelete, gone)
+		}
+		if err == nil && handled && missing < 0 && len(added) > 0 {
+			handled, missing, err = w.WriteRows(ctx, PositionDatabase, "gtid_slave_pos", RowsInsert, added)
+		}
+		if err == nil && handled && missing < 0 {
+			return nil
+		}
+		// A row was not as prev says (the rows deleted stay deleted:
+		// the statements below write the whole table again).
+	}
 	if _, err := txn.Exec(ctx, PositionDatabase, "", "DELETE FROM `"+PositionDatabase+"`.`gtid_slave_pos`"); err != nil {
 		return err
 	}
@@ -413,6 +444,11 @@ func (r *Replica) writePositionRows(ctx context.Context, txn Txn, p position) er
 	}
 	_, err := txn.Exec(ctx, PositionDatabase, "", b.String())
 	return err
+}
+
+// positionRow is g's row in miraj.gtid_slave_pos.
+func positionRow(g gtid) []any {
+	return []any{uint64(g.Domain), g.Seq, uint64(g.Server), g.Seq}
 }
 
 // PositionTableDDL creates miraj.gtid_slave_pos (MariaDB's

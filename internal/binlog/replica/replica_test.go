@@ -172,6 +172,17 @@ func TestResume(t *testing.T) {
 	if err != nil || rp.pos.String() != "0-1-4" || !rp.done["b"] || rp.done["a"] || rp.filePos != 400 {
 		t.Fatalf("cut: %+v %v", rp, err)
 	}
+	// The position database several groups behind (its commits do not
+	// wait for their fsync when the group wrote another database): the
+	// newest record elsewhere names the group; only its position is redone.
+	rp, err = resume(map[string][]byte{
+		"miraj": rec(2, "0-1-2", "0-1-1", "a", "miraj"),
+		"a":     rec(5, "0-1-5", "0-1-4", "a", "miraj"),
+		"b":     rec(4, "0-1-4", "0-1-3", "b", "miraj"),
+	}, all)
+	if err != nil || rp.pos.String() != "0-1-4" || !rp.done["a"] || rp.done["miraj"] || rp.counter != 5 || rp.filePos != 400 {
+		t.Fatalf("position behind: %+v %v", rp, err)
+	}
 	// A database of the group dropped since: nothing to redo there.
 	rp, err = resume(map[string][]byte{
 		"miraj": rec(5, "0-1-5", "0-1-4", "a", "miraj"),

@@ -83,6 +83,88 @@ func literal(v any, c Column) (string, error) {
 	return "", fmt.Errorf("a value of Go type %T", v)
 }
 
+// Value is a value decoded from a row event as the Go value the statement
+// literal would stand for (literal): integers as int64 or uint64 by the
+// column's sign, ENUM and SET as their names, BIT as its bits, a binary
+// column's bytes as []byte, times as the text of the literal.
+func Value(v any, c Column) (any, error) {
+	t := c.Type
+	unsigned := strings.Contains(t, "unsigned")
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case int8:
+		if unsigned {
+			return uint64(uint8(x)), nil
+		}
+		return int64(x), nil
+	case int16:
+		if unsigned {
+			return uint64(uint16(x)), nil
+		}
+		return int64(x), nil
+	case int32:
+		if unsigned {
+			if strings.HasPrefix(t, "mediumint") {
+				return uint64(uint32(x) & 0xFFFFFF), nil
+			}
+			return uint64(uint32(x)), nil
+		}
+		return int64(x), nil
+	case int64:
+		switch {
+		case strings.HasPrefix(t, "enum("), strings.HasPrefix(t, "set("):
+			// The literal's text, unquoted.
+			var s string
+			var err error
+			if strings.HasPrefix(t, "enum(") {
+				s, err = enumName(t, x)
+			} else {
+				s, err = setNames(t, x)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !strings.HasPrefix(s, "'") {
+				return nil, fmt.Errorf("a name that needs an expression: %s", s)
+			}
+			return strings.ReplaceAll(s[1:len(s)-1], "''", "'"), nil
+		case strings.HasPrefix(t, "bit("), unsigned:
+			return uint64(x), nil
+		}
+		return x, nil
+	case int:
+		return int64(x), nil
+	case uint64:
+		return x, nil
+	case float32:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("float value %v", x)
+		}
+		return x, nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("double value %v", x)
+		}
+		return x, nil
+	case decimal.Decimal:
+		return x, nil
+	case string:
+		if isBinary(t) {
+			return []byte(x), nil
+		}
+		return x, nil
+	case []byte:
+		if isBinary(t) {
+			return x, nil
+		}
+		return string(x), nil
+	case time.Time:
+		return x.Format("2006-01-02 15:04:05.999999"), nil
+	}
+	return nil, fmt.Errorf("a value of Go type %T", v)
+}
+
 // isBinary reports whether a column of that type holds bytes, not text.
 func isBinary(t string) bool {
 	for _, p := range []string{"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry", "point", "linestring", "polygon"} {

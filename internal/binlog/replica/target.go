@@ -57,3 +57,32 @@ type Column struct {
 	// Key says the column is part of the primary key.
 	Key bool
 }
+
+// RowWriter is a Txn that applies a row event's rows itself, without
+// statements: the SQL layer writes them to storage directly where the
+// table allows it, as a MariaDB replica applies row events by handler
+// calls, not by SQL.
+type RowWriter interface {
+	// WriteRows applies one row event to db.table. Its rows are the
+	// event's, by column position, each value as Value gives it: for
+	// RowsInsert the rows to insert; for RowsUpdate pairs of a before and
+	// an after image, the row found by the before image's primary key;
+	// for RowsDelete the rows to delete, found the same way.
+	//
+	// handled false: nothing was written; the table or a value needs
+	// statements, which the caller runs instead. Otherwise the event was
+	// applied as a whole, or not at all when err is set (an *Error); a
+	// missing row stops it: missing is the index in rows of the first
+	// row (RowsInsert, RowsDelete) or pair (RowsUpdate) whose row was not
+	// found, else -1.
+	WriteRows(ctx context.Context, db, table string, kind RowKind, rows [][]any) (handled bool, missing int, err error)
+}
+
+// RowKind is what a row event does.
+type RowKind int
+
+const (
+	RowsInsert RowKind = iota
+	RowsUpdate
+	RowsDelete
+)
