@@ -316,7 +316,7 @@ func (x *replicaTxn) WriteRows(ctx context.Context, dbName, table string, kind r
 				}
 				continue
 			}
-			out, ok := convertExact(sctx, sch[i].Type, v)
+			out, ok := replicaValue(sctx, sch[i].Type, v)
 			if !ok {
 				return false, -1, nil
 			}
@@ -395,4 +395,21 @@ func (x *replicaTxn) WriteRows(ctx context.Context, dbName, table string, kind r
 		}
 	}
 	return true, -1, nil
+}
+
+// replicaValue converts a row event's value to its column's type, as
+// convertExact does; a binary string column (BINARY, VARBINARY, BLOB) takes
+// the bytes go-mysql-server's conversion gives (BINARY padded with zeros),
+// which the planner's INSERT stores too, when they fit.
+func replicaValue(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
+	st, ok := typ.(sql.StringType)
+	if !ok || !types.IsBinaryType(typ) {
+		return convertExact(ctx, typ, v)
+	}
+	out, inRange, err := typ.Convert(ctx, v)
+	b, isBytes := out.([]byte)
+	if err != nil || inRange != sql.InRange || !isBytes || int64(len(b)) > st.MaxByteLength() {
+		return nil, false
+	}
+	return b, true
 }
