@@ -10,6 +10,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/miraj-db/miraj/internal/binlog"
@@ -21,10 +22,11 @@ import (
 // checksum is miraj_table_checksum(db, table): the number MariaDB gives for
 // an InnoDB table with the same definition and rows (checksumRows), so a
 // table can be compared with a MariaDB replica or source, and with another
-// Miraj server. QUICK gives NULL (no table keeps a live checksum). The
-// table is named in the SELECT's FROM clause too, so that a missing table
-// gives 1146 (MariaDB: NULL and a warning) and a table without the SELECT
-// privilege 1142, as in MariaDB.
+// Miraj server. QUICK gives NULL (no table keeps a live checksum). As in
+// MariaDB, a table the account may not read fails the statement (1142),
+// no current database for an unqualified name too (1046); a table that
+// does not exist, or a view, gives NULL and an Error-level warning (1146,
+// 1347) and the other tables are summed.
 
 const (
 	checksumFunc      = "miraj_table_checksum"
@@ -55,9 +57,9 @@ func checksumRewrite(q string) (string, bool) {
 	}
 	var parts []string
 	for _, r := range refs {
-		db, from := "DATABASE()", quoteIdent(r.name)
+		db := "DATABASE()"
 		if r.db != "" {
-			db, from = lit(r.db), quoteIdent(r.db)+"."+quoteIdent(r.name)
+			db = lit(r.db)
 		}
 		sum := fmt.Sprintf("%s(%s, %s)", checksumFunc, db, lit(r.name))
 		if quick {
@@ -65,8 +67,8 @@ func checksumRewrite(q string) (string, bool) {
 			// (nor InnoDB's): NULL, as MariaDB answers for InnoDB.
 			sum = "IF(FALSE, " + sum + ", NULL)"
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %s(%s, %s) AS `Table`, %s AS `Checksum` FROM (SELECT COUNT(*) AS n FROM %s) AS miraj_checked",
-			checksumLabelFunc, db, lit(r.name), sum, from))
+		parts = append(parts, fmt.Sprintf("SELECT %s(%s, %s) AS `Table`, %s AS `Checksum`",
+			checksumLabelFunc, db, lit(r.name), sum))
 	}
 	return strings.Join(parts, " UNION ALL ") + q[end:], true
 }
@@ -75,6 +77,7 @@ func checksumRewrite(q string) (string, bool) {
 // miraj_table_checksum_label(db, table).
 type tableChecksum struct {
 	cat      sql.Catalog
+	grants   grants
 	db, name sql.Expression
 	label    bool
 }
@@ -83,9 +86,9 @@ var checksumLabelType = types.MustCreateString(sqltypes.VarChar, 513, sql.Collat
 
 var _ sql.FunctionExpression = (*tableChecksum)(nil)
 
-func checksumFunction(cat sql.Catalog) sql.Function {
+func checksumFunction(cat sql.Catalog, g grants) sql.Function {
 	return sql.Function2{Name: checksumFunc, Fn: func(db, name sql.Expression) sql.Expression {
-		return &tableChecksum{cat: cat, db: db, name: name}
+		return &tableChecksum{cat: cat, grants: g, db: db, name: name}
 	}}
 }
 
@@ -123,7 +126,7 @@ func (c *tableChecksum) WithChildren(ch ...sql.Expression) (sql.Expression, erro
 	if len(ch) != 2 {
 		return nil, sql.ErrInvalidChildrenNumber.New(c, len(ch), 2)
 	}
-	return &tableChecksum{cat: c.cat, db: ch[0], name: ch[1], label: c.label}, nil
+	return &tableChecksum{cat: c.cat, grants: c.grants, db: ch[0], name: ch[1], label: c.label}, nil
 }
 
 func (c *tableChecksum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -135,25 +138,56 @@ func (c *tableChecksum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dbv == nil || namev == nil {
+	if namev == nil {
 		return nil, nil
 	}
-	if c.label {
-		return fmt.Sprint(dbv) + "." + fmt.Sprint(namev), nil
+	if dbv == nil {
+		return nil, sql.ErrNoDatabaseSelected.New()
 	}
-	db, err := c.cat.Database(ctx, fmt.Sprint(dbv))
+	dbName, name := fmt.Sprint(dbv), fmt.Sprint(namev)
+	if c.label {
+		return dbName + "." + name, nil
+	}
+	if d := (authorization{grants: c.grants}).tableRefusal(ctx, dbName, name, []sql.PrivilegeType{sql.PrivilegeType_Select}); d != nil {
+		return nil, toSQLError(d)
+	}
+	// What MariaDB reports in the row's stead: NULL, and the error as a
+	// warning.
+	missing := func(code int, msg string) (any, error) {
+		if s, ok := ctx.Session.(*Session); ok {
+			s.Warn(&sql.Warning{Level: "Error", Code: code, Message: msg})
+		} else {
+			ctx.Warn(code, "%s", msg)
+		}
+		return nil, nil
+	}
+	notThere := func() (any, error) {
+		return missing(mysql.ERNoSuchTable, fmt.Sprintf("Table '%s.%s' doesn't exist", dbName, name))
+	}
+	db, err := c.cat.Database(ctx, dbName)
 	if err != nil {
+		if sql.ErrDatabaseNotFound.Is(err) {
+			return notThere()
+		}
 		return nil, err
 	}
-	t, ok, err := db.GetTableInsensitive(ctx, fmt.Sprint(namev))
+	t, ok, err := db.GetTableInsensitive(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, sql.ErrTableNotFound.New(fmt.Sprint(namev))
+		if vdb, isViews := db.(sql.ViewDatabase); isViews {
+			if _, isView, err := vdb.GetViewDefinition(ctx, name); err == nil && isView {
+				return missing(erWrongObject, fmt.Sprintf("'%s.%s' is not of type 'BASE TABLE'", dbName, name))
+			}
+		}
+		return notThere()
 	}
 	return checksumRows(ctx, t)
 }
+
+// erWrongObject is ER_WRONG_OBJECT: "'%s.%s' is not of type '%s'".
+const erWrongObject = 1347
 
 // checksumRows is MariaDB's CHECKSUM TABLE of an InnoDB table with the
 // same definition and rows (handler::calculate_checksum): the sum, modulo

@@ -1,6 +1,8 @@
 package sqlserver
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -50,5 +52,45 @@ func TestRowChecksumIsMariaDBs(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: CRC %d, MariaDB's %d", c.name, got, c.want)
 		}
+	}
+}
+
+// TestChecksumTableAnswers: what CHECKSUM TABLE answers besides a sum, as
+// MariaDB does: a table the account may not read fails the statement
+// (1142), an unqualified name without a current database too (1046); a
+// table that does not exist, or a view, is NULL with an Error-level
+// warning (1146, 1347) and the other tables are still summed.
+func TestChecksumTableAnswers(t *testing.T) {
+	_, open := startServer(t)
+	root := open("root", "", "")
+	execAll(t, root, "CREATE DATABASE ck", "CREATE TABLE ck.t (a INT NOT NULL)", "INSERT INTO ck.t VALUES (1)",
+		"CREATE TABLE ck.hidden (a INT)", "CREATE VIEW ck.v AS SELECT a FROM ck.t",
+		"CREATE USER 'only'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON ck.t TO 'only'@'%'")
+	c := dbConn(t, open("root", "", "ck"))
+	ctx := context.Background()
+	r, err := query(t, c, "CHECKSUM TABLE t, nosuch, v, nodb.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// INT NOT NULL 1: MariaDB's 3036305396 (TestRowChecksumIsMariaDBs).
+	if got, want := strings.Join(r.rows, ";"), "ck.t|3036305396;ck.nosuch|NULL;ck.v|NULL;nodb.t|NULL"; got != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+	w, err := query(t, c, "SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(w.rows, ";"), "Error|1146|Table 'ck.nosuch' doesn't exist;Error|1347|'ck.v' is not of type 'BASE TABLE';Error|1146|Table 'nodb.t' doesn't exist"; got != want {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+	only := open("only", "pw", "")
+	if _, err := only.ExecContext(ctx, "CHECKSUM TABLE ck.t"); err != nil {
+		t.Fatalf("with SELECT: %v", err)
+	}
+	if _, err := only.ExecContext(ctx, "CHECKSUM TABLE ck.t, ck.hidden"); !strings.HasPrefix(mysqlErr(err), "1142 42000 SELECT command denied to user 'only'@") {
+		t.Fatalf("without SELECT: %s", mysqlErr(err))
+	}
+	if _, err := open("root", "", "").ExecContext(ctx, "CHECKSUM TABLE t"); !strings.HasPrefix(mysqlErr(err), "1046 3D000") {
+		t.Fatalf("no database: %s", mysqlErr(err))
 	}
 }

@@ -148,7 +148,7 @@ func New(cfg Config) (*Server, error) {
 		s.tables.interrupt(id)
 	}
 	s.engine.ProcessList = s.procs
-	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog))
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumFunction(a.Catalog, g))
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), checksumLabelFunction(a.Catalog))
 	s.engine.Parser = newParser(s.engine.Parser, &s.cluster)
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), positionWaitFunction(st))

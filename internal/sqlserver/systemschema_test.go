@@ -70,10 +70,8 @@ func TestChecksumRewrite(t *testing.T) {
 		t.Fatal("no rewrite")
 	}
 	for _, want := range []string{
-		"SELECT miraj_table_checksum_label('shop', 'items') AS `Table`, miraj_table_checksum('shop', 'items') AS `Checksum` FROM (SELECT COUNT(*) AS n FROM `shop`.`items`)",
-		" UNION ALL SELECT miraj_table_checksum_label(DATABASE(), 'o`dd') AS `Table`, miraj_table_checksum(DATABASE(), 'o`dd')",
-		"FROM `o``dd`)",
-		"; SELECT 1",
+		"SELECT miraj_table_checksum_label('shop', 'items') AS `Table`, miraj_table_checksum('shop', 'items') AS `Checksum`",
+		" UNION ALL SELECT miraj_table_checksum_label(DATABASE(), 'o`dd') AS `Table`, miraj_table_checksum(DATABASE(), 'o`dd') AS `Checksum`; SELECT 1",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rewrite %q lacks %q", got, want)

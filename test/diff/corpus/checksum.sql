@@ -55,6 +55,13 @@ CHECKSUM TABLE cv;
 CREATE TABLE cu (a CHAR(4) CHARACTER SET utf8mb3, b CHAR(2) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL);
 INSERT INTO cu VALUES ('añ', 'ñ');
 CHECKSUM TABLE cu;
+-- A table that does not exist, or a view: NULL and an Error-level warning.
 CHECKSUM TABLE nosuch;
+SHOW WARNINGS;
+CREATE VIEW vcu AS SELECT * FROM cu;
+CHECKSUM TABLE vcu, cu, nosuch;
+SHOW WARNINGS;
+CHECKSUM TABLE nodb.t;
+DROP VIEW vcu;
 DROP TABLE cg, cv, cu;
 DROP TABLE ck1, ck2, ck3, ck4, ck5, ck6, ck7, ck8, ck9;
