@@ -122,7 +122,9 @@ func (l *Log) Dump(ctx context.Context, req DumpRequest, send func(ev []byte) er
 		return fmt.Errorf("%w: could not find first log file name in binary log index file (%s)", ErrNotInIndex, file)
 	}
 	// The fake Rotate has a footer as the log's events do.
-	d := &dumper{l: l, req: req, send: send, serverID: l.opts.ServerID, crc: !l.opts.NoChecksum}
+	l.mu.Lock()
+	d := &dumper{l: l, req: req, send: send, serverID: l.mu.serverID, crc: l.mu.crc}
+	l.mu.Unlock()
 	if err := d.emit(d.fake(func(w *eventWriter) { w.rotate(file, uint64(pos), flagArtificial) }), true); err != nil {
 		return err
 	}

@@ -90,6 +90,11 @@ type Log struct {
 		changed chan struct{}
 		// crc: the active file has checksums.
 		crc bool
+		// The settings that may change while the log is open (SetMaxSize,
+		// SetChecksum, SetServerID); opts has their values at Open.
+		maxSize    int64
+		noChecksum bool
+		serverID   uint32
 	}
 	// dumpsEnd is closed by EndDumps: every dump returns.
 	dumpsEnd     chan struct{}
@@ -123,6 +128,7 @@ func Open(opts Options) (*Log, error) {
 	}
 	l.mu.tables = map[string]uint64{}
 	l.mu.nextTab = 1
+	l.mu.maxSize, l.mu.noChecksum, l.mu.serverID = opts.MaxSize, opts.NoChecksum, opts.ServerID
 	l.mu.changed = make(chan struct{})
 	files, err := l.readIndex()
 	if err != nil {
@@ -373,6 +379,7 @@ func (l *Log) openNumberLocked(n int) error {
 		return fmt.Errorf("binlog: create %s: %w", name, err)
 	}
 	w := l.writer(0)
+	w.crc = !l.mu.noChecksum // the new file's
 	w.buf = append(w.buf, Magic...)
 	w.formatDescription(l.checksumAlg(), false)
 	w.gtidList(l.mu.state.List(), 0)
@@ -391,13 +398,14 @@ func (l *Log) openNumberLocked(n int) error {
 		return err
 	}
 	l.mu.files, l.mu.f, l.mu.size = files, f, int64(len(w.buf))
-	l.mu.crc = !l.opts.NoChecksum
+	l.mu.crc = !l.mu.noChecksum
 	l.notifyLocked()
 	return nil
 }
 
+// checksumAlg is the checksum of the files opened from now on.
 func (l *Log) checksumAlg() byte {
-	if l.opts.NoChecksum {
+	if l.mu.noChecksum {
 		return ChecksumOff
 	}
 	return ChecksumCRC32
@@ -405,7 +413,64 @@ func (l *Log) checksumAlg() byte {
 
 // writer is an event writer for the active file at pos.
 func (l *Log) writer(pos int64) *eventWriter {
-	return &eventWriter{pos: uint32(pos), crc: !l.opts.NoChecksum, serverID: l.opts.ServerID, ts: uint32(l.opts.Now().Unix())}
+	return &eventWriter{pos: uint32(pos), crc: l.mu.crc, serverID: l.mu.serverID, ts: uint32(l.opts.Now().Unix())}
+}
+
+// SetMaxSize changes the size past which a new file is opened
+// (max_binlog_size): from the next group on.
+func (l *Log) SetMaxSize(n int64) error {
+	if n < MinMaxSize || n > DefaultMaxSize {
+		return fmt.Errorf("binlog: max size %d out of %d..%d", n, MinMaxSize, DefaultMaxSize)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.maxSize = n
+	return nil
+}
+
+// MaxSize is the size past which a new file is opened.
+func (l *Log) MaxSize() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.maxSize
+}
+
+// SetChecksum turns the events' CRC32 footers on or off (binlog_checksum):
+// a change opens a new file, whose Format_description says so, as every
+// file has one checksum setting throughout.
+func (l *Log) SetChecksum(on bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.mu.noChecksum == !on {
+		return nil
+	}
+	l.mu.noChecksum = !on
+	return l.rotateLocked()
+}
+
+// Checksum reports whether the files opened from now on have footers.
+func (l *Log) Checksum() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.mu.noChecksum
+}
+
+// SetServerID changes the server id of the events written from now on
+// (server_id): groups that carry their own keep theirs (GroupInfo).
+func (l *Log) SetServerID(id uint32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.serverID = id
+}
+
+// ServerID is the server id of the events written from now on.
+func (l *Log) ServerID() uint32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.serverID
 }
 
 func (l *Log) notifyLocked() {
@@ -465,7 +530,7 @@ func (l *Log) Append(g *Group) (Coordinates, GTID, error) {
 	}
 	l.notifyLocked()
 	end := Coordinates{File: l.activeLocked(), Pos: l.mu.size}
-	if l.mu.size >= l.opts.MaxSize {
+	if l.mu.size >= l.mu.maxSize {
 		if err := l.rotateLocked(); err != nil {
 			return end, gt, err
 		}

@@ -204,3 +204,101 @@ func TestExpireAtRotation(t *testing.T) {
 		t.Fatalf("state after expiry %s: the Gtid_list of the new file keeps it", st.String())
 	}
 }
+
+// TestSettingsWhileOpen: binlog_checksum turned off opens a new file whose
+// events have no footers, read back by SHOW BINLOG EVENTS, a dump and a
+// restart; max_binlog_size applies from the next group.
+func TestSettingsWhileOpen(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(Options{Dir: dir, ServerID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSome(t, l, 2)
+	if err := l.SetChecksum(true); err != nil || len(l.Files()) != 1 {
+		t.Fatalf("unchanged checksum: %v, files %v", err, l.Files())
+	}
+	if err := l.SetChecksum(false); err != nil {
+		t.Fatal(err)
+	}
+	files := l.Files()
+	if len(files) != 2 || l.Checksum() {
+		t.Fatalf("checksum off: files %v, on %v", files, l.Checksum())
+	}
+	writeSome(t, l, 2)
+	gtids := 0
+	for _, f := range files {
+		evs, err := l.Events(f.Name, 0, 0, 1000)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		for _, e := range evs {
+			if e.Type == GTIDEvent {
+				gtids++
+			}
+		}
+	}
+	if gtids != 6 {
+		t.Fatalf("%d groups read back, 6 written", gtids)
+	}
+	// The events themselves (but Format_description, which has the field
+	// either way): footers in the first file, none in the second.
+	for i, f := range files {
+		raw, err := os.ReadFile(filepath.Join(dir, f.Name+".mrb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		footed, bare := 0, 0
+		for at := len(Magic); at+HeaderSize <= len(raw); {
+			h, err := ParseHeader(raw[at:])
+			if err != nil || h.Size < HeaderSize || at+int(h.Size) > len(raw) {
+				t.Fatalf("%s at %d: %+v %v", f.Name, at, h, err)
+			}
+			if h.Type != FormatDescriptionEvent { // which has the field either way
+				if VerifyChecksum(raw[at:at+int(h.Size)]) == nil {
+					footed++
+				} else {
+					bare++
+				}
+			}
+			at += int(h.Size)
+		}
+		if i == 0 && (footed == 0 || bare != 0) || i == 1 && (footed != 0 || bare == 0) {
+			t.Fatalf("%s: %d events with a footer, %d without", f.Name, footed, bare)
+		}
+	}
+	n := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	l.Dump(ctx, DumpRequest{ChecksumAware: true}, func(ev []byte) error {
+		if h, err := ParseHeader(ev); err == nil && h.Type == GTIDEvent {
+			n++
+		}
+		return nil
+	})
+	if n != 6 {
+		t.Fatalf("dump across the checksum change: %d groups, 6 written", n)
+	}
+	if err := l.SetMaxSize(MinMaxSize - 1); err == nil {
+		t.Fatal("a max size below the minimum was taken")
+	}
+	if err := l.SetMaxSize(MinMaxSize); err != nil || l.MaxSize() != MinMaxSize {
+		t.Fatalf("max size: %v %d", err, l.MaxSize())
+	}
+	writeSome(t, l, 40)
+	if got := len(l.Files()); got < 4 {
+		t.Fatalf("no rotation at the new max size: %d files", got)
+	}
+	l.Close()
+	l, err = Open(Options{Dir: dir, ServerID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if st := l.State(); st.Pos().String() != "0-1-47" {
+		t.Fatalf("state after restart: %s", st.Pos().String())
+	}
+}

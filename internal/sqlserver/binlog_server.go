@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -78,7 +79,10 @@ var binlogLive = map[string]func(b *binlogServer) any{
 	"gtid_binlog_state": func(b *binlogServer) any { return binlogState(b, true) },
 	"binlog_checksum":   func(b *binlogServer) any { return checksumName(b) },
 	"max_binlog_size": func(b *binlogServer) any {
-		return binlogOpt(b, func(o BinlogOptions) int64 { return o.MaxSize }, binlog.DefaultMaxSize)
+		if b == nil {
+			return unloggedMaxSize.Load()
+		}
+		return b.log.MaxSize()
 	},
 	"binlog_expire_logs_seconds": func(b *binlogServer) any {
 		return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.Expire.Seconds()) }, 0)
@@ -133,10 +137,47 @@ func binlogState(b *binlogServer, full bool) any {
 }
 
 func checksumName(b *binlogServer) any {
-	if b != nil && b.opts.NoChecksum {
+	if b == nil && unloggedNoChecksum.Load() || b != nil && !b.log.Checksum() {
 		return "NONE"
 	}
 	return "CRC32"
+}
+
+// The values SET GLOBAL gives binlog_checksum and max_binlog_size on a
+// server without a binary log: shown, as MariaDB shows them, for the log
+// they would apply to (none until the server starts with --log-bin).
+var (
+	unloggedNoChecksum atomic.Bool
+	unloggedMaxSize    = func() *atomic.Int64 { var n atomic.Int64; n.Store(binlog.DefaultMaxSize); return &n }()
+)
+
+// setBinlogVariable applies SET GLOBAL binlog_checksum (a change opens a
+// new file) or max_binlog_size (from the next group) to the log.
+func setBinlogVariable(name string, v any) error {
+	b := activeBinlog.Load()
+	switch name {
+	case "binlog_checksum":
+		on := !strings.EqualFold(fmt.Sprint(v), "NONE")
+		if b == nil {
+			unloggedNoChecksum.Store(!on)
+			return nil
+		}
+		return b.log.SetChecksum(on)
+	case "max_binlog_size":
+		n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			if n < binlog.MinMaxSize || n > binlog.DefaultMaxSize {
+				return fmt.Errorf("max_binlog_size %d out of %d..%d", n, binlog.MinMaxSize, binlog.DefaultMaxSize)
+			}
+			unloggedMaxSize.Store(n)
+			return nil
+		}
+		return b.log.SetMaxSize(n)
+	}
+	return nil
 }
 
 func binlogOpt(b *binlogServer, fn func(BinlogOptions) int64, def int64) any {
@@ -160,10 +201,23 @@ func registerBinlogVariables(o BinlogOptions) {
 		switch name {
 		case "log_bin", "gtid_strict_mode", "log_slave_updates":
 			v.Type, v.Default = types.NewSystemBoolType(name), int8(0)
-		case "max_binlog_size", "binlog_expire_logs_seconds", "expire_logs_days", "sync_binlog":
+		case "max_binlog_size":
+			// Settable (§17.13.1), 4096 bytes to 1 GiB.
+			v.Type, v.Default = types.NewSystemIntType(name, binlog.MinMaxSize, binlog.DefaultMaxSize, false), int64(binlog.DefaultMaxSize)
+		case "binlog_checksum":
+			// Settable: CRC32 or NONE; a change opens a new file.
+			v.Type, v.Default = types.NewSystemEnumType(name, "NONE", "CRC32"), "CRC32"
+		case "binlog_expire_logs_seconds", "expire_logs_days", "sync_binlog":
 			v.Type, v.Default = types.Int64, int64(0)
 		default:
 			v.Type, v.Default = types.NewSystemStringType(name), ""
+		}
+		if name == "max_binlog_size" || name == "binlog_checksum" {
+			name := name
+			v.ValueFunction, v.Dynamic = nil, true
+			v.NotifyChanged = func(ctx *sql.Context, scope sql.SystemVariableScope, val sql.SystemVarValue) error {
+				return setBinlogVariable(name, val.Val)
+			}
 		}
 		liveVariables[name] = func() any { return fn(activeBinlog.Load()) }
 		vars = append(vars, v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,37 @@ func TestBinlogStatements(t *testing.T) {
 	if got := queryString(t, db, "SELECT @@gtid_binlog_state"); got != ";" {
 		t.Errorf("state after RESET MASTER: %q", got)
 	}
+
+	// binlog_checksum: a change opens a new file, whose events have no
+	// footer (Format_description says NONE); max_binlog_size applies from
+	// the next group.
+	mustExec(t, db, "SET GLOBAL binlog_checksum = 'NONE'")
+	if got := queryString(t, db, "SELECT @@global.binlog_checksum"); got != "NONE;" {
+		t.Errorf("binlog_checksum after SET: %q", got)
+	}
+	if got := queryString(t, db, "SHOW MASTER STATUS"); !strings.HasPrefix(got, "main.000043 ") {
+		t.Errorf("after SET GLOBAL binlog_checksum: %q", got)
+	}
+	mustExec(t, db, "INSERT INTO d.t VALUES (5)")
+	if got := queryString(t, db, "SHOW BINLOG EVENTS IN 'main.000043' LIMIT 1"); !strings.Contains(got, "Format_desc") {
+		t.Errorf("first event of the new file: %q", got)
+	}
+	mustExec(t, db, "SET GLOBAL binlog_checksum = 'CRC32'")
+	mustExec(t, db, "SET GLOBAL max_binlog_size = 4096")
+	if got := queryString(t, db, "SELECT @@global.max_binlog_size"); got != "4096;" {
+		t.Errorf("max_binlog_size after SET: %q", got)
+	}
+	for i := range 60 {
+		mustExec(t, db, fmt.Sprintf("INSERT INTO d.t VALUES (%d)", 1000+i))
+	}
+	if got := queryString(t, db, "SHOW BINARY LOGS"); strings.Count(got, ";") < 4 {
+		t.Errorf("no rotation at max_binlog_size 4096: %q", got)
+	}
+	wantCodes(t, db, "settings", map[string]uint16{
+		"SET GLOBAL binlog_checksum = 'MD5'": 1231,
+		"SET SESSION max_binlog_size = 8192": 1229,
+	})
+	mustExec(t, db, "SET GLOBAL max_binlog_size = 1073741824")
 
 	// Privileges: REPLICATION CLIENT for SHOW, SUPER for PURGE and RESET,
 	// REPLICATION SLAVE for the dump.
