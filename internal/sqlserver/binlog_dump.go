@@ -124,7 +124,7 @@ func (c *clientConn) serveReplication(cmd []byte) error {
 			_, werr := c.Write(errPacketAt(1, mysql.NewSQLError(errMalformedPacket, "HY000", "Malformed communication packet.")))
 			return werr
 		}
-		if h.ServerID == b.opts.ServerID {
+		if h.ServerID == binlogServerID() {
 			_, err := c.Write(errPacketAt(1, mysql.NewSQLError(errMasterFatal, "HY000",
 				"A slave with the same server_uuid/server_id as this slave has connected to the master; the first one is the master's own server_id %d", h.ServerID)))
 			return err

@@ -87,6 +87,17 @@ type binlogNote struct {
 	sqlMode string
 }
 
+// sessionServerID is the server id of the session's groups: its own SET
+// SESSION server_id, else @@global.server_id.
+func sessionServerID(s *Session) uint32 {
+	if s != nil {
+		if id := s.serverID.Load(); id != 0 {
+			return id
+		}
+	}
+	return binlogServerID()
+}
+
 // noteOf reads the session's binary log settings; false when the
 // session's writes are not logged.
 func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
@@ -102,7 +113,7 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 	if s.applier && !b.opts.LogSlaveUpdates {
 		return binlogNote{}, false
 	}
-	n := binlogNote{info: binlog.GroupInfo{ServerID: b.opts.ServerID, Domain: b.opts.DomainID, Strict: b.opts.StrictMode, ThreadID: s.ID()}}
+	n := binlogNote{info: binlog.GroupInfo{ServerID: sessionServerID(s), Domain: b.opts.DomainID, Strict: b.opts.StrictMode, ThreadID: s.ID()}}
 	if v, err := s.GetSessionVariable(ctx, "gtid_domain_id"); err == nil {
 		if d, ok := asUint64(v); ok {
 			n.info.Domain = uint32(d)

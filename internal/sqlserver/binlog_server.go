@@ -39,6 +39,9 @@ func (s *Server) openBinlog() error {
 	if err != nil {
 		return fmt.Errorf("binary log: %w", err)
 	}
+	if o.ServerID != 0 {
+		globalServerID.Store(o.ServerID)
+	}
 	b := &binlogServer{log: lg, opts: o, slog: s.log}
 	s.binlog = b
 	activeBinlog.Store(b)
@@ -120,7 +123,7 @@ func currentPos(b *binlogServer) any {
 	}
 	var id uint32
 	if b != nil {
-		id = b.opts.ServerID
+		id = binlogServerID()
 	}
 	return replica.CurrentPos(binlogState(b, false).(string), slave, id)
 }
@@ -238,13 +241,36 @@ func registerBinlogVariables(o BinlogOptions) {
 	}
 }
 
-// binlogServerID is @@server_id outside a cluster: --server-id with a
-// binary log, else 1.
+// globalServerID is @@global.server_id outside a cluster (0: 1):
+// --server-id with a binary log, then what SET GLOBAL server_id sets.
+var globalServerID atomic.Uint32
+
+// binlogServerID is @@global.server_id outside a cluster: --server-id with
+// a binary log, or SET GLOBAL server_id's, else 1.
 func binlogServerID() uint32 {
-	if b := activeBinlog.Load(); b != nil && b.opts.ServerID != 0 {
-		return b.opts.ServerID
+	if id := globalServerID.Load(); id != 0 {
+		return id
 	}
 	return 1
+}
+
+// setGlobalServerID is SET GLOBAL server_id: the server id of the groups
+// logged from now on (sessions that set their own keep it), of the binary
+// log's own events, and the one a replica compares with its source's
+// (1593). In a cluster @@server_id is the node's: 1238.
+func setGlobalServerID(ctx *sql.Context, v any) error {
+	if processCluster.node() != nil {
+		return sql.ErrSystemVariableReadOnly.New("server_id")
+	}
+	id, err := strconv.ParseUint(fmt.Sprint(v), 10, 32)
+	if err != nil {
+		return err
+	}
+	globalServerID.Store(uint32(id))
+	if b := activeBinlog.Load(); b != nil {
+		b.log.SetServerID(uint32(id))
+	}
+	return nil
 }
 
 // checkGTIDSeqNo refuses, under --gtid-strict-mode, a SET gtid_seq_no that
@@ -272,7 +298,7 @@ func checkGTIDSeqNo(ctx *sql.Context, s *Session, name string, value any) error 
 	st := b.log.State()
 	if last, ok := st.Pos()[domain]; ok && seq <= last.Seq {
 		return mysql.NewSQLError(1950, "HY000", "An attempt was made to binlog GTID %d-%d-%d which would create an out-of-order sequence number with existing GTID %s, and gtid strict mode is enabled",
-			domain, b.opts.ServerID, seq, last)
+			domain, sessionServerID(s), seq, last)
 	}
 	return nil
 }

@@ -173,6 +173,21 @@ func registerClusterVariables() {
 		default:
 			v.Type, v.Default = types.NewSystemStringType(name), ""
 		}
+		if name == "server_id" {
+			// Settable outside a cluster (§17.13.1): SET GLOBAL changes
+			// the server's, SET SESSION the session's groups' (Session.
+			// SetSessionVariable); reads of the global stay live.
+			v.ValueFunction, v.Dynamic = nil, true
+			v.Scope = sql.GetMysqlScope(sql.SystemVariableScope_Both)
+			v.Type = types.NewSystemUintType(name, 1, 1<<32-1)
+			v.Default = uint64(1)
+			v.NotifyChanged = func(ctx *sql.Context, scope sql.SystemVariableScope, val sql.SystemVarValue) error {
+				if !scope.IsGlobalOnly() {
+					return nil
+				}
+				return setGlobalServerID(ctx, val.Val)
+			}
+		}
 		if name == "cluster_role" {
 			// Settable: SET GLOBAL cluster_role = 'primary' designates
 			// this node the primary of a new epoch.
@@ -221,6 +236,9 @@ const errPromotionRefused = 9003
 // GetSessionVariable reads the live value of the cluster variables, which
 // have no session copy to go stale.
 func (s *Session) GetSessionVariable(ctx *sql.Context, name string) (any, error) {
+	if id := s.serverID.Load(); id != 0 && strings.EqualFold(name, "server_id") {
+		return id, nil // SET SESSION server_id's
+	}
 	if fn, ok := liveVariables[strings.ToLower(name)]; ok {
 		return fn(), nil
 	}
@@ -577,4 +595,17 @@ func wrapInfoSchema(db sql.Database, g grants, srv *Server) sql.Database {
 		extra:  map[string]sql.Table{strings.ToLower(n.name): n, strings.ToLower(r.name): r, strings.ToLower(st.name): st},
 		hidden: map[string]sql.Table{strings.ToLower(clusterStatusTable): &status},
 	}
+}
+
+// GetAllSessionVariables is go-mysql-server's with server_id as
+// GetSessionVariable reads it (SHOW VARIABLES): the session's own, else
+// the server's.
+func (s *Session) GetAllSessionVariables() map[string]any {
+	m := s.BaseSession.GetAllSessionVariables()
+	if _, ok := m["server_id"]; ok {
+		if v, err := s.GetSessionVariable(nil, "server_id"); err == nil {
+			m["server_id"] = v
+		}
+	}
+	return m
 }

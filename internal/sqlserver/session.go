@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,10 @@ type Session struct {
 	// the group's first commit that is logged).
 	applier bool
 	origin  *binlog.GTID
+	// serverID is what SET SESSION server_id set (0: none): the server
+	// id of the session's groups in the binary log (sessionServerID). The
+	// commit hook reads it from the committing goroutine.
+	serverID atomic.Uint32
 	// readLock is the server's global read lock, which gates the
 	// session's commits of writes (nil: not gated).
 	readLock *readLockGate
@@ -658,6 +663,18 @@ func (s *Session) SetSessionVariable(ctx *sql.Context, name string, value any) e
 	}
 	if err := checkGTIDSeqNo(ctx, s, name, value); err != nil { // binlog_server.go
 		return err
+	}
+	if strings.EqualFold(name, "server_id") {
+		if err := s.BaseSession.SetSessionVariable(ctx, name, value); err != nil {
+			return err
+		}
+		v, err := s.BaseSession.GetSessionVariable(ctx, name)
+		if err != nil {
+			return err
+		}
+		id, _ := strconv.ParseUint(fmt.Sprint(v), 10, 32)
+		s.serverID.Store(uint32(id))
+		return nil
 	}
 	if !strings.EqualFold(name, sql.AutoCommitSessionVar) {
 		return s.BaseSession.SetSessionVariable(ctx, name, value)

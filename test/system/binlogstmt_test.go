@@ -150,6 +150,28 @@ func TestBinlogStatements(t *testing.T) {
 	})
 	mustExec(t, db, "SET GLOBAL max_binlog_size = 1073741824")
 
+	// server_id: SET SESSION for the session's groups, SET GLOBAL for
+	// the server's from then on (§17.13.1).
+	pos := func() string { return queryString(t, db, "SELECT @@gtid_binlog_pos") }
+	before := pos()
+	sdb := on.open("") // a pool of its own: the session's setting stays on its connection
+	mustExec(t, sdb, "SET SESSION server_id = 7")
+	mustExec(t, sdb, "INSERT INTO d.t VALUES (2000)")
+	sdb.Close()
+	if got := queryString(t, db, "SELECT @@global.server_id"); got != "5;" {
+		t.Errorf("global server_id after SET SESSION: %q", got)
+	}
+	mustExec(t, db, "SET GLOBAL server_id = 9")
+	mustExec(t, db, "INSERT INTO d.t VALUES (2001)")
+	after := pos()
+	if !strings.HasPrefix(after, "0-9-") || after == before {
+		t.Errorf("gtid_binlog_pos %q after groups under server ids 7 and 9 (before %q)", after, before)
+	}
+	if got := queryString(t, db, "SELECT @@gtid_binlog_state"); !strings.Contains(got, "0-7-") || !strings.Contains(got, "0-9-") {
+		t.Errorf("gtid_binlog_state %q: no group of server 7 or 9", got)
+	}
+	mustExec(t, db, "SET GLOBAL server_id = 5")
+
 	// Privileges: REPLICATION CLIENT for SHOW, SUPER for PURGE and RESET,
 	// REPLICATION SLAVE for the dump.
 	mustExec(t, db, "CREATE USER plain@'%' IDENTIFIED BY 'pw'")
