@@ -466,13 +466,6 @@ func (l *Log) SetServerID(id uint32) {
 	l.mu.serverID = id
 }
 
-// ServerID is the server id of the events written from now on.
-func (l *Log) ServerID() uint32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.mu.serverID
-}
-
 func (l *Log) notifyLocked() {
 	close(l.mu.changed)
 	l.mu.changed = make(chan struct{})

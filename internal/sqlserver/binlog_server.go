@@ -82,10 +82,13 @@ var binlogLive = map[string]func(b *binlogServer) any{
 	"gtid_binlog_state": func(b *binlogServer) any { return binlogState(b, true) },
 	"binlog_checksum":   func(b *binlogServer) any { return checksumName(b) },
 	"max_binlog_size": func(b *binlogServer) any {
-		if b == nil {
-			return unloggedMaxSize.Load()
+		if b != nil {
+			return b.log.MaxSize()
 		}
-		return b.log.MaxSize()
+		if n := unloggedMaxSize.Load(); n != 0 {
+			return n
+		}
+		return int64(binlog.DefaultMaxSize)
 	},
 	"binlog_expire_logs_seconds": func(b *binlogServer) any {
 		return binlogOpt(b, func(o BinlogOptions) int64 { return int64(o.Expire.Seconds()) }, 0)
@@ -149,9 +152,10 @@ func checksumName(b *binlogServer) any {
 // The values SET GLOBAL gives binlog_checksum and max_binlog_size on a
 // server without a binary log: shown, as MariaDB shows them, for the log
 // they would apply to (none until the server starts with --log-bin).
+// unloggedMaxSize is 0 until set: the default.
 var (
 	unloggedNoChecksum atomic.Bool
-	unloggedMaxSize    = func() *atomic.Int64 { var n atomic.Int64; n.Store(binlog.DefaultMaxSize); return &n }()
+	unloggedMaxSize    atomic.Int64
 )
 
 // setBinlogVariable applies SET GLOBAL binlog_checksum (a change opens a

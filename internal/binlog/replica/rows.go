@@ -12,73 +12,40 @@ import (
 )
 
 // literal writes a value decoded from a row event as an SQL literal for
-// column c. The event carries integers signed whatever the column; ENUM
-// and SET as their index and bit set, which are written as the names of
-// c's type; byte strings of a binary column in hex.
+// column c: Value's, written out. ENUM and SET are written as the names of
+// c's type; BIT as b'…'; byte strings of a binary column in hex.
 func literal(v any, c Column) (string, error) {
-	t := c.Type
-	unsigned := strings.Contains(t, "unsigned")
-	switch x := v.(type) {
+	if n, ok := v.(int64); ok {
+		switch t := c.Type; {
+		case strings.HasPrefix(t, "enum("):
+			return enumName(t, n)
+		case strings.HasPrefix(t, "set("):
+			return setNames(t, n)
+		case strings.HasPrefix(t, "bit("):
+			return "b'" + strconv.FormatUint(uint64(n), 2) + "'", nil
+		}
+	}
+	x, err := Value(v, c)
+	if err != nil {
+		return "", err
+	}
+	switch x := x.(type) {
 	case nil:
 		return "NULL", nil
-	case int8:
-		if unsigned {
-			return strconv.FormatUint(uint64(uint8(x)), 10), nil
-		}
-		return strconv.FormatInt(int64(x), 10), nil
-	case int16:
-		if unsigned {
-			return strconv.FormatUint(uint64(uint16(x)), 10), nil
-		}
-		return strconv.FormatInt(int64(x), 10), nil
-	case int32:
-		if unsigned {
-			if strings.HasPrefix(t, "mediumint") {
-				return strconv.FormatUint(uint64(uint32(x)&0xFFFFFF), 10), nil
-			}
-			return strconv.FormatUint(uint64(uint32(x)), 10), nil
-		}
-		return strconv.FormatInt(int64(x), 10), nil
 	case int64:
-		switch {
-		case strings.HasPrefix(t, "enum("):
-			return enumName(t, x)
-		case strings.HasPrefix(t, "set("):
-			return setNames(t, x)
-		case strings.HasPrefix(t, "bit("):
-			return "b'" + strconv.FormatUint(uint64(x), 2) + "'", nil
-		case unsigned:
-			return strconv.FormatUint(uint64(x), 10), nil
-		}
 		return strconv.FormatInt(x, 10), nil
-	case int:
-		return strconv.Itoa(x), nil
 	case uint64:
 		return strconv.FormatUint(x, 10), nil
 	case float32:
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return "", fmt.Errorf("float value %v", x)
-		}
 		return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return "", fmt.Errorf("double value %v", x)
-		}
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	case decimal.Decimal:
 		return x.String(), nil
-	case string:
-		if isBinary(t) {
-			return hexLiteral([]byte(x)), nil
-		}
-		return quoteString(x), nil
 	case []byte:
-		if isBinary(t) {
-			return hexLiteral(x), nil
-		}
-		return quoteString(string(x)), nil
-	case time.Time:
-		return quoteString(x.Format("2006-01-02 15:04:05.999999")), nil
+		return hexLiteral(x), nil
+	case string:
+		return quoteString(x), nil
 	}
 	return "", fmt.Errorf("a value of Go type %T", v)
 }
