@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/shopspring/decimal"
 )
 
@@ -21,10 +22,10 @@ import (
 // 123456.5) printed 17.0 (MySQL: 17.0000). Client connections only
 // (Session.mysql), as for exact sums, which make most of these DECIMALs.
 func branchTypeRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
-	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		var results []sql.Expression
 		var coalesce []sql.Expression
 		switch e := e.(type) {

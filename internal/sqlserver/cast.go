@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -48,7 +50,7 @@ import (
 //     reads it as MySQL does (timeDaysComparison, timeDaysBetween,
 //     timeDaysIn: timerange.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	if s := ctx.Session.(*Session); s.hints != nil {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
@@ -563,13 +565,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.RoutinesTableName) {
 		t = &routinesTable{CatalogTable: ct} // storedfunc.go
 	}
-	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && fromClient(ctx) {
+	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && compat.FromClient(ctx) {
 		t = columnsInfo(t)
 	}
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.StatisticsTableName) {
 		t = &patchedInfoTable{CatalogTable: ct, patch: countCardinalities}
 	}
-	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.TablesTableName) && fromClient(ctx) {
+	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.TablesTableName) && compat.FromClient(ctx) {
 		t = &patchedInfoTable{CatalogTable: ct, patch: tableSizes}
 	}
 	return t, ok, err

@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -89,7 +91,7 @@ func patchColumns(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 			if d, ok := timeDefaultText(c.Default, n); ok && r[5] != nil {
 				r[5] = strings.Trim(d, "'")
 			}
-		} else if isTimeType(c.Type) && fromClient(ctx) {
+		} else if isTimeType(c.Type) && compat.FromClient(ctx) {
 			// A TIME keeps whole seconds for a client (go-mysql-server's
 			// engine suites assert its own TIME, which is TIME(6)).
 			r[12], r[15] = 0, "time"

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -137,7 +139,7 @@ func numbersAsDates(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 			n, same = d, transform.NewTree
 		}
 	}
-	n, exprsSame, err := transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	n, exprsSame, err := compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		if t := temporalOperands(e); t != nil {
 			return t, transform.NewTree, nil
 		}

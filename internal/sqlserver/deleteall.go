@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // addKeepDeleteRule adds keepDeleteRule to go-mysql-server's
@@ -27,7 +28,7 @@ func addKeepDeleteRule() {
 // the table). Client connections only (Session.mysql), as go-mysql-server's
 // engine suites assert its own behaviour.
 func keepDeleteRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	d, ok := n.(*plan.DeleteFrom)

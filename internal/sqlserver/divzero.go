@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // ERROR_FOR_DIVISION_BY_ZERO. go-mysql-server takes the sql_mode but
@@ -22,7 +23,7 @@ const erDivisionByZero = 1365
 // division by zero: ERROR_FOR_DIVISION_BY_ZERO in a strict mode, without
 // IGNORE.
 func refusesDivisionByZero(ctx *sql.Context, ignore bool) bool {
-	return refusesBadValues(ctx, ignore) && sqlModeOf(ctx).ModeEnabled("ERROR_FOR_DIVISION_BY_ZERO")
+	return refusesBadValues(ctx, ignore) && compat.SQLMode(ctx).ModeEnabled("ERROR_FOR_DIVISION_BY_ZERO")
 }
 
 // divisionByZero is MySQL's 1365 when a warning of a division by zero

@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -37,7 +39,7 @@ const (
 // collation (distinct.go). Only client connections get them (Session.mysql):
 // go-mysql-server's engine suites assert its own DOUBLE results.
 func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	retyped := map[sql.ColumnId]sql.Type{}

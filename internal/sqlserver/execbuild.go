@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -117,7 +119,7 @@ func (x adminExec) buildSet(ctx *sql.Context, n *plan.Set, row sql.Row) (sql.Row
 	if err := x.checkSet(ctx, n); err != nil {
 		return nil, err
 	}
-	if fromClient(ctx) {
+	if compat.FromClient(ctx) {
 		if err := checkIsolation(ctx, n); err != nil {
 			return nil, err
 		}
@@ -128,7 +130,7 @@ func (x adminExec) buildSet(ctx *sql.Context, n *plan.Set, row sql.Row) (sql.Row
 	}
 	// A SET statement's own assignments of variables: a SET inside a
 	// trigger (SET NEW.x = …) or a routine hands its row on.
-	if !fromClient(ctx) || !setsVariablesOnly(n) || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {
+	if !compat.FromClient(ctx) || !setsVariablesOnly(n) || len(row) > 0 || !setStatementRE.MatchString(ctx.Query()) {
 		return nil, nil
 	}
 	// MySQL's OK packet of a SET counts no rows (go-mysql-server's
@@ -163,7 +165,7 @@ func (x adminExec) buildUpdateOrDeleteFrom(ctx *sql.Context, n sql.Node, row sql
 	// go-mysql-server plans a single-table UPDATE or DELETE without
 	// the analyzer's own rules: integer arithmetic is checked here,
 	// numbers that meet dates read as dates.
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
 	checked, sameDates, err := numbersAsDates(n)
@@ -257,28 +259,28 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 }
 
 func (x adminExec) buildShowTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil // go-mysql-server's engine suites assert its own form
 	}
 	return showTableStatus(ctx, n, row)
 }
 
 func (x adminExec) buildShowIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil // go-mysql-server's engine suites assert its own form
 	}
 	return showIndexes(ctx, n, row)
 }
 
 func (x adminExec) buildAnalyzeTable(ctx *sql.Context, n *plan.AnalyzeTable, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil // go-mysql-server's engine suites assert its own form
 	}
 	return analyzeTables(ctx, n), nil
 }
 
 func (x adminExec) buildShowCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil // go-mysql-server's engine suites assert its own form
 	}
 	if n.IsView {
@@ -295,7 +297,7 @@ func (x adminExec) buildCreateTable(ctx *sql.Context, n *plan.CreateTable, row s
 			ctx.Session.Warn(&sql.Warning{Level: "Note", Code: mysql.ERTableExists, Message: fmt.Sprintf("Table '%s' already exists", n.Name())})
 		}
 	}
-	if fromClient(ctx) {
+	if compat.FromClient(ctx) {
 		if err := checkTableOptions(ctx, ctx.Query(), n.Name()); err != nil {
 			return nil, err
 		}
@@ -305,14 +307,14 @@ func (x adminExec) buildCreateTable(ctx *sql.Context, n *plan.CreateTable, row s
 }
 
 func (x adminExec) buildAddColumn(ctx *sql.Context, n *plan.AddColumn, row sql.Row) (sql.RowIter, error) {
-	if fromClient(ctx) {
+	if compat.FromClient(ctx) {
 		adoptTimeDigits(ctx, n.Column())
 	}
 	return nil, nil
 }
 
 func (x adminExec) buildModifyColumn(ctx *sql.Context, n *plan.ModifyColumn, row sql.Row) (sql.RowIter, error) {
-	if fromClient(ctx) {
+	if compat.FromClient(ctx) {
 		adoptTimeDigits(ctx, n.NewColumn())
 	}
 	return nil, nil
@@ -352,14 +354,14 @@ func (x adminExec) buildCreateDB(ctx *sql.Context, n *plan.CreateDB, row sql.Row
 }
 
 func (x adminExec) buildShowColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil // go-mysql-server's engine suites assert its own form
 	}
 	return showColumns(ctx, n, row, x.grants.db)
 }
 
 func (x adminExec) buildShowVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
 	return showVariables(ctx, n, row)
@@ -368,14 +370,14 @@ func (x adminExec) buildShowVariables(ctx *sql.Context, n *plan.ShowVariables, r
 func (x adminExec) buildDescribeQuery(ctx *sql.Context, n *plan.DescribeQuery, row sql.Row) (sql.RowIter, error) {
 	// Client connections only: go-mysql-server's engine suites
 	// assert its placeholder row.
-	if !fromClient(ctx) || n.Format.Plan || n.Format.Analyze {
+	if !compat.FromClient(ctx) || n.Format.Plan || n.Format.Analyze {
 		return nil, nil
 	}
 	return explain(ctx, n)
 }
 
 func (x adminExec) buildLoadData(ctx *sql.Context, n *plan.LoadData, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
 	return loadData(ctx, n, row)

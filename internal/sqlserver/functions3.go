@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/json"
@@ -61,7 +63,7 @@ type jsonLength struct {
 
 func (j *jsonLength) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	v, err := j.JsonLength.Eval(ctx, row)
-	if err != nil || v != nil || !fromClient(ctx) {
+	if err != nil || v != nil || !compat.FromClient(ctx) {
 		return v, err
 	}
 	// go-mysql-server gives NULL for an empty array as for a missing
@@ -116,7 +118,7 @@ type jsonValue struct {
 
 func (j *jsonValue) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	v, err := j.JsonValue.Eval(ctx, row)
-	if err != nil || v == nil || !fromClient(ctx) || !types.IsText(j.Typ) {
+	if err != nil || v == nil || !compat.FromClient(ctx) || !types.IsText(j.Typ) {
 		return v, err
 	}
 	s, ok := v.(string)
@@ -154,7 +156,7 @@ type timePart struct {
 }
 
 func (t *timePart) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	if !fromClient(ctx) || !types.IsText(t.arg.Type()) {
+	if !compat.FromClient(ctx) || !types.IsText(t.arg.Type()) {
 		return t.Expression.Eval(ctx, row)
 	}
 	v, err := t.arg.Eval(ctx, row)

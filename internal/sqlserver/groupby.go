@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -47,7 +49,7 @@ func checkFullGroupBy(ctx *sql.Context, stmt ast.Statement) error {
 	if !ok || !s.mysql || s.engine == nil {
 		return nil
 	}
-	g := &groupCheck{sess: s, db: ctx.GetCurrentDatabase(), full: sqlModeOf(ctx).ModeEnabled("ONLY_FULL_GROUP_BY")}
+	g := &groupCheck{sess: s, db: ctx.GetCurrentDatabase(), full: compat.SQLMode(ctx).ModeEnabled("ONLY_FULL_GROUP_BY")}
 	switch st := stmt.(type) {
 	case ast.SelectStatement:
 		return g.query(st, nil)

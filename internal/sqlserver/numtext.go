@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/transform"
@@ -110,7 +112,7 @@ func refusesBadValues(ctx *sql.Context, ignore bool) bool {
 	if ignore {
 		return false
 	}
-	m := sqlModeOf(ctx)
+	m := compat.SQLMode(ctx)
 	return m.ModeEnabled("STRICT_TRANS_TABLES") || m.ModeEnabled("STRICT_ALL_TABLES")
 }
 
@@ -251,7 +253,7 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 			return nil, transform.SameTree, err
 		}
 	}
-	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		sf, ok := e.(*expression.SetField)
 		if !ok {
 			return e, transform.SameTree, nil

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -23,14 +25,14 @@ import (
 // -9223372036854775808, and UPDATE p SET n = n - 2 on an INT UNSIGNED of 1
 // stored 4294967295. Client connections only (Session.mysql).
 func overflowRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	return checkArithmetic(n)
 }
 
 func checkArithmetic(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		a, ok := e.(*expression.Arithmetic)
 		if !ok {
 			return e, transform.SameTree, nil

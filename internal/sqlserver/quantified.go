@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -207,7 +209,7 @@ func quantifiedRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.
 }
 
 func rewriteQuantifiedNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		if a, ok := e.(*expression.Alias); ok && strings.Contains(a.Name(), quantifiedFunction) {
 			// A column named after its expression: the text as written.
 			na := expression.NewAlias(restoreQuantified(a.Name()), a.Child)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/eventscheduler"
 	"github.com/dolthub/go-mysql-server/server"
@@ -421,7 +423,7 @@ func validationRule(name string) analyzer.Rule {
 // go-mysql-server's engine suites only.
 func notForClients(rule analyzer.RuleFunc) analyzer.RuleFunc {
 	return func(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-		if fromClient(ctx) {
+		if compat.FromClient(ctx) {
 			return n, transform.SameTree, nil
 		}
 		return rule(ctx, a, n, scope, sel, qFlags)

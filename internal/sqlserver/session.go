@@ -467,12 +467,9 @@ func (s *Session) dbTx(db *storage.DB, deferred bool) *storage.Tx {
 	return tx
 }
 
-// fromClient reports whether ctx is a client connection's (Session.mysql),
-// the sessions that get MySQL's behaviour where go-mysql-server's differs.
-func fromClient(ctx *sql.Context) bool {
-	s, ok := ctx.Session.(*Session)
-	return ok && s.mysql
-}
+// MySQLAnswers reports whether the session is a client connection's
+// (Session.mysql): compat.FromClient asks it.
+func (s *Session) MySQLAnswers() bool { return s.mysql }
 
 // tempDB returns the store of this session's temporary tables in database
 // db, creating it when create is set (nil otherwise).

@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"io"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -30,7 +32,7 @@ import (
 // empty); with ALL they keep as many copies of a row as MySQL does (the
 // fewer of the two sides', the left's less the right's).
 func (x adminExec) setOp(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) || (n.SetOpType == plan.UnionType && !n.Distinct) {
+	if !compat.FromClient(ctx) || (n.SetOpType == plan.UnionType && !n.Distinct) {
 		return nil, nil
 	}
 	sch := unionSchema(ctx, n)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/iters"
@@ -38,7 +40,7 @@ import (
 // sortNode runs a Sort of a client session with keyedSort; go-mysql-server
 // runs it otherwise (its engine suites' sessions).
 func (x adminExec) sortNode(ctx *sql.Context, n *plan.Sort, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
 	iter, err := x.exec.Build(ctx, n.Child, row)
@@ -124,7 +126,7 @@ func keyedSort(ctx *sql.Context, fields sql.SortFields, rows []sql.Row) error {
 // topNNode runs a TopN (ORDER BY … LIMIT) of a client session with
 // keyedTopNIter; go-mysql-server runs it otherwise.
 func (x adminExec) topNNode(ctx *sql.Context, n *plan.TopN, row sql.Row) (sql.RowIter, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
 	iter, err := x.exec.Build(ctx, n.Child, row)

@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -28,7 +30,7 @@ func (t *Table) RowCount(ctx *sql.Context) (uint64, bool, error) {
 // tables give, which they assert: the row count times a size per row
 // derived from the column types.
 func (t *Table) DataLength(ctx *sql.Context) (uint64, error) {
-	if fromClient(ctx) {
+	if compat.FromClient(ctx) {
 		data, _, err := t.footprint(ctx)
 		return data, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -63,7 +65,7 @@ func checkTableOptions(ctx *sql.Context, q string, table string) error {
 			continue
 		}
 		if !knownEngines[strings.ToLower(engine)] {
-			if sqlModeOf(ctx).ModeEnabled("NO_ENGINE_SUBSTITUTION") {
+			if compat.SQLMode(ctx).ModeEnabled("NO_ENGINE_SUBSTITUTION") {
 				return mysql.NewSQLError(1286, "42000", "Unknown storage engine '%s'", engine)
 			}
 			ctx.Session.Warn(&sql.Warning{Level: "Warning", Code: 1286, Message: fmt.Sprintf("Unknown storage engine '%s'", engine)})

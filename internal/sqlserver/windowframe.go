@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"io"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
@@ -25,7 +27,7 @@ import (
 // Only client connections get it (Session.mysql): go-mysql-server's engine
 // suites assert its own frames.
 func windowFrameRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	if !fromClient(ctx) {
+	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
 	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -1071,7 +1073,7 @@ func insertedRow(ctx *sql.Context, sch sql.Schema, cols, args []string, vars, li
 		switch {
 		case n < 0:
 		case n == 0:
-			if sqlModeOf(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
+			if compat.SQLMode(ctx).ModeEnabled(sql.NoAutoValueOnZero) {
 				break
 			}
 			v = nil

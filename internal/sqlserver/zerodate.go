@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"regexp"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -25,7 +27,7 @@ import (
 var zeroDateRE = regexp.MustCompile(`^\s*0{1,4}-0{1,2}-0{1,2}(?:[ T]0{1,2}:0{1,2}:0{1,2}(?:\.0*)?)?\s*$`)
 
 // checksZeroDates reports whether the session's sql_mode has NO_ZERO_DATE.
-func checksZeroDates(ctx *sql.Context) bool { return sqlModeOf(ctx).ModeEnabled("NO_ZERO_DATE") }
+func checksZeroDates(ctx *sql.Context) bool { return compat.SQLMode(ctx).ModeEnabled("NO_ZERO_DATE") }
 
 // zeroDate checks v, written into date column col at row at: a zero date
 // is refused (refuse) or warned about.

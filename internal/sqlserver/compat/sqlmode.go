@@ -1,4 +1,4 @@
-package sqlserver
+package compat
 
 import (
 	"sync/atomic"
@@ -6,14 +6,14 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 )
 
-// sqlModeOf is sql.LoadSqlMode without parsing the session's sql_mode at
+// SQLMode is sql.LoadSqlMode without parsing the session's sql_mode at
 // each call. go-mysql-server parses any mode string but its own default
 // into a new map (about 0.9 µs and 632 bytes a call), and the server's
 // default, with ERROR_FOR_DIVISION_BY_ZERO (setServerDefaults), is not its
 // own: a compiled INSERT of an AUTO_INCREMENT 0 spent 5 % of the server's
 // CPU and 19 % of its allocation there. The last string parsed and its
 // modes are kept (a SqlMode is only read once made).
-func sqlModeOf(ctx *sql.Context) *sql.SqlMode {
+func SQLMode(ctx *sql.Context) *sql.SqlMode {
 	v, err := ctx.Session.GetSessionVariable(ctx, sql.SqlModeSessionVar)
 	s, ok := v.(string)
 	if err != nil || !ok {

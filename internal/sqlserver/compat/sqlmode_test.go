@@ -1,4 +1,4 @@
-package sqlserver
+package compat
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 )
 
-// sqlModeOf answers as sql.LoadSqlMode does while the session's sql_mode
+// SQLMode answers as sql.LoadSqlMode does while the session's sql_mode
 // changes, its kept parse never standing for another string.
 func TestSQLModeOfFollowsTheSession(t *testing.T) {
 	ctx := sql.NewContext(context.Background(), sql.WithSession(sql.NewBaseSession()))
@@ -15,7 +15,7 @@ func TestSQLModeOfFollowsTheSession(t *testing.T) {
 		if err := ctx.SetSessionVariable(ctx, "sql_mode", mode); err != nil {
 			t.Fatal(err)
 		}
-		got, want := sqlModeOf(ctx), sql.LoadSqlMode(ctx)
+		got, want := SQLMode(ctx), sql.LoadSqlMode(ctx)
 		for _, m := range []string{"STRICT_TRANS_TABLES", "ERROR_FOR_DIVISION_BY_ZERO", "ANSI_QUOTES", "ONLY_FULL_GROUP_BY"} {
 			if got.ModeEnabled(m) != want.ModeEnabled(m) {
 				t.Errorf("sql_mode %q: %s enabled %v, want %v", mode, m, got.ModeEnabled(m), want.ModeEnabled(m))
