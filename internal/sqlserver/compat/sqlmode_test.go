@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/variables"
 )
 
 // SQLMode answers as sql.LoadSqlMode does while the session's sql_mode
 // changes, its kept parse never standing for another string.
 func TestSQLModeOfFollowsTheSession(t *testing.T) {
+	variables.InitSystemVariables()
 	ctx := sql.NewContext(context.Background(), sql.WithSession(sql.NewBaseSession()))
 	for _, mode := range []string{"STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO", "ANSI_QUOTES", "", "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO", sql.DefaultSqlMode} {
 		if err := ctx.SetSessionVariable(ctx, "sql_mode", mode); err != nil {
