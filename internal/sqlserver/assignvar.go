@@ -276,10 +276,6 @@ func (as assignments) restoreName(ae *ast.AliasedExpr) {
 	}
 }
 
-// intervalFunction is the function INTERVAL(N, N1, …) becomes (in the
-// case INTERVAL was written).
-const intervalFunction = "__miraj_interval"
-
 // intervalCall reports whether words[i], INTERVAL, is the function: a
 // parenthesized list of two or more follows it (a date interval's
 // INTERVAL (expr) unit has one expression).

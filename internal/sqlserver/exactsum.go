@@ -1,8 +1,6 @@
 package sqlserver
 
 import (
-	"fmt"
-	"math/big"
 	"strings"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
@@ -17,14 +15,11 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// MySQL's bounds of a DECIMAL, and the digits SUM and AVG add to their
-// argument's (sql/item_sum.cc: DECIMAL_LONGLONG_DIGITS for SUM,
-// div_precision_increment = 4 for AVG).
+// The digits SUM and AVG add to their argument's (sql/item_sum.cc:
+// DECIMAL_LONGLONG_DIGITS for SUM, div_precision_increment = 4 for AVG).
 const (
-	maxDecimalPrecision = 65
-	maxDecimalScale     = 30
-	sumExtraDigits      = 22
-	avgExtraDigits      = 4
+	sumExtraDigits = 22
+	avgExtraDigits = 4
 )
 
 // exactSumRule makes SUM and AVG of an integer or DECIMAL argument (not
@@ -330,39 +325,6 @@ func (b *exactBuffer) Update(ctx *sql.Context, row sql.Row) error {
 	b.sum = b.sum.Add(d)
 	b.rows++
 	return nil
-}
-
-// exactValue is an integer or decimal argument's value as a decimal.
-func exactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
-	switch n := v.(type) {
-	case decimal.Decimal:
-		return n, nil
-	case int8:
-		return decimal.NewFromInt(int64(n)), nil
-	case int16:
-		return decimal.NewFromInt(int64(n)), nil
-	case int32:
-		return decimal.NewFromInt(int64(n)), nil
-	case int64:
-		return decimal.NewFromInt(n), nil
-	case int:
-		return decimal.NewFromInt(int64(n)), nil
-	case uint8:
-		return decimal.NewFromInt(int64(n)), nil
-	case uint16:
-		return decimal.NewFromInt(int64(n)), nil
-	case uint32:
-		return decimal.NewFromInt(int64(n)), nil
-	case uint64:
-		return decimal.NewFromBigInt(new(big.Int).SetUint64(n), 0), nil
-	case uint:
-		return decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(n)), 0), nil
-	}
-	c, _, err := types.InternalDecimalType.Convert(ctx, v)
-	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("sum of %T: %w", v, err)
-	}
-	return c.(decimal.Decimal), nil
 }
 
 func (b *exactBuffer) Eval(*sql.Context) (any, error) {

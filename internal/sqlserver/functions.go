@@ -35,8 +35,6 @@ var mysqlFunctions = []sql.Function{
 	sql.Function2{Name: "addtime", Fn: func(a, b sql.Expression) sql.Expression {
 		return &scalarFunc{name: "ADDTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(1)}
 	}},
-	sql.Function2{Name: assignFunction, Fn: newAssign},
-	sql.Function2{Name: nthFunction, Fn: newNthArgs},
 	sql.Function2{Name: "subtime", Fn: func(a, b sql.Expression) sql.Expression {
 		return &scalarFunc{name: "SUBTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(-1)}
 	}},
@@ -202,15 +200,6 @@ var overridden = map[string]sql.Function{
 	"time_to_sec": sql.Function1{Name: "time_to_sec", Fn: func(t sql.Expression) sql.Expression {
 		return &scalarFunc{name: "TIME_TO_SEC", args: []sql.Expression{t}, typ: timeToSecType, eval: timeToSecEval}
 	}},
-}
-
-// Function gives MySQL's version of a function go-mysql-server has in
-// another form (sql.FunctionProvider; the catalog asks it first).
-func (p *Provider) Function(ctx *sql.Context, name string) (sql.Function, bool) {
-	if f, ok := overridden[strings.ToLower(name)]; ok {
-		return f, ok
-	}
-	return p.storedFunction(ctx, name) // storedfunc.go
 }
 
 // strToDate is STR_TO_DATE with the hour of a 12-hour clock read with its

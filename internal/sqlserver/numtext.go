@@ -70,17 +70,6 @@ func isNumericColumn(t sql.Type) bool {
 	return types.IsInteger(t) || types.IsFloat(t) || types.IsDecimal(t)
 }
 
-// textValue returns v's text when it is a string value.
-func textValue(v any) (string, bool) {
-	switch s := v.(type) {
-	case string:
-		return s, true
-	case []byte:
-		return string(s), true
-	}
-	return "", false
-}
-
 // numericText checks text v written into column col at row at. It
 // returns the value to write instead (v itself when it is a number), or
 // MySQL's error when refuse is set; otherwise the difference is a warning.

@@ -343,35 +343,3 @@ func comparator(typ sql.Type) storage.Compare {
 	}
 	return slow
 }
-
-func asInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int:
-		return int64(x), true
-	}
-	return 0, false
-}
-
-func asUint64(v any) (uint64, bool) {
-	switch x := v.(type) {
-	case uint64:
-		return x, true
-	case uint32:
-		return uint64(x), true
-	case uint16:
-		return uint64(x), true
-	case uint8:
-		return uint64(x), true
-	case uint:
-		return uint64(x), true
-	}
-	return 0, false
-}

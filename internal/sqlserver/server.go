@@ -133,10 +133,7 @@ func New(cfg Config) (*Server, error) {
 	a.ExecBuilder = rowexec.NewOverrideBuilder(ax)
 	ax.exec.NodeExecBuilder = a.ExecBuilder
 	a.Catalog.InfoSchema = wrapInfoSchema(a.Catalog.InfoSchema, g, s)
-	a.Catalog.RegisterFunction(sql.NewEmptyContext(), mysqlFunctions...)
-	a.Catalog.RegisterFunction(sql.NewEmptyContext(), moreMySQLFunctions...)
-	a.Catalog.RegisterFunction(sql.NewEmptyContext(), quantifiedFunctions...)
-	a.Catalog.RegisterFunction(sql.NewEmptyContext(), typedLiteralFunctions...)
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), serverFunctions...)
 	s.engine = sqle.New(a, nil)
 	provider.runner = s.engine
 	Install()

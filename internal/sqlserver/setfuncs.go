@@ -292,7 +292,8 @@ func (u uuidShort) WithChildren(children ...sql.Expression) (sql.Expression, err
 
 func (uuidShort) Eval(*sql.Context, sql.Row) (any, error) {
 	uuidShortOnce.Do(func() {
-		id, _ := liveVariables["server_id"]().(uint32)
+		_, v, _ := sql.SystemVariables.GetGlobal("server_id") // the server's live value
+		id, _ := v.(uint32)
 		uuidShortNext.Store(uint64(id&255)<<56 + uint64(uuidShortStart)<<24)
 	})
 	return uuidShortNext.Add(1) - 1, nil
@@ -300,3 +301,7 @@ func (uuidShort) Eval(*sql.Context, sql.Row) (any, error) {
 
 var _ sql.NonDeterministicExpression = uuidShort{}
 var _ sql.FunctionExpression = uuidShort{}
+
+// intervalFunction is the function INTERVAL(N, N1, …) becomes (in the
+// case INTERVAL was written).
+const intervalFunction = "__miraj_interval"

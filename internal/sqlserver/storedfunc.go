@@ -525,10 +525,8 @@ var builtinNames = sync.OnceValue(func() map[string]bool {
 	for _, f := range function.BuiltIns {
 		m[strings.ToLower(f.FunctionName())] = true
 	}
-	for _, fs := range [][]sql.Function{mysqlFunctions, moreMySQLFunctions, quantifiedFunctions, typedLiteralFunctions} {
-		for _, f := range fs {
-			m[strings.ToLower(f.FunctionName())] = true
-		}
+	for _, f := range serverFunctions {
+		m[strings.ToLower(f.FunctionName())] = true
 	}
 	for name := range overridden {
 		m[name] = true
