@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -167,7 +168,7 @@ func assignmentText(q string) (string, assignments) {
 	}
 	var separators map[int]bool // the FROM and FOR of SUBSTRING(s FROM n FOR m) ahead
 	for i := 0; i < len(words); i++ {
-		if literals && typedLiteral(q, words, i) && (i == 0 || words[i-1].Text != "DEFAULT") {
+		if literals && funcs.TypedLiteral(q, words, i) && (i == 0 || words[i-1].Text != "DEFAULT") {
 			// DATE '…' → __miraj_DATE('…') (datelit.go).
 			w, str := words[i], words[i+1]
 			call := "__miraj_" + q[w.Start:w.End] + "(" + q[str.Start:str.End] + ")"

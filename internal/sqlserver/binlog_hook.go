@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/miraj-db/miraj/internal/binlog"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -115,12 +116,12 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 	}
 	n := binlogNote{info: binlog.GroupInfo{ServerID: sessionServerID(s), Domain: b.opts.DomainID, Strict: b.opts.StrictMode, ThreadID: s.ID()}}
 	if v, err := s.GetSessionVariable(ctx, "gtid_domain_id"); err == nil {
-		if d, ok := asUint64(v); ok {
+		if d, ok := funcs.AsUint64(v); ok {
 			n.info.Domain = uint32(d)
 		}
 	}
 	if v, err := s.GetSessionVariable(ctx, "gtid_seq_no"); err == nil {
-		if q, ok := asUint64(v); ok && q > 0 {
+		if q, ok := funcs.AsUint64(v); ok && q > 0 {
 			n.info.Seq = q
 			// Used once: the next group takes the domain's next again.
 			s.BaseSession.SetSessionVariable(sql.NewEmptyContext(), "gtid_seq_no", uint64(0))
@@ -303,8 +304,8 @@ func binlogColumn(typ sql.Type) (binlog.Column, error) {
 		return c, nil
 	case querypb.Type_TIME:
 		c := binlog.Column{Type: binlog.TypeTime2}
-		if tt, ok := typ.(timeType); ok {
-			c.Scale = int(tt.digits)
+		if tt, ok := typ.(funcs.TimeType); ok {
+			c.Scale = int(tt.Digits)
 		}
 		return c, nil
 	case querypb.Type_ENUM:

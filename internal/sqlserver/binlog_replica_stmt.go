@@ -17,6 +17,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/miraj-db/miraj/internal/binlog/replica"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // Miraj as a replica of a binary log source (§17.13.4): the statements
@@ -245,8 +246,8 @@ var binlogReplicaFunctions = []sql.Function{
 		if len(args) < 1 || len(args) > 2 {
 			return nil, sql.ErrInvalidArgumentNumber.New("MASTER_GTID_WAIT", "1 or 2", len(args))
 		}
-		return &scalarFunc{name: "MASTER_GTID_WAIT", args: args, volatile: true, typ: func([]sql.Expression) sql.Type { return types.Int64 },
-			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+		return &funcs.Scalar{Name: "MASTER_GTID_WAIT", Args: args, Volatile: true, TypeOf: func([]sql.Expression) sql.Type { return types.Int64 },
+			EvalArgs: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
 				if vals[0] == nil {
 					return nil, nil
 				}
@@ -265,8 +266,8 @@ var binlogReplicaFunctions = []sql.Function{
 		if len(args) < 2 || len(args) > 4 {
 			return nil, sql.ErrInvalidArgumentNumber.New("MASTER_POS_WAIT", "2 to 4", len(args))
 		}
-		return &scalarFunc{name: "MASTER_POS_WAIT", args: args, volatile: true, typ: func([]sql.Expression) sql.Type { return types.Int64 },
-			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+		return &funcs.Scalar{Name: "MASTER_POS_WAIT", Args: args, Volatile: true, TypeOf: func([]sql.Expression) sql.Type { return types.Int64 },
+			EvalArgs: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
 				if vals[0] == nil || vals[1] == nil {
 					return nil, nil
 				}

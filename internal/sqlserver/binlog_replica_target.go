@@ -15,6 +15,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/binlog/replica"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -323,7 +324,7 @@ func (x *replicaTxn) WriteRows(ctx context.Context, dbName, table string, kind r
 			r[i] = out
 		}
 		if auto >= 0 && kind == replica.RowsInsert {
-			if n, ok := asInt64(r[auto]); !ok || n <= 0 {
+			if n, ok := funcs.AsInt64(r[auto]); !ok || n <= 0 {
 				return false, -1, nil // 0 or negative: the statement's way (NO_AUTO_VALUE_ON_ZERO)
 			}
 		}
@@ -362,7 +363,7 @@ func (x *replicaTxn) WriteRows(ctx context.Context, dbName, table string, kind r
 		}
 		if kind == replica.RowsInsert {
 			if auto >= 0 {
-				n, _ := asInt64(rows[j][auto])
+				n, _ := funcs.AsInt64(rows[j][auto])
 				st.BumpAuto(uint64(n) + 1)
 			}
 			if _, err := tx.InsertPoint(st, rows[j]); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/binlog/replica"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // openBinlog opens the binary log when the configuration asks for one,
@@ -295,7 +296,7 @@ func checkGTIDSeqNo(ctx *sql.Context, s *Session, name string, value any) error 
 	}
 	domain := b.opts.DomainID
 	if v, err := s.GetSessionVariable(ctx, "gtid_domain_id"); err == nil {
-		if d, ok := asUint64(v); ok {
+		if d, ok := funcs.AsUint64(v); ok {
 			domain = uint32(d)
 		}
 	}

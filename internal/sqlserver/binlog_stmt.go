@@ -16,6 +16,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/miraj-db/miraj/internal/binlog"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // The statements that inspect and maintain the binary log (§17.13.2),
@@ -259,9 +260,9 @@ func (s *Server) rotateBinlog() error {
 // unknown or the offset not the start of an event.
 func binlogGTIDPosFunction() sql.Function {
 	return sql.Function2{Name: "binlog_gtid_pos", Fn: func(file, pos sql.Expression) sql.Expression {
-		return &scalarFunc{name: "BINLOG_GTID_POS", args: []sql.Expression{file, pos}, volatile: true,
-			typ: func([]sql.Expression) sql.Type { return types.LongText },
-			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+		return &funcs.Scalar{Name: "BINLOG_GTID_POS", Args: []sql.Expression{file, pos}, Volatile: true,
+			TypeOf: func([]sql.Expression) sql.Type { return types.LongText },
+			EvalArgs: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
 				b := activeBinlog.Load()
 				if b == nil || vals[0] == nil || vals[1] == nil {
 					return nil, nil

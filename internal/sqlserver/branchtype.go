@@ -8,8 +8,10 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // branchTypeRule gives CASE, IF, IFNULL and COALESCE whose results are
@@ -82,7 +84,7 @@ func decimalOfBranches(results []sql.Expression) (sql.Type, bool) {
 	// reports fewer digits than its results can have (AVG(1) * 45 + 1455
 	// is typed DECIMAL(5,4)), so digits counted from the types could be too
 	// few. The decimals are what MySQL's type has; they decide the output.
-	return types.MustCreateDecimalType(maxDecimalPrecision, uint8(min(scale, maxDecimalScale))), true
+	return types.MustCreateDecimalType(funcs.MaxDecimalPrecision, uint8(min(scale, funcs.MaxDecimalScale))), true
 }
 
 // decimalBranches is a CASE, IF, IFNULL or COALESCE typed by

@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -15,6 +13,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // castRule gives two string conversions MySQL's meaning, for client
@@ -43,12 +44,12 @@ import (
 //   - JSON_EXTRACT (->, ->>) reads simple paths as MySQL does
 //     (jsonpath.go).
 //   - A number where a date belongs is the date its digits spell
-//     (numbersAsDates, datenum.go).
+//     (NumbersAsDates, datenum.go).
 //   - An ENUM, SET or date argument of a string function, LIKE or CAST(…
 //     AS CHAR) is read as its text (textargs.go).
 //   - A TIME compared with a text literal written with days ('1 10:00:00')
-//     reads it as MySQL does (timeDaysComparison, timeDaysBetween,
-//     timeDaysIn: timerange.go).
+//     reads it as MySQL does (TimeDaysComparison, TimeDaysBetween,
+//     TimeDaysIn: timerange.go).
 func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
@@ -58,7 +59,7 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 			return nil, transform.SameTree, err
 		}
 	}
-	n, datesSame, err := numbersAsDates(n)
+	n, datesSame, err := funcs.NumbersAsDates(n)
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
@@ -95,15 +96,15 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					if dateInterval(e) {
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
 					}
-					if t := textDateInterval(e); t != nil {
+					if t := funcs.TextDateInterval(e); t != nil {
 						return t, transform.NewTree, nil
 					}
 				case *function.TimestampDiff:
-					return &timestampDiff{TimestampDiff: e}, transform.NewTree, nil
+					return &funcs.TimestampDiff{TimestampDiff: e}, transform.NewTree, nil
 				case *json.JSONExtract:
-					return &jsonExtract{JSONExtract: e}, transform.NewTree, nil
+					return &funcs.JSONExtract{JSONExtract: e}, transform.NewTree, nil
 				case *json.JSONContainsPath:
-					return &jsonContainsPath{JSONContainsPath: e}, transform.NewTree, nil
+					return &funcs.JSONContainsPath{JSONContainsPath: e}, transform.NewTree, nil
 				case *function.Greatest:
 					if x := newExtreme(ctx, "GREATEST", e.Args, true); x != nil {
 						return x, transform.NewTree, nil
@@ -131,17 +132,17 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 						return expression.NewLike(expression.NewConvert(e.Left(), expression.ConvertToBinary), e.Right(), e.Escape), transform.NewTree, nil
 					}
 				case *expression.Between:
-					if ne, ok := timeDaysBetween(e); ok {
+					if ne, ok := funcs.TimeDaysBetween(e); ok {
 						return ne, transform.NewTree, nil
 					}
 				case *expression.InTuple:
-					if ne, ok := timeDaysIn(e); ok {
+					if ne, ok := funcs.TimeDaysIn(e); ok {
 						return ne, transform.NewTree, nil
 					}
 				case expression.Comparer:
 					// A TIME compared with text written with days. Last:
 					// an interface, it would hide a comparison's own case.
-					if ne, ok := timeDaysComparison(e); ok {
+					if ne, ok := funcs.TimeDaysComparison(e); ok {
 						return ne, transform.NewTree, nil
 					}
 				}
@@ -263,9 +264,9 @@ func decimalArgs(args []sql.Expression) bool {
 // newDecimalExtreme is GREATEST (greatest) or LEAST of DECIMAL and integer
 // arguments: NULL if one is NULL, else the largest (smallest) as a DECIMAL
 // wide enough for every argument.
-func newDecimalExtreme(name string, args []sql.Expression, greatest bool) *scalarFunc {
-	return &scalarFunc{name: name, args: args,
-		typ: func(args []sql.Expression) sql.Type {
+func newDecimalExtreme(name string, args []sql.Expression, greatest bool) *funcs.Scalar {
+	return &funcs.Scalar{Name: name, Args: args,
+		TypeOf: func(args []sql.Expression) sql.Type {
 			intDigits, scale := 0, 0
 			for _, a := range args {
 				p, s := integerDigits(a.Type()), 0
@@ -274,12 +275,12 @@ func newDecimalExtreme(name string, args []sql.Expression, greatest bool) *scala
 				}
 				intDigits, scale = max(intDigits, p-s), max(scale, s)
 			}
-			return decimalType(intDigits, scale)
+			return funcs.DecimalType(intDigits, scale)
 		},
-		eval: func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
+		EvalArgs: func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error) {
 			var best decimal.Decimal
 			for i, v := range vals {
-				d, err := exactValue(ctx, v)
+				d, err := funcs.ExactValue(ctx, v)
 				if err != nil {
 					return nil, err
 				}
@@ -336,9 +337,9 @@ func newExtreme(ctx *sql.Context, name string, args []sql.Expression, greatest b
 		if unsigned {
 			typ = types.Uint64
 		}
-		return &scalarFunc{name: name, args: args,
-			typ:  func([]sql.Expression) sql.Type { return typ },
-			eval: extremeOf(typ, greatest)}
+		return &funcs.Scalar{Name: name, Args: args,
+			TypeOf:   func([]sql.Expression) sql.Type { return typ },
+			EvalArgs: extremeOf(typ, greatest)}
 	case allText:
 		coll, coer := sql.GetCoercibility(ctx, args[0])
 		for _, a := range args[1:] {
@@ -349,9 +350,9 @@ func newExtreme(ctx *sql.Context, name string, args []sql.Expression, greatest b
 			coll = ctx.GetCollation()
 		}
 		typ := types.CreateLongText(coll)
-		return &stringExtreme{scalarFunc{name: name, args: args,
-			typ:  func([]sql.Expression) sql.Type { return typ },
-			eval: extremeOf(typ, greatest)}, coll, coer}
+		return &stringExtreme{funcs.Scalar{Name: name, Args: args,
+			TypeOf:   func([]sql.Expression) sql.Type { return typ },
+			EvalArgs: extremeOf(typ, greatest)}, coll, coer}
 	}
 	return nil
 }
@@ -385,7 +386,7 @@ func extremeOf(typ sql.Type, greatest bool) func(*sql.Context, []sql.Expression,
 // stringExtreme is GREATEST or LEAST of strings: its result has the
 // arguments' collation.
 type stringExtreme struct {
-	scalarFunc
+	funcs.Scalar
 	coll sql.CollationID
 	coer byte
 }
@@ -395,11 +396,11 @@ func (s *stringExtreme) CollationCoercibility(*sql.Context) (sql.CollationID, by
 }
 
 func (s *stringExtreme) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	f, err := s.scalarFunc.WithChildren(children...)
+	f, err := s.Scalar.WithChildren(children...)
 	if err != nil {
 		return nil, err
 	}
 	c := *s
-	c.scalarFunc = *f.(*scalarFunc)
+	c.Scalar = *f.(*funcs.Scalar)
 	return &c, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/journal"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -177,9 +178,9 @@ func waitPositions(ctx context.Context, e *storage.Engine, ps []position, timeou
 // passed first (MASTER_GTID_WAIT's answers); NULL for a NULL token.
 func positionWaitFunction(e *storage.Engine) sql.Function {
 	return sql.Function2{Name: positionWaitFunc, Fn: func(tok, timeout sql.Expression) sql.Expression {
-		return &scalarFunc{name: strings.ToUpper(positionWaitFunc), args: []sql.Expression{tok, timeout}, volatile: true,
-			typ: func([]sql.Expression) sql.Type { return types.Int64 },
-			eval: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
+		return &funcs.Scalar{Name: strings.ToUpper(positionWaitFunc), Args: []sql.Expression{tok, timeout}, Volatile: true,
+			TypeOf: func([]sql.Expression) sql.Type { return types.Int64 },
+			EvalArgs: func(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error) {
 				ps, err := parseToken(fmt.Sprint(vals[0]))
 				if err != nil {
 					return nil, errBadToken(err)

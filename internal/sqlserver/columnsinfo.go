@@ -3,11 +3,12 @@ package sqlserver
 import (
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // information_schema.COLUMNS as MySQL fills it, where ORMs read a table's
@@ -86,12 +87,12 @@ func patchColumns(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 				r[8], r[9] = st.MaxByteLength(), st.MaxByteLength()
 			}
 		}
-		if n := timeDigits(c.Type); n > 0 {
+		if n := funcs.TimeDigits(c.Type); n > 0 {
 			r[12] = n // go-mysql-server said 6 for every TIME (timetype.go)
-			if d, ok := timeDefaultText(c.Default, n); ok && r[5] != nil {
+			if d, ok := funcs.TimeDefaultText(c.Default, n); ok && r[5] != nil {
 				r[5] = strings.Trim(d, "'")
 			}
-		} else if isTimeType(c.Type) && compat.FromClient(ctx) {
+		} else if funcs.IsTimeType(c.Type) && compat.FromClient(ctx) {
 			// A TIME keeps whole seconds for a client (go-mysql-server's
 			// engine suites assert its own TIME, which is TIME(6)).
 			r[12], r[15] = 0, "time"

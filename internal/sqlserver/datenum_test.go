@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
-// numberAsDate reads a number's digits as MySQL's number_to_datetime does.
+// NumberAsDate reads a number's digits as MySQL's number_to_datetime does.
 func TestNumberAsDate(t *testing.T) {
 	for _, c := range []struct {
 		in   any
@@ -35,7 +37,7 @@ func TestNumberAsDate(t *testing.T) {
 		{int64(-20240305), int64(-20240305)},
 		{"20240305", "20240305"},
 	} {
-		if got := numberAsDate(c.in); got != c.want {
+		if got := funcs.NumberAsDate(c.in); got != c.want {
 			t.Errorf("numberAsDate(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}

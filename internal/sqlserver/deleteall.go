@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 

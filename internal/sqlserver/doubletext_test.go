@@ -1,6 +1,10 @@
 package sqlserver
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+)
 
 func TestMySQLDoubleText(t *testing.T) {
 	for _, c := range []struct {
@@ -26,7 +30,7 @@ func TestMySQLDoubleText(t *testing.T) {
 		{0.1, "0.1"},
 		{-2.5e20, "-2.5e20"},
 	} {
-		if got := mysqlDoubleText(c.v); got != c.want {
+		if got := funcs.MySQLDoubleText(c.v); got != c.want {
 			t.Errorf("mysqlDoubleText(%v) = %q, want %q", c.v, got, c.want)
 		}
 	}

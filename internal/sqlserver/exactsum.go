@@ -3,8 +3,6 @@ package sqlserver
 import (
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -13,6 +11,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // The digits SUM and AVG add to their argument's (sql/item_sum.cc:
@@ -217,7 +218,7 @@ func exactAggOf(e sql.Expression, windowed bool) *exactAgg {
 	} else {
 		prec += sumExtraDigits
 	}
-	prec, scale = min(prec, maxDecimalPrecision), min(scale, maxDecimalScale)
+	prec, scale = min(prec, funcs.MaxDecimalPrecision), min(scale, funcs.MaxDecimalScale)
 	return &exactAgg{Aggregation: agg, avg: avg, typ: types.MustCreateDecimalType(uint8(prec), uint8(scale)), scale: int32(scale)}
 }
 
@@ -318,7 +319,7 @@ func (b *exactBuffer) Update(ctx *sql.Context, row sql.Row) error {
 	if err != nil || v == nil {
 		return err
 	}
-	d, err := exactValue(ctx, v)
+	d, err := funcs.ExactValue(ctx, v)
 	if err != nil {
 		return err
 	}
@@ -453,7 +454,7 @@ func (w *exactWindow) StartPartition(ctx *sql.Context, iv sql.WindowInterval, bu
 		if v == nil {
 			continue
 		}
-		d, err := exactValue(ctx, v)
+		d, err := funcs.ExactValue(ctx, v)
 		if err != nil {
 			return err
 		}

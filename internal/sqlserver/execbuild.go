@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -18,6 +16,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // adminExec is the execution builder's first look at each node: it refuses
@@ -168,7 +169,7 @@ func (x adminExec) buildUpdateOrDeleteFrom(ctx *sql.Context, n sql.Node, row sql
 	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
-	checked, sameDates, err := numbersAsDates(n)
+	checked, sameDates, err := funcs.NumbersAsDates(n)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 	// A single-row INSERT … VALUES skips the analyzer's own rules:
 	// its numbers put in dates are read as dates, its integer
 	// arithmetic checked here.
-	if dated, same, err := numbersAsDates(n); err != nil {
+	if dated, same, err := funcs.NumbersAsDates(n); err != nil {
 		return nil, err
 	} else if !same {
 		n = dated.(*plan.InsertInto)
@@ -301,21 +302,21 @@ func (x adminExec) buildCreateTable(ctx *sql.Context, n *plan.CreateTable, row s
 		if err := checkTableOptions(ctx, ctx.Query(), n.Name()); err != nil {
 			return nil, err
 		}
-		adoptTimeDigits(ctx, n.PkSchema().Schema...) // timetype.go
+		funcs.AdoptTimeDigits(ctx, n.PkSchema().Schema...) // timetype.go
 	}
 	return nil, nil
 }
 
 func (x adminExec) buildAddColumn(ctx *sql.Context, n *plan.AddColumn, row sql.Row) (sql.RowIter, error) {
 	if compat.FromClient(ctx) {
-		adoptTimeDigits(ctx, n.Column())
+		funcs.AdoptTimeDigits(ctx, n.Column())
 	}
 	return nil, nil
 }
 
 func (x adminExec) buildModifyColumn(ctx *sql.Context, n *plan.ModifyColumn, row sql.Row) (sql.RowIter, error) {
 	if compat.FromClient(ctx) {
-		adoptTimeDigits(ctx, n.NewColumn())
+		funcs.AdoptTimeDigits(ctx, n.NewColumn())
 	}
 	return nil, nil
 }

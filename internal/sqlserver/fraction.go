@@ -7,6 +7,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // A DATETIME(n) value is written with n digits after the seconds, zeros
@@ -103,5 +105,5 @@ func (s *Server) columnDigits(id uint32, database, table, column string) int {
 	if dt, ok := ti.schema.Schema[i].Type.(sql.DatetimeType); ok {
 		return dt.Precision()
 	}
-	return timeDigits(ti.schema.Schema[i].Type)
+	return funcs.TimeDigits(ti.schema.Schema[i].Type)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // serverFunctions are the functions the server adds to go-mysql-server's
@@ -12,7 +14,7 @@ import (
 // literals (DATE '…'), the quantified comparisons (ANY, ALL), and the
 // helpers the server's rewrites call (the assignment of a user variable
 // inside an expression, NTH_VALUE's arguments).
-var serverFunctions = slices.Concat(mysqlFunctions, moreMySQLFunctions, quantifiedFunctions, typedLiteralFunctions, []sql.Function{
+var serverFunctions = slices.Concat(funcs.Functions, funcs.MoreFunctions, quantifiedFunctions, funcs.TypedLiterals, []sql.Function{
 	sql.Function2{Name: assignFunction, Fn: newAssign},
 	sql.Function2{Name: nthFunction, Fn: newNthArgs},
 })
@@ -20,7 +22,7 @@ var serverFunctions = slices.Concat(mysqlFunctions, moreMySQLFunctions, quantifi
 // Function gives MySQL's version of a function go-mysql-server has in
 // another form (sql.FunctionProvider; the catalog asks it first).
 func (p *Provider) Function(ctx *sql.Context, name string) (sql.Function, bool) {
-	if f, ok := overridden[strings.ToLower(name)]; ok {
+	if f, ok := funcs.Overridden[strings.ToLower(name)]; ok {
 		return f, ok
 	}
 	return p.storedFunction(ctx, name) // storedfunc.go

@@ -4,11 +4,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // ONLY_FULL_GROUP_BY, part of MySQL 8's default sql_mode, as MySQL checks

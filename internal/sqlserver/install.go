@@ -9,6 +9,7 @@ import (
 
 	// The journal's codecs of go-mysql-server's value types (TIME, JSON,
 	// spatial): the rows this package writes hold them.
+
 	_ "github.com/miraj-db/miraj/internal/storage/sqlvalues"
 )
 

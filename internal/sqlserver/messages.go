@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
@@ -617,7 +618,7 @@ func (it *insertErrors) valueError(msg string, row sql.Row) *mysql.SQLError {
 	}{
 		{badYearRE, types.IsYear, 1264, "22003", "Out of range value for column '%[1]s' at row %[2]d"},
 		{tooManyBitsRE, types.IsBit, 1406, "22001", "Data too long for column '%[1]s' at row %[2]d"},
-		{badTimeOfDayRE, isTimeType, 1292, "22007", "Incorrect time value: '%[3]s' for column '%[1]s' at row %[2]d"},
+		{badTimeOfDayRE, funcs.IsTimeType, 1292, "22007", "Incorrect time value: '%[3]s' for column '%[1]s' at row %[2]d"},
 		{decimalRangeRE, types.IsDecimal, 1264, "22003", "Out of range value for column '%[1]s' at row %[2]d"},
 	} {
 		if m := k.re.FindStringSubmatch(msg); m != nil {

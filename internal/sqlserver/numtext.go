@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // Text written into a numeric column, as MySQL takes it. go-mysql-server
@@ -129,12 +130,12 @@ type insertRows struct {
 
 func newInsertRows(ctx *sql.Context, iter sql.RowIter, src insertSource) sql.RowIter {
 	var cols, times, dates []int
-	zeroDates := checksZeroDates(ctx)
+	zeroDates := funcs.ChecksZeroDates(ctx)
 	for i, c := range src.sch {
 		if isNumericColumn(c.Type) {
 			cols = append(cols, i)
 		}
-		if isTimeType(c.Type) {
+		if funcs.IsTimeType(c.Type) {
 			times = append(times, i)
 		}
 		if zeroDates && types.IsTime(c.Type) {
@@ -170,7 +171,7 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 	}
 	copied := false
 	for _, i := range it.cols {
-		s, ok := textValue(row[off+i])
+		s, ok := funcs.TextValue(row[off+i])
 		if !ok {
 			continue
 		}
@@ -186,7 +187,7 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 		}
 	}
 	for _, i := range it.dates {
-		if err := zeroDate(ctx, it.sch[i], row[off+i], it.tally.records, it.refuse); err != nil {
+		if err := funcs.ZeroDate(ctx, it.sch[i], row[off+i], it.tally.records, it.refuse); err != nil {
 			return nil, err
 		}
 	}
@@ -195,7 +196,7 @@ func (it *insertRows) Next(ctx *sql.Context) (sql.Row, error) {
 		if v == nil {
 			continue
 		}
-		nv, changed, err := timeWritten(ctx, it.sch[i].Name, timeDigits(it.sch[i].Type), v, it.tally.records, it.refuse)
+		nv, changed, err := funcs.TimeWritten(ctx, it.sch[i].Name, funcs.TimeDigits(it.sch[i].Type), v, it.tally.records, it.refuse)
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +235,7 @@ func checkUpdateText(ctx *sql.Context, n sql.Node, ignore bool) (sql.Node, trans
 // INSERT).
 func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) (sql.Node, transform.TreeIdentity, error) {
 	refuse, divZero := refusesBadValues(ctx, ignore), refusesDivisionByZero(ctx, ignore)
-	zeroDates := checksZeroDates(ctx)
+	zeroDates := funcs.ChecksZeroDates(ctx)
 	if divZero {
 		// A constant 1/0 was folded into NULL, with its warning, when the
 		// statement was planned.
@@ -262,10 +263,10 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 		col := &sql.Column{Name: gf.Name(), Type: gf.Type()}
 		checked := false
 		if zeroDates && types.IsTime(gf.Type()) {
-			value, checked = &checkedAssign{Expression: value, check: zeroDateCheck(col, refuse), at: at}, true
+			value, checked = &checkedAssign{Expression: value, check: funcs.ZeroDateCheck(col, refuse), at: at}, true
 		}
-		if isTimeType(gf.Type()) {
-			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: timeCheck(gf.Name(), timeDigits(gf.Type()), refuse), at: at}), transform.NewTree, nil
+		if funcs.IsTimeType(gf.Type()) {
+			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: funcs.TimeCheck(gf.Name(), funcs.TimeDigits(gf.Type()), refuse), at: at}), transform.NewTree, nil
 		}
 		if refuse && listedColumn(gf.Type()) {
 			return expression.NewSetField(sf.LeftChild, &checkedAssign{Expression: value, check: listedCheck(col), at: at}), transform.NewTree, nil
@@ -288,7 +289,7 @@ func checkAssignments(ctx *sql.Context, n sql.Node, ignore bool, at func() int) 
 // evaluations.
 func textCheck(col *sql.Column, refuse bool) func(*sql.Context, any, int) (any, error) {
 	return func(ctx *sql.Context, v any, at int) (any, error) {
-		s, ok := textValue(v)
+		s, ok := funcs.TextValue(v)
 		if !ok {
 			return v, nil
 		}

@@ -6,8 +6,6 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -16,6 +14,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // overflowRule replaces +, - and * of two integers by checkedArith, which
@@ -57,10 +58,10 @@ func checkArithmetic(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 func integerOperand(e sql.Expression) (integer, unsigned bool) {
 	if lit, ok := e.(*expression.Literal); ok {
 		v := lit.Value()
-		if _, ok := asInt64(v); ok {
+		if _, ok := funcs.AsInt64(v); ok {
 			return true, false
 		}
-		if u, ok := asUint64(v); ok {
+		if u, ok := funcs.AsUint64(v); ok {
 			return true, u > math.MaxInt64
 		}
 		return integerKind(lit.Type())
@@ -116,8 +117,8 @@ func (c *checkedArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || rv == nil {
 		return nil, err
 	}
-	l, lok := asInt64(lv)
-	r, rok := asInt64(rv)
+	l, lok := funcs.AsInt64(lv)
+	r, rok := funcs.AsInt64(rv)
 	if !c.unsigned && lok && rok {
 		if v, ok := signedArith(c.Op, l, r); ok {
 			return v, nil
@@ -171,10 +172,10 @@ func signedArith(op string, l, r int64) (int64, bool) {
 }
 
 func bigOf(v any) (*big.Int, bool) {
-	if i, ok := asInt64(v); ok {
+	if i, ok := funcs.AsInt64(v); ok {
 		return big.NewInt(i), true
 	}
-	if u, ok := asUint64(v); ok {
+	if u, ok := funcs.AsUint64(v); ok {
 		return new(big.Int).SetUint64(u), true
 	}
 	return nil, false

@@ -31,6 +31,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
@@ -203,7 +204,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		}
 		if s, ok := ctx.Session.(*Session); ok && s.mysql {
 			noteDatabaseCharset(s, stmt)
-			if err := timeLengths(ctx, stmt); err != nil { // timetype.go
+			if err := funcs.TimeLengths(ctx, stmt); err != nil { // timetype.go
 				return nil, err
 			}
 			acceptCheckOption(stmt)

@@ -14,6 +14,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -213,7 +214,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
 			showLikeHeader(q, r)
-			mysqlDoubles(r)
+			funcs.MySQLDoubles(r)
 			padFractions(r)
 			return cb(r, more)
 		}
@@ -270,7 +271,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
 			showLikeHeader(q, r)
-			mysqlDoubles(r)
+			funcs.MySQLDoubles(r)
 			padFractions(r)
 			return cb(r, more)
 		}

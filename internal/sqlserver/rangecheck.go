@@ -29,7 +29,7 @@ import (
 // UPDATE's) assignment, checked for its column by check, which returns
 // the value to store or MySQL's error; it counts the rows it is evaluated
 // for, the row an error names unless at says otherwise. The checks:
-// rangeCheck (here), listedCheck (here), timeCheck (timerange.go).
+// rangeCheck (here), listedCheck (here), TimeCheck (timerange.go).
 type checkedAssign struct {
 	sql.Expression
 	check func(ctx *sql.Context, v any, at int) (any, error)

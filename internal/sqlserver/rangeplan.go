@@ -18,6 +18,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -899,7 +900,7 @@ func aggregateRow(ctx *sql.Context, t *storage.Table, sch sql.Schema, aggs []agg
 				if v == nil {
 					continue
 				}
-				d, err := exactValue(ctx, v)
+				d, err := funcs.ExactValue(ctx, v)
 				if err != nil {
 					return nil, false
 				}

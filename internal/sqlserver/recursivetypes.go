@@ -3,14 +3,15 @@ package sqlserver
 import (
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // recursiveTypesRule gives a recursive CTE's DATE, DATETIME(n) and
@@ -45,7 +46,7 @@ func recursiveTypesRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *p
 						if dateInterval(a) {
 							return expression.NewConvert(a, expression.ConvertToDate), transform.NewTree, nil
 						}
-						if t := textDateInterval(a); t != nil {
+						if t := funcs.TextDateInterval(a); t != nil {
 							return t, transform.NewTree, nil
 						}
 						return e, transform.SameTree, nil

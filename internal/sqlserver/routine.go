@@ -14,6 +14,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // Stored procedure bodies. go-mysql-server v0.20 turns a body into a list
@@ -622,7 +624,7 @@ func (r *routineRun) bindAs(ctx *sql.Context, stmt ast.SQLNode, typed bool) {
 // string compared as text ('100.50' < '20.00'), computed as a DOUBLE and
 // sent as text.
 func typedVariable(t sql.Type) bool {
-	return t != nil && (types.IsDecimal(t) || types.IsTime(t) || isTimeType(t))
+	return t != nil && (types.IsDecimal(t) || types.IsTime(t) || funcs.IsTimeType(t))
 }
 
 // renamedCol is a column reference bind renamed to a user variable, and
@@ -698,7 +700,7 @@ func castTo(e ast.Expr, t sql.Type) ast.Expr {
 		ct = &ast.ConvertType{Type: "decimal", Length: ast.NewIntVal([]byte(fmt.Sprint(dt.Precision()))), Scale: ast.NewIntVal([]byte(fmt.Sprint(dt.Scale())))}
 	case types.IsDateType(t):
 		ct.Type = "date"
-	case isTimeType(t):
+	case funcs.IsTimeType(t):
 		ct.Type = "time"
 	case types.IsTime(t):
 		ct.Type = "datetime"

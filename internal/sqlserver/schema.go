@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -109,10 +110,10 @@ func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, 
 		if c.Generated != nil {
 			mc.Generated = c.Generated.String()
 		}
-		if n := timeDigits(c.Type); n > 0 {
+		if n := funcs.TimeDigits(c.Type); n > 0 {
 			// go-mysql-server reads "time(n)" for n < 6 as an error.
 			mc.Type, mc.TimeDigits = "time", n
-			if d, ok := timeDefaultText(c.Default, n); ok {
+			if d, ok := funcs.TimeDefaultText(c.Default, n); ok {
 				mc.Default = d
 			}
 		}
@@ -189,10 +190,10 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 		}
 		typ = withOmittedCollation(typ)
 		if mc.TimeDigits > 0 {
-			if !types.IsTimespan(typ) || mc.TimeDigits > maxTimeDigits {
+			if !types.IsTimespan(typ) || mc.TimeDigits > funcs.MaxTimeDigits {
 				return nil, fmt.Errorf("table %s: column %s: %d digits for type %q", def.Name, mc.Name, mc.TimeDigits, mc.Type)
 			}
-			typ = timeOf(mc.TimeDigits)
+			typ = funcs.TimeOf(mc.TimeDigits)
 		}
 		col := &sql.Column{Name: mc.Name, Type: typ, Nullable: mc.Nullable, PrimaryKey: mc.PrimaryKey,
 			AutoIncrement: mc.AutoIncrement, Source: def.Name, Comment: mc.Comment, Extra: mc.Extra, Virtual: mc.Virtual}
@@ -324,8 +325,8 @@ func comparator(typ sql.Type) storage.Compare {
 	switch {
 	case types.IsSigned(typ):
 		return func(a, b any) int {
-			x, ok1 := asInt64(a)
-			y, ok2 := asInt64(b)
+			x, ok1 := funcs.AsInt64(a)
+			y, ok2 := funcs.AsInt64(b)
 			if ok1 && ok2 {
 				return cmp.Compare(x, y)
 			}
@@ -333,8 +334,8 @@ func comparator(typ sql.Type) storage.Compare {
 		}
 	case types.IsUnsigned(typ):
 		return func(a, b any) int {
-			x, ok1 := asUint64(a)
-			y, ok2 := asUint64(b)
+			x, ok1 := funcs.AsUint64(a)
+			y, ok2 := funcs.AsUint64(b)
 			if ok1 && ok2 {
 				return cmp.Compare(x, y)
 			}

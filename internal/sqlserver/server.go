@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/eventscheduler"
 	"github.com/dolthub/go-mysql-server/server"
@@ -25,6 +23,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 

@@ -3,8 +3,6 @@ package sqlserver
 import (
 	"io"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -12,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // UNION (DISTINCT), INTERSECT and EXCEPT compare rows as MySQL does, under the

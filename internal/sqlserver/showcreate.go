@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // showCreateTable runs go-mysql-server's SHOW CREATE TABLE and writes the
@@ -102,9 +104,9 @@ var defaultClauseRE = regexp.MustCompile(`DEFAULT '-?[\d.:]+'`) // a number, or 
 // ('1.50', where it writes '1.5'). "" for the other columns.
 func mysqlDefaultClause(ctx *sql.Context, col *sql.Column) string {
 	d := col.Default
-	if n := timeDigits(col.Type); n > 0 {
+	if n := funcs.TimeDigits(col.Type); n > 0 {
 		// With the column's digits (go-mysql-server wrote six).
-		if text, ok := timeDefaultText(d, n); ok {
+		if text, ok := funcs.TimeDefaultText(d, n); ok {
 			return "DEFAULT " + text
 		}
 	}

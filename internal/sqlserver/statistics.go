@@ -3,11 +3,11 @@ package sqlserver
 import (
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 var _ sql.StatisticsTable = (*Table)(nil)

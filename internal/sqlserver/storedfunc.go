@@ -17,6 +17,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -528,7 +529,7 @@ var builtinNames = sync.OnceValue(func() map[string]bool {
 	for _, f := range serverFunctions {
 		m[strings.ToLower(f.FunctionName())] = true
 	}
-	for name := range overridden {
+	for name := range funcs.Overridden {
 		m[name] = true
 	}
 	m["checksum"] = true

@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -618,9 +619,9 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 				// Convert clamps an out-of-range number; MySQL refuses the ALTER.
 				return nil, sql.ErrValueOutOfRange.New(fmt.Sprint(v), col.Type.String())
 			}
-			if ts, ok := conv.(types.Timespan); ok && isTimeType(col.Type) {
+			if ts, ok := conv.(types.Timespan); ok && funcs.IsTimeType(col.Type) {
 				// To the column's digits (a TIME's are 0: timetype.go).
-				conv = roundTimespan(ts, timeDigits(col.Type))
+				conv = funcs.RoundTimespan(ts, funcs.TimeDigits(col.Type))
 			}
 			v = conv
 		} else if !col.Nullable {

@@ -7,12 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 

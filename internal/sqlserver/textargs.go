@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // ENUM, SET and date values where text is read. go-mysql-server holds an
@@ -102,7 +104,7 @@ func withTextArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
 // readAsText reports whether a value of type t is read as text by a
 // string function in MySQL but not in go-mysql-server.
 func readAsText(t sql.Type) bool {
-	return types.IsEnum(t) || types.IsSet(t) || types.IsTime(t) || isTimeType(t)
+	return types.IsEnum(t) || types.IsSet(t) || types.IsTime(t) || funcs.IsTimeType(t)
 }
 
 // textOf is an ENUM, SET or date value as its text.

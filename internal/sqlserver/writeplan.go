@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/miraj-db/miraj/internal/journal"
 	"github.com/miraj-db/miraj/internal/repl"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -678,7 +678,7 @@ func updatedRowWith(ctx *sql.Context, sch sql.Schema, def *storage.TableDef, set
 		if !ok {
 			return nil, false
 		}
-		if isTimeType(sch[pos].Type) && (timeBeyondRange(v) || timeFraction(v, timeDigits(sch[pos].Type))) {
+		if funcs.IsTimeType(sch[pos].Type) && (funcs.TimeBeyondRange(v) || funcs.TimeFraction(v, funcs.TimeDigits(sch[pos].Type))) {
 			return nil, false // clamped in silence, or kept, by the conversion (timerange.go)
 		}
 		out, inRange, err := convertValue(ctx, sch[pos].Type, v)
@@ -808,7 +808,7 @@ func setValue(ctx *sql.Context, sch sql.Schema, s setSpec, row, ins []any, vars 
 	if pos < 0 || !types.IsSigned(sch[pos].Type) {
 		return nil, false
 	}
-	cur, ok := asInt64(row[pos])
+	cur, ok := funcs.AsInt64(row[pos])
 	if !ok || row[pos] == nil {
 		return nil, false
 	}
@@ -955,7 +955,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 			}
 			vals[auto] = out
 		}
-		first, _ = asInt64(rows[0][auto])
+		first, _ = funcs.AsInt64(rows[0][auto])
 	}
 	sess.ClearWarnings()
 	given := -1 // the AUTO_INCREMENT column, when the rows give its values
@@ -1129,7 +1129,7 @@ func writeInsertRows(ctx *sql.Context, w writeTarget, tx *storage.Tx, st *storag
 			// counter past it as the row is written, as the planner
 			// does row by row: a statement that fails leaves it moved
 			// by the rows before the failing one.
-			if n, _ := asInt64(vals[given]); n > 0 {
+			if n, _ := funcs.AsInt64(vals[given]); n > 0 {
 				t.BumpAuto(uint64(n) + 1)
 			}
 		}
@@ -1348,7 +1348,7 @@ func orZero(v any) any {
 // convertExact converts v to typ when the value fits without loss, as the
 // planner would store it; false leaves the statement to the planner.
 func convertExact(ctx *sql.Context, typ sql.Type, v any) (any, bool) {
-	if isTimeType(typ) && (timeBeyondRange(v) || timeFraction(v, timeDigits(typ))) {
+	if funcs.IsTimeType(typ) && (funcs.TimeBeyondRange(v) || funcs.TimeFraction(v, funcs.TimeDigits(typ))) {
 		return nil, false // clamped in silence, or kept, by the conversion (timerange.go)
 	}
 	out, inRange, err := convertValue(ctx, typ, v)

@@ -1,13 +1,13 @@
-package sqlserver
+package funcs
 
 import (
 	"regexp"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // NO_ZERO_DATE. go-mysql-server v0.20 accepted the mode and wrote
@@ -26,13 +26,13 @@ import (
 // zeroDateRE matches the text of a zero date, with or without a time.
 var zeroDateRE = regexp.MustCompile(`^\s*0{1,4}-0{1,2}-0{1,2}(?:[ T]0{1,2}:0{1,2}:0{1,2}(?:\.0*)?)?\s*$`)
 
-// checksZeroDates reports whether the session's sql_mode has NO_ZERO_DATE.
-func checksZeroDates(ctx *sql.Context) bool { return compat.SQLMode(ctx).ModeEnabled("NO_ZERO_DATE") }
+// ChecksZeroDates reports whether the session's sql_mode has NO_ZERO_DATE.
+func ChecksZeroDates(ctx *sql.Context) bool { return compat.SQLMode(ctx).ModeEnabled("NO_ZERO_DATE") }
 
-// zeroDate checks v, written into date column col at row at: a zero date
+// ZeroDate checks v, written into date column col at row at: a zero date
 // is refused (refuse) or warned about.
-func zeroDate(ctx *sql.Context, col *sql.Column, v any, at int, refuse bool) error {
-	s, ok := textValue(v)
+func ZeroDate(ctx *sql.Context, col *sql.Column, v any, at int, refuse bool) error {
+	s, ok := TextValue(v)
 	if !ok || !zeroDateRE.MatchString(s) {
 		return nil
 	}
@@ -47,10 +47,10 @@ func zeroDate(ctx *sql.Context, col *sql.Column, v any, at int, refuse bool) err
 	return nil
 }
 
-// zeroDateCheck is zeroDate for an assignment (checkedAssign).
-func zeroDateCheck(col *sql.Column, refuse bool) func(*sql.Context, any, int) (any, error) {
+// ZeroDateCheck is ZeroDate for an assignment (checkedAssign).
+func ZeroDateCheck(col *sql.Column, refuse bool) func(*sql.Context, any, int) (any, error) {
 	return func(ctx *sql.Context, v any, at int) (any, error) {
-		if err := zeroDate(ctx, col, v, at, refuse); err != nil {
+		if err := ZeroDate(ctx, col, v, at, refuse); err != nil {
 			return nil, err
 		}
 		return v, nil

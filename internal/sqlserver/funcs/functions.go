@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"fmt"
@@ -14,29 +14,29 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// mysqlFunctions are MySQL functions go-mysql-server v0.20 does not have
+// Functions are MySQL functions go-mysql-server v0.20 does not have
 // ("function: 'truncate' not found"), registered in the catalog.
-var mysqlFunctions = []sql.Function{
+var Functions = []sql.Function{
 	sql.Function2{Name: "truncate", Fn: func(x, d sql.Expression) sql.Expression {
-		return &scalarFunc{name: "TRUNCATE", args: []sql.Expression{x, d}, typ: truncateType, eval: truncateEval}
+		return &Scalar{Name: "TRUNCATE", Args: []sql.Expression{x, d}, TypeOf: truncateType, EvalArgs: truncateEval}
 	}},
 	sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
-		return &scalarFunc{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: func([]sql.Expression) sql.Type { return types.Date }, eval: makedateEval}
+		return &Scalar{Name: "MAKEDATE", Args: []sql.Expression{y, d}, TypeOf: func([]sql.Expression) sql.Type { return types.Date }, EvalArgs: makedateEval}
 	}},
 	sql.Function1{Name: "sec_to_time", Fn: func(s sql.Expression) sql.Expression {
-		return &scalarFunc{name: "SEC_TO_TIME", args: []sql.Expression{s}, typ: func([]sql.Expression) sql.Type { return types.Time }, eval: secToTimeEval}
+		return &Scalar{Name: "SEC_TO_TIME", Args: []sql.Expression{s}, TypeOf: func([]sql.Expression) sql.Type { return types.Time }, EvalArgs: secToTimeEval}
 	}},
 	sql.FunctionN{Name: "insert", Fn: func(args ...sql.Expression) (sql.Expression, error) {
 		if len(args) != 4 {
 			return nil, sql.ErrInvalidArgumentNumber.New("INSERT", 4, len(args))
 		}
-		return &scalarFunc{name: "INSERT", args: args, typ: func([]sql.Expression) sql.Type { return types.LongText }, eval: insertEval}, nil
+		return &Scalar{Name: "INSERT", Args: args, TypeOf: func([]sql.Expression) sql.Type { return types.LongText }, EvalArgs: insertEval}, nil
 	}},
 	sql.Function2{Name: "addtime", Fn: func(a, b sql.Expression) sql.Expression {
-		return &scalarFunc{name: "ADDTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(1)}
+		return &Scalar{Name: "ADDTIME", Args: []sql.Expression{a, b}, TypeOf: addTimeType, EvalArgs: addTimeEval(1)}
 	}},
 	sql.Function2{Name: "subtime", Fn: func(a, b sql.Expression) sql.Expression {
-		return &scalarFunc{name: "SUBTIME", args: []sql.Expression{a, b}, typ: addTimeType, eval: addTimeEval(-1)}
+		return &Scalar{Name: "SUBTIME", Args: []sql.Expression{a, b}, TypeOf: addTimeType, EvalArgs: addTimeEval(-1)}
 	}},
 }
 
@@ -94,9 +94,9 @@ func timestampEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error
 func addTimeType(args []sql.Expression) sql.Type {
 	t := args[0].Type()
 	switch {
-	case types.IsTime(t) && !isTimeType(t):
+	case types.IsTime(t) && !IsTimeType(t):
 		return types.DatetimeMaxPrecision
-	case isTimeType(t):
+	case IsTimeType(t):
 		return types.Time
 	}
 	return types.LongText
@@ -115,7 +115,7 @@ func addTimeEval(sign int64) func(ctx *sql.Context, args []sql.Expression, vals 
 		delta := sign * int64(d.(types.Timespan))
 		frac := hasFraction(vals[0]) || hasFraction(vals[1])
 		t0 := args[0].Type()
-		isDatetime := types.IsTime(t0) && !isTimeType(t0)
+		isDatetime := types.IsTime(t0) && !IsTimeType(t0)
 		if s, ok := vals[0].(string); ok && strings.Contains(strings.TrimSpace(s), "-") && strings.Count(s, ":") > 0 && strings.Contains(strings.TrimSpace(s), " ") {
 			isDatetime = true
 		}
@@ -180,11 +180,11 @@ func hasFraction(v any) bool {
 	return false
 }
 
-// overridden are MySQL's versions of functions go-mysql-server has in
+// Overridden are MySQL's versions of functions go-mysql-server has in
 // another form (Provider.Function finds them first).
-var overridden = map[string]sql.Function{
+var Overridden = map[string]sql.Function{
 	"microsecond": sql.Function1{Name: "microsecond", Fn: func(t sql.Expression) sql.Expression {
-		return &scalarFunc{name: "MICROSECOND", args: []sql.Expression{t}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, eval: microsecondEval}
+		return &Scalar{Name: "MICROSECOND", Args: []sql.Expression{t}, TypeOf: func([]sql.Expression) sql.Type { return types.Int32 }, EvalArgs: microsecondEval}
 	}},
 	"str_to_date": sql.Function2{Name: "str_to_date", Fn: func(d, f sql.Expression) sql.Expression {
 		return &strToDate{StrToDate: function.NewStrToDate(d, f).(*function.StrToDate)}
@@ -195,10 +195,10 @@ var overridden = map[string]sql.Function{
 		if len(args) != 2 {
 			return function.NewDatetime(args...)
 		}
-		return &scalarFunc{name: "TIMESTAMP", args: args, typ: func([]sql.Expression) sql.Type { return types.DatetimeMaxPrecision }, eval: timestampEval}, nil
+		return &Scalar{Name: "TIMESTAMP", Args: args, TypeOf: func([]sql.Expression) sql.Type { return types.DatetimeMaxPrecision }, EvalArgs: timestampEval}, nil
 	}},
 	"time_to_sec": sql.Function1{Name: "time_to_sec", Fn: func(t sql.Expression) sql.Expression {
-		return &scalarFunc{name: "TIME_TO_SEC", args: []sql.Expression{t}, typ: timeToSecType, eval: timeToSecEval}
+		return &Scalar{Name: "TIME_TO_SEC", Args: []sql.Expression{t}, TypeOf: timeToSecType, EvalArgs: timeToSecEval}
 	}},
 }
 
@@ -305,72 +305,72 @@ func timeToSecEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, er
 	return micros / 1e6, nil
 }
 
-// scalarFunc is a function of a few arguments whose result is NULL when an
+// Scalar is a function of a few arguments whose result is NULL when an
 // argument is; or, with evalRow, one that evaluates its arguments itself.
-type scalarFunc struct {
-	name string
-	args []sql.Expression
-	typ  func(args []sql.Expression) sql.Type
-	eval func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error)
+type Scalar struct {
+	Name     string
+	Args     []sql.Expression
+	TypeOf   func(args []sql.Expression) sql.Type
+	EvalArgs func(ctx *sql.Context, args []sql.Expression, vals []any) (any, error)
 	// evalRow, if set, is the function, given the unevaluated arguments;
 	// volatile: its result may differ between calls on the same row.
 	evalRow  func(ctx *sql.Context, args []sql.Expression, row sql.Row) (any, error)
-	volatile bool
+	Volatile bool
 }
 
-var _ sql.NonDeterministicExpression = (*scalarFunc)(nil)
+var _ sql.NonDeterministicExpression = (*Scalar)(nil)
 
-func (f *scalarFunc) IsNonDeterministic() bool { return f.volatile }
+func (f *Scalar) IsNonDeterministic() bool { return f.Volatile }
 
-var _ sql.FunctionExpression = (*scalarFunc)(nil)
+var _ sql.FunctionExpression = (*Scalar)(nil)
 
-func (f *scalarFunc) FunctionName() string { return strings.ToLower(f.name) }
-func (f *scalarFunc) Description() string  { return "MySQL's " + f.name }
-func (f *scalarFunc) Resolved() bool {
-	for _, a := range f.args {
+func (f *Scalar) FunctionName() string { return strings.ToLower(f.Name) }
+func (f *Scalar) Description() string  { return "MySQL's " + f.Name }
+func (f *Scalar) Resolved() bool {
+	for _, a := range f.Args {
 		if !a.Resolved() {
 			return false
 		}
 	}
 	return true
 }
-func (f *scalarFunc) Type() sql.Type             { return f.typ(f.args) }
-func (f *scalarFunc) IsNullable() bool           { return true }
-func (f *scalarFunc) Children() []sql.Expression { return f.args }
-func (f *scalarFunc) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
+func (f *Scalar) Type() sql.Type             { return f.TypeOf(f.Args) }
+func (f *Scalar) IsNullable() bool           { return true }
+func (f *Scalar) Children() []sql.Expression { return f.Args }
+func (f *Scalar) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
 	return sql.Collation_binary, 5
 }
 
-func (f *scalarFunc) String() string {
-	s := make([]string, len(f.args))
-	for i, a := range f.args {
+func (f *Scalar) String() string {
+	s := make([]string, len(f.Args))
+	for i, a := range f.Args {
 		s[i] = a.String()
 	}
-	return f.name + "(" + strings.Join(s, ", ") + ")"
+	return f.Name + "(" + strings.Join(s, ", ") + ")"
 }
 
-func (f *scalarFunc) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	if len(children) != len(f.args) {
-		return nil, sql.ErrInvalidChildrenNumber.New(f, len(children), len(f.args))
+func (f *Scalar) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != len(f.Args) {
+		return nil, sql.ErrInvalidChildrenNumber.New(f, len(children), len(f.Args))
 	}
 	c := *f
-	c.args = children
+	c.Args = children
 	return &c, nil
 }
 
-func (f *scalarFunc) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (f *Scalar) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if f.evalRow != nil {
-		return f.evalRow(ctx, f.args, row)
+		return f.evalRow(ctx, f.Args, row)
 	}
-	vals := make([]any, len(f.args))
-	for i, a := range f.args {
+	vals := make([]any, len(f.Args))
+	for i, a := range f.Args {
 		v, err := a.Eval(ctx, row)
 		if err != nil || v == nil {
 			return nil, err
 		}
 		vals[i] = v
 	}
-	return f.eval(ctx, f.args, vals)
+	return f.EvalArgs(ctx, f.Args, vals)
 }
 
 // truncateType is TRUNCATE(X, D)'s type: X's for an integer or a float, a
@@ -382,8 +382,8 @@ func truncateType(args []sql.Expression) sql.Type {
 		return t
 	case types.IsDecimal(t):
 		dt := t.(sql.DecimalType)
-		if d, ok := constInt(args[1]); ok && d >= 0 && d <= maxDecimalScale {
-			return decimalType(int(dt.Precision())-int(dt.Scale()), int(d))
+		if d, ok := constInt(args[1]); ok && d >= 0 && d <= MaxDecimalScale {
+			return DecimalType(int(dt.Precision())-int(dt.Scale()), int(d))
 		}
 		return t
 	}
@@ -423,13 +423,13 @@ func truncateEval(ctx *sql.Context, args []sql.Expression, vals []any) (any, err
 		p := math.Pow(10, float64(d))
 		return math.Trunc(fv.(float64)*p) / p, nil
 	}
-	x, err := exactValue(ctx, vals[0])
+	x, err := ExactValue(ctx, vals[0])
 	if err != nil {
 		return nil, err
 	}
 	var r decimal.Decimal
 	if d >= 0 {
-		places := int32(min(d, maxDecimalScale))
+		places := int32(min(d, MaxDecimalScale))
 		r = x.Truncate(places).Round(places) // at D decimals: TRUNCATE(1.5, 3) is 1.500
 	} else {
 		p := decimal.New(1, int32(-d))
@@ -495,10 +495,10 @@ func secToTimeEval(ctx *sql.Context, _ []sql.Expression, vals []any) (any, error
 	return v, err
 }
 
-// decimalType is the DECIMAL of intDigits digits before the point and
+// DecimalType is the DECIMAL of intDigits digits before the point and
 // scale after, within MySQL's bounds.
-func decimalType(intDigits, scale int) sql.Type {
-	scale = min(max(scale, 0), maxDecimalScale)
-	prec := min(max(intDigits, 1)+scale, maxDecimalPrecision)
+func DecimalType(intDigits, scale int) sql.Type {
+	scale = min(max(scale, 0), MaxDecimalScale)
+	prec := min(max(intDigits, 1)+scale, MaxDecimalPrecision)
 	return types.MustCreateDecimalType(uint8(prec), uint8(scale))
 }

@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"strconv"
@@ -18,12 +18,12 @@ import (
 // syntax error before). Paths with *, ** or ranges, and several paths, are
 // go-mysql-server's.
 
-// jsonExtract is JSON_EXTRACT with MySQL's reading of simple paths.
-type jsonExtract struct {
+// JSONExtract is JSON_EXTRACT with MySQL's reading of simple paths.
+type JSONExtract struct {
 	*json.JSONExtract
 }
 
-func (j *jsonExtract) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (j *JSONExtract) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if len(j.Paths) != 1 {
 		return j.evalPaths(ctx, row)
 	}
@@ -63,12 +63,12 @@ func (j *jsonExtract) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return types.JSONDocument{Val: v}, nil
 }
 
-func (j *jsonExtract) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+func (j *JSONExtract) WithChildren(children ...sql.Expression) (sql.Expression, error) {
 	e, err := j.JSONExtract.WithChildren(children...)
 	if err != nil {
 		return nil, err
 	}
-	return &jsonExtract{JSONExtract: e.(*json.JSONExtract)}, nil
+	return &JSONExtract{JSONExtract: e.(*json.JSONExtract)}, nil
 }
 
 // jsonLeg is one step of a path: a member (key) or a position (index,

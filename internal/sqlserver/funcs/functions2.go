@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"fmt"
@@ -13,26 +13,26 @@ import (
 
 // More of MySQL's functions go-mysql-server v0.20 does not have (1305):
 // OCT, TO_SECONDS, PERIOD_ADD, PERIOD_DIFF, MAKETIME and UTC_DATE; and
-// MICROSECOND of a TIME (overridden: go-mysql-server read its argument
+// MICROSECOND of a TIME (Overridden: go-mysql-server read its argument
 // as a DATETIME, and MICROSECOND('12:00:00.123456') failed with 1292).
-var moreMySQLFunctions = []sql.Function{
+var MoreFunctions = []sql.Function{
 	sql.Function1{Name: "oct", Fn: func(n sql.Expression) sql.Expression {
-		return &scalarFunc{name: "OCT", args: []sql.Expression{n}, typ: func([]sql.Expression) sql.Type { return octType }, eval: octEval}
+		return &Scalar{Name: "OCT", Args: []sql.Expression{n}, TypeOf: func([]sql.Expression) sql.Type { return octType }, EvalArgs: octEval}
 	}},
 	sql.Function1{Name: "to_seconds", Fn: func(d sql.Expression) sql.Expression {
-		return &scalarFunc{name: "TO_SECONDS", args: []sql.Expression{d}, typ: func([]sql.Expression) sql.Type { return types.Int64 }, eval: toSecondsEval}
+		return &Scalar{Name: "TO_SECONDS", Args: []sql.Expression{d}, TypeOf: func([]sql.Expression) sql.Type { return types.Int64 }, EvalArgs: toSecondsEval}
 	}},
 	sql.Function2{Name: "period_add", Fn: func(p, n sql.Expression) sql.Expression {
-		return &scalarFunc{name: "PERIOD_ADD", args: []sql.Expression{p, n}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, eval: periodAddEval}
+		return &Scalar{Name: "PERIOD_ADD", Args: []sql.Expression{p, n}, TypeOf: func([]sql.Expression) sql.Type { return types.Int32 }, EvalArgs: periodAddEval}
 	}},
 	sql.Function2{Name: "period_diff", Fn: func(p1, p2 sql.Expression) sql.Expression {
-		return &scalarFunc{name: "PERIOD_DIFF", args: []sql.Expression{p1, p2}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, eval: periodDiffEval}
+		return &Scalar{Name: "PERIOD_DIFF", Args: []sql.Expression{p1, p2}, TypeOf: func([]sql.Expression) sql.Type { return types.Int32 }, EvalArgs: periodDiffEval}
 	}},
 	sql.Function3{Name: "maketime", Fn: func(h, m, s sql.Expression) sql.Expression {
-		return &scalarFunc{name: "MAKETIME", args: []sql.Expression{h, m, s}, typ: func([]sql.Expression) sql.Type { return types.Time }, eval: makeTimeEval}
+		return &Scalar{Name: "MAKETIME", Args: []sql.Expression{h, m, s}, TypeOf: func([]sql.Expression) sql.Type { return types.Time }, EvalArgs: makeTimeEval}
 	}},
 	sql.Function0{Name: "utc_date", Fn: func() sql.Expression {
-		return &scalarFunc{name: "UTC_DATE", typ: func([]sql.Expression) sql.Type { return types.Date }, eval: utcDateEval}
+		return &Scalar{Name: "UTC_DATE", TypeOf: func([]sql.Expression) sql.Type { return types.Date }, EvalArgs: utcDateEval}
 	}},
 }
 

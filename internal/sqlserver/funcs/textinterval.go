@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"regexp"
@@ -10,13 +10,13 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// textDateInterval returns text ± INTERVAL n DAY (or WEEK, MONTH, QUARTER,
+// TextDateInterval returns text ± INTERVAL n DAY (or WEEK, MONTH, QUARTER,
 // YEAR) as MySQL answers it, or nil when e is not one: a string, which is
 // the date alone ('2026-03-25') when the text was a date alone and the date
 // and time otherwise. go-mysql-server made it a DATETIME ('2026-03-25
 // 00:00:00'); DATE '2026-03-24' + INTERVAL 1 DAY is one of them, as the
 // parser reads DATE '…' as its text.
-func textDateInterval(e *expression.Arithmetic) sql.Expression {
+func TextDateInterval(e *expression.Arithmetic) sql.Expression {
 	if e.Op != "+" && e.Op != "-" {
 		return nil
 	}
@@ -71,7 +71,7 @@ func (e *textInterval) WithChildren(children ...sql.Expression) (sql.Expression,
 		return nil, sql.ErrInvalidChildrenNumber.New(e, len(children), 1)
 	}
 	if a, ok := children[0].(*expression.Arithmetic); ok {
-		if t := textDateInterval(a); t != nil {
+		if t := TextDateInterval(a); t != nil {
 			return t, nil
 		}
 	}

@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"strings"
@@ -9,26 +9,26 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// timestampDiff is TIMESTAMPDIFF with MySQL's count of months (and of
+// TimestampDiff is TIMESTAMPDIFF with MySQL's count of months (and of
 // quarters and years, made of them): the whole calendar months from the
 // earlier time to the later, a month short when the later one's day of
 // the month, or on the same day its time of day, comes before the
 // earlier one's. go-mysql-server v0.20 counted 30-day periods:
 // TIMESTAMPDIFF(MONTH, '2024-01-31', '2024-03-30') was 0, not 1. The
 // other units are go-mysql-server's (exact durations).
-type timestampDiff struct {
+type TimestampDiff struct {
 	*function.TimestampDiff
 }
 
-func (t *timestampDiff) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+func (t *TimestampDiff) WithChildren(children ...sql.Expression) (sql.Expression, error) {
 	n, err := t.TimestampDiff.WithChildren(children...)
 	if err != nil {
 		return nil, err
 	}
-	return &timestampDiff{TimestampDiff: n.(*function.TimestampDiff)}, nil
+	return &TimestampDiff{TimestampDiff: n.(*function.TimestampDiff)}, nil
 }
 
-func (t *timestampDiff) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (t *TimestampDiff) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	args := t.Children()
 	u, err := args[0].Eval(ctx, row)
 	if err != nil {

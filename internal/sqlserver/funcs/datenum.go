@@ -1,11 +1,9 @@
-package sqlserver
+package funcs
 
 import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -13,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // MySQL reads a number where a date belongs as the date its digits spell:
@@ -20,7 +20,7 @@ import (
 // 14:30:00 (number_to_datetime). go-mysql-server refused every number but
 // 0: INSERT of 20240305 into a DATE column failed (1292), CAST(20240305 AS
 // DATE), DATE(20240305) and YEAR(20240305) were NULL, and d = 20240305 was
-// never true. numbersAsDates puts numberAsDatetime (or, for a literal,
+// never true. NumbersAsDates puts numberAsDatetime (or, for a literal,
 // the text it spells) in front of a number that meets a date there.
 
 // numberDatetimeText returns the DATETIME the digits of nr spell, with
@@ -78,17 +78,17 @@ func daysIn(y, mo int64) int {
 	return 31
 }
 
-// numberAsDate returns the DATETIME text of number v, or v itself when it
+// NumberAsDate returns the DATETIME text of number v, or v itself when it
 // is no number or spells no date (the conversion after it then refuses
 // it, as before).
-func numberAsDate(v any) any {
+func NumberAsDate(v any) any {
 	var nr int64
 	micro := 0
 	switch x := v.(type) {
 	case int8, int16, int32, int64, int:
-		nr, _ = asInt64(x)
+		nr, _ = AsInt64(x)
 	case uint8, uint16, uint32, uint64, uint:
-		u, _ := asUint64(x)
+		u, _ := AsUint64(x)
 		if u > math.MaxInt64 {
 			return v
 		}
@@ -127,12 +127,12 @@ func numericType(t sql.Type) bool {
 	return types.IsNumber(t) && !types.IsYear(t) && !types.IsBit(t)
 }
 
-// numbersAsDates reads as dates the numbers of n that meet dates: put in
+// NumbersAsDates reads as dates the numbers of n that meet dates: put in
 // a date column by INSERT … VALUES, set in one, cast to a date, compared
 // to one, given to a date function. The analyzer's rules (castRule) and
 // the execution of the INSERT, UPDATE and DELETE go-mysql-server plans
 // without them (adminExec) call it.
-func numbersAsDates(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+func NumbersAsDates(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	same := transform.SameTree
 	if ins, ok := n.(*plan.InsertInto); ok {
 		if d := insertDates(ins); d != nil {
@@ -180,7 +180,7 @@ func asDate(e sql.Expression, fold bool) sql.Expression {
 		return e
 	}
 	if lit, ok := e.(*expression.Literal); ok && fold {
-		if t, ok := numberAsDate(lit.Value()).(string); ok {
+		if t, ok := NumberAsDate(lit.Value()).(string); ok {
 			return expression.NewLiteral(t, types.LongText)
 		}
 		return e
@@ -188,7 +188,7 @@ func asDate(e sql.Expression, fold bool) sql.Expression {
 	return &numberAsDatetime{UnaryExpression: expression.UnaryExpression{Child: e}}
 }
 
-// numberAsDatetime is its child, a number, read as a date (numberAsDate).
+// numberAsDatetime is its child, a number, read as a date (NumberAsDate).
 type numberAsDatetime struct{ expression.UnaryExpression }
 
 var _ sql.Expression = (*numberAsDatetime)(nil)
@@ -202,7 +202,7 @@ func (n *numberAsDatetime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return v, err
 	}
-	return numberAsDate(v), nil
+	return NumberAsDate(v), nil
 }
 
 func (n *numberAsDatetime) WithChildren(children ...sql.Expression) (sql.Expression, error) {

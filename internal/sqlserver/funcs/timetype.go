@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"context"
@@ -18,16 +18,16 @@ import (
 // go-mysql-server v0.20 has one TIME type, without digits: it refused
 // TIME(1) to TIME(5) (1105 TIME length not yet supported) and took
 // TIME(6) as TIME, whose values Miraj rounds to whole seconds
-// (timerange.go). Miraj's own type, timeType, is go-mysql-server's TIME
+// (timerange.go). Miraj's own type, TimeType, is go-mysql-server's TIME
 // with the digits beside it: it rounds a value written into the column
 // to them (half away from zero, as MySQL 8 does), writes the value's text
 // with them, and is kept in the table definition (metaColumn.TimeDigits).
 // A plain TIME (or TIME(0)) column keeps go-mysql-server's type.
 //
-// The digits reach the column so: the parser (timeLengths) drops the
+// The digits reach the column so: the parser (TimeLengths) drops the
 // length of a TIME column of a CREATE TABLE or ALTER TABLE a client sent,
 // which go-mysql-server's planner would refuse, and before the statement
-// runs (adoptTimeDigits) each TIME column of the planned CREATE TABLE, ADD
+// runs (AdoptTimeDigits) each TIME column of the planned CREATE TABLE, ADD
 // COLUMN, MODIFY or CHANGE COLUMN gets the digits its text gives it.
 // Where the text is not at hand (PREPARE … FROM, a stored program's body)
 // TIME(n) is refused (1235) rather than taken without its digits.
@@ -36,52 +36,52 @@ import (
 // its own TIME (a TIME(6) that shows itself so), and so does a session
 // without a client.
 
-// maxTimeDigits is the most digits after the seconds a TIME keeps
+// MaxTimeDigits is the most digits after the seconds a TIME keeps
 // (microseconds), MySQL's limit.
-const maxTimeDigits = 6
+const MaxTimeDigits = 6
 
-// timeType is a TIME(n) column's type, 1 <= digits <= maxTimeDigits.
-type timeType struct {
+// TimeType is a TIME(n) column's type, 1 <= digits <= MaxTimeDigits.
+type TimeType struct {
 	types.TimespanType_
-	digits uint8
+	Digits uint8
 }
 
-var _ types.TimeType = timeType{}
+var _ types.TimeType = TimeType{}
 
-// timeOf returns the type of a TIME column with n digits: go-mysql-server's
+// TimeOf returns the type of a TIME column with n digits: go-mysql-server's
 // TIME for 0.
-func timeOf(n int) sql.Type {
+func TimeOf(n int) sql.Type {
 	if n <= 0 {
 		return types.Time
 	}
-	if n > maxTimeDigits {
+	if n > MaxTimeDigits {
 		panic(fmt.Sprintf("sqlserver: TIME with %d digits", n))
 	}
-	return timeType{digits: uint8(n)}
+	return TimeType{Digits: uint8(n)}
 }
 
-// isTimeType reports whether t is a TIME, with or without digits.
-func isTimeType(t sql.Type) bool {
-	if _, ok := t.(timeType); ok {
+// IsTimeType reports whether t is a TIME, with or without digits.
+func IsTimeType(t sql.Type) bool {
+	if _, ok := t.(TimeType); ok {
 		return true
 	}
 	return types.IsTimespan(t)
 }
 
-// timeDigits is the digits after the seconds of TIME type t; 0 for any
+// TimeDigits is the digits after the seconds of TIME type t; 0 for any
 // other type.
-func timeDigits(t sql.Type) int {
-	if tt, ok := t.(timeType); ok {
-		return int(tt.digits)
+func TimeDigits(t sql.Type) int {
+	if tt, ok := t.(TimeType); ok {
+		return int(tt.Digits)
 	}
 	return 0
 }
 
-// roundTimespan rounds ts to n digits after the seconds, half away from
+// RoundTimespan rounds ts to n digits after the seconds, half away from
 // zero; the result stays within ±838:59:59.
-func roundTimespan(ts types.Timespan, n int) types.Timespan {
+func RoundTimespan(ts types.Timespan, n int) types.Timespan {
 	unit := int64(1)
-	for range maxTimeDigits - n {
+	for range MaxTimeDigits - n {
 		unit *= 10
 	}
 	us := int64(ts)
@@ -113,16 +113,16 @@ func timespanText(ts types.Timespan, n int) string {
 }
 
 // Convert is TIME's conversion with the value rounded to the digits.
-func (t timeType) Convert(ctx context.Context, v any) (any, sql.ConvertInRange, error) {
+func (t TimeType) Convert(ctx context.Context, v any) (any, sql.ConvertInRange, error) {
 	out, inRange, err := t.TimespanType_.Convert(ctx, v)
 	if ts, ok := out.(types.Timespan); ok && err == nil {
-		return roundTimespan(ts, int(t.digits)), inRange, nil
+		return RoundTimespan(ts, int(t.Digits)), inRange, nil
 	}
 	return out, inRange, err
 }
 
 // SQL writes the value with the type's digits.
-func (t timeType) SQL(_ *sql.Context, dest []byte, v any) (sqltypes.Value, error) {
+func (t TimeType) SQL(_ *sql.Context, dest []byte, v any) (sqltypes.Value, error) {
 	if v == nil {
 		return sqltypes.NULL, nil
 	}
@@ -130,25 +130,25 @@ func (t timeType) SQL(_ *sql.Context, dest []byte, v any) (sqltypes.Value, error
 	if err != nil {
 		return sqltypes.Value{}, err
 	}
-	n := int(t.digits)
-	return sqltypes.MakeTrusted(sqltypes.Time, []byte(timespanText(roundTimespan(ts, n), n))), nil
+	n := int(t.Digits)
+	return sqltypes.MakeTrusted(sqltypes.Time, []byte(timespanText(RoundTimespan(ts, n), n))), nil
 }
 
-func (t timeType) String() string { return fmt.Sprintf("time(%d)", t.digits) }
+func (t TimeType) String() string { return fmt.Sprintf("time(%d)", t.Digits) }
 
-func (t timeType) Equals(other sql.Type) bool {
-	o, ok := other.(timeType)
-	return ok && o.digits == t.digits
+func (t TimeType) Equals(other sql.Type) bool {
+	o, ok := other.(TimeType)
+	return ok && o.Digits == t.Digits
 }
 
-func (t timeType) Promote() sql.Type { return t }
+func (t TimeType) Promote() sql.Type { return t }
 
-// timeDefaultText is the text a TIME(n) column's literal default d is
+// TimeDefaultText is the text a TIME(n) column's literal default d is
 // kept as: quoted, with the column's digits ('00:00:01.500'), as MySQL
 // shows it. go-mysql-server turns the literal into a time value whose
 // text (00:00:01.500000) would not be read back as a literal. False for
 // a default that is no literal time.
-func timeDefaultText(d *sql.ColumnDefaultValue, n int) (string, bool) {
+func TimeDefaultText(d *sql.ColumnDefaultValue, n int) (string, bool) {
 	if d == nil {
 		return "", false
 	}
@@ -169,22 +169,22 @@ func timeDefaultText(d *sql.ColumnDefaultValue, n int) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return "'" + timespanText(roundTimespan(ts, n), n) + "'", true
+	return "'" + timespanText(RoundTimespan(ts, n), n) + "'", true
 }
 
-// timeLengths drops the length of each TIME column of CREATE TABLE or
+// TimeLengths drops the length of each TIME column of CREATE TABLE or
 // ALTER TABLE statement stmt, which ctx runs for a client
 // (go-mysql-server refuses TIME(1) to TIME(5) and takes TIME(6) as
-// TIME); adoptTimeDigits gives the columns their digits back from the
+// TIME); AdoptTimeDigits gives the columns their digits back from the
 // statement's text. A length beyond 6 is 1426. Where the digits would be lost, TIME(n) is refused (1235): a
 // statement whose text is not the one the client sent (PREPARE … FROM:
 // EXECUTE's text names no column), and a CREATE or ALTER TABLE in the
 // body of a stored program.
-func timeLengths(ctx *sql.Context, stmt sqlparser.Statement) error {
+func TimeLengths(ctx *sql.Context, stmt sqlparser.Statement) error {
 	cols := timeColumns(stmt)
 	digits := false
 	for _, cd := range cols {
-		if n, ok := timeLength(cd.Type); ok && n >= 1 && n <= maxTimeDigits {
+		if n, ok := timeLength(cd.Type); ok && n >= 1 && n <= MaxTimeDigits {
 			digits = true
 		}
 	}
@@ -196,10 +196,10 @@ func timeLengths(ctx *sql.Context, stmt sqlparser.Statement) error {
 	}
 	for _, cd := range cols {
 		n, ok := timeLength(cd.Type)
-		if ok && n > maxTimeDigits {
+		if ok && n > MaxTimeDigits {
 			// go-mysql-server said 1105 (TIME only supports a length from
 			// 0 to 6); MySQL 8's error and text.
-			return mysql.NewSQLError(1426, "42000", "Too-big precision %d specified for '%s'. Maximum is %d.", n, cd.Name.String(), maxTimeDigits)
+			return mysql.NewSQLError(1426, "42000", "Too-big precision %d specified for '%s'. Maximum is %d.", n, cd.Name.String(), MaxTimeDigits)
 		}
 		if ok {
 			cd.Type.Length = nil
@@ -326,12 +326,12 @@ func timeDigitsOf(ctx *sql.Context, q string) map[string]int {
 	return out
 }
 
-// adoptTimeDigits gives each TIME column of cols the digits the statement
+// AdoptTimeDigits gives each TIME column of cols the digits the statement
 // ctx runs names for it (timeDigitsOf).
-func adoptTimeDigits(ctx *sql.Context, cols ...*sql.Column) {
+func AdoptTimeDigits(ctx *sql.Context, cols ...*sql.Column) {
 	var digits map[string]int
 	for _, c := range cols {
-		if c == nil || !isTimeType(c.Type) {
+		if c == nil || !IsTimeType(c.Type) {
 			continue
 		}
 		if digits == nil {
@@ -339,8 +339,8 @@ func adoptTimeDigits(ctx *sql.Context, cols ...*sql.Column) {
 				return
 			}
 		}
-		if n, ok := digits[strings.ToLower(c.Name)]; ok && n <= maxTimeDigits {
-			c.Type = timeOf(n)
+		if n, ok := digits[strings.ToLower(c.Name)]; ok && n <= MaxTimeDigits {
+			c.Type = TimeOf(n)
 		}
 	}
 }

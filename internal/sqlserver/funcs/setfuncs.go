@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"strings"
@@ -17,28 +17,28 @@ import (
 // v0.20 does not have (1305 FUNCTION … does not exist).
 
 func init() {
-	mysqlFunctions = append(mysqlFunctions,
+	Functions = append(Functions,
 		sql.FunctionN{Name: "make_set", Fn: func(args ...sql.Expression) (sql.Expression, error) {
 			if len(args) < 2 {
 				return nil, sql.ErrInvalidArgumentNumber.New("MAKE_SET", "2 or more", len(args))
 			}
-			return &scalarFunc{name: "MAKE_SET", args: args, typ: makeSetType, evalRow: makeSetEval}, nil
+			return &Scalar{Name: "MAKE_SET", Args: args, TypeOf: makeSetType, evalRow: makeSetEval}, nil
 		}},
 		sql.FunctionN{Name: "export_set", Fn: func(args ...sql.Expression) (sql.Expression, error) {
 			if len(args) < 3 || len(args) > 5 {
 				return nil, sql.ErrInvalidArgumentNumber.New("EXPORT_SET", "3 to 5", len(args))
 			}
-			return &scalarFunc{name: "EXPORT_SET", args: args, typ: exportSetType, eval: exportSetEval}, nil
+			return &Scalar{Name: "EXPORT_SET", Args: args, TypeOf: exportSetType, EvalArgs: exportSetEval}, nil
 		}},
 		sql.Function0{Name: "uuid_short", Fn: func() sql.Expression { return uuidShort{} }},
 		sql.FunctionN{Name: intervalFunction, Fn: func(args ...sql.Expression) (sql.Expression, error) {
 			if len(args) < 2 {
 				return nil, sql.ErrInvalidArgumentNumber.New("INTERVAL", "2 or more", len(args))
 			}
-			return &scalarFunc{name: "INTERVAL", args: args, typ: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: intervalEval}, nil
+			return &Scalar{Name: "INTERVAL", Args: args, TypeOf: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: intervalEval}, nil
 		}},
 		sql.Function2{Name: "benchmark", Fn: func(n, e sql.Expression) sql.Expression {
-			return &scalarFunc{name: "BENCHMARK", args: []sql.Expression{n, e}, typ: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: benchmarkEval, volatile: true}
+			return &Scalar{Name: "BENCHMARK", Args: []sql.Expression{n, e}, TypeOf: func([]sql.Expression) sql.Type { return types.Int32 }, evalRow: benchmarkEval, Volatile: true}
 		}},
 	)
 }

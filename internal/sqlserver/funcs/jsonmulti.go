@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ import (
 // panic the handler caught) as soon as one of the paths matched nothing.
 
 // evalPaths is JSON_EXTRACT of several paths.
-func (j *jsonExtract) evalPaths(ctx *sql.Context, row sql.Row) (any, error) {
+func (j *JSONExtract) evalPaths(ctx *sql.Context, row sql.Row) (any, error) {
 	doc, err := j.JSON.Eval(ctx, row)
 	if err != nil || doc == nil {
 		return nil, err
@@ -84,16 +84,16 @@ func (j *jsonExtract) evalPaths(ctx *sql.Context, row sql.Row) (any, error) {
 	return types.JSONDocument{Val: matches}, nil
 }
 
-// jsonContainsPath is JSON_CONTAINS_PATH with MySQL's reading of paths
-// without wildcards (as jsonExtract's): a member of something that is no
+// JSONContainsPath is JSON_CONTAINS_PATH with MySQL's reading of paths
+// without wildcards (as JSONExtract's): a member of something that is no
 // object is no match, where go-mysql-server v0.20 found '$.a' in an array
 // (JSON_CONTAINS_PATH('[1,2]', 'one', '$.a') was 1, MySQL's is 0). Other
 // paths are go-mysql-server's.
-type jsonContainsPath struct {
+type JSONContainsPath struct {
 	*json.JSONContainsPath
 }
 
-func (j *jsonContainsPath) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (j *JSONContainsPath) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	args := j.Children()
 	doc, err := args[0].Eval(ctx, row)
 	if err != nil || doc == nil {
@@ -151,10 +151,10 @@ func (j *jsonContainsPath) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return all, nil
 }
 
-func (j *jsonContainsPath) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+func (j *JSONContainsPath) WithChildren(children ...sql.Expression) (sql.Expression, error) {
 	e, err := j.JSONContainsPath.WithChildren(children...)
 	if err != nil {
 		return nil, err
 	}
-	return &jsonContainsPath{JSONContainsPath: e.(*json.JSONContainsPath)}, nil
+	return &JSONContainsPath{JSONContainsPath: e.(*json.JSONContainsPath)}, nil
 }

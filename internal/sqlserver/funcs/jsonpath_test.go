@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"regexp"
@@ -27,10 +27,10 @@ import (
 // them.
 var typedLiteralWords = map[string]bool{"DATE": true, "TIME": true, "TIMESTAMP": true}
 
-// typedLiteral reports whether words[i] is DATE, TIME or TIMESTAMP before
+// TypedLiteral reports whether words[i] is DATE, TIME or TIMESTAMP before
 // a string: a typed literal (not a column's type: DEFAULT '…' follows a
 // type, not a string).
-func typedLiteral(q string, words []sqltext.Word, i int) bool {
+func TypedLiteral(q string, words []sqltext.Word, i int) bool {
 	w := words[i]
 	if !w.IsWord || q[w.Start] == '`' || !typedLiteralWords[w.Text] || i+1 >= len(words) {
 		return false
@@ -42,14 +42,14 @@ func typedLiteral(q string, words []sqltext.Word, i int) bool {
 // fractionRE reads the fraction of a TIMESTAMP literal.
 var fractionRE = regexp.MustCompile(`\.(\d{1,6})\s*$`)
 
-var typedLiteralFunctions = []sql.Function{
+var TypedLiterals = []sql.Function{
 	sql.Function1{Name: "__miraj_date", Fn: func(e sql.Expression) sql.Expression {
-		return &scalarFunc{name: "DATE", args: []sql.Expression{e}, typ: func([]sql.Expression) sql.Type { return types.Date },
-			eval: typedLiteralEval("DATE", types.Date)}
+		return &Scalar{Name: "DATE", Args: []sql.Expression{e}, TypeOf: func([]sql.Expression) sql.Type { return types.Date },
+			EvalArgs: typedLiteralEval("DATE", types.Date)}
 	}},
 	sql.Function1{Name: "__miraj_time", Fn: func(e sql.Expression) sql.Expression {
-		return &scalarFunc{name: "TIME", args: []sql.Expression{e}, typ: func([]sql.Expression) sql.Type { return types.Time },
-			eval: typedLiteralEval("TIME", types.Time)}
+		return &Scalar{Name: "TIME", Args: []sql.Expression{e}, TypeOf: func([]sql.Expression) sql.Type { return types.Time },
+			EvalArgs: typedLiteralEval("TIME", types.Time)}
 	}},
 	sql.Function1{Name: "__miraj_timestamp", Fn: func(e sql.Expression) sql.Expression {
 		typ := sql.Type(types.Datetime)
@@ -60,8 +60,8 @@ var typedLiteralFunctions = []sql.Function{
 				}
 			}
 		}
-		return &scalarFunc{name: "TIMESTAMP", args: []sql.Expression{e}, typ: func([]sql.Expression) sql.Type { return typ },
-			eval: typedLiteralEval("DATETIME", typ)}
+		return &Scalar{Name: "TIMESTAMP", Args: []sql.Expression{e}, TypeOf: func([]sql.Expression) sql.Type { return typ },
+			EvalArgs: typedLiteralEval("DATETIME", typ)}
 	}},
 }
 

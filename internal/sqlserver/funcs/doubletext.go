@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 // 100000000000000, 1e15, 1.2345678901234568e17, 1e-16. go-mysql-server
 // wrote Go's %g: 3.020399e+06, 1e-06, 1e+15.
 
-// mysqlDoubles rewrites r's DOUBLE values that go-mysql-server wrote in
+// MySQLDoubles rewrites r's DOUBLE values that go-mysql-server wrote in
 // exponent notation.
-func mysqlDoubles(r *sqltypes.Result) {
+func MySQLDoubles(r *sqltypes.Result) {
 	for i, f := range r.Fields {
 		if f.Type != querypb.Type_FLOAT64 {
 			continue
@@ -37,13 +37,13 @@ func mysqlDoubles(r *sqltypes.Result) {
 			if err != nil {
 				continue
 			}
-			row[i] = sqltypes.MakeTrusted(querypb.Type_FLOAT64, []byte(mysqlDoubleText(v)))
+			row[i] = sqltypes.MakeTrusted(querypb.Type_FLOAT64, []byte(MySQLDoubleText(v)))
 		}
 	}
 }
 
-// mysqlDoubleText is v as MySQL writes a DOUBLE.
-func mysqlDoubleText(v float64) string {
+// MySQLDoubleText is v as MySQL writes a DOUBLE.
+func MySQLDoubleText(v float64) string {
 	s := strconv.FormatFloat(v, 'e', -1, 64) // -d.ddde±XX
 	neg := strings.HasPrefix(s, "-")
 	if neg {

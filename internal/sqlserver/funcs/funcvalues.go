@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 
 // MySQL's bounds of a DECIMAL.
 const (
-	maxDecimalPrecision = 65
-	maxDecimalScale     = 30
+	MaxDecimalPrecision = 65
+	MaxDecimalScale     = 30
 )
 
-// exactValue is an integer or decimal argument's value as a decimal.
-func exactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
+// ExactValue is an integer or decimal argument's value as a decimal.
+func ExactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
 	switch n := v.(type) {
 	case decimal.Decimal:
 		return n, nil
@@ -48,7 +48,7 @@ func exactValue(ctx *sql.Context, v any) (decimal.Decimal, error) {
 	return c.(decimal.Decimal), nil
 }
 
-func asInt64(v any) (int64, bool) {
+func AsInt64(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return x, true
@@ -64,7 +64,7 @@ func asInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-func asUint64(v any) (uint64, bool) {
+func AsUint64(v any) (uint64, bool) {
 	switch x := v.(type) {
 	case uint64:
 		return x, true
@@ -80,8 +80,8 @@ func asUint64(v any) (uint64, bool) {
 	return 0, false
 }
 
-// textValue returns v's text when it is a string value.
-func textValue(v any) (string, bool) {
+// TextValue returns v's text when it is a string value.
+func TextValue(v any) (string, bool) {
 	switch s := v.(type) {
 	case string:
 		return s, true

@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"fmt"
@@ -17,18 +17,18 @@ import (
 // and without IGNORE, refuses it (1292, Incorrect time value: '839:00:00'
 // for column 't' at row 1); otherwise it stores the end of the range with
 // Warning 1264 (Out of range value). INSERT rows (insertRows), UPDATE and
-// ON DUPLICATE KEY UPDATE assignments (timeCheck) are checked here; a
+// ON DUPLICATE KEY UPDATE assignments (TimeCheck) are checked here; a
 // compiled statement leaves such a value to the planner. The same paths
 // read a TIME written with days ('1 10:30:00'), which go-mysql-server
 // refused (timeDaysText).
 
-// timeBeyondRange reports whether v, written into a TIME column, is a
+// TimeBeyondRange reports whether v, written into a TIME column, is a
 // time beyond ±838:59:59 (maxTimeSeconds, functions.go) as MySQL reads it
 // ('839:00:00', '35 00:00:00', 8390000 for 839:00:00); false for a value
 // it cannot read (the conversion reports that one) and for fractions of a
 // second.
-func timeBeyondRange(v any) bool {
-	s, ok := textValue(v)
+func TimeBeyondRange(v any) bool {
+	s, ok := TextValue(v)
 	if !ok {
 		switch v.(type) {
 		case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint, float32, float64, decimal.Decimal:
@@ -90,7 +90,7 @@ func timeSeconds(s string) (int64, bool) {
 // which go-mysql-server's conversion reads (it refuses the days); false
 // for a value that is not such text. A fraction of a second is kept.
 func timeDaysText(v any) (string, bool) {
-	s, ok := textValue(v)
+	s, ok := TextValue(v)
 	if !ok {
 		return "", false
 	}
@@ -122,7 +122,7 @@ func timeDaysText(v any) (string, bool) {
 // its warning, of a TIME v beyond the range for column col at row at.
 func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, error) {
 	given := v
-	if t, ok := textValue(v); ok {
+	if t, ok := TextValue(v); ok {
 		given = t
 	}
 	if refuse {
@@ -135,13 +135,13 @@ func timeBeyond(ctx *sql.Context, col string, v any, at int, refuse bool) (any, 
 	return "838:59:59", nil
 }
 
-// timeWritten is what goes into TIME column col for v, written at row
+// TimeWritten is what goes into TIME column col for v, written at row
 // at: the end of the range or an error for a time beyond it (timeBeyond),
 // the hours of one written with days (timeDaysText), the column's digits
 // for one with a fraction (timeRounded; digits is 0 for TIME, n for
 // TIME(n)); changed is false when v goes as it is.
-func timeWritten(ctx *sql.Context, col string, digits int, v any, at int, refuse bool) (nv any, changed bool, err error) {
-	if timeBeyondRange(v) {
+func TimeWritten(ctx *sql.Context, col string, digits int, v any, at int, refuse bool) (nv any, changed bool, err error) {
+	if TimeBeyondRange(v) {
 		nv, err = timeBeyond(ctx, col, v, at, refuse)
 		return nv, true, err
 	}
@@ -166,23 +166,23 @@ func timeRounded(v any, digits int) (types.Timespan, bool) {
 	if err != nil {
 		return 0, false
 	}
-	r := roundTimespan(ts, digits)
+	r := RoundTimespan(ts, digits)
 	return r, r != ts
 }
 
-// timeFraction reports whether v, written into a TIME column (digits 0)
+// TimeFraction reports whether v, written into a TIME column (digits 0)
 // or a TIME(n) one, has digits to round (timeRounded): a compiled
 // statement leaves it to the planner, which rounds it.
-func timeFraction(v any, digits int) bool {
+func TimeFraction(v any, digits int) bool {
 	_, ok := timeRounded(v, digits)
 	return ok
 }
 
-// timeCheck checks a value for TIME column col with digits digits
-// (timeWritten).
-func timeCheck(col string, digits int, refuse bool) func(*sql.Context, any, int) (any, error) {
+// TimeCheck checks a value for TIME column col with digits digits
+// (TimeWritten).
+func TimeCheck(col string, digits int, refuse bool) func(*sql.Context, any, int) (any, error) {
 	return func(ctx *sql.Context, v any, at int) (any, error) {
-		nv, _, err := timeWritten(ctx, col, digits, v, at, refuse)
+		nv, _, err := TimeWritten(ctx, col, digits, v, at, refuse)
 		return nv, err
 	}
 }
@@ -201,9 +201,9 @@ func timeDaysLiteral(e sql.Expression) sql.Expression {
 	return expression.NewLiteral(t, le.Type())
 }
 
-// timeDaysBetween is timeDaysComparison for TIME BETWEEN a AND b.
-func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
-	if !isTimeType(e.Val.Type()) {
+// TimeDaysBetween is TimeDaysComparison for TIME BETWEEN a AND b.
+func TimeDaysBetween(e *expression.Between) (sql.Expression, bool) {
+	if !IsTimeType(e.Val.Type()) {
 		return nil, false
 	}
 	lo, hi := timeDaysLiteral(e.Lower), timeDaysLiteral(e.Upper)
@@ -213,10 +213,10 @@ func timeDaysBetween(e *expression.Between) (sql.Expression, bool) {
 	return expression.NewBetween(e.Val, lo, hi), true
 }
 
-// timeDaysIn is timeDaysComparison for TIME IN (a, b, …).
-func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
+// TimeDaysIn is TimeDaysComparison for TIME IN (a, b, …).
+func TimeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
 	tup, ok := e.Right().(expression.Tuple)
-	if !ok || !isTimeType(e.Left().Type()) {
+	if !ok || !IsTimeType(e.Left().Type()) {
 		return nil, false
 	}
 	out, changed := make(expression.Tuple, len(tup)), false
@@ -230,17 +230,17 @@ func timeDaysIn(e *expression.InTuple) (sql.Expression, bool) {
 	return expression.NewInTuple(e.Left(), out), true
 }
 
-// timeDaysComparison rewrites comparison e of a TIME with a text literal
+// TimeDaysComparison rewrites comparison e of a TIME with a text literal
 // written with days ('1 10:00:00') to compare with the hours it means
 // (timeDaysText), which go-mysql-server's conversion reads; false when e
 // is no such comparison.
-func timeDaysComparison(e expression.Comparer) (sql.Expression, bool) {
+func TimeDaysComparison(e expression.Comparer) (sql.Expression, bool) {
 	l, r := e.Left(), e.Right()
 	nl, nr := l, r
-	if isTimeType(r.Type()) {
+	if IsTimeType(r.Type()) {
 		nl = timeDaysLiteral(l)
 	}
-	if nl == l && isTimeType(l.Type()) {
+	if nl == l && IsTimeType(l.Type()) {
 		nr = timeDaysLiteral(r)
 	}
 	if nl == l && nr == r {

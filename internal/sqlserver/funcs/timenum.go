@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ import (
 // YYYYMMDDhhmmss with its n digits of fraction. go-mysql-server read a
 // DATE as YYYYMMDDhhmmss (d + 0 was 20240305000000, d - 1 20240304999999),
 // a TIME as 0 with a warning, dropped a DATETIME's fraction, and refused
-// a date in DIV, MOD, ABS and ROUND (1105). numbersAsDates puts
+// a date in DIV, MOD, ABS and ROUND (1105). NumbersAsDates puts
 // temporalNumber in front of such an operand.
 
 // temporalNumber is its child, a DATE, TIME or DATETIME(n) column, as the
@@ -36,11 +36,11 @@ func asNumber(e sql.Expression) sql.Expression {
 	}
 	t := e.Type()
 	switch {
-	case timeDigits(t) > 0:
+	case TimeDigits(t) > 0:
 		// A TIME(n): hhmmss with its n digits of fraction.
-		p := timeDigits(t)
+		p := TimeDigits(t)
 		return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDecimalType(uint8(7+p), uint8(p))}
-	case types.IsDateType(t), isTimeType(t):
+	case types.IsDateType(t), IsTimeType(t):
 		return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.Int64}
 	case types.IsDatetimeType(t) || types.IsTimestampType(t):
 		dt, ok := t.(sql.DatetimeType)

@@ -1,4 +1,4 @@
-package sqlserver
+package funcs
 
 import (
 	gojson "encoding/json"
@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/json"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
 // MySQL's versions of JSON_LENGTH, JSON_VALUE, HOUR, MINUTE and SECOND
@@ -27,14 +27,14 @@ import (
 //     '-838:59:59', '1 10:00:00') read it as a TIME; go-mysql-server read
 //     it as a date and time and gave NULL with warning 1292.
 func init() {
-	overridden["json_length"] = sql.FunctionN{Name: "json_length", Fn: func(args ...sql.Expression) (sql.Expression, error) {
+	Overridden["json_length"] = sql.FunctionN{Name: "json_length", Fn: func(args ...sql.Expression) (sql.Expression, error) {
 		e, err := json.NewJsonLength(args...)
 		if err != nil {
 			return nil, err
 		}
 		return &jsonLength{JsonLength: e.(*json.JsonLength)}, nil
 	}}
-	overridden["json_value"] = sql.FunctionN{Name: "json_value", Fn: func(args ...sql.Expression) (sql.Expression, error) {
+	Overridden["json_value"] = sql.FunctionN{Name: "json_value", Fn: func(args ...sql.Expression) (sql.Expression, error) {
 		e, err := json.NewJsonValue(args...)
 		if err != nil {
 			return nil, err
@@ -50,7 +50,7 @@ func init() {
 		{"minute", function.NewMinute, func(_, m, _ int64) int64 { return m }},
 		{"second", function.NewSecond, func(_, _, s int64) int64 { return s }},
 	} {
-		overridden[p.name] = sql.Function1{Name: p.name, Fn: func(arg sql.Expression) sql.Expression {
+		Overridden[p.name] = sql.Function1{Name: p.name, Fn: func(arg sql.Expression) sql.Expression {
 			return &timePart{Expression: p.fn(arg), arg: arg, part: p.part, build: p.fn}
 		}}
 	}
