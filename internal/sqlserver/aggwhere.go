@@ -5,6 +5,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // An aggregate function in a WHERE clause (of a SELECT, an UPDATE or a
@@ -63,7 +65,7 @@ func holdsAggregate(e ast.Expr) bool {
 		case *ast.GroupConcatExpr:
 			found = true
 		case *ast.FuncExpr:
-			if n.Over == nil && n.Qualifier.IsEmpty() && aggregates[strings.ToLower(n.Name.String())] {
+			if n.Over == nil && n.Qualifier.IsEmpty() && funcs.Aggregates[strings.ToLower(n.Name.String())] {
 				found = true
 			}
 		}

@@ -223,27 +223,6 @@ func integerPrefix(s string) (n int64, exact bool) {
 	return n, digits > 0 && rest == "" && !clamped
 }
 
-// dateInterval says whether e is a DATE plus or minus an interval of whole
-// days or more, which MySQL keeps a DATE.
-func dateInterval(e *expression.Arithmetic) bool {
-	if e.Op != "+" && e.Op != "-" {
-		return false
-	}
-	date, iv := e.Left(), e.Right()
-	if _, ok := date.(*expression.Interval); ok && e.Op == "+" {
-		date, iv = iv, date
-	}
-	in, ok := iv.(*expression.Interval)
-	if !ok || date.Type() != types.Date {
-		return false
-	}
-	switch strings.ToUpper(in.Unit) {
-	case "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "YEAR_MONTH":
-		return true
-	}
-	return false
-}
-
 // decimalArgs says whether args are numbers, at least one a DECIMAL and
 // none a float (which MySQL compares as DOUBLE, as go-mysql-server does).
 func decimalArgs(args []sql.Expression) bool {

@@ -515,11 +515,6 @@ func (sc *groupScope) anyHas(name string) bool {
 	return false
 }
 
-// groupText is an expression's text for matching a GROUP BY expression.
-func groupText(e ast.Expr) string {
-	return strings.ToLower(strings.ReplaceAll(ast.String(e), "`", ""))
-}
-
 // closeOver adds what the grouped columns, the conditions and the keys
 // determine, until nothing changes.
 func (sc *groupScope) closeOver() {

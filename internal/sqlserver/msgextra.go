@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 )
 
 // More rows of the table of go-mysql-server's texts that MySQL gives
@@ -96,7 +98,7 @@ func freeColumn(e ast.Expr) *ast.ColName {
 		case *ast.Subquery, *ast.GroupConcatExpr:
 			return false, nil
 		case *ast.FuncExpr:
-			if n.Over == nil && aggregates[strings.ToLower(n.Name.String())] {
+			if n.Over == nil && funcs.Aggregates[strings.ToLower(n.Name.String())] {
 				return false, nil
 			}
 		case *ast.ColName:

@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
@@ -143,6 +144,27 @@ func dateOrTime(t sql.Type) bool {
 	}
 	switch t.Type() {
 	case sqltypes.Date, sqltypes.Datetime, sqltypes.Timestamp:
+		return true
+	}
+	return false
+}
+
+// dateInterval says whether e is a DATE plus or minus an interval of whole
+// days or more, which MySQL keeps a DATE.
+func dateInterval(e *expression.Arithmetic) bool {
+	if e.Op != "+" && e.Op != "-" {
+		return false
+	}
+	date, iv := e.Left(), e.Right()
+	if _, ok := date.(*expression.Interval); ok && e.Op == "+" {
+		date, iv = iv, date
+	}
+	in, ok := iv.(*expression.Interval)
+	if !ok || date.Type() != types.Date {
+		return false
+	}
+	switch strings.ToUpper(in.Unit) {
+	case "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "YEAR_MONTH":
 		return true
 	}
 	return false

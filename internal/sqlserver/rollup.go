@@ -152,7 +152,7 @@ func rewriteRollup(sel *ast.Select, parse func(string) (ast.Statement, error)) e
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s as %s", quoteIdent(names[i]), quoteIdent(columnName(ae)))
+		fmt.Fprintf(&b, "%s as %s", sqltext.QuoteIdent(names[i]), sqltext.QuoteIdent(columnName(ae)))
 	}
 	var orderKeys []ast.Expr // ORDER BY items computed in the branches
 	var order []string
@@ -162,15 +162,15 @@ func rewriteRollup(sel *ast.Select, parse func(string) (ast.Statement, error)) e
 			dir = ""
 		}
 		if i, ok := resultColumn(o.Expr, sel.SelectExprs); ok {
-			order = append(order, quoteIdent(names[i])+dir)
+			order = append(order, sqltext.QuoteIdent(names[i])+dir)
 			continue
 		}
 		orderKeys = append(orderKeys, o.Expr)
-		order = append(order, quoteIdent("~o"+strconv.Itoa(len(orderKeys)))+dir)
+		order = append(order, sqltext.QuoteIdent("~o"+strconv.Itoa(len(orderKeys)))+dir)
 	}
 	if !sel.QueryOpts.Distinct {
 		for j := 1; j <= n; j++ {
-			order = append(order, quoteIdent("~r"+strconv.Itoa(j)), quoteIdent("~g"+strconv.Itoa(j)))
+			order = append(order, sqltext.QuoteIdent("~r"+strconv.Itoa(j)), sqltext.QuoteIdent("~g"+strconv.Itoa(j)))
 		}
 	}
 	b.WriteString(" from (")
@@ -180,7 +180,7 @@ func rewriteRollup(sel *ast.Select, parse func(string) (ast.Statement, error)) e
 		}
 		q.branch(&b, k, names, orderKeys)
 	}
-	b.WriteString(") as " + quoteIdent(rollupMarker))
+	b.WriteString(") as " + sqltext.QuoteIdent(rollupMarker))
 	if len(order) > 0 {
 		b.WriteString(" order by " + strings.Join(order, ", "))
 	}
@@ -213,10 +213,10 @@ func (q *rollupQuery) branch(b *strings.Builder, k int, names []string, orderKey
 			b.WriteString(", ")
 		}
 		b.WriteString(q.print(se.(*ast.AliasedExpr).Expr, k))
-		b.WriteString(" as " + quoteIdent(names[i]))
+		b.WriteString(" as " + sqltext.QuoteIdent(names[i]))
 	}
 	for i, e := range orderKeys {
-		fmt.Fprintf(b, ", %s as %s", q.print(e, k), quoteIdent("~o"+strconv.Itoa(i+1)))
+		fmt.Fprintf(b, ", %s as %s", q.print(e, k), sqltext.QuoteIdent("~o"+strconv.Itoa(i+1)))
 	}
 	for j, g := range q.groups {
 		left := "1"
@@ -224,7 +224,7 @@ func (q *rollupQuery) branch(b *strings.Builder, k int, names []string, orderKey
 		if j < k {
 			left, val = "0", q.print(g, k)
 		}
-		fmt.Fprintf(b, ", %s as %s, %s as %s", left, quoteIdent("~r"+strconv.Itoa(j+1)), val, quoteIdent("~g"+strconv.Itoa(j+1)))
+		fmt.Fprintf(b, ", %s as %s, %s as %s", left, sqltext.QuoteIdent("~r"+strconv.Itoa(j+1)), val, sqltext.QuoteIdent("~g"+strconv.Itoa(j+1)))
 	}
 	if sel.From != nil {
 		b.WriteString(" from ")
@@ -406,4 +406,9 @@ func hasWindow(sel *ast.Select) bool {
 	_ = ast.Walk(visit, sel.SelectExprs)
 	_ = ast.Walk(visit, sel.OrderBy)
 	return found
+}
+
+// groupText is an expression's text for matching a GROUP BY expression.
+func groupText(e ast.Expr) string {
+	return strings.ToLower(strings.ReplaceAll(ast.String(e), "`", ""))
 }

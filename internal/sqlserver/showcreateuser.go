@@ -100,14 +100,14 @@ func (h protocolHandler) showCreateUserQuery(ctx context.Context, c *mysql.Conn,
 	}
 	label := fmt.Sprintf("CREATE USER for %s@%s", user, host)
 	req := h.srv.acctTLS.get(mysql_db.UserPrimaryKey{User: u.User, Host: u.Host})
-	return "SELECT " + sqlString(createUserText(u, req)) + " AS " + quoteIdent(label), true, nil
+	return "SELECT " + sqlString(createUserText(u, req)) + " AS " + sqltext.QuoteIdent(label), true, nil
 }
 
 // createUserText is MySQL 8's SHOW CREATE USER text of account u, whose
 // REQUIRE clause is req.
 func createUserText(u *mysql_db.User, req tlsRequirement) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE USER %s@%s IDENTIFIED WITH %s", quoteIdent(u.User), quoteIdent(u.Host), sqlString(u.Plugin))
+	fmt.Fprintf(&b, "CREATE USER %s@%s IDENTIFIED WITH %s", sqltext.QuoteIdent(u.User), sqltext.QuoteIdent(u.Host), sqlString(u.Plugin))
 	if u.AuthString != "" {
 		b.WriteString(" AS " + sqlString(u.AuthString))
 	}

@@ -74,10 +74,10 @@ func (x adminExec) rowTriggers(ctx *sql.Context, s *Session, n *plan.InsertInto,
 	if !found || len(it.sch) == 0 {
 		return nil
 	}
-	q := fmt.Sprintf("DELETE FROM %s.%s", quoteIdent(db), quoteIdent(table))
+	q := fmt.Sprintf("DELETE FROM %s.%s", sqltext.QuoteIdent(db), sqltext.QuoteIdent(table))
 	if !n.IsReplace {
-		c := quoteIdent(it.sch[0].Name)
-		q = fmt.Sprintf("UPDATE %s.%s SET %s = %s", quoteIdent(db), quoteIdent(table), c, c)
+		c := sqltext.QuoteIdent(it.sch[0].Name)
+		q = fmt.Sprintf("UPDATE %s.%s SET %s = %s", sqltext.QuoteIdent(db), sqltext.QuoteIdent(table), c, c)
 	}
 	planned, err := x.srv.engine.AnalyzeQuery(ctx, q)
 	if err != nil {

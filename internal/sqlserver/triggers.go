@@ -58,8 +58,6 @@ func unquoteIdent(s string) string {
 	return s
 }
 
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
 // triggerTable returns the table of trigger def in database d, and whether
 // the trigger names one.
 func (d *Database) triggerTable(def sql.TriggerDefinition) (string, bool) {
@@ -82,9 +80,9 @@ func (d *Database) renameTriggers(ctx *sql.Context, from, to string) error {
 		if !ok || !strings.EqualFold(table, from) || (db != "" && !strings.EqualFold(db, d.Name())) {
 			continue
 		}
-		ref := quoteIdent(to)
+		ref := sqltext.QuoteIdent(to)
 		if db != "" {
-			ref = quoteIdent(db) + "." + ref
+			ref = sqltext.QuoteIdent(db) + "." + ref
 		}
 		def.CreateStatement = def.CreateStatement[:start] + ref + def.CreateStatement[end:]
 		b, err := json.Marshal(def)

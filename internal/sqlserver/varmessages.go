@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -43,17 +44,10 @@ func missingSystemView(m []string, c msgContext) (int, string, string, bool) {
 	return 0, "", "", false
 }
 
-// aggregates are the functions whose wrong number of arguments MySQL's
-// parser refuses (1064), not its function table (1582).
-var aggregates = map[string]bool{"sum": true, "avg": true, "count": true, "min": true, "max": true,
-	"group_concat": true, "std": true, "stddev": true, "stddev_pop": true, "stddev_samp": true,
-	"variance": true, "var_pop": true, "var_samp": true, "bit_and": true, "bit_or": true, "bit_xor": true,
-	"json_arrayagg": true, "json_objectagg": true}
-
 // wrongArgumentCount is MySQL's 1582 for a built-in function called with
 // a wrong number of arguments.
 func wrongArgumentCount(m []string, _ msgContext) (int, string, string, bool) {
-	if aggregates[strings.ToLower(m[1])] {
+	if funcs.Aggregates[strings.ToLower(m[1])] {
 		return 0, "", "", false
 	}
 	return 1582, "42000", fmt.Sprintf("Incorrect parameter count in the call to native function '%s'", strings.ToUpper(m[1])), true
