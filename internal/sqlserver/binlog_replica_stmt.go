@@ -17,7 +17,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/miraj-db/miraj/internal/binlog/replica"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
 // Miraj as a replica of a binary log source (§17.13.4): the statements

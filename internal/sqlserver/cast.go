@@ -15,7 +15,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // castRule gives two string conversions MySQL's meaning, for client
@@ -93,7 +94,7 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 						return ne, transform.NewTree, nil
 					}
 				case *expression.Arithmetic:
-					if dateInterval(e) {
+					if rules.DateInterval(e) {
 						return expression.NewConvert(e, expression.ConvertToDate), transform.NewTree, nil
 					}
 					if t := funcs.TextDateInterval(e); t != nil {
@@ -248,7 +249,7 @@ func newDecimalExtreme(name string, args []sql.Expression, greatest bool) *funcs
 		TypeOf: func(args []sql.Expression) sql.Type {
 			intDigits, scale := 0, 0
 			for _, a := range args {
-				p, s := integerDigits(a.Type()), 0
+				p, s := rules.IntegerDigits(a.Type()), 0
 				if d, ok := a.Type().(sql.DecimalType); ok {
 					p, s = int(d.Precision()), int(d.Scale())
 				}
@@ -302,7 +303,7 @@ func newExtreme(ctx *sql.Context, name string, args []sql.Expression, greatest b
 	allInt, allText, signed, unsigned := true, true, false, false
 	for _, a := range args {
 		t := a.Type()
-		integer, uns := integerKind(t)
+		integer, uns := rules.IntegerKind(t)
 		allInt = allInt && integer
 		allText = allText && types.IsText(t)
 		signed = signed || (integer && !uns)

@@ -8,7 +8,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
 // information_schema.COLUMNS as MySQL fills it, where ORMs read a table's

@@ -3,7 +3,7 @@ package sqlserver
 import (
 	"testing"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
 func TestMySQLDoubleText(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // adminExec is the execution builder's first look at each node: it refuses
@@ -173,7 +174,7 @@ func (x adminExec) buildUpdateOrDeleteFrom(ctx *sql.Context, n sql.Node, row sql
 	if err != nil {
 		return nil, err
 	}
-	checked, same, err := checkArithmetic(checked)
+	checked, same, err := rules.CheckArithmetic(checked)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +215,7 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 	} else if !same {
 		n = dated.(*plan.InsertInto)
 	}
-	checked, _, err := checkArithmetic(n)
+	checked, _, err := rules.CheckArithmetic(n)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 		}
 	}
 	n = checked.(*plan.InsertInto)
-	src, same, err := checkArithmetic(n.Source)
+	src, same, err := rules.CheckArithmetic(n.Source)
 	if err != nil {
 		return nil, err
 	}

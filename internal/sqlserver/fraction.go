@@ -8,7 +8,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
 // A DATETIME(n) value is written with n digits after the seconds, zeros

@@ -6,7 +6,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // serverFunctions are the functions the server adds to go-mysql-server's
@@ -14,9 +15,9 @@ import (
 // literals (DATE '…'), the quantified comparisons (ANY, ALL), and the
 // helpers the server's rewrites call (the assignment of a user variable
 // inside an expression, NTH_VALUE's arguments).
-var serverFunctions = slices.Concat(funcs.Functions, funcs.MoreFunctions, quantifiedFunctions, funcs.TypedLiterals, []sql.Function{
+var serverFunctions = slices.Concat(funcs.Functions, funcs.MoreFunctions, rules.QuantifiedFunctions, funcs.TypedLiterals, []sql.Function{
 	sql.Function2{Name: assignFunction, Fn: newAssign},
-	sql.Function2{Name: nthFunction, Fn: newNthArgs},
+	sql.Function2{Name: rules.NthFunction, Fn: rules.NewNthArgs},
 })
 
 // Function gives MySQL's version of a function go-mysql-server has in

@@ -9,6 +9,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // ONLY_FULL_GROUP_BY, part of MySQL 8's default sql_mode, as MySQL checks
@@ -482,7 +483,7 @@ func (sc *groupScope) group(e ast.Expr) {
 		}
 		if cn.Qualifier.IsEmpty() {
 			if a, ok := sc.aliases[cn.Name.Lowered()]; ok {
-				if _, isCol := a.(*ast.ColName); isCol || !sc.grouped[groupText(a)] {
+				if _, isCol := a.(*ast.ColName); isCol || !sc.grouped[rules.GroupText(a)] {
 					sc.group(a)
 				}
 				return
@@ -502,7 +503,7 @@ func (sc *groupScope) group(e ast.Expr) {
 			}
 		}
 	}
-	sc.grouped[groupText(e)] = true
+	sc.grouped[rules.GroupText(e)] = true
 }
 
 // anyHas reports whether a table of the query has a column called name.
@@ -679,7 +680,7 @@ func (sc *groupScope) ungroupedIn(n ast.SQLNode, scopes []*innerScope) (colRef, 
 			}
 			return false, nil
 		}
-		if x, ok := node.(ast.Expr); ok && len(sc.grouped) > 0 && sc.grouped[groupText(x)] {
+		if x, ok := node.(ast.Expr); ok && len(sc.grouped) > 0 && sc.grouped[rules.GroupText(x)] {
 			return false, nil
 		}
 		return true, nil

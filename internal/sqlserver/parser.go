@@ -31,7 +31,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
@@ -142,7 +143,7 @@ func (p lockParser) finishText(ctx *sql.Context, q, rb, r string, delim rune, as
 // ROLLUP), and r, rb with its assignments in expressions rewritten
 // (assignvar.go), which changes lengths.
 func readableText(q string) (rb, r string, assigned assignments) {
-	rb = rollupText(blankLockClauses(sqltext.UnwrapVersionComments(q)))
+	rb = rules.RollupText(blankLockClauses(sqltext.UnwrapVersionComments(q)))
 	r, assigned = assignmentText(rb)
 	return rb, r, assigned
 }
@@ -174,28 +175,28 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 			}
 		case *ast.Select:
 			if len(n.Window) > 0 {
-				inlineWindows(n)
+				rules.InlineWindows(n)
 			}
-			if takeRollup(n) {
+			if rules.TakeRollup(n) {
 				rollups = append(rollups, n)
 				stray = stray || len(n.GroupBy) == 0
 			}
 		case *ast.ColName:
-			stray = stray || isRollupMarker(n)
+			stray = stray || rules.IsRollupMarker(n)
 		case *ast.IntervalExpr:
 			restoreUnit(n)
 		case *ast.FuncExpr:
-			nthValueCall(n)
+			rules.NthValueCall(n)
 		}
 		return true, nil
 	}, body)
 	if stray {
-		return nil, errRollupSyntax()
+		return nil, rules.ErrRollupSyntax()
 	}
 	nameBodyColumns(stmt, text, assigned)
 	restoreRoutineSyntax(stmt)
 	routineSyntax(stmt)
-	if err := checkAggregatePlacement(body); err != nil {
+	if err := rules.CheckAggregatePlacement(body); err != nil {
 		return nil, err
 	}
 	if ctx != nil {
@@ -221,11 +222,11 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 	}
 	if len(rollups) > 0 {
 		if ddl, ok := stmt.(*ast.DDL); ok && ddl.ViewSpec != nil {
-			return nil, errRollupUnsupported("a view")
+			return nil, rules.ErrRollupUnsupported("a view")
 		}
 	}
 	for i := len(rollups) - 1; i >= 0; i-- {
-		if err := rewriteRollup(rollups[i], p.Parser.ParseSimple); err != nil {
+		if err := rules.RewriteRollup(rollups[i], p.Parser.ParseSimple); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // The privileges of the statements that change a server or a cluster, which
@@ -326,14 +328,14 @@ func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, us
 // it to go-mysql-server (no collated string column, or another session).
 func (x adminExec) distinct(ctx *sql.Context, n, child sql.Node, row sql.Row) (sql.RowIter, error) {
 	s, ok := ctx.Session.(*Session)
-	if !ok || !s.mysql || !hasCollatedString(child.Schema()) {
+	if !ok || !s.mysql || !rules.HasCollatedString(child.Schema()) {
 		return nil, nil
 	}
 	iter, err := x.exec.Build(ctx, child, row)
 	if err != nil {
 		return nil, err
 	}
-	return newCollatedDistinct(iter, child.Schema()), nil
+	return rules.NewCollatedDistinct(iter, child.Schema()), nil
 }
 
 // setStatementRE recognises a SET statement.

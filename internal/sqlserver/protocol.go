@@ -14,7 +14,8 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -252,7 +253,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		})
 	}
 	written := q
-	q, _ = rewriteQuantified(showSchemasText(q))
+	q, _ = rules.RewriteQuantified(showSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -318,7 +319,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		})
 	}
-	q, _ = rewriteQuantified(showSchemasText(q))
+	q, _ = rules.RewriteQuantified(showSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -342,7 +343,7 @@ func (h protocolHandler) ComPrepare(ctx context.Context, c *mysql.Conn, q string
 		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
 	}
 	written := q
-	if rq, ok := rewriteQuantified(q); ok {
+	if rq, ok := rules.RewriteQuantified(q); ok {
 		q = rq
 		p.PrepareStmt = rq
 	}

@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"strings"
 	"testing"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 func TestRewriteQuantified(t *testing.T) {
@@ -20,7 +22,7 @@ func TestRewriteQuantified(t *testing.T) {
 		{"SELECT a FROM t /* > ALL (SELECT 1) */ WHERE a <=> ALL", ""},
 		{"SELECT a = ANY (SELECT b FROM u", ""}, // unbalanced: left to the parser
 	} {
-		got, ok := rewriteQuantified(c.in)
+		got, ok := rules.RewriteQuantified(c.in)
 		if c.want == "" {
 			if ok || got != c.in {
 				t.Errorf("%q rewritten as %q", c.in, got)
@@ -31,7 +33,7 @@ func TestRewriteQuantified(t *testing.T) {
 			t.Errorf("%q:\n got %q\nwant %q", c.in, got, c.want)
 			continue
 		}
-		if back := restoreQuantified(got); back != c.in {
+		if back := rules.RestoreQuantified(got); back != c.in {
 			t.Errorf("%q restored as %q", got, back)
 		}
 	}

@@ -18,7 +18,8 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -836,7 +837,7 @@ func (s *scanning) step(ctx context.Context, rows int) error {
 }
 
 // distinctRows keeps the first of the rows whose projected values MySQL
-// takes for the same (distinctKey).
+// takes for the same (DistinctKey).
 func distinctRows(ctx *sql.Context, sch sql.Schema, proj []int, rows []*storage.Row) ([]*storage.Row, error) {
 	outSch := make(sql.Schema, len(proj))
 	for i, pos := range proj {
@@ -851,7 +852,7 @@ func distinctRows(ctx *sql.Context, sch sql.Schema, proj []int, rows []*storage.
 			vals[i] = r.Value(pos)
 		}
 		var err error
-		if key, err = distinctKey(ctx, key[:0], outSch, vals); err != nil {
+		if key, err = rules.DistinctKey(ctx, key[:0], outSch, vals); err != nil {
 			return nil, err
 		}
 		if _, dup := seen[string(key)]; dup {

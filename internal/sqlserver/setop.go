@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // UNION (DISTINCT), INTERSECT and EXCEPT compare rows as MySQL does, under the
@@ -20,14 +21,14 @@ import (
 // text (sql.HashOf), and made a column whose two sides' types differ a
 // CHAR in utf8mb4_0900_bin, so it kept both, even for a column with
 // itself. Here the union's rows are read without go-mysql-server's
-// DISTINCT, then made distinct by distinctKey with each string column's
+// DISTINCT, then made distinct by DistinctKey with each string column's
 // collation as MySQL works it out from the two sides (the column's, or
 // the connection's for literals), then ordered (ORDER BY, with the same
 // collations), then OFFSET and LIMIT, in the order the union applies them.
 
 // setOp runs a UNION DISTINCT, an INTERSECT or an EXCEPT of a client
 // session over string columns with a collation; nil leaves the others to
-// go-mysql-server. INTERSECT and EXCEPT compare rows by distinctKey too
+// go-mysql-server. INTERSECT and EXCEPT compare rows by DistinctKey too
 // (go-mysql-server compared their hashes: 'apple' INTERSECT 'APPLE' was
 // empty); with ALL they keep as many copies of a row as MySQL does (the
 // fewer of the two sides', the left's less the right's).
@@ -36,7 +37,7 @@ func (x adminExec) setOp(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowI
 		return nil, nil
 	}
 	sch := unionSchema(ctx, n)
-	if !hasCollatedString(sch) {
+	if !rules.HasCollatedString(sch) {
 		return nil, nil
 	}
 	var iter sql.RowIter
@@ -47,7 +48,7 @@ func (x adminExec) setOp(ctx *sql.Context, n *plan.SetOp, row sql.Row) (sql.RowI
 		if iter, err = x.exec.Build(ctx, &all, row); err != nil {
 			return nil, err
 		}
-		iter = newCollatedDistinct(iter, sch)
+		iter = rules.NewCollatedDistinct(iter, sch)
 	} else if iter, err = x.intersectExcept(ctx, n, sch, row); err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (x adminExec) intersectExcept(ctx *sql.Context, n *plan.SetOp, sch sql.Sche
 	return sql.RowsToRowIter(rows...), nil
 }
 
-// keyedRows are the rows of one side of a set operation by distinctKey: the
+// keyedRows are the rows of one side of a set operation by DistinctKey: the
 // keys in the order they first came, the first row and the count of each.
 type keyedRows struct {
 	order []string
@@ -133,7 +134,7 @@ func (x adminExec) keyedRows(ctx *sql.Context, n sql.Node, sch sql.Schema, row s
 		if err != nil {
 			return nil, err
 		}
-		if key, err = distinctKey(ctx, key[:0], sch, r); err != nil {
+		if key, err = rules.DistinctKey(ctx, key[:0], sch, r); err != nil {
 			return nil, err
 		}
 		k := string(key)

@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -278,7 +279,7 @@ func intervalValue(text, unit string) (int64, bool) {
 	return total, true
 }
 
-// restoreRoutineSyntax applies restoreUnit and nthValueCall to the body
+// restoreRoutineSyntax applies restoreUnit and NthValueCall to the body
 // of a procedure, trigger or event, which the walk over the statement does
 // not enter: the body is parsed again at each use, but its plan is built
 // from this statement's when it is created.
@@ -304,7 +305,7 @@ func restoreRoutineSyntax(stmt ast.Statement) {
 		case *ast.IntervalExpr:
 			restoreUnit(n)
 		case *ast.FuncExpr:
-			nthValueCall(n)
+			rules.NthValueCall(n)
 		}
 		return true, nil
 	}, body)

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
 // The digits SUM and AVG add to their argument's (sql/item_sum.cc:
@@ -23,7 +23,7 @@ const (
 	avgExtraDigits = 4
 )
 
-// exactSumRule makes SUM and AVG of an integer or DECIMAL argument (not
+// ExactSum makes SUM and AVG of an integer or DECIMAL argument (not
 // windowed) exact and typed as MySQL types them: SUM(DECIMAL(p,s)) is
 // DECIMAL(p+22,s), SUM(INT) DECIMAL(n+22,0), AVG(DECIMAL(p,s))
 // DECIMAL(p+4,s+4), AVG(INT) DECIMAL(n+4,4). go-mysql-server v0.20 adds
@@ -34,7 +34,7 @@ const (
 // STD of an INT column was truncated: 1 for 1.1180). COUNT(DISTINCT) of strings compares them under their
 // collation (distinct.go). Only client connections get them (Session.mysql):
 // go-mysql-server's engine suites assert its own DOUBLE results.
-func exactSumRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func ExactSum(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
@@ -209,7 +209,7 @@ func exactAggOf(e sql.Expression, windowed bool) *exactAgg {
 		d := arg.(sql.DecimalType)
 		prec, scale = int(d.Precision()), int(d.Scale())
 	case types.IsInteger(arg):
-		prec = integerDigits(arg)
+		prec = IntegerDigits(arg)
 	default:
 		return nil
 	}
@@ -222,8 +222,8 @@ func exactAggOf(e sql.Expression, windowed bool) *exactAgg {
 	return &exactAgg{Aggregation: agg, avg: avg, typ: types.MustCreateDecimalType(uint8(prec), uint8(scale)), scale: int32(scale)}
 }
 
-// integerDigits is the number of digits of an integer type's widest value.
-func integerDigits(t sql.Type) int {
+// IntegerDigits is the number of digits of an integer type's widest value.
+func IntegerDigits(t sql.Type) int {
 	switch t.Type() {
 	case types.Int8.Type(), types.Uint8.Type():
 		return 3
@@ -352,7 +352,7 @@ func collatedCountDistinctOf(e sql.Expression) *collatedCountDistinct {
 	for _, c := range cd.Children() {
 		sch = append(sch, &sql.Column{Type: c.Type()})
 	}
-	if !hasCollatedString(sch) {
+	if !HasCollatedString(sch) {
 		return nil
 	}
 	return &collatedCountDistinct{Aggregation: cd, sch: sch}
@@ -405,7 +405,7 @@ func (b *countDistinctBuffer) Update(ctx *sql.Context, row sql.Row) error {
 	return nil
 }
 
-// distinctValuesKey writes into b the distinctKey of the values of exprs
+// distinctValuesKey writes into b the DistinctKey of the values of exprs
 // (of types sch) on row; false when one of them is NULL.
 func distinctValuesKey(ctx *sql.Context, b []byte, exprs []sql.Expression, sch sql.Schema, row sql.Row) ([]byte, bool, error) {
 	vals := make(sql.Row, len(exprs))
@@ -416,7 +416,7 @@ func distinctValuesKey(ctx *sql.Context, b []byte, exprs []sql.Expression, sch s
 		}
 		vals[i] = v
 	}
-	b, err := distinctKey(ctx, b, sch, vals)
+	b, err := DistinctKey(ctx, b, sch, vals)
 	return b, err == nil, err
 }
 

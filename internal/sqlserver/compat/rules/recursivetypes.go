@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"strings"
@@ -12,17 +12,17 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
-// recursiveTypesRule gives a recursive CTE's DATE, DATETIME(n) and
+// RecursiveTypes gives a recursive CTE's DATE, DATETIME(n) and
 // TIMESTAMP(n) columns the type its non-recursive part gives them, as
 // MySQL does. go-mysql-server v0.20 widened them (Type.Promote) to
 // DATETIME(6): a DATE carried through WITH RECURSIVE came back as
 // '2026-02-25 00:00:00.000000', not '2026-02-25'. The CTE's schema, its
 // working table's and the columns that read them are retyped. Only client
 // connections get it (Session.mysql).
-func recursiveTypesRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func RecursiveTypes(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
@@ -44,7 +44,7 @@ func recursiveTypesRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *p
 						if !ok {
 							return e, transform.SameTree, nil
 						}
-						if dateInterval(a) {
+						if DateInterval(a) {
 							return expression.NewConvert(a, expression.ConvertToDate), transform.NewTree, nil
 						}
 						if t := funcs.TextDateInterval(a); t != nil {
@@ -149,9 +149,9 @@ func dateOrTime(t sql.Type) bool {
 	return false
 }
 
-// dateInterval says whether e is a DATE plus or minus an interval of whole
+// DateInterval says whether e is a DATE plus or minus an interval of whole
 // days or more, which MySQL keeps a DATE.
-func dateInterval(e *expression.Arithmetic) bool {
+func DateInterval(e *expression.Arithmetic) bool {
 	if e.Op != "+" && e.Op != "-" {
 		return false
 	}

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
@@ -8,7 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// groupOuterRule lets a correlated subquery in the select list, HAVING or
+// GroupOuter lets a correlated subquery in the select list, HAVING or
 // ORDER BY of a grouped query read the grouped table's columns that the
 // query does not select:
 //
@@ -28,7 +28,7 @@ import (
 // again: it evaluated the subquery a second time, on the inner
 // projection's rows, where the column it reads is not. The outer
 // projection now reads the inner one's column instead.
-func groupOuterRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func GroupOuter(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	same1 := transform.SameTree
 	grouped := false
 	transform.Inspect(n, func(n sql.Node) bool {

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
@@ -11,7 +11,7 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 )
 
-// hashJoinRule makes the hash keys of a hash join (and of the semi-joins
+// HashJoin makes the hash keys of a hash join (and of the semi-joins
 // of IN and EXISTS) on strings their weight strings under the collation
 // MySQL compares them with. go-mysql-server v0.20 hashes the strings
 // themselves, so rows whose strings are equal under the collation but
@@ -20,7 +20,7 @@ import (
 // none once the planner chose a hash join (larger tables). Equal weight
 // strings are equal strings under the collation, and the join's own
 // condition is still evaluated on the rows a key finds.
-func hashJoinRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func HashJoin(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		hl, ok := n.(*plan.HashLookup)
 		if !ok {

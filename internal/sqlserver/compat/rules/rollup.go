@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -18,9 +18,9 @@ import (
 // clause (1064), so Miraj reads it itself:
 //
 //   - before parsing, WITH ROLLUP becomes a marker column at the end of
-//     the GROUP BY list (rollupText), which parses wherever a GROUP BY may
+//     the GROUP BY list (RollupText), which parses wherever a GROUP BY may
 //     stand, so the statement's SELECT that carries it is found after;
-//   - that SELECT is rewritten (rewriteRollup) as one grouped query per
+//   - that SELECT is rewritten (RewriteRollup) as one grouped query per
 //     prefix, joined with UNION ALL in a derived table, the left-out
 //     expressions printed as NULL in each (in the select list, HAVING and
 //     ORDER BY, not inside aggregate functions or subqueries), sorted by
@@ -36,9 +36,9 @@ import (
 // the statement is parsed.
 const rollupMarker = "~rollup"
 
-// rollupText returns q with each WITH ROLLUP replaced by the marker
+// RollupText returns q with each WITH ROLLUP replaced by the marker
 // column (padded to the same length, so positions hold).
-func rollupText(q string) string {
+func RollupText(q string) string {
 	if sqltext.IndexFold(q, "rollup") < 0 {
 		return q
 	}
@@ -64,32 +64,32 @@ func rollupText(q string) string {
 	return string(b)
 }
 
-// isRollupMarker reports the marker column.
-func isRollupMarker(e ast.Expr) bool {
+// IsRollupMarker reports the marker column.
+func IsRollupMarker(e ast.Expr) bool {
 	cn, ok := e.(*ast.ColName)
 	return ok && cn.Qualifier.IsEmpty() && cn.Name.String() == rollupMarker
 }
 
-// takeRollup takes the marker off the end of sel's GROUP BY, reporting
+// TakeRollup takes the marker off the end of sel's GROUP BY, reporting
 // whether it was there.
-func takeRollup(sel *ast.Select) bool {
-	if len(sel.GroupBy) == 0 || !isRollupMarker(sel.GroupBy[len(sel.GroupBy)-1]) {
+func TakeRollup(sel *ast.Select) bool {
+	if len(sel.GroupBy) == 0 || !IsRollupMarker(sel.GroupBy[len(sel.GroupBy)-1]) {
 		return false
 	}
 	sel.GroupBy = sel.GroupBy[:len(sel.GroupBy)-1]
 	return true
 }
 
-// errRollupSyntax is the parser's 1064 for WITH ROLLUP where MySQL takes
+// ErrRollupSyntax is the parser's 1064 for WITH ROLLUP where MySQL takes
 // none (the marker left anywhere but at the end of a GROUP BY).
-func errRollupSyntax() error {
+func ErrRollupSyntax() error {
 	return mysql.NewSQLError(mysql.ERParseError, "42000",
 		"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'WITH ROLLUP'")
 }
 
-// errRollupUnsupported is MySQL's 1235 for what Miraj does not carry
+// ErrRollupUnsupported is MySQL's 1235 for what Miraj does not carry
 // through WITH ROLLUP.
-func errRollupUnsupported(what string) error {
+func ErrRollupUnsupported(what string) error {
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 		"This version of Miraj doesn't yet support '%s with WITH ROLLUP'", what)
 }
@@ -101,21 +101,21 @@ type rollupQuery struct {
 	err    error      // from printing (GROUPING of an expression not grouped)
 }
 
-// rewriteRollup replaces sel (its GROUP BY without the marker) with the
+// RewriteRollup replaces sel (its GROUP BY without the marker) with the
 // query that answers it with rollup rows; parse parses a statement.
-func rewriteRollup(sel *ast.Select, parse func(string) (ast.Statement, error)) error {
+func RewriteRollup(sel *ast.Select, parse func(string) (ast.Statement, error)) error {
 	q := &rollupQuery{sel: sel}
 	if sel.Into != nil {
-		return errRollupUnsupported("SELECT … INTO")
+		return ErrRollupUnsupported("SELECT … INTO")
 	}
 	if len(sel.Window) > 0 || hasWindow(sel) {
-		return errRollupUnsupported("a window function")
+		return ErrRollupUnsupported("a window function")
 	}
 	aliases := map[string]ast.Expr{}
 	for _, se := range sel.SelectExprs {
 		ae, ok := se.(*ast.AliasedExpr)
 		if !ok {
-			return errRollupUnsupported("SELECT *")
+			return ErrRollupUnsupported("SELECT *")
 		}
 		if !ae.As.IsEmpty() {
 			aliases[ae.As.Lowered()] = ae.Expr
@@ -373,7 +373,7 @@ func sameGroupExpr(a, b ast.Expr) bool {
 	if aok != bok {
 		return false
 	}
-	return groupText(a) == groupText(b)
+	return GroupText(a) == GroupText(b)
 }
 
 // columnName is the name MySQL gives a select-list column: its alias,
@@ -408,7 +408,7 @@ func hasWindow(sel *ast.Select) bool {
 	return found
 }
 
-// groupText is an expression's text for matching a GROUP BY expression.
-func groupText(e ast.Expr) string {
+// GroupText is an expression's text for matching a GROUP BY expression.
+func GroupText(e ast.Expr) string {
 	return strings.ToLower(strings.ReplaceAll(ast.String(e), "`", ""))
 }

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// notInRule rewrites, in the conjuncts of every WHERE and HAVING, NOT (x IN
+// NotIn rewrites, in the conjuncts of every WHERE and HAVING, NOT (x IN
 // (subquery)) and NOT EXISTS (subquery) as (…) IS FALSE. Both are the same
 // filter (a row passes when the predicate is TRUE, and NOT p is TRUE
 // exactly when p is FALSE), but go-mysql-server v0.20 leaves these alone,
@@ -24,7 +24,7 @@ import (
 // (MySQL returns them: no row of the subquery matches). The IN and EXISTS
 // of the rewritten filters are evaluated as expressions, with MySQL's
 // three-valued logic (an uncorrelated subquery's rows are read once).
-func notInRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func NotIn(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return rewriteNotIn(n)
 }
 

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
 // An aggregate function in a WHERE clause (of a SELECT, an UPDATE or a
@@ -17,9 +17,9 @@ import (
 // inside a subquery of the clause belongs to the subquery, which is checked
 // on its own.
 
-// checkAggregatePlacement returns 1111 for the first WHERE or ON of stmt
+// CheckAggregatePlacement returns 1111 for the first WHERE or ON of stmt
 // that holds an aggregate function of its own query.
-func checkAggregatePlacement(stmt ast.Statement) error {
+func CheckAggregatePlacement(stmt ast.Statement) error {
 	var found bool
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
 		if found {

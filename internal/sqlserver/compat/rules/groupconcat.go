@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"reflect"
@@ -39,7 +39,7 @@ func groupConcatOf(e sql.Expression) sql.Expression {
 	for _, a := range args {
 		sch = append(sch, &sql.Column{Type: a.Type()})
 	}
-	if len(args) == 1 && !(distinct && hasCollatedString(sch)) {
+	if len(args) == 1 && !(distinct && HasCollatedString(sch)) {
 		return nil
 	}
 	sf := make(sql.SortFields, nSort)

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -16,23 +16,23 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
-// overflowRule replaces +, - and * of two integers by checkedArith, which
+// Overflow replaces +, - and * of two integers by checkedArith, which
 // computes in BIGINT (BIGINT UNSIGNED when an operand is unsigned) and fails
 // with 1690 when the result does not fit, as MySQL does. go-mysql-server
 // v0.20 wraps around: SELECT 9223372036854775807 + 1 gave
 // -9223372036854775808, and UPDATE p SET n = n - 2 on an INT UNSIGNED of 1
 // stored 4294967295. Client connections only (Session.mysql).
-func overflowRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func Overflow(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
-	return checkArithmetic(n)
+	return CheckArithmetic(n)
 }
 
-func checkArithmetic(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+func CheckArithmetic(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	return compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		a, ok := e.(*expression.Arithmetic)
 		if !ok {
@@ -64,15 +64,15 @@ func integerOperand(e sql.Expression) (integer, unsigned bool) {
 		if u, ok := funcs.AsUint64(v); ok {
 			return true, u > math.MaxInt64
 		}
-		return integerKind(lit.Type())
+		return IntegerKind(lit.Type())
 	}
-	return integerKind(e.Type())
+	return IntegerKind(e.Type())
 }
 
-// integerKind says whether t is an integer type, and an unsigned one. By
+// IntegerKind says whether t is an integer type, and an unsigned one. By
 // the wire type: a column's type need not be go-mysql-server's own
 // instance, which types.IsInteger compares with.
-func integerKind(t sql.Type) (integer, unsigned bool) {
+func IntegerKind(t sql.Type) (integer, unsigned bool) {
 	switch t.Type() {
 	case sqltypes.Int8, sqltypes.Int16, sqltypes.Int24, sqltypes.Int32, sqltypes.Int64:
 		return true, false

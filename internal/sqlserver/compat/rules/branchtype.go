@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
@@ -11,10 +11,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
-	"github.com/miraj-db/miraj/internal/sqlserver/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
-// branchTypeRule gives CASE, IF, IFNULL and COALESCE whose results are
+// BranchType gives CASE, IF, IFNULL and COALESCE whose results are
 // numbers, not all integers, MySQL's type for them: DOUBLE when one is a
 // float, else a DECIMAL with as many decimals as the most precise one. go-mysql-server v0.20 takes the type of
 // one of them: COALESCE(NULL, -71 * 75, AVG(17)) failed with 1105 "Out of
@@ -23,7 +23,7 @@ import (
 // 1e0) was a DECIMAL (MySQL: DOUBLE), COALESCE(AVG(17),
 // 123456.5) printed 17.0 (MySQL: 17.0000). Client connections only
 // (Session.mysql), as for exact sums, which make most of these DECIMALs.
-func branchTypeRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func BranchType(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}
@@ -88,7 +88,7 @@ func decimalOfBranches(results []sql.Expression) (sql.Type, bool) {
 }
 
 // decimalBranches is a CASE, IF, IFNULL or COALESCE typed by
-// branchTypeRule: its result is converted to that type. A COALESCE's
+// BranchType: its result is converted to that type. A COALESCE's
 // arguments are evaluated here, since its own Eval converts each to its
 // narrower type first.
 type decimalBranches struct {

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -18,32 +18,32 @@ import (
 // NTH_VALUE(expr, N) OVER (…): expr of the frame's N-th row, NULL when
 // the frame has fewer rows. go-mysql-server v0.20 has no such function
 // and builds a window function only from the names it lists (1305). The
-// parsed call becomes FIRST_VALUE(nthFunction(expr, N)) OVER (…), one of
-// those names (nthValueCall), and windowFrameRule turns that into
+// parsed call becomes FIRST_VALUE(NthFunction(expr, N)) OVER (…), one of
+// those names (NthValueCall), and WindowFrame turns that into
 // nthValue, with MySQL's frame: the one written, else with ORDER BY RANGE
 // BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (the current row's peers
 // included), else the whole partition.
 
-// nthFunction carries NTH_VALUE's arguments through FIRST_VALUE.
-const nthFunction = "__miraj_nth_value"
+// NthFunction carries NTH_VALUE's arguments through FIRST_VALUE.
+const NthFunction = "__miraj_nth_value"
 
-// nthValueCall rewrites f, when it is NTH_VALUE(…) OVER (…), as
-// FIRST_VALUE(nthFunction(…)) OVER (…).
-func nthValueCall(f *ast.FuncExpr) {
+// NthValueCall rewrites f, when it is NTH_VALUE(…) OVER (…), as
+// FIRST_VALUE(NthFunction(…)) OVER (…).
+func NthValueCall(f *ast.FuncExpr) {
 	if f.Over == nil || !f.Qualifier.IsEmpty() || f.Name.Lowered() != "nth_value" {
 		return
 	}
-	inner := &ast.FuncExpr{Name: ast.NewColIdent(nthFunction), Exprs: f.Exprs}
+	inner := &ast.FuncExpr{Name: ast.NewColIdent(NthFunction), Exprs: f.Exprs}
 	f.Name = ast.NewColIdent("first_value")
 	f.Exprs = ast.SelectExprs{&ast.AliasedExpr{Expr: inner}}
 }
 
-// nthArgs is nthFunction(expr, N), which only FIRST_VALUE carries.
+// nthArgs is NthFunction(expr, N), which only FIRST_VALUE carries.
 type nthArgs struct {
 	expr, n sql.Expression
 }
 
-func newNthArgs(expr, n sql.Expression) sql.Expression { return &nthArgs{expr: expr, n: n} }
+func NewNthArgs(expr, n sql.Expression) sql.Expression { return &nthArgs{expr: expr, n: n} }
 
 func (a *nthArgs) Resolved() bool             { return a.expr.Resolved() && a.n.Resolved() }
 func (a *nthArgs) String() string             { return fmt.Sprintf("%s, %s", a.expr, a.n) }
@@ -55,14 +55,14 @@ func (a *nthArgs) WithChildren(children ...sql.Expression) (sql.Expression, erro
 	if len(children) != 2 {
 		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 2)
 	}
-	return newNthArgs(children[0], children[1]), nil
+	return NewNthArgs(children[0], children[1]), nil
 }
 
 func (a *nthArgs) Eval(*sql.Context, sql.Row) (any, error) {
 	return nil, mysql.NewSQLError(1210, "HY000", "Incorrect arguments to nth_value")
 }
 
-// asNthValue returns e, FIRST_VALUE(nthFunction(expr, N)) OVER (…), as
+// asNthValue returns e, FIRST_VALUE(NthFunction(expr, N)) OVER (…), as
 // nthValue, or nil when e is something else. N must be a positive integer
 // constant (1210, as MySQL).
 func asNthValue(ctx *sql.Context, e sql.Expression) (sql.Expression, error) {

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -14,8 +14,8 @@ import (
 // its own PARTITION BY, an ORDER BY or frame given twice, a window that
 // does not exist) is left for go-mysql-server to refuse.
 
-// inlineWindows rewrites sel's OVER clauses (not its subqueries').
-func inlineWindows(sel *ast.Select) {
+// InlineWindows rewrites sel's OVER clauses (not its subqueries').
+func InlineWindows(sel *ast.Select) {
 	defs := map[string]*ast.WindowDef{}
 	for _, w := range sel.Window {
 		if w == nil || w.Name.IsEmpty() {

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -22,16 +22,16 @@ import (
 // rewritten before it is parsed: "x > ALL (S)" becomes
 // "x = miraj_quantified('> ALL ', (S))" (the call carries the text it
 // replaces), a comparison the parser takes, and
-// the analyzer rule quantifiedRule turns that comparison into a quantified
+// the analyzer rule Quantified turns that comparison into a quantified
 // one, evaluated with MySQL's three-valued logic.
 
 // quantifiedFunction is the name the rewritten text calls.
 const quantifiedFunction = "miraj_quantified"
 
-// rewriteQuantified returns q with every comparison quantified by ANY, SOME
+// RewriteQuantified returns q with every comparison quantified by ANY, SOME
 // or ALL over a parenthesized operand rewritten as described above, and
 // whether it found one. Quotes and comments are skipped (sqltext.Scan).
-func rewriteQuantified(q string) (string, bool) {
+func RewriteQuantified(q string) (string, bool) {
 	if !mayQuantify(q) {
 		return q, false
 	}
@@ -100,9 +100,9 @@ func comparisonBefore(q string, words []sqltext.Word, i int) (int, bool) {
 	return start, true
 }
 
-// restoreQuantified undoes rewriteQuantified in a text: each
+// restoreQuantified undoes RewriteQuantified in a text: each
 // "= miraj_quantified('x > ALL ', (S))" is "x > ALL (S)" again.
-func restoreQuantified(text string) string {
+func RestoreQuantified(text string) string {
 	words := sqltext.Scan(text, false)
 	var b strings.Builder
 	last := 0
@@ -162,14 +162,14 @@ func matchingParen(words []sqltext.Word, open int) int {
 }
 
 // quantifiedCall is miraj_quantified('op quantifier', operand) as the
-// rewritten text calls it: quantifiedRule replaces the comparison around
+// rewritten text calls it: Quantified replaces the comparison around
 // it. Evaluated anywhere else (called by name), it fails.
 type quantifiedCall struct {
 	code    sql.Expression
 	operand sql.Expression
 }
 
-var quantifiedFunctions = []sql.Function{
+var QuantifiedFunctions = []sql.Function{
 	sql.Function2{Name: quantifiedFunction, Fn: func(code, operand sql.Expression) sql.Expression {
 		return &quantifiedCall{code: code, operand: operand}
 	}},
@@ -200,10 +200,10 @@ func errQuantifier() error {
 	return mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; ANY, SOME and ALL take a subquery after a comparison operator")
 }
 
-// quantifiedRule replaces each comparison the text rewrite made, x =
+// Quantified replaces each comparison the text rewrite made, x =
 // miraj_quantified('op quantifier', (subquery)), by the quantified
 // comparison, in every node and subquery.
-func quantifiedRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func Quantified(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return rewriteQuantifiedNode(n)
 }
 
@@ -211,7 +211,7 @@ func rewriteQuantifiedNode(n sql.Node) (sql.Node, transform.TreeIdentity, error)
 	return compat.TransformAllExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		if a, ok := e.(*expression.Alias); ok && strings.Contains(a.Name(), quantifiedFunction) {
 			// A column named after its expression: the text as written.
-			na := expression.NewAlias(restoreQuantified(a.Name()), a.Child)
+			na := expression.NewAlias(RestoreQuantified(a.Name()), a.Child)
 			if a.Unreferencable() {
 				na = na.AsUnreferencable()
 			}

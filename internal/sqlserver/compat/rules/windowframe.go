@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"io"
@@ -13,7 +13,7 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 )
 
-// windowFrameRule gives an aggregate window function (SUM, COUNT, AVG,
+// WindowFrame gives an aggregate window function (SUM, COUNT, AVG,
 // MIN, MAX, BIT_*, STD…, FIRST_VALUE, LAST_VALUE) whose window has an
 // ORDER BY and no frame MySQL's default frame, RANGE BETWEEN UNBOUNDED
 // PRECEDING AND CURRENT ROW: the partition's rows up to the current row's
@@ -26,7 +26,7 @@ import (
 // RANK and the other functions that take no frame are left as they are.
 // Only client connections get it (Session.mysql): go-mysql-server's engine
 // suites assert its own frames.
-func windowFrameRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func WindowFrame(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !compat.FromClient(ctx) {
 		return n, transform.SameTree, nil
 	}

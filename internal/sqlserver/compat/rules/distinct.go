@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 )
 
-// distinctKey writes into b a key of row under sch that is equal for two
+// DistinctKey writes into b a key of row under sch that is equal for two
 // rows exactly when MySQL takes them for the same: a string of a column
 // with a collation is written as its weight string under that collation
 // ('apple' and 'Apple' are one value under utf8mb4_0900_ai_ci), every
@@ -19,7 +19,7 @@ import (
 // only if every value is. go-mysql-server v0.20 hashes a row's values as
 // text (sql.HashOf), without their collation, so its DISTINCT and
 // COUNT(DISTINCT) kept 'apple' and 'Apple' apart.
-func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byte, error) {
+func DistinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byte, error) {
 	for i, v := range row {
 		at := len(b)
 		b = append(b, 0, 0, 0, 0)
@@ -58,9 +58,9 @@ func distinctKey(ctx *sql.Context, b []byte, sch sql.Schema, row sql.Row) ([]byt
 	return b, nil
 }
 
-// hasCollatedString says whether a schema has a string column whose
+// HasCollatedString says whether a schema has a string column whose
 // collation is not binary (where go-mysql-server's DISTINCT is wrong).
-func hasCollatedString(sch sql.Schema) bool {
+func HasCollatedString(sch sql.Schema) bool {
 	for _, c := range sch {
 		if st, ok := c.Type.(sql.StringType); ok && !st.Collation().Equals(sql.Collation_binary) && !types.IsBinaryType(c.Type) {
 			return true
@@ -69,7 +69,7 @@ func hasCollatedString(sch sql.Schema) bool {
 	return false
 }
 
-// collatedDistinct returns the rows of its child whose distinctKey it has
+// collatedDistinct returns the rows of its child whose DistinctKey it has
 // not returned yet. It holds every key seen, as go-mysql-server's DISTINCT
 // holds every hash.
 type collatedDistinct struct {
@@ -79,7 +79,7 @@ type collatedDistinct struct {
 	key   []byte
 }
 
-func newCollatedDistinct(child sql.RowIter, sch sql.Schema) *collatedDistinct {
+func NewCollatedDistinct(child sql.RowIter, sch sql.Schema) *collatedDistinct {
 	return &collatedDistinct{child: child, sch: sch, seen: map[string]struct{}{}}
 }
 
@@ -89,7 +89,7 @@ func (d *collatedDistinct) Next(ctx *sql.Context) (sql.Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.key, err = distinctKey(ctx, d.key[:0], d.sch, r); err != nil {
+		if d.key, err = DistinctKey(ctx, d.key[:0], d.sch, r); err != nil {
 			return nil, err
 		}
 		if _, dup := d.seen[string(d.key)]; dup {

@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"github.com/dolthub/go-mysql-server/sql"
@@ -7,12 +7,12 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// setDefaultRule refuses a foreign key ON DELETE or ON UPDATE SET
+// SetDefault refuses a foreign key ON DELETE or ON UPDATE SET
 // DEFAULT, as InnoDB does. go-mysql-server refuses it only when its own
 // MySQL parser read the statement; through the server's it created the
 // key, and a delete of a parent row then set the child's columns to
 // their defaults.
-func setDefaultRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func SetDefault(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	var fks []*sql.ForeignKeyConstraint
 	switch n := n.(type) {
 	case *plan.CreateTable:
