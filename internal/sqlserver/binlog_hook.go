@@ -15,6 +15,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -250,11 +251,11 @@ func (b *binlogServer) table(db string, def *storage.TableDef) (*binlog.Table, s
 			return bt.t, bt.sch, nil
 		}
 	}
-	ti, err := info(def)
+	ti, err := tabledef.Decode(def)
 	if err != nil {
 		return nil, nil, err
 	}
-	sch := ti.schema.Schema
+	sch := ti.Schema.Schema
 	t := &binlog.Table{DB: db, Name: def.Name, Cols: make([]binlog.Column, len(sch))}
 	for i, c := range sch {
 		col, err := binlogColumn(c.Type)

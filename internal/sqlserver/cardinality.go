@@ -82,7 +82,7 @@ func forgetCardinality(db, table string) {
 // index name of t as the session sees it; false when t has no such index
 // or n is out of its range.
 func (t *Table) cardinality(ctx *sql.Context, name string, n int) (int64, bool) {
-	def := t.info.def
+	def := t.info.Def
 	index, cols := -2, []int(nil)
 	if strings.EqualFold(name, "PRIMARY") && len(def.PK) > 0 {
 		index, cols = -1, def.PK
@@ -157,7 +157,7 @@ func showIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIte
 // column seq (from 1) of index name: the length of its prefix, NULL when
 // the whole column is indexed.
 func (t *Table) subPart(name string, seq int) any {
-	for _, ix := range t.info.meta.Indexes {
+	for _, ix := range t.info.Meta.Indexes {
 		if strings.EqualFold(ix.Name, name) {
 			if seq >= 1 && seq <= len(ix.Prefixes) && ix.Prefixes[seq-1] > 0 {
 				return int64(ix.Prefixes[seq-1])

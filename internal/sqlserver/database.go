@@ -10,6 +10,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -148,7 +149,7 @@ func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table
 	if ttx := d.tempTx(ctx); ttx != nil {
 		if t, ok := ttx.Table(name); ok {
 			// A temporary table hides a table of the same name.
-			ti, err := info(t.Def())
+			ti, err := tabledef.Decode(t.Def())
 			if err != nil {
 				return nil, false, err
 			}
@@ -159,7 +160,7 @@ func (d *Database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table
 	if !ok {
 		return nil, false, nil
 	}
-	ti, err := info(t.Def())
+	ti, err := tabledef.Decode(t.Def())
 	if err != nil {
 		return nil, false, err
 	}
@@ -181,7 +182,7 @@ func (d *Database) createTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if _, exists := tx.Table(name); exists {
 		return sql.ErrTableAlreadyExists.New(name)
 	}
-	def, err := buildDef(name, sch, collation, comment, nil, nil, nil)
+	def, err := tabledef.Build(name, sch, collation, comment, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.P
 	if _, exists := tx.Table(name); exists {
 		return sql.ErrTableAlreadyExists.New(name)
 	}
-	def, err := buildDef(name, sch, collation, "", nil, nil, nil)
+	def, err := tabledef.Build(name, sch, collation, "", nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (d *Database) GetAllTemporaryTables(ctx *sql.Context) ([]sql.Table, error) 
 	if ttx := d.tempTx(ctx); ttx != nil {
 		for _, n := range ttx.Catalog().TableNames() {
 			t, _ := ttx.Table(n)
-			ti, err := info(t.Def())
+			ti, err := tabledef.Decode(t.Def())
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 )
 
 // Foreign keys are stored in the child table's definition; go-mysql-server
@@ -20,11 +22,11 @@ func (t *Table) GetDeclaredForeignKeys(ctx *sql.Context) ([]sql.ForeignKeyConstr
 	if err != nil {
 		return nil, err
 	}
-	ti, err := info(st.Def())
+	ti, err := tabledef.Decode(st.Def())
 	if err != nil {
 		return nil, err
 	}
-	return ti.meta.ForeignKeys, nil
+	return ti.Meta.ForeignKeys, nil
 }
 
 // GetReferencedForeignKeys returns the foreign keys of this database's
@@ -34,11 +36,11 @@ func (t *Table) GetReferencedForeignKeys(ctx *sql.Context) ([]sql.ForeignKeyCons
 	var out []sql.ForeignKeyConstraint
 	for _, name := range cat.TableNames() {
 		st, _ := cat.Table(name)
-		ti, err := info(st.Def())
+		ti, err := tabledef.Decode(st.Def())
 		if err != nil {
 			return nil, err
 		}
-		for _, fk := range ti.meta.ForeignKeys {
+		for _, fk := range ti.Meta.ForeignKeys {
 			if strings.EqualFold(fk.ParentTable, t.Name()) && strings.EqualFold(fk.ParentDatabase, t.db.Name()) {
 				out = append(out, fk)
 			}
@@ -52,11 +54,11 @@ func (t *Table) setForeignKeys(ctx *sql.Context, fks []sql.ForeignKeyConstraint)
 	if err != nil {
 		return err
 	}
-	ti, err := info(st.Def())
+	ti, err := tabledef.Decode(st.Def())
 	if err != nil {
 		return err
 	}
-	def, err := ti.with(t.Name(), nil, nil, nil, &fks)
+	def, err := ti.With(t.Name(), nil, nil, nil, &fks)
 	if err != nil {
 		return err
 	}
@@ -72,11 +74,11 @@ func (t *Table) AddForeignKey(ctx *sql.Context, fk sql.ForeignKeyConstraint) err
 	cat := t.tx(ctx).Catalog()
 	for _, name := range cat.TableNames() {
 		st, _ := cat.Table(name)
-		ti, err := info(st.Def())
+		ti, err := tabledef.Decode(st.Def())
 		if err != nil {
 			return err
 		}
-		for _, k := range ti.meta.ForeignKeys {
+		for _, k := range ti.Meta.ForeignKeys {
 			if strings.EqualFold(k.Name, fk.Name) {
 				return sql.ErrForeignKeyDuplicateName.New(fk.Name)
 			}

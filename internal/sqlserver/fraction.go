@@ -9,6 +9,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 )
 
 // A DATETIME(n) value is written with n digits after the seconds, zeros
@@ -94,16 +95,16 @@ func (s *Server) columnDigits(id uint32, database, table, column string) int {
 	if !ok {
 		return 0
 	}
-	ti, err := info(t.Def())
+	ti, err := tabledef.Decode(t.Def())
 	if err != nil {
 		return 0
 	}
-	i := ti.schema.Schema.IndexOfColName(column)
+	i := ti.Schema.Schema.IndexOfColName(column)
 	if i < 0 {
 		return 0
 	}
-	if dt, ok := ti.schema.Schema[i].Type.(sql.DatetimeType); ok {
+	if dt, ok := ti.Schema.Schema[i].Type.(sql.DatetimeType); ok {
 		return dt.Precision()
 	}
-	return funcs.TimeDigits(ti.schema.Schema[i].Type)
+	return funcs.TimeDigits(ti.Schema.Schema[i].Type)
 }

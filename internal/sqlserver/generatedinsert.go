@@ -29,8 +29,8 @@ func insertGeneratedColumns(s *Session, db string, stmt ast.Statement) {
 		return
 	}
 	generated := false
-	cols := make(ast.Columns, len(ti.schema.Schema))
-	for i, c := range ti.schema.Schema {
+	cols := make(ast.Columns, len(ti.Schema.Schema))
+	for i, c := range ti.Schema.Schema {
 		generated = generated || c.Generated != nil
 		cols[i] = ast.NewColIdent(c.Name)
 	}

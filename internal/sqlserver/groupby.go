@@ -10,6 +10,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 )
 
 // ONLY_FULL_GROUP_BY, part of MySQL 8's default sql_mode, as MySQL checks
@@ -142,7 +143,7 @@ func (g *groupCheck) subqueries(n ast.SQLNode, ctes map[string]bool) error {
 // a base table, its columns and keys (nil for anything else).
 type groupSource struct {
 	alias, db, table string
-	info             *tableInfo
+	info             *tabledef.Info
 }
 
 // colRef is a column of a known source.
@@ -286,7 +287,7 @@ func (sc *groupScope) checkAmbiguous(sel *ast.Select) error {
 				}
 				found := 0
 				for _, s := range sc.sources {
-					if s.info.schema.Schema.IndexOfColName(n.Name.String()) >= 0 {
+					if s.info.Schema.Schema.IndexOfColName(n.Name.String()) >= 0 {
 						found++
 					}
 				}
@@ -322,7 +323,7 @@ func (sc *groupScope) checkAmbiguous(sel *ast.Select) error {
 
 // groupByError is MySQL's 1055 (with GROUP BY) or 1140 (without).
 func groupByError(hasGroupBy bool, clause string, pos int, c colRef) error {
-	name := c.src.db + "." + c.src.alias + "." + c.src.info.schema.Schema[c.col].Name
+	name := c.src.db + "." + c.src.alias + "." + c.src.info.Schema.Schema[c.col].Name
 	if !hasGroupBy {
 		return mysql.NewSQLError(1140, "42000",
 			"In aggregated query without GROUP BY, expression #%d of SELECT list contains nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by", pos, name)
@@ -369,7 +370,7 @@ func (g *groupCheck) addSources(sc *groupScope, te ast.TableExpr, ctes map[strin
 				if s.info == nil {
 					continue
 				}
-				for _, col := range s.info.schema.Schema {
+				for _, col := range s.info.Schema.Schema {
 					name := strings.ToLower(col.Name)
 					if !seen[name] {
 						seen[name] = true
@@ -383,7 +384,7 @@ func (g *groupCheck) addSources(sc *groupScope, te ast.TableExpr, ctes map[strin
 			// USING (c): the column of each side is the other's.
 			var eq []*ast.ColName
 			for _, s := range sc.sources {
-				if s.info != nil && s.info.schema.Schema.IndexOfColName(c.String()) >= 0 {
+				if s.info != nil && s.info.Schema.Schema.IndexOfColName(c.String()) >= 0 {
 					eq = append(eq, &ast.ColName{Name: c, Qualifier: ast.TableName{Name: ast.NewTableIdent(s.alias)}})
 				}
 			}
@@ -401,7 +402,7 @@ func (g *groupCheck) addSources(sc *groupScope, te ast.TableExpr, ctes map[strin
 }
 
 // table returns a base table's definition; nil for anything else.
-func (g *groupCheck) table(db, name string) *tableInfo {
+func (g *groupCheck) table(db, name string) *tabledef.Info {
 	if db == "" {
 		return nil
 	}
@@ -413,7 +414,7 @@ func (g *groupCheck) table(db, name string) *tableInfo {
 	if !ok {
 		return nil
 	}
-	ti, err := info(t.Def())
+	ti, err := tabledef.Decode(t.Def())
 	if err != nil {
 		return nil
 	}
@@ -433,7 +434,7 @@ func (sc *groupScope) resolve(cn *ast.ColName) (colRef, bool) {
 			if s.info == nil {
 				return colRef{}, false
 			}
-			if i := s.info.schema.Schema.IndexOfColName(name); i >= 0 {
+			if i := s.info.Schema.Schema.IndexOfColName(name); i >= 0 {
 				return colRef{s, i}, true
 			}
 			return colRef{}, false
@@ -446,7 +447,7 @@ func (sc *groupScope) resolve(cn *ast.ColName) (colRef, bool) {
 		if s.info == nil {
 			continue
 		}
-		if i := s.info.schema.Schema.IndexOfColName(name); i >= 0 {
+		if i := s.info.Schema.Schema.IndexOfColName(name); i >= 0 {
 			found, n = colRef{s, i}, n+1
 		}
 	}
@@ -476,7 +477,7 @@ func (sc *groupScope) group(e ast.Expr) {
 		}
 		if q := cn.Qualifier; !q.IsEmpty() {
 			for _, src := range sc.sources {
-				if src.alias == strings.ToLower(q.Name.String()) && src.info != nil && src.info.schema.Schema.IndexOfColName(cn.Name.String()) < 0 {
+				if src.alias == strings.ToLower(q.Name.String()) && src.info != nil && src.info.Schema.Schema.IndexOfColName(cn.Name.String()) < 0 {
 					sc.unknownGroup = true // a column its table does not have
 				}
 			}
@@ -509,7 +510,7 @@ func (sc *groupScope) group(e ast.Expr) {
 // anyHas reports whether a table of the query has a column called name.
 func (sc *groupScope) anyHas(name string) bool {
 	for _, s := range sc.sources {
-		if s.info == nil || s.info.schema.Schema.IndexOfColName(name) >= 0 {
+		if s.info == nil || s.info.Schema.Schema.IndexOfColName(name) >= 0 {
 			return true
 		}
 	}
@@ -564,7 +565,7 @@ func (sc *groupScope) closeOver() {
 		}
 		for _, s := range sc.sources {
 			if s.info != nil && sc.keyDetermined(s) {
-				for i := range s.info.schema.Schema {
+				for i := range s.info.Schema.Schema {
 					add(colRef{s, i})
 				}
 			}
@@ -604,7 +605,7 @@ func (sc *groupScope) keyDetermined(s *groupSource) bool {
 		}
 		return true
 	}
-	def := s.info.def
+	def := s.info.Def
 	if all(def.PK) {
 		return true
 	}
@@ -614,7 +615,7 @@ func (sc *groupScope) keyDetermined(s *groupSource) bool {
 		}
 		notNull := true
 		for _, c := range ix.Cols {
-			if s.info.schema.Schema[c].Nullable {
+			if s.info.Schema.Schema[c].Nullable {
 				notNull = false
 			}
 		}
@@ -637,7 +638,7 @@ func (sc *groupScope) star(se *ast.StarExpr) ([]colRef, bool) {
 		if s.info == nil {
 			return nil, false
 		}
-		for i := range s.info.schema.Schema {
+		for i := range s.info.Schema.Schema {
 			out = append(out, colRef{s, i})
 		}
 	}
@@ -742,7 +743,7 @@ func (sc *groupScope) innerSources(is *innerScope, te ast.TableExpr, on []ast.SQ
 	switch te := te.(type) {
 	case *ast.AliasedTableExpr:
 		alias := strings.ToLower(te.As.String())
-		var ti *tableInfo
+		var ti *tabledef.Info
 		if tn, ok := te.Expr.(ast.TableName); ok {
 			if alias == "" {
 				alias = strings.ToLower(tn.Name.String())
@@ -760,7 +761,7 @@ func (sc *groupScope) innerSources(is *innerScope, te ast.TableExpr, on []ast.SQ
 			is.unknown = true
 			return on
 		}
-		for _, c := range ti.schema.Schema {
+		for _, c := range ti.Schema.Schema {
 			is.cols[strings.ToLower(c.Name)] = true
 		}
 	case *ast.JoinTableExpr:

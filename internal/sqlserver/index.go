@@ -29,7 +29,7 @@ var _ sql.ExtendedIndex = (*Index)(nil)
 // ends with its row's primary key).
 func (i *Index) extended() []int {
 	cols := append([]int(nil), i.cols...)
-	for _, pk := range i.t.info.def.PK {
+	for _, pk := range i.t.info.Def.PK {
 		if !containsInt(cols, pk) {
 			cols = append(cols, pk)
 		}
@@ -40,7 +40,7 @@ func (i *Index) extended() []int {
 func (i *Index) exprs(cols []int) []string {
 	out := make([]string, len(cols))
 	for k, c := range cols {
-		col := i.t.info.schema.Schema[c]
+		col := i.t.info.Schema.Schema[c]
 		out[k] = col.Source + "." + col.Name
 	}
 	return out
@@ -53,7 +53,7 @@ func (i *Index) ExtendedColumnExpressionTypes() []sql.ColumnExpressionType {
 	exprs := i.exprs(cols)
 	out := make([]sql.ColumnExpressionType, len(cols))
 	for k, c := range cols {
-		out[k] = sql.ColumnExpressionType{Expression: exprs[k], Type: i.t.info.schema.Schema[c].Type}
+		out[k] = sql.ColumnExpressionType{Expression: exprs[k], Type: i.t.info.Schema.Schema[c].Type}
 	}
 	return out
 }
@@ -70,7 +70,7 @@ func (i *Index) Expressions() []string {
 	// case-sensitive match on Source + "." + Name (plan.GetColumnFromIndexExpr).
 	out := make([]string, len(i.cols))
 	for k, c := range i.cols {
-		col := i.t.info.schema.Schema[c]
+		col := i.t.info.Schema.Schema[c]
 		out[k] = col.Source + "." + col.Name
 	}
 	return out
@@ -86,7 +86,7 @@ func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType {
 	out := make([]sql.ColumnExpressionType, len(i.cols))
 	exprs := i.Expressions()
 	for k, c := range i.cols {
-		out[k] = sql.ColumnExpressionType{Expression: exprs[k], Type: i.t.info.schema.Schema[c].Type}
+		out[k] = sql.ColumnExpressionType{Expression: exprs[k], Type: i.t.info.Schema.Schema[c].Type}
 	}
 	return out
 }
@@ -96,7 +96,7 @@ func (i *Index) PrefixLengths() []uint16 {
 	if i.pos < 0 {
 		return nil
 	}
-	p := i.t.info.meta.Indexes[i.pos].Prefixes
+	p := i.t.info.Meta.Indexes[i.pos].Prefixes
 	for _, n := range p {
 		if n != 0 {
 			return p
@@ -138,7 +138,7 @@ func isPoint(ce sql.MySQLRangeColumnExpr, st *storage.Table, col int) bool {
 
 // start positions the cursor at the first row that can be in rng.
 func (it *rangeIter) start(rng sql.MySQLRange) {
-	vals := make([]any, len(it.idx.t.info.schema.Schema))
+	vals := make([]any, len(it.idx.t.info.Schema.Schema))
 	n, bound := 0, int8(-1)
 	it.points = 0
 	for k, ce := range rng {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -46,7 +47,7 @@ func OpenInProcess(opts InProcessOptions) (*InProcess, error) {
 		return nil, err
 	}
 	st, err := storage.Open(storage.Options{Root: opts.Root, Policy: opts.Policy, SaveInterval: opts.SaveInterval,
-		Bind: bind, Logger: opts.Logger})
+		Bind: tabledef.Bind, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func rewriteInsertSelectValues(s *Session, db string, stmt ast.Statement) {
 		if ti == nil {
 			return
 		}
-		for _, c := range ti.schema.Schema {
+		for _, c := range ti.Schema.Schema {
 			cols = append(cols, c.Name)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 )
 
 // msgContext is what a message needs beyond go-mysql-server's text: the
@@ -723,7 +724,7 @@ func (s *Server) fkClause(db, table, name string) string {
 	if !ok {
 		return ""
 	}
-	ti, err := info(st.Def())
+	ti, err := tabledef.Decode(st.Def())
 	if err != nil {
 		return ""
 	}
@@ -734,7 +735,7 @@ func (s *Server) fkClause(db, table, name string) string {
 		}
 		return strings.Join(q, ", ")
 	}
-	for _, fk := range ti.meta.ForeignKeys {
+	for _, fk := range ti.Meta.ForeignKeys {
 		if !strings.EqualFold(fk.Name, name) {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -472,11 +473,11 @@ func (g *pointGets) tryPoint(goctx context.Context, c *mysql.Conn, prep *mysql.P
 	if !ok {
 		return false, nil
 	}
-	ti, err := info(t.Def())
+	ti, err := tabledef.Decode(t.Def())
 	if err != nil {
 		return false, nil
 	}
-	sch := ti.schemaIn(dbName).Schema
+	sch := ti.SchemaIn(dbName).Schema
 	def := t.Def()
 	key, ok := primaryKey(ctx, sch, len(def.PK), p.keyCols, p.keyArgs, prep.BindVars)
 	if !ok {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/sqlserver/weights"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -405,11 +406,11 @@ func (g *pointGets) trySelect(ctx *sql.Context, usual func(func(*sqltypes.Result
 	if fields == nil {
 		return g.recordFields(usual, p, def, dbName, ctx.GetCharacterSetResults(), callback)
 	}
-	ti, err := info(def)
+	ti, err := tabledef.Decode(def)
 	if err != nil {
 		return false, nil
 	}
-	sch := ti.schemaIn(dbName).Schema
+	sch := ti.SchemaIn(dbName).Schema
 	pos, ix := -1, -1
 	if !p.whole {
 		pos = sch.IndexOfColName(p.col)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/atomicfile"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -115,7 +116,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	st, err := storage.Open(storage.Options{Root: cfg.Root, Policy: cfg.Policy, SaveInterval: cfg.SaveInterval,
-		KeepBytes: cfg.KeepJournalBytes, Bind: bind, Logger: cfg.Logger})
+		KeepBytes: cfg.KeepJournalBytes, Bind: tabledef.Bind, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/binlog"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -236,11 +237,11 @@ func (s *Session) duplicateIndex(msg string) bool {
 	if !ok {
 		return true
 	}
-	ti, err := info(t.Def())
+	ti, err := tabledef.Decode(t.Def())
 	if err != nil {
 		return true
 	}
-	idx := ti.meta.Indexes
+	idx := ti.Meta.Indexes
 	for _, a := range idx {
 		if !strings.EqualFold(a.Name, m[1]) {
 			continue
@@ -258,7 +259,7 @@ func (s *Session) duplicateIndex(msg string) bool {
 
 // prefixesOf is the prefix length of each column of ix (0: the whole
 // column), whether or not its definition lists them.
-func prefixesOf(ix metaIndex) []uint16 {
+func prefixesOf(ix tabledef.IndexDef) []uint16 {
 	out := make([]uint16, len(ix.Columns))
 	copy(out, ix.Prefixes)
 	return out
@@ -480,7 +481,7 @@ func (s *Session) tempDB(db string, create bool) *storage.DB {
 		if s.temp == nil {
 			s.temp = map[string]*storage.DB{}
 		}
-		t = storage.NewScratch(db, bind)
+		t = storage.NewScratch(db, tabledef.Bind)
 		s.temp[key] = t
 	}
 	return t

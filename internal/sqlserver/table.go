@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -17,7 +18,7 @@ import (
 // rows always come from the session's transaction.
 type Table struct {
 	db     *Database
-	info   *tableInfo
+	info   *tabledef.Info
 	lookup *sql.IndexLookup
 	temp   bool // a session temporary table
 	// live: reads see the statement's own writes (foreign key checks
@@ -56,12 +57,12 @@ var (
 	_ sql.TemporaryTable        = (*Table)(nil)
 )
 
-func (t *Table) Name() string                           { return t.info.def.Name }
-func (t *Table) String() string                         { return t.info.def.Name }
-func (t *Table) Schema() sql.Schema                     { return t.info.schemaIn(t.db.Name()).Schema }
-func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.schemaIn(t.db.Name()) }
-func (t *Table) Collation() sql.CollationID             { return t.info.collation() }
-func (t *Table) Comment() string                        { return t.info.meta.Comment }
+func (t *Table) Name() string                           { return t.info.Def.Name }
+func (t *Table) String() string                         { return t.info.Def.Name }
+func (t *Table) Schema() sql.Schema                     { return t.info.SchemaIn(t.db.Name()).Schema }
+func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.info.SchemaIn(t.db.Name()) }
+func (t *Table) Collation() sql.CollationID             { return t.info.Collation() }
+func (t *Table) Comment() string                        { return t.info.Meta.Comment }
 
 // current returns the table as the session's transaction sees it now.
 func (t *Table) current(ctx *sql.Context) (*storage.Tx, *storage.Table, error) {
@@ -231,12 +232,12 @@ func (it *scanIter) Close(*sql.Context) error { it.cur.Close(); return nil }
 
 func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 	var out []sql.Index
-	def := t.info.def
+	def := t.info.Def
 	if len(def.PK) > 0 {
 		out = append(out, t.newIndex("PRIMARY", -1, def.PK, true, ""))
 	}
 	for i, ix := range def.Indexes {
-		out = append(out, t.newIndex(ix.Name, i, ix.Cols, ix.Unique, t.info.meta.Indexes[i].Comment))
+		out = append(out, t.newIndex(ix.Name, i, ix.Cols, ix.Unique, t.info.Meta.Indexes[i].Comment))
 	}
 	return out, nil
 }
@@ -442,7 +443,7 @@ func (t *Table) alter(ctx *sql.Context, def *storage.TableDef, convert func([]an
 		tx.RollbackTo(sp)
 		return t.editor(ctx).dupError(err)
 	}
-	ti, err := info(def)
+	ti, err := tabledef.Decode(def)
 	if err != nil {
 		return err
 	}
@@ -471,7 +472,7 @@ func (t *Table) reindex(ctx *sql.Context, def *storage.TableDef, check func([]an
 	if err := tx.Reindex(t.Name(), def); err != nil {
 		return t.editor(ctx).dupError(err)
 	}
-	ti, err := info(def)
+	ti, err := tabledef.Decode(def)
 	if err != nil {
 		return err
 	}
@@ -485,7 +486,7 @@ func (t *Table) redefine(ctx *sql.Context, def *storage.TableDef) error {
 	if err := t.tx(ctx).SetMeta(t.Name(), def); err != nil {
 		return toSQLError(err)
 	}
-	ti, err := info(def)
+	ti, err := tabledef.Decode(def)
 	if err != nil {
 		return err
 	}
@@ -494,7 +495,7 @@ func (t *Table) redefine(ctx *sql.Context, def *storage.TableDef) error {
 }
 
 func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.ColumnOrder) error {
-	old := t.info.schema.Schema
+	old := t.info.Schema.Schema
 	pos := len(old)
 	if order != nil {
 		if order.First {
@@ -510,8 +511,8 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 	sch = append(sch, col)
 	sch = append(sch, old[pos:]...)
 	pk := t.pkSchema(sch)
-	indexes := remapIndexes(t.info.meta.Indexes, "", "")
-	def, err := t.info.with(t.Name(), &pk, &indexes, nil, nil)
+	indexes := remapIndexes(t.info.Meta.Indexes, "", "")
+	def, err := t.info.With(t.Name(), &pk, &indexes, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -536,7 +537,7 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 }
 
 func (t *Table) DropColumn(ctx *sql.Context, name string) error {
-	old := t.info.schema.Schema
+	old := t.info.Schema.Schema
 	pos := old.IndexOfColName(name)
 	if pos < 0 {
 		return sql.ErrTableColumnNotFound.New(t.Name(), name)
@@ -545,8 +546,8 @@ func (t *Table) DropColumn(ctx *sql.Context, name string) error {
 	sch = append(sch, old[:pos]...)
 	sch = append(sch, old[pos+1:]...)
 	pk := t.pkSchema(sch)
-	var indexes []metaIndex
-	for _, ix := range t.info.meta.Indexes {
+	var indexes []tabledef.IndexDef
+	for _, ix := range t.info.Meta.Indexes {
 		var cols []string
 		for _, c := range ix.Columns {
 			if !strings.EqualFold(c, name) {
@@ -558,7 +559,7 @@ func (t *Table) DropColumn(ctx *sql.Context, name string) error {
 			indexes = append(indexes, ix)
 		}
 	}
-	def, err := t.info.with(t.Name(), &pk, &indexes, nil, nil)
+	def, err := t.info.With(t.Name(), &pk, &indexes, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -570,7 +571,7 @@ func (t *Table) DropColumn(ctx *sql.Context, name string) error {
 }
 
 func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, order *sql.ColumnOrder) error {
-	old := t.info.schema.Schema
+	old := t.info.Schema.Schema
 	pos := old.IndexOfColName(name)
 	if pos < 0 {
 		return sql.ErrTableColumnNotFound.New(t.Name(), name)
@@ -600,8 +601,8 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 	sch = append(sch, col)
 	sch = append(sch, rest[newPos:]...)
 	pk := t.pkSchema(sch)
-	indexes := remapIndexes(t.info.meta.Indexes, name, col.Name)
-	def, err := t.info.with(t.Name(), &pk, &indexes, nil, nil)
+	indexes := remapIndexes(t.info.Meta.Indexes, name, col.Name)
+	def, err := t.info.With(t.Name(), &pk, &indexes, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -644,18 +645,18 @@ func (t *Table) CreateIndex(ctx *sql.Context, idx sql.IndexDef) error {
 	if idx.IsFullText() || idx.IsSpatial() || idx.IsVector() {
 		return sql.ErrUnsupportedFeature.New("FULLTEXT, SPATIAL and VECTOR indexes")
 	}
-	for _, ix := range t.info.meta.Indexes {
+	for _, ix := range t.info.Meta.Indexes {
 		if strings.EqualFold(ix.Name, idx.Name) {
 			return sql.ErrDuplicateKey.New(idx.Name)
 		}
 	}
-	mi := metaIndex{Name: idx.Name, Unique: idx.IsUnique(), Comment: idx.Comment}
+	mi := tabledef.IndexDef{Name: idx.Name, Unique: idx.IsUnique(), Comment: idx.Comment}
 	for _, c := range idx.Columns {
 		mi.Columns = append(mi.Columns, c.Name)
 		mi.Prefixes = append(mi.Prefixes, uint16(c.Length))
 	}
-	indexes := append(append([]metaIndex(nil), t.info.meta.Indexes...), mi)
-	def, err := t.info.with(t.Name(), nil, &indexes, nil, nil)
+	indexes := append(append([]tabledef.IndexDef(nil), t.info.Meta.Indexes...), mi)
+	def, err := t.info.With(t.Name(), nil, &indexes, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -666,11 +667,11 @@ func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 	if strings.EqualFold(name, "PRIMARY") {
 		return t.DropPrimaryKey(ctx)
 	}
-	indexes, found := withoutNamed(t.info.meta.Indexes, name, func(ix metaIndex) string { return ix.Name })
+	indexes, found := withoutNamed(t.info.Meta.Indexes, name, func(ix tabledef.IndexDef) string { return ix.Name })
 	if !found {
 		return sql.ErrIndexNotFound.New(name)
 	}
-	def, err := t.info.with(t.Name(), nil, &indexes, nil, nil)
+	def, err := t.info.With(t.Name(), nil, &indexes, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -678,7 +679,7 @@ func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 }
 
 func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
-	indexes := append([]metaIndex(nil), t.info.meta.Indexes...)
+	indexes := append([]tabledef.IndexDef(nil), t.info.Meta.Indexes...)
 	found := false
 	for i := range indexes {
 		if strings.EqualFold(indexes[i].Name, from) {
@@ -688,7 +689,7 @@ func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
 	if !found {
 		return sql.ErrIndexNotFound.New(from)
 	}
-	def, err := t.info.with(t.Name(), nil, &indexes, nil, nil)
+	def, err := t.info.With(t.Name(), nil, &indexes, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -697,10 +698,10 @@ func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
 
 // CreatePrimaryKey and DropPrimaryKey implement ALTER TABLE … PRIMARY KEY.
 func (t *Table) CreatePrimaryKey(ctx *sql.Context, columns []sql.IndexColumn) error {
-	if len(t.info.def.PK) > 0 {
+	if len(t.info.Def.PK) > 0 {
 		return sql.ErrMultiplePrimaryKeysDefined.New()
 	}
-	sch := t.info.schema.Schema.Copy()
+	sch := t.info.Schema.Schema.Copy()
 	var ords []int
 	for _, c := range columns {
 		i := sch.IndexOfColName(c.Name)
@@ -712,7 +713,7 @@ func (t *Table) CreatePrimaryKey(ctx *sql.Context, columns []sql.IndexColumn) er
 		ords = append(ords, i)
 	}
 	pk := sql.NewPrimaryKeySchema(sch, ords...)
-	def, err := t.info.with(t.Name(), &pk, nil, nil, nil)
+	def, err := t.info.With(t.Name(), &pk, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -727,19 +728,19 @@ func (t *Table) CreatePrimaryKey(ctx *sql.Context, columns []sql.IndexColumn) er
 }
 
 func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
-	if len(t.info.def.PK) == 0 {
+	if len(t.info.Def.PK) == 0 {
 		return sql.ErrCantDropFieldOrKey.New("PRIMARY")
 	}
 	// An AUTO_INCREMENT key column must stay the first column of some index.
-	if err := sql.ValidatePrimaryKeyDrop(ctx, t, t.info.schema); err != nil {
+	if err := sql.ValidatePrimaryKeyDrop(ctx, t, t.info.Schema); err != nil {
 		return err
 	}
-	sch := t.info.schema.Schema.Copy()
+	sch := t.info.Schema.Schema.Copy()
 	for _, c := range sch {
 		c.PrimaryKey = false
 	}
 	pk := sql.NewPrimaryKeySchema(sch)
-	def, err := t.info.with(t.Name(), &pk, nil, nil, nil)
+	def, err := t.info.With(t.Name(), &pk, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -748,9 +749,9 @@ func (t *Table) DropPrimaryKey(ctx *sql.Context) error {
 
 func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {
 	if vc := viewChecksOf(ctx, t.db.Name(), t.Name()); len(vc) > 0 { // viewdml.go
-		return append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), vc...), nil
+		return append(append([]sql.CheckDefinition(nil), t.info.Meta.Checks...), vc...), nil
 	}
-	return t.info.meta.Checks, nil
+	return t.info.Meta.Checks, nil
 }
 
 func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error {
@@ -767,8 +768,8 @@ func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error 
 	if t.hasCheck(add.Name) {
 		return fmt.Errorf("check constraint %q already exists", add.Name)
 	}
-	checks := append(append([]sql.CheckDefinition(nil), t.info.meta.Checks...), add)
-	def, err := t.info.with(t.Name(), nil, nil, &checks, nil)
+	checks := append(append([]sql.CheckDefinition(nil), t.info.Meta.Checks...), add)
+	def, err := t.info.With(t.Name(), nil, nil, &checks, nil)
 	if err != nil {
 		return err
 	}
@@ -776,7 +777,7 @@ func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error 
 }
 
 func (t *Table) hasCheck(name string) bool {
-	for _, c := range t.info.meta.Checks {
+	for _, c := range t.info.Meta.Checks {
 		if strings.EqualFold(c.Name, name) {
 			return true
 		}
@@ -785,11 +786,11 @@ func (t *Table) hasCheck(name string) bool {
 }
 
 func (t *Table) DropCheck(ctx *sql.Context, name string) error {
-	checks, found := withoutNamed(t.info.meta.Checks, name, func(c sql.CheckDefinition) string { return c.Name })
+	checks, found := withoutNamed(t.info.Meta.Checks, name, func(c sql.CheckDefinition) string { return c.Name })
 	if !found {
 		return sql.ErrUnknownConstraint.New(name)
 	}
-	def, err := t.info.with(t.Name(), nil, nil, &checks, nil)
+	def, err := t.info.With(t.Name(), nil, nil, &checks, nil)
 	if err != nil {
 		return err
 	}
@@ -800,8 +801,8 @@ func (t *Table) DropCheck(ctx *sql.Context, name string) error {
 // a change of the columns.
 func (t *Table) pkSchema(sch sql.Schema) sql.PrimaryKeySchema {
 	var ords []int
-	for _, o := range t.info.schema.PkOrdinals {
-		if i := sch.IndexOfColName(t.info.schema.Schema[o].Name); i >= 0 && sch[i].PrimaryKey {
+	for _, o := range t.info.Schema.PkOrdinals {
+		if i := sch.IndexOfColName(t.info.Schema.Schema[o].Name); i >= 0 && sch[i].PrimaryKey {
 			ords = append(ords, i)
 		}
 	}
@@ -822,8 +823,8 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-func remapIndexes(in []metaIndex, from, to string) []metaIndex {
-	out := make([]metaIndex, len(in))
+func remapIndexes(in []tabledef.IndexDef, from, to string) []tabledef.IndexDef {
+	out := make([]tabledef.IndexDef, len(in))
 	for i, ix := range in {
 		ix.Columns = append([]string(nil), ix.Columns...)
 		for j, c := range ix.Columns {

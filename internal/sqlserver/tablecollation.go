@@ -3,6 +3,8 @@ package sqlserver
 import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 )
 
 // ALTER TABLE … [DEFAULT] CHARACTER SET / COLLATE
@@ -19,7 +21,7 @@ func (t *Table) ModifyDefaultCollation(ctx *sql.Context, collation sql.Collation
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of MySQL doesn't yet support '%s'", "ALTER TABLE … CHARACTER SET of a temporary table")
 	}
 	ti := t.info
-	def, err := buildDef(t.Name(), ti.schema, collation, ti.meta.Comment, ti.meta.Indexes, ti.meta.Checks, ti.meta.ForeignKeys)
+	def, err := tabledef.Build(t.Name(), ti.Schema, collation, ti.Meta.Comment, ti.Meta.Indexes, ti.Meta.Checks, ti.Meta.ForeignKeys)
 	if err != nil {
 		return err
 	}

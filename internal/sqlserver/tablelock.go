@@ -14,6 +14,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -720,8 +721,8 @@ func hasTriggersOrForeignKeys(cat *storage.Catalog) bool {
 	}
 	found := false
 	cat.EachTable(func(t *storage.Table) bool {
-		ti, err := info(t.Def())
-		found = err != nil || len(ti.meta.ForeignKeys) > 0
+		ti, err := tabledef.Decode(t.Def())
+		found = err != nil || len(ti.Meta.ForeignKeys) > 0
 		return !found
 	})
 	return found

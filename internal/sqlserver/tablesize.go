@@ -43,14 +43,14 @@ func (t *Table) footprint(ctx *sql.Context) (data, index uint64, err error) {
 		return data, index, nil
 	}
 	key := sizeKey{strings.ToLower(t.db.Name()), strings.ToLower(t.Name())}
-	if c, at, ok := sizes.get(key, t.info.def, rows); ok {
+	if c, at, ok := sizes.get(key, t.info.Def, rows); ok {
 		if at == 0 {
 			return c.data, c.index, nil
 		}
 		return c.data * uint64(rows) / uint64(at), c.index * uint64(rows) / uint64(at), nil
 	}
 	data, index = st.Footprint()
-	sizes.put(key, t.info.def, rows, size{data, index})
+	sizes.put(key, t.info.Def, rows, size{data, index})
 	return data, index, nil
 }
 

@@ -228,7 +228,7 @@ func loadView(s *Session, db, name string) (*viewInfo, bool, error) {
 				v.why = "a view over a view with *"
 				return v, true, nil
 			}
-			for _, c := range ti.schema.Schema {
+			for _, c := range ti.Schema.Schema {
 				cn := &ast.ColName{Name: ast.NewColIdent(c.Name)}
 				v.cols = append(v.cols, viewCol{name: c.Name, expr: cn, plain: cn})
 			}

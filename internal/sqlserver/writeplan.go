@@ -20,6 +20,7 @@ import (
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -399,7 +400,7 @@ func (g *pointGets) commitsWithoutWait(ctx *sql.Context, sess *Session) bool {
 type writeTarget struct {
 	db       *storage.DB
 	def      *storage.TableDef
-	ti       *tableInfo
+	ti       *tabledef.Info
 	sch      sql.Schema
 	implicit bool // autocommit: the statement runs in a transaction of its own
 }
@@ -461,7 +462,7 @@ type targetCache struct {
 	defs uint64
 	ok   bool
 	def  *storage.TableDef
-	ti   *tableInfo
+	ti   *tabledef.Info
 	sch  sql.Schema
 }
 
@@ -469,20 +470,20 @@ type targetCache struct {
 // nothing that only the planner handles: no CHECK constraint, foreign key
 // (of its own or another table's on it), trigger, generated column or ON
 // UPDATE column an UPDATE would set; a primary key.
-func plainTarget(cat *storage.Catalog, db *storage.DB, p *writePlan) (*storage.TableDef, *tableInfo, sql.Schema, bool) {
+func plainTarget(cat *storage.Catalog, db *storage.DB, p *writePlan) (*storage.TableDef, *tabledef.Info, sql.Schema, bool) {
 	t, found := cat.Table(p.table)
 	if !found {
 		return nil, nil, nil, false
 	}
 	def := t.Def()
-	ti, err := info(def)
-	if err != nil || len(def.PK) == 0 || len(ti.meta.Checks) > 0 || len(ti.meta.ForeignKeys) > 0 {
+	ti, err := tabledef.Decode(def)
+	if err != nil || len(def.PK) == 0 || len(ti.Meta.Checks) > 0 || len(ti.Meta.ForeignKeys) > 0 {
 		return nil, nil, nil, false
 	}
 	if cat.HasObjects(objTrigger) || referenced(cat, def.Name) {
 		return nil, nil, nil, false
 	}
-	sch := ti.schemaIn(db.Name()).Schema
+	sch := ti.SchemaIn(db.Name()).Schema
 	for _, col := range sch {
 		if col.Virtual || col.Generated != nil || (p.kind == writeUpdate && col.OnUpdate != nil) {
 			return nil, nil, nil, false
@@ -743,12 +744,12 @@ var oneRowInfos = [2][2]string{
 func referenced(cat *storage.Catalog, table string) bool {
 	found := false
 	cat.EachTable(func(t *storage.Table) bool {
-		ti, err := info(t.Def())
+		ti, err := tabledef.Decode(t.Def())
 		if err != nil {
 			found = true
 			return false
 		}
-		for _, fk := range ti.meta.ForeignKeys {
+		for _, fk := range ti.Meta.ForeignKeys {
 			if strings.EqualFold(fk.ParentTable, table) || strings.EqualFold(fk.Table, table) {
 				found = true
 				return false

@@ -1,4 +1,4 @@
-package sqlserver
+package tabledef
 
 import (
 	"cmp"
@@ -24,7 +24,7 @@ type tableMeta struct {
 	Columns     []metaColumn               `json:"columns"`
 	Collation   string                     `json:"collation,omitempty"`
 	Comment     string                     `json:"comment,omitempty"`
-	Indexes     []metaIndex                `json:"indexes,omitempty"`
+	Indexes     []IndexDef                 `json:"indexes,omitempty"`
 	Checks      []sql.CheckDefinition      `json:"checks,omitempty"`
 	ForeignKeys []sql.ForeignKeyConstraint `json:"foreign_keys,omitempty"`
 	_           struct{}                   `json:"-"`
@@ -50,7 +50,7 @@ type metaColumn struct {
 	TimeDigits int `json:"time_digits,omitempty"`
 }
 
-type metaIndex struct {
+type IndexDef struct {
 	Name     string   `json:"name"`
 	Columns  []string `json:"columns"`
 	Unique   bool     `json:"unique,omitempty"`
@@ -58,12 +58,12 @@ type metaIndex struct {
 	Prefixes []uint16 `json:"prefixes,omitempty"`
 }
 
-// tableInfo is a decoded table definition: the SQL schema and what storage
+// Info is a decoded table definition: the SQL schema and what storage
 // needs, cached per *storage.TableDef.
-type tableInfo struct {
-	def    *storage.TableDef
-	meta   *tableMeta
-	schema sql.PrimaryKeySchema
+type Info struct {
+	Def    *storage.TableDef
+	Meta   *tableMeta
+	Schema sql.PrimaryKeySchema
 	// dbSchema is schema with each column's DatabaseSource set, built at
 	// the first use: a definition belongs to one database.
 	dbOnce   sync.Once
@@ -72,13 +72,13 @@ type tableInfo struct {
 
 // schemaIn returns the schema as go-mysql-server sees it: columns carry the
 // database name (sent to clients as the column's schema in result sets).
-func (ti *tableInfo) schemaIn(db string) sql.PrimaryKeySchema {
+func (ti *Info) SchemaIn(db string) sql.PrimaryKeySchema {
 	ti.dbOnce.Do(func() {
-		sch := ti.schema.Schema.Copy()
+		sch := ti.Schema.Schema.Copy()
 		for _, c := range sch {
 			c.DatabaseSource = db
 		}
-		ti.dbSchema = sql.NewPrimaryKeySchema(sch, ti.schema.PkOrdinals...)
+		ti.dbSchema = sql.NewPrimaryKeySchema(sch, ti.Schema.PkOrdinals...)
 	})
 	return ti.dbSchema
 }
@@ -98,8 +98,8 @@ func colDefault(d *sql.ColumnDefaultValue) string {
 	return d.String()
 }
 
-// buildDef turns a SQL schema into a storage definition.
-func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string, indexes []metaIndex, checks []sql.CheckDefinition, fks []sql.ForeignKeyConstraint) (*storage.TableDef, error) {
+// Build turns a SQL schema into a storage definition.
+func Build(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string, indexes []IndexDef, checks []sql.CheckDefinition, fks []sql.ForeignKeyConstraint) (*storage.TableDef, error) {
 	indexes = keyOrder(sch.Schema, indexes)
 	m := &tableMeta{Collation: collation.Name(), Comment: comment, Indexes: indexes, Checks: checks, ForeignKeys: fks}
 	def := &storage.TableDef{Name: name, NumCols: len(sch.Schema), AutoCol: -1}
@@ -149,8 +149,8 @@ func buildDef(name string, sch sql.PrimaryKeySchema, collation sql.CollationID, 
 // prefix part (KEY (c(10))) first; each group in the order its keys were
 // made. A key added later (ALTER TABLE … ADD UNIQUE) takes its group's
 // place, not the end.
-func keyOrder(sch sql.Schema, indexes []metaIndex) []metaIndex {
-	rank := func(ix metaIndex) int {
+func keyOrder(sch sql.Schema, indexes []IndexDef) []IndexDef {
+	rank := func(ix IndexDef) int {
 		if !ix.Unique {
 			return 4
 		}
@@ -169,14 +169,14 @@ func keyOrder(sch sql.Schema, indexes []metaIndex) []metaIndex {
 		return r
 	}
 	out := slices.Clone(indexes)
-	slices.SortStableFunc(out, func(a, b metaIndex) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(out, func(a, b IndexDef) int { return rank(a) - rank(b) })
 	return out
 }
 
 // info decodes a storage definition into a SQL schema (cached).
-func info(def *storage.TableDef) (*tableInfo, error) {
+func Decode(def *storage.TableDef) (*Info, error) {
 	if v, ok := infoCache.Load(def); ok {
-		return v.(*tableInfo), nil
+		return v.(*Info), nil
 	}
 	m := &tableMeta{}
 	if err := json.Unmarshal(def.Meta, m); err != nil {
@@ -210,7 +210,7 @@ func info(def *storage.TableDef) (*tableInfo, error) {
 		}
 		sch[i] = col
 	}
-	ti := &tableInfo{def: def, meta: m, schema: sql.NewPrimaryKeySchema(sch, def.PK...)}
+	ti := &Info{Def: def, Meta: m, Schema: sql.NewPrimaryKeySchema(sch, def.PK...)}
 	infoCache.Store(def, ti)
 	return ti, nil
 }
@@ -251,11 +251,11 @@ func withOmittedCollation(typ sql.Type) sql.Type {
 	return typ
 }
 
-func (ti *tableInfo) collation() sql.CollationID {
-	if ti.meta.Collation == "" {
+func (ti *Info) Collation() sql.CollationID {
+	if ti.Meta.Collation == "" {
 		return sql.Collation_Default
 	}
-	c, err := sql.ParseCollation("", ti.meta.Collation, false)
+	c, err := sql.ParseCollation("", ti.Meta.Collation, false)
 	if err != nil {
 		return sql.Collation_Default
 	}
@@ -264,8 +264,8 @@ func (ti *tableInfo) collation() sql.CollationID {
 
 // with returns a copy of the definition with the given changes applied
 // (nil arguments keep what is there).
-func (ti *tableInfo) with(name string, sch *sql.PrimaryKeySchema, indexes *[]metaIndex, checks *[]sql.CheckDefinition, fks *[]sql.ForeignKeyConstraint) (*storage.TableDef, error) {
-	s, ix, ck, fk := ti.schema, ti.meta.Indexes, ti.meta.Checks, ti.meta.ForeignKeys
+func (ti *Info) With(name string, sch *sql.PrimaryKeySchema, indexes *[]IndexDef, checks *[]sql.CheckDefinition, fks *[]sql.ForeignKeyConstraint) (*storage.TableDef, error) {
+	s, ix, ck, fk := ti.Schema, ti.Meta.Indexes, ti.Meta.Checks, ti.Meta.ForeignKeys
 	if sch != nil {
 		s = *sch
 	}
@@ -278,18 +278,18 @@ func (ti *tableInfo) with(name string, sch *sql.PrimaryKeySchema, indexes *[]met
 	if fks != nil {
 		fk = *fks
 	}
-	return buildDef(name, s, ti.collation(), ti.meta.Comment, ix, ck, fk)
+	return Build(name, s, ti.Collation(), ti.Meta.Comment, ix, ck, fk)
 }
 
 // bind is the storage.Binder: each column compares with its SQL type, so
 // indexes follow the column's collation (utf8mb4_0900_ai_ci: 'a' = 'A').
-func bind(def *storage.TableDef) ([]storage.Compare, error) {
-	ti, err := info(def)
+func Bind(def *storage.TableDef) ([]storage.Compare, error) {
+	ti, err := Decode(def)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]storage.Compare, len(ti.schema.Schema))
-	for i, c := range ti.schema.Schema {
+	out := make([]storage.Compare, len(ti.Schema.Schema))
+	for i, c := range ti.Schema.Schema {
 		out[i] = comparator(c.Type)
 	}
 	return out, nil
