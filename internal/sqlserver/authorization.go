@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // authorization is go-mysql-server's authorization handler (the checks the
@@ -36,7 +38,7 @@ func (a authorization) HandleAuth(ctx *sql.Context, state sql.AuthorizationQuery
 	if !isRefusal(err) {
 		return err
 	}
-	return toSQLError(a.refusal(ctx, auth))
+	return mysqlerr.From(a.refusal(ctx, auth))
 }
 
 // checkDynamic: go-mysql-server asks only GRANT OPTION to grant or revoke
@@ -63,9 +65,9 @@ func (a authorization) CheckDatabase(ctx *sql.Context, state sql.AuthorizationQu
 	if !isRefusal(err) {
 		return err
 	}
-	d := a.denied(ctx, deniedDatabase)
-	d.db = a.database(ctx, db)
-	return toSQLError(d)
+	d := a.denied(ctx, mysqlerr.DeniedDatabase)
+	d.DB = a.database(ctx, db)
+	return mysqlerr.From(d)
 }
 
 func (a authorization) CheckSchema(ctx *sql.Context, state sql.AuthorizationQueryState, db, schema string) error {
@@ -73,9 +75,9 @@ func (a authorization) CheckSchema(ctx *sql.Context, state sql.AuthorizationQuer
 	if !isRefusal(err) {
 		return err
 	}
-	d := a.denied(ctx, deniedDatabase)
-	d.db = a.database(ctx, db)
-	return toSQLError(d)
+	d := a.denied(ctx, mysqlerr.DeniedDatabase)
+	d.DB = a.database(ctx, db)
+	return mysqlerr.From(d)
 }
 
 // CheckTable is asked when a table is looked up, whatever the statement
@@ -86,13 +88,13 @@ func (a authorization) CheckTable(ctx *sql.Context, state sql.AuthorizationQuery
 		return err
 	}
 	if sql.ErrDatabaseAccessDeniedForUser.Is(err) {
-		d := a.denied(ctx, deniedDatabase)
-		d.db = a.database(ctx, db)
-		return toSQLError(d)
+		d := a.denied(ctx, mysqlerr.DeniedDatabase)
+		d.DB = a.database(ctx, db)
+		return mysqlerr.From(d)
 	}
-	d := a.denied(ctx, deniedTable)
-	d.privilege, d.table = sql.PrivilegeType_Select.String(), table
-	return toSQLError(d)
+	d := a.denied(ctx, mysqlerr.DeniedTable)
+	d.Privilege, d.Table = sql.PrivilegeType_Select.String(), table
+	return mysqlerr.From(d)
 }
 
 // isRefusal reports whether err is one of go-mysql-server's privilege
@@ -102,9 +104,9 @@ func isRefusal(err error) bool {
 		sql.ErrTableAccessDeniedForUser.Is(err) || sql.ErrDatabaseAccessDeniedForUser.Is(err))
 }
 
-func (a authorization) denied(ctx *sql.Context, kind denial) *accessDenied {
+func (a authorization) denied(ctx *sql.Context, kind mysqlerr.Denial) *mysqlerr.Denied {
 	user, host, password := a.grants.account(ctx)
-	return &accessDenied{kind: kind, user: user, host: host, password: password}
+	return &mysqlerr.Denied{Kind: kind, User: user, Host: host, Password: password}
 }
 
 // database is db, or the session's database when the statement named none.
@@ -155,21 +157,21 @@ var globalRefusals = map[string]string{
 }
 
 // refusal describes, as MySQL would report it, why auth was refused.
-func (a authorization) refusal(ctx *sql.Context, auth ast.AuthInformation) *accessDenied {
+func (a authorization) refusal(ctx *sql.Context, auth ast.AuthInformation) *mysqlerr.Denied {
 	if text, ok := globalRefusals[auth.AuthType]; ok {
-		d := a.denied(ctx, deniedGlobal)
-		d.privilege = text
+		d := a.denied(ctx, mysqlerr.DeniedGlobal)
+		d.Privilege = text
 		return d
 	}
 	switch auth.AuthType {
 	case ast.AuthType_FILE:
 		// MySQL checks FILE as it checks GRANT … ON *.*: 1045.
-		return a.denied(ctx, deniedAccount)
+		return a.denied(ctx, mysqlerr.DeniedAccount)
 	case ast.AuthType_CALL:
-		d := a.denied(ctx, deniedRoutine)
-		d.privilege = "execute"
+		d := a.denied(ctx, mysqlerr.DeniedRoutine)
+		d.Privilege = "execute"
 		if len(auth.TargetNames) >= 2 {
-			d.routine = a.database(ctx, auth.TargetNames[0]) + "." + auth.TargetNames[1]
+			d.Routine = a.database(ctx, auth.TargetNames[0]) + "." + auth.TargetNames[1]
 		}
 		return d
 	case ast.AuthType_GRANT_PRIVILEGE, ast.AuthType_REVOKE_PRIVILEGE:
@@ -189,7 +191,7 @@ func (a authorization) refusal(ctx *sql.Context, auth ast.AuthInformation) *acce
 	case ast.AuthTargetType_TableColumn:
 		if len(names) == 3 {
 			if d := a.tableRefusal(ctx, a.database(ctx, names[0]), names[1], privs); d != nil {
-				d.kind, d.column = deniedColumn, names[2]
+				d.Kind, d.Column = mysqlerr.DeniedColumn, names[2]
 				return d
 			}
 		}
@@ -204,18 +206,18 @@ func (a authorization) refusal(ctx *sql.Context, auth ast.AuthInformation) *acce
 				refused = a.AuthorizationHandler.CheckDatabase(ctx, nil, db) != nil
 			}
 			if refused {
-				d := a.denied(ctx, deniedDatabase)
-				d.db = db
+				d := a.denied(ctx, mysqlerr.DeniedDatabase)
+				d.DB = db
 				return d
 			}
 		}
 	}
 	// A global check of object privileges (CREATE and DROP DATABASE carry
 	// no name to report), or one this file does not know how to word.
-	d := a.denied(ctx, deniedGlobal)
-	d.privilege = privilegeNames(privs)
-	if d.privilege == "" {
-		d.privilege = strings.ReplaceAll(auth.AuthType, "_", " ")
+	d := a.denied(ctx, mysqlerr.DeniedGlobal)
+	d.Privilege = privilegeNames(privs)
+	if d.Privilege == "" {
+		d.Privilege = strings.ReplaceAll(auth.AuthType, "_", " ")
 	}
 	return d
 }
@@ -223,7 +225,7 @@ func (a authorization) refusal(ctx *sql.Context, auth ast.AuthInformation) *acce
 // tableRefusal is the 1142 of the first privilege of privs missing on
 // db.table, nil if none is; a missing LOCK TABLES, a database privilege in
 // MySQL, is a 1044.
-func (a authorization) tableRefusal(ctx *sql.Context, db, table string, privs []sql.PrivilegeType) *accessDenied {
+func (a authorization) tableRefusal(ctx *sql.Context, db, table string, privs []sql.PrivilegeType) *mysqlerr.Denied {
 	if strings.EqualFold(db, "information_schema") {
 		return nil
 	}
@@ -232,12 +234,12 @@ func (a authorization) tableRefusal(ctx *sql.Context, db, table string, privs []
 			continue
 		}
 		if p == sql.PrivilegeType_LockTables {
-			d := a.denied(ctx, deniedDatabase)
-			d.db = db
+			d := a.denied(ctx, mysqlerr.DeniedDatabase)
+			d.DB = db
 			return d
 		}
-		d := a.denied(ctx, deniedTable)
-		d.privilege, d.table = p.String(), table
+		d := a.denied(ctx, mysqlerr.DeniedTable)
+		d.Privilege, d.Table = p.String(), table
 		return d
 	}
 	return nil
@@ -246,7 +248,7 @@ func (a authorization) tableRefusal(ctx *sql.Context, db, table string, privs []
 // renameRefusal: RENAME TABLE needs ALTER and DROP on the old name, CREATE
 // and INSERT on the new one (names come in groups of four: old database,
 // old table, new database, new table).
-func (a authorization) renameRefusal(ctx *sql.Context, auth ast.AuthInformation) *accessDenied {
+func (a authorization) renameRefusal(ctx *sql.Context, auth ast.AuthInformation) *mysqlerr.Denied {
 	names := auth.TargetNames
 	for i := 0; i+3 < len(names); i += 4 {
 		if d := a.tableRefusal(ctx, a.database(ctx, names[i]), names[i+1],
@@ -258,8 +260,8 @@ func (a authorization) renameRefusal(ctx *sql.Context, auth ast.AuthInformation)
 			return d
 		}
 	}
-	d := a.denied(ctx, deniedGlobal)
-	d.privilege = "ALTER, DROP, CREATE, INSERT"
+	d := a.denied(ctx, mysqlerr.DeniedGlobal)
+	d.Privilege = "ALTER, DROP, CREATE, INSERT"
 	return d
 }
 
@@ -267,7 +269,7 @@ func (a authorization) renameRefusal(ctx *sql.Context, auth ast.AuthInformation)
 // make, by the level of the privileges: ON *.* is checked as MySQL's
 // check_access checks a global privilege (1045), ON db.* is 1044, ON db.t
 // is 1142.
-func (a authorization) grantRefusal(ctx *sql.Context, auth ast.AuthInformation) *accessDenied {
+func (a authorization) grantRefusal(ctx *sql.Context, auth ast.AuthInformation) *mysqlerr.Denied {
 	var level plan.PrivilegeLevel
 	switch n := auth.Extra.(type) {
 	case *plan.Grant:
@@ -275,18 +277,18 @@ func (a authorization) grantRefusal(ctx *sql.Context, auth ast.AuthInformation) 
 	case *plan.Revoke:
 		level = n.PrivilegeLevel
 	default:
-		return a.denied(ctx, deniedAccount)
+		return a.denied(ctx, mysqlerr.DeniedAccount)
 	}
 	switch {
 	case level.Database == "*" && level.TableRoutine == "*":
-		return a.denied(ctx, deniedAccount)
+		return a.denied(ctx, mysqlerr.DeniedAccount)
 	case level.TableRoutine == "*":
-		d := a.denied(ctx, deniedDatabase)
-		d.db = a.database(ctx, level.Database)
+		d := a.denied(ctx, mysqlerr.DeniedDatabase)
+		d.DB = a.database(ctx, level.Database)
 		return d
 	}
-	d := a.denied(ctx, deniedTable)
-	d.privilege, d.table = "GRANT", level.TableRoutine
+	d := a.denied(ctx, mysqlerr.DeniedTable)
+	d.Privilege, d.Table = "GRANT", level.TableRoutine
 	return d
 }
 
@@ -360,7 +362,7 @@ func (m loginMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData
 	password := len(clientData) > 0 && !(len(clientData) == 1 && clientData[0] == 0)
 	if err == nil {
 		if !m.meetsRequire(c, user, clientHost(addr)) {
-			return nil, toSQLError(&accessDenied{kind: deniedAccount, user: user, host: clientHost(addr), password: password})
+			return nil, mysqlerr.From(&mysqlerr.Denied{Kind: mysqlerr.DeniedAccount, User: user, Host: clientHost(addr), Password: password})
 		}
 		return g, m.checkConnectionLimit(c, user)
 	}
@@ -371,7 +373,7 @@ func (m loginMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData
 	if m.lockedWithRightPassword(user, clientHost(addr), serverData, clientData, password) {
 		return g, mysql.NewSQLError(erAccountLocked, "HY000", "Access denied for user '%s'@'%s'. Account is locked.", user, clientHost(addr))
 	}
-	return g, toSQLError(&accessDenied{kind: deniedAccount, user: user, host: clientHost(addr), password: password})
+	return g, mysqlerr.From(&mysqlerr.Denied{Kind: mysqlerr.DeniedAccount, User: user, Host: clientHost(addr), Password: password})
 }
 
 // meetsRequire reports whether the connection meets the REQUIRE clause of

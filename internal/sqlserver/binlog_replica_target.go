@@ -16,6 +16,7 @@ import (
 	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/binlog/replica"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -264,7 +265,7 @@ func (t *replicaTarget) Columns(ctx context.Context, db, table string) ([]replic
 func replicaErrorOf(err error, q, db string) error {
 	var se *mysql.SQLError
 	if !errors.As(err, &se) {
-		se = sql.CastSQLError(toSQLError(err))
+		se = sql.CastSQLError(mysqlerr.From(err))
 	}
 	if m := wrappedSQLError.FindStringSubmatch(se.Message); se.Num == mysql.ERUnknownError && m != nil {
 		code, _ := strconv.Atoi(m[2])

@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/miraj-db/miraj/internal/binlog"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -149,7 +150,7 @@ func (c *tableChecksum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return dbName + "." + name, nil
 	}
 	if d := (authorization{grants: c.grants}).tableRefusal(ctx, dbName, name, []sql.PrivilegeType{sql.PrivilegeType_Select}); d != nil {
-		return nil, toSQLError(d)
+		return nil, mysqlerr.From(d)
 	}
 	// What MariaDB reports in the row's stead: NULL, and the error as a
 	// warning.

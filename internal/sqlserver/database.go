@@ -10,6 +10,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -186,7 +187,7 @@ func (d *Database) createTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if err != nil {
 		return err
 	}
-	return toSQLError(tx.CreateTable(def))
+	return mysqlerr.From(tx.CreateTable(def))
 }
 
 // CreateIndexedTable creates a table whose primary key is given as an index
@@ -207,7 +208,7 @@ func (d *Database) CreateTemporaryTable(ctx *sql.Context, name string, sch sql.P
 	if err != nil {
 		return err
 	}
-	return toSQLError(tx.CreateTable(def))
+	return mysqlerr.From(tx.CreateTable(def))
 }
 
 func (d *Database) GetAllTemporaryTables(ctx *sql.Context) ([]sql.Table, error) {
@@ -228,14 +229,14 @@ func (d *Database) GetAllTemporaryTables(ctx *sql.Context) ([]sql.Table, error) 
 func (d *Database) DropTable(ctx *sql.Context, name string) error {
 	if ttx := d.tempTx(ctx); ttx != nil {
 		if _, ok := ttx.Table(name); ok {
-			return toSQLError(ttx.DropTable(name))
+			return mysqlerr.From(ttx.DropTable(name))
 		}
 	}
 	tx := d.tx(ctx)
 	if _, ok := tx.Table(name); !ok {
 		return sql.ErrTableNotFound.New(name)
 	}
-	return toSQLError(tx.DropTable(name))
+	return mysqlerr.From(tx.DropTable(name))
 }
 
 func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
@@ -254,7 +255,7 @@ func (d *Database) RenameTable(ctx *sql.Context, from, to string) error {
 		return sql.ErrTableAlreadyExists.New(to)
 	}
 	if err := tx.RenameTable(from, to); err != nil {
-		return toSQLError(err)
+		return mysqlerr.From(err)
 	}
 	return d.renameTriggers(ctx, from, to)
 }

@@ -5,7 +5,7 @@
 // interfaces over storage; every table read or write goes through the
 // session's storage transaction on that database (Session). Errors become
 // MySQL errors (code, SQLSTATE and text) from tables: package mysqlerr for
-// the errors the server raises and for storage errors (toSQLError),
+// the errors the server raises and for storage errors (mysqlerr.From),
 // messages.go's table for go-mysql-server's (applied at the protocol
 // boundary, protocolHandler.fixError, and to a client session's warnings,
 // Session.Warn).

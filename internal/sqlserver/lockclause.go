@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -194,7 +195,7 @@ func (s *Session) lockError(ctx *sql.Context, err error) error {
 	if errors.Is(err, storage.ErrDeadlock) || errors.Is(err, storage.ErrConflict) {
 		s.abortTxn(ctx)
 	}
-	return toSQLError(err)
+	return mysqlerr.From(err)
 }
 
 // abortTxn rolls back the open transaction from inside a statement.

@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // The privileges of the statements that change a server or a cluster, which
@@ -93,7 +94,7 @@ func (g grants) account(ctx *sql.Context) (user, host string, password bool) {
 
 // refuse is the 1227 of a statement that needs r.
 func (g grants) refuse(r requirement) error {
-	return toSQLError(&accessDenied{kind: deniedGlobal, privilege: r.text})
+	return mysqlerr.From(&mysqlerr.Denied{Kind: mysqlerr.DeniedGlobal, Privilege: r.text})
 }
 
 // checkSet refuses a SET that assigns a global or persisted variable
@@ -134,9 +135,9 @@ func (x adminExec) checkKill(ctx *sql.Context, n *plan.Kill) error {
 		if p.User == ctx.Session.Client().User || x.grants.meets(ctx, needOthersThreads) {
 			return nil
 		}
-		return toSQLError(&accessDenied{kind: deniedThread, thread: n.ConnID})
+		return mysqlerr.From(&mysqlerr.Denied{Kind: mysqlerr.DeniedThread, Thread: n.ConnID})
 	}
-	return errNoSuchThread(n.ConnID)
+	return mysqlerr.ErrNoSuchThread(n.ConnID)
 }
 
 // ownThreads passes the rows of a process list whose user (column 1, in
@@ -256,7 +257,7 @@ func (g grants) mayGrant(ctx *sql.Context, privs []string) error {
 	grantable := g.db.UserActivePrivilegeSet(ctx).ToSliceDynamic(true)
 	for _, p := range privs {
 		if !slices.Contains(grantable, strings.ToUpper(p)) {
-			return toSQLError(&accessDenied{kind: deniedGlobal, privilege: "GRANT OPTION"})
+			return mysqlerr.From(&mysqlerr.Denied{Kind: mysqlerr.DeniedGlobal, Privilege: "GRANT OPTION"})
 		}
 	}
 	return nil
@@ -293,7 +294,7 @@ func (x adminExec) revokeDynamic(ctx *sql.Context, n *plan.Revoke, row sql.Row) 
 func (x adminExec) changeDynamic(ctx *sql.Context, level plan.PrivilegeLevel, users []plan.UserName, ours []string,
 	hasRest bool, restNode func() sql.Node, row sql.Row, change func(*mysql_db.User)) (sql.RowIter, error) {
 	if level.Database != "*" || level.TableRoutine != "*" {
-		return nil, errIllegalPrivilegeLevel(ours)
+		return nil, mysqlerr.ErrIllegalPrivilegeLevel(ours)
 	}
 	if err := x.grants.mayGrant(ctx, ours); err != nil { // checked at planning too (authorization)
 		return nil, err

@@ -13,6 +13,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // Conditions in stored program bodies (routine.go): the handler that
@@ -25,7 +27,7 @@ func (r *routineRun) conditionOf(ctx *sql.Context, err error) *mysql.SQLError {
 	if errors.Is(err, expression.FetchEOF) || errors.As(err, &nd) {
 		return mysql.NewSQLError(1329, "02000", "No data - zero rows fetched, selected, or processed")
 	}
-	se := sql.CastSQLError(toSQLError(err))
+	se := sql.CastSQLError(mysqlerr.From(err))
 	mc := msgContext{db: ctx.GetCurrentDatabase()}
 	if s, ok := ctx.Session.(*Session); ok {
 		mc.dupIndex = s.lastDupIndex

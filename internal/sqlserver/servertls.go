@@ -19,6 +19,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/clienttls"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // The client port's TLS, as MySQL 8 has it:
@@ -302,7 +303,7 @@ func (t *serverTLS) registerVariables(o TLSOptions) error {
 			// reads none of them.
 			NotifyChanged: func(_ *sql.Context, _ sql.SystemVariableScope, v sql.SystemVarValue) error {
 				if boolValue(v.Val) && !t.on() {
-					return errNoSecureTransports()
+					return mysqlerr.ErrNoSecureTransports()
 				}
 				return nil
 			}},
@@ -356,7 +357,7 @@ func (t *serverTLS) reload() error {
 			reason = fmt.Sprintf("%s %s: %v", fe.Var, fe.Path, fe.Err)
 		}
 		t.log.Warn("ALTER INSTANCE RELOAD TLS refused: the certificates in force stay", "err", reason)
-		return errTLSSetup(reason)
+		return mysqlerr.ErrTLSSetup(reason)
 	}
 	t.material.Store(m)
 	t.logInForce("client TLS reloaded (ALTER INSTANCE RELOAD TLS): new connections use", m)

@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/miraj-db/miraj/internal/binlog"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -624,7 +625,7 @@ func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error 
 		ctx.SetTransaction(nil)
 		s.SetIgnoreAutoCommit(false)
 		s.conflicted = implicit && errors.Is(first, storage.ErrConflict)
-		return toSQLError(first)
+		return mysqlerr.From(first)
 	}
 	s.causal.note(s.engine, commits)
 	return s.waitForSecondaries(ctx, commits)

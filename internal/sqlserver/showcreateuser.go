@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -90,7 +91,7 @@ func (h protocolHandler) showCreateUserQuery(ctx context.Context, c *mysql.Conn,
 	if g.db.Enabled() && !(me == user && myHost == host) &&
 		!g.db.UserHasPrivileges(sctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: "mysql"}, sql.PrivilegeType_Select)) &&
 		!g.meets(sctx, requirement{static: []sql.PrivilegeType{sql.PrivilegeType_CreateUser}}) {
-		return "", true, toSQLError(&accessDenied{kind: deniedTable, privilege: "SELECT", user: me, host: myHost, table: "user"})
+		return "", true, mysqlerr.From(&mysqlerr.Denied{Kind: mysqlerr.DeniedTable, Privilege: "SELECT", User: me, Host: myHost, Table: "user"})
 	}
 	rd := g.db.Reader()
 	u, found := rd.GetUser(mysql_db.UserPrimaryKey{Host: host, User: user})

@@ -18,6 +18,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -352,7 +353,7 @@ func (h protocolHandler) createFunction(ctx context.Context, c *mysql.Conn, sctx
 	b, _ := json.Marshal(fd)
 	if err := tx.PutObject(objFunction, strings.ToLower(head.name), b); err != nil {
 		sess.Rollback(sctx, nil)
-		return toSQLError(err)
+		return mysqlerr.From(err)
 	}
 	return h.endRoutineDDL(sctx, sess)
 }
@@ -417,7 +418,7 @@ func (h protocolHandler) dropFunction(ctx context.Context, c *mysql.Conn, sctx *
 	}
 	if err := tx.DeleteObject(objFunction, strings.ToLower(name)); err != nil {
 		sess.Rollback(sctx, nil)
-		return toSQLError(err)
+		return mysqlerr.From(err)
 	}
 	return h.endRoutineDDL(sctx, sess)
 }

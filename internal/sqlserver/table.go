@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -303,7 +304,7 @@ func (e *editor) Close(*sql.Context) error                 { e.thaw(); return ni
 func (e *editor) dupError(err error) error {
 	var dup *storage.DuplicateError
 	if !errors.As(err, &dup) {
-		return toSQLError(err)
+		return mysqlerr.From(err)
 	}
 	parts := make([]string, len(dup.Key))
 	for i, v := range dup.Key {
@@ -379,7 +380,7 @@ func (e *editor) delete(ctx *sql.Context, row sql.Row) error {
 	if err == nil {
 		noteDeleted(e.sess, e.t.Name())
 	}
-	return toSQLError(err)
+	return mysqlerr.From(err)
 }
 
 func (t *Table) Truncate(ctx *sql.Context) (int, error) {
@@ -388,7 +389,7 @@ func (t *Table) Truncate(ctx *sql.Context) (int, error) {
 		return 0, err
 	}
 	n := st.Len()
-	return n, toSQLError(tx.Truncate(t.Name()))
+	return n, mysqlerr.From(tx.Truncate(t.Name()))
 }
 
 func (t *Table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
@@ -424,7 +425,7 @@ func (t *Table) AutoIncrementSetter(ctx *sql.Context) sql.AutoIncrementSetter {
 type autoSetter struct{ t *Table }
 
 func (a *autoSetter) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
-	return toSQLError(a.t.tx(ctx).SetAutoIncrement(a.t.Name(), v))
+	return mysqlerr.From(a.t.tx(ctx).SetAutoIncrement(a.t.Name(), v))
 }
 
 func (a *autoSetter) AcquireAutoIncrementLock(ctx *sql.Context) (func(), error) {
@@ -484,7 +485,7 @@ func (t *Table) reindex(ctx *sql.Context, def *storage.TableDef, check func([]an
 // comments, index names).
 func (t *Table) redefine(ctx *sql.Context, def *storage.TableDef) error {
 	if err := t.tx(ctx).SetMeta(t.Name(), def); err != nil {
-		return toSQLError(err)
+		return mysqlerr.From(err)
 	}
 	ti, err := tabledef.Decode(def)
 	if err != nil {
@@ -894,4 +895,12 @@ func withoutNamed[T any](xs []T, name string, nameOf func(T) string) ([]T, bool)
 		out = append(out, x)
 	}
 	return out, found
+}
+
+func typesUint64(ctx *sql.Context, v any) (uint64, sql.ConvertInRange, error) {
+	out, inRange, err := types.Uint64.Convert(ctx, v)
+	if err != nil {
+		return 0, inRange, err
+	}
+	return out.(uint64), inRange, nil
 }

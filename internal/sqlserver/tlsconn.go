@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // TLS on the client port, beneath the connection's other layers.
@@ -207,7 +209,7 @@ func (c *clientConn) readConnPhase(p []byte) (int, error) {
 				// Answered as MySQL answers it, after the handshake
 				// response; EOF keeps vitess from logging a broken
 				// client.
-				if _, err := c.writeRaw(errPacketAt(pkt[3]+1, errInsecureTransport())); err != nil {
+				if _, err := c.writeRaw(errPacketAt(pkt[3]+1, mysqlerr.ErrInsecureTransport())); err != nil {
 					return 0, err
 				}
 				return 0, io.EOF

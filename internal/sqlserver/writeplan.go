@@ -20,6 +20,7 @@ import (
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
 )
@@ -648,7 +649,7 @@ func (g *pointGets) rowWriteAlone(ctx *sql.Context, c *mysql.Conn, prep *mysql.P
 			}
 		}
 		if err != nil {
-			return true, toSQLError(err)
+			return true, mysqlerr.From(err)
 		}
 		return true, callback(rowWriteResult(c, p, sess, true, true))
 	}
@@ -968,7 +969,7 @@ func (g *pointGets) tryInsert(ctx *sql.Context, prep *mysql.PrepareData, p *writ
 			return false, nil
 		}
 		if w.implicit {
-			return true, toSQLError(err)
+			return true, mysqlerr.From(err)
 		}
 		return true, sess.lockError(ctx, err)
 	}
@@ -1242,7 +1243,7 @@ func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *wri
 		case err == nil || isDuplicate(err):
 			return 0, false, nil
 		case w.implicit:
-			return 0, true, toSQLError(err)
+			return 0, true, mysqlerr.From(err)
 		}
 		return 0, true, sess.lockError(ctx, err)
 	}
@@ -1295,7 +1296,7 @@ func upsertRows(ctx *sql.Context, c *mysql.Conn, prep *mysql.PrepareData, p *wri
 	if w.implicit {
 		if err := tx.Commit(ctx); err != nil {
 			sess.conflicted = errors.Is(err, storage.ErrConflict)
-			return 0, true, toSQLError(err)
+			return 0, true, mysqlerr.From(err)
 		}
 	}
 	return affected, true, nil
@@ -1534,7 +1535,7 @@ func applyRangeChanges(ctx *sql.Context, sess *Session, p *writePlan, w writeTar
 	fail := func(err error) (bool, error) {
 		if w.implicit {
 			tx.Rollback()
-			return true, toSQLError(err)
+			return true, mysqlerr.From(err)
 		}
 		return true, sess.lockError(ctx, err)
 	}
@@ -1572,7 +1573,7 @@ func applyRangeChanges(ctx *sql.Context, sess *Session, p *writePlan, w writeTar
 		return false, nil
 	}
 	if err != nil {
-		return true, toSQLError(err)
+		return true, mysqlerr.From(err)
 	}
 	return true, nil
 }

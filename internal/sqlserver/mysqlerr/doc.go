@@ -1,7 +1,9 @@
 // Package mysqlerr is the SQL layer's table of MySQL errors: for each error
 // the server raises itself (Error) its code, SQLSTATE and text (New); the
 // SQLSTATE of the codes go-mysql-server sends without one (State); and the
-// storage errors as MySQL errors (FromStorage). Errors become MySQL errors
+// storage errors as MySQL errors (FromStorage); a refused privilege check
+// (Denied) and its MySQL error; From, which turns any of them into the
+// error a client gets. Errors become MySQL errors
 // here, at the SQL boundary, and nowhere below it.
 //
 // Any package of the SQL layer may import it; it imports storage, journal
