@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 	"github.com/miraj-db/miraj/internal/storage"
 )
 
@@ -133,11 +134,11 @@ func abs(x int) int {
 // column indexed by a prefix (KEY (c(10))), that prefix's length as its
 // Sub_part (go-mysql-server leaves it NULL).
 func showIndexes(ctx *sql.Context, n *plan.ShowIndexes, row sql.Row) (sql.RowIter, error) {
-	rows, err := defaultRows(ctx, n, row)
+	rows, err := show.DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
-	t, ok := underlyingTable(n.Child).(*Table)
+	t, ok := show.UnderlyingTable(n.Child).(*Table)
 	for _, r := range rows {
 		if !ok {
 			break
@@ -198,7 +199,7 @@ func countCardinalities(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 // catalogTable is table name of database db, nil when it is not one of
 // Miraj's tables.
 func catalogTable(ctx *sql.Context, cat sql.Catalog, db, name string) *Table {
-	ours, _ := anyTable(ctx, cat, db, name).(*Table)
+	ours, _ := show.AnyTable(ctx, cat, db, name).(*Table)
 	return ours
 }
 

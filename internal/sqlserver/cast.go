@@ -71,7 +71,7 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 				// ENUM, SET and date arguments of string functions read
 				// as their text (textargs.go).
 				same := transform.SameTree
-				if ne, ok := withTextArgs(ctx, e); ok {
+				if ne, ok := rules.WithTextArgs(ctx, e); ok {
 					e, same = ne, transform.NewTree
 				}
 				switch e := e.(type) {
@@ -90,7 +90,7 @@ func castRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 					}
 				case *expression.Interval:
 					// INTERVAL '1:30' HOUR_MINUTE (syntaxtext.go).
-					if ne := compoundInterval(e); ne != nil {
+					if ne := rules.CompoundInterval(e); ne != nil {
 						return ne, transform.NewTree, nil
 					}
 				case *expression.Arithmetic:

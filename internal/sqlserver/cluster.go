@@ -22,6 +22,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/repl"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
@@ -565,7 +566,7 @@ func (d *infoSchema) GetTableInsensitive(ctx *sql.Context, name string) (sql.Tab
 		t = &routinesTable{CatalogTable: ct} // storedfunc.go
 	}
 	if ok && strings.EqualFold(name, information_schema.ColumnsTableName) && compat.FromClient(ctx) {
-		t = columnsInfo(t)
+		t = show.ColumnsInfo(t)
 	}
 	if ct, isCT := t.(sql.CatalogTable); ok && isCT && strings.EqualFold(name, information_schema.StatisticsTableName) {
 		t = &patchedInfoTable{CatalogTable: ct, patch: countCardinalities}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 )
 
 func TestMySQLDoubleText(t *testing.T) {
@@ -43,7 +44,7 @@ func TestShowLikeHeaderPattern(t *testing.T) {
 		"SHOW DATABASES LIKE 'x\\_%';":     "'x\\_%'",
 		"SHOW TABLES":                      "",
 	} {
-		m := showLikeRE.FindStringSubmatch(q)
+		m := show.ShowLikeRE.FindStringSubmatch(q)
 		got := ""
 		if m != nil {
 			got = m[1]

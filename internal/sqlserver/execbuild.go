@@ -20,6 +20,7 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/compat"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 )
 
 // adminExec is the execution builder's first look at each node: it refuses
@@ -138,7 +139,7 @@ func (x adminExec) buildSet(ctx *sql.Context, n *plan.Set, row sql.Row) (sql.Row
 	// MySQL's OK packet of a SET counts no rows (go-mysql-server's
 	// counted one). Only a statement of its own: a trigger's SET
 	// NEW.col = … yields the row being written.
-	if _, err := defaultRows(ctx, n, row); err != nil {
+	if _, err := show.DefaultRows(ctx, n, row); err != nil {
 		return nil, err
 	}
 	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
@@ -288,7 +289,7 @@ func (x adminExec) buildShowCreateTable(ctx *sql.Context, n *plan.ShowCreateTabl
 	if n.IsView {
 		return showCreateView(ctx, n, row) // viewdml.go
 	}
-	return showCreateTable(ctx, n, row)
+	return show.ShowCreateTable(ctx, n, row)
 }
 
 func (x adminExec) buildCreateTable(ctx *sql.Context, n *plan.CreateTable, row sql.Row) (sql.RowIter, error) {
@@ -349,7 +350,7 @@ func (x adminExec) buildCreateDB(ctx *sql.Context, n *plan.CreateDB, row sql.Row
 	if !ok || !s.mysql || !n.IfNotExists || n.Catalog == nil || !n.Catalog.HasDatabase(ctx, n.DbName) {
 		return nil, nil
 	}
-	if _, err := defaultRows(ctx, n, row); err != nil {
+	if _, err := show.DefaultRows(ctx, n, row); err != nil {
 		return nil, err
 	}
 	return sql.RowsToRowIter(sql.NewRow(types.NewOkResult(0))), nil
@@ -359,14 +360,14 @@ func (x adminExec) buildShowColumns(ctx *sql.Context, n *plan.ShowColumns, row s
 	if !compat.FromClient(ctx) {
 		return nil, nil // go-mysql-server's engine suites assert its own form
 	}
-	return showColumns(ctx, n, row, x.grants.db)
+	return show.ShowColumns(ctx, n, row, x.grants.db)
 }
 
 func (x adminExec) buildShowVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.RowIter, error) {
 	if !compat.FromClient(ctx) {
 		return nil, nil
 	}
-	return showVariables(ctx, n, row)
+	return show.ShowVariables(ctx, n, row)
 }
 
 func (x adminExec) buildDescribeQuery(ctx *sql.Context, n *plan.DescribeQuery, row sql.Row) (sql.RowIter, error) {
@@ -375,7 +376,7 @@ func (x adminExec) buildDescribeQuery(ctx *sql.Context, n *plan.DescribeQuery, r
 	if !compat.FromClient(ctx) || n.Format.Plan || n.Format.Analyze {
 		return nil, nil
 	}
-	return explain(ctx, n)
+	return show.Explain(ctx, n)
 }
 
 func (x adminExec) buildLoadData(ctx *sql.Context, n *plan.LoadData, row sql.Row) (sql.RowIter, error) {

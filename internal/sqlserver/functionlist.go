@@ -16,7 +16,7 @@ import (
 // helpers the server's rewrites call (the assignment of a user variable
 // inside an expression, NTH_VALUE's arguments).
 var serverFunctions = slices.Concat(funcs.Functions, funcs.MoreFunctions, rules.QuantifiedFunctions, funcs.TypedLiterals, []sql.Function{
-	sql.Function2{Name: assignFunction, Fn: newAssign},
+	sql.Function2{Name: rules.AssignFunction, Fn: rules.NewAssign},
 	sql.Function2{Name: rules.NthFunction, Fn: rules.NewNthArgs},
 })
 

@@ -87,7 +87,7 @@ func (p lockParser) ParseOneWithOptions(ctx context.Context, q string, o ast.Par
 		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, text, o)
 		return parseOut{stmt: stmt, n: n}, err
 	})
-	n, stmt := assigned.writtenPos(out.n), out.stmt
+	n, stmt := assigned.WrittenPos(out.n), out.stmt
 	if err == nil {
 		stmt, err = p.finish(c, stmt, r, assigned)
 	}
@@ -127,13 +127,13 @@ func readAgain(ctx *sql.Context, r string, parse func(text string) (parseOut, er
 
 // finishText completes what Parse and ParseWithOptions read of q: the
 // rest as the client wrote it (unblank), the statement (finish) and, for a
-// routine, its text as written (writtenRoutine).
-func (p lockParser) finishText(ctx *sql.Context, q, rb, r string, delim rune, assigned assignments, out parseOut, err error) (ast.Statement, string, string, error) {
+// routine, its text as written (WrittenRoutine).
+func (p lockParser) finishText(ctx *sql.Context, q, rb, r string, delim rune, assigned rules.Assignments, out parseOut, err error) (ast.Statement, string, string, error) {
 	stmt := out.stmt
-	parsed, rest := unblank(q, rb, delim, out.parsed, assigned.writtenRest(rb, r, out.rest))
+	parsed, rest := unblank(q, rb, delim, out.parsed, assigned.WrittenRest(rb, r, out.rest))
 	if err == nil {
 		stmt, err = p.finish(ctx, stmt, r, assigned)
-		parsed = assigned.writtenRoutine(stmt, rb, r, parsed)
+		parsed = assigned.WrittenRoutine(stmt, rb, r, parsed)
 	}
 	return stmt, parsed, rest, err
 }
@@ -142,9 +142,9 @@ func (p lockParser) finishText(ctx *sql.Context, q, rb, r string, delim rune, as
 // same length rewritten (versioned comments, locking clauses, WITH
 // ROLLUP), and r, rb with its assignments in expressions rewritten
 // (assignvar.go), which changes lengths.
-func readableText(q string) (rb, r string, assigned assignments) {
+func readableText(q string) (rb, r string, assigned rules.Assignments) {
 	rb = rules.RollupText(blankLockClauses(sqltext.UnwrapVersionComments(q)))
-	r, assigned = assignmentText(rb)
+	r, assigned = rules.AssignmentText(rb)
 	return rb, r, assigned
 }
 
@@ -156,7 +156,7 @@ func readableText(q string) (rb, r string, assigned assignments) {
 // it checks ONLY_FULL_GROUP_BY (groupby.go) and rewrites INSERT … SELECT
 // with VALUES() (insertvalues.go), and last the rollups. On an error the
 // statement is nil: the handler would run a statement it was given.
-func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, assigned assignments) (ast.Statement, error) {
+func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, assigned rules.Assignments) (ast.Statement, error) {
 	body := stmt
 	if ex, ok := stmt.(*ast.Explain); ok {
 		body = ex.Statement // not walked into by ast.Walk
@@ -171,7 +171,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		case *ast.AliasedExpr:
 			if n.InputExpression != "" {
 				n.InputExpression = trimLeadingNoise(n.InputExpression)
-				assigned.restoreName(n)
+				assigned.RestoreName(n)
 			}
 		case *ast.Select:
 			if len(n.Window) > 0 {
@@ -184,7 +184,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		case *ast.ColName:
 			stray = stray || rules.IsRollupMarker(n)
 		case *ast.IntervalExpr:
-			restoreUnit(n)
+			rules.RestoreUnit(n)
 		case *ast.FuncExpr:
 			rules.NthValueCall(n)
 		}
@@ -194,7 +194,7 @@ func (p lockParser) finish(ctx *sql.Context, stmt ast.Statement, text string, as
 		return nil, rules.ErrRollupSyntax()
 	}
 	nameBodyColumns(stmt, text, assigned)
-	restoreRoutineSyntax(stmt)
+	rules.RestoreRoutineSyntax(stmt)
 	routineSyntax(stmt)
 	if err := rules.CheckAggregatePlacement(body); err != nil {
 		return nil, err

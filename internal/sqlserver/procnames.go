@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 // The parser names a statement's columns by their text (InputExpression),
@@ -18,7 +20,7 @@ import (
 // PROCEDURE stmt from text, the query the parser read: an expression by
 // its text (as the client wrote it, assigned), a parameter or a declared
 // variable by its name.
-func nameBodyColumns(stmt ast.Statement, text string, assigned assignments) {
+func nameBodyColumns(stmt ast.Statement, text string, assigned rules.Assignments) {
 	ddl, ok := stmt.(*ast.DDL)
 	if !ok || ddl.ProcedureSpec == nil || ddl.ProcedureSpec.Body == nil {
 		return
@@ -45,7 +47,7 @@ func nameBodyColumns(stmt ast.Statement, text string, assigned assignments) {
 				}
 			} else if n.StartParsePos >= 0 && n.EndParsePos > n.StartParsePos && n.EndParsePos <= len(text) {
 				n.InputExpression = unquoted(trimLeadingNoise(strings.TrimSpace(text[n.StartParsePos:n.EndParsePos])))
-				assigned.restoreName(n)
+				assigned.RestoreName(n)
 			}
 		}
 		return true, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -214,7 +215,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
-			showLikeHeader(q, r)
+			show.ShowLikeHeader(q, r)
 			funcs.MySQLDoubles(r)
 			padFractions(r)
 			return cb(r, more)
@@ -253,7 +254,7 @@ func (h protocolHandler) ComQuery(ctx context.Context, c *mysql.Conn, q string, 
 		})
 	}
 	written := q
-	q, _ = rules.RewriteQuantified(showSchemasText(q))
+	q, _ = rules.RewriteQuantified(show.ShowSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)
@@ -271,7 +272,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 		withFlags := func(r *sqltypes.Result, more bool) error {
 			h.okFlags(c, r, true)
 			h.timestampDigits(c, r.Fields)
-			showLikeHeader(q, r)
+			show.ShowLikeHeader(q, r)
 			funcs.MySQLDoubles(r)
 			padFractions(r)
 			return cb(r, more)
@@ -319,7 +320,7 @@ func (h protocolHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, q str
 			return err
 		})
 	}
-	q, _ = rules.RewriteQuantified(showSchemasText(q))
+	q, _ = rules.RewriteQuantified(show.ShowSchemasText(q))
 	err := h.withSetStatement(ctx, c, q, query)
 	h.endFailedStatement(c, err)
 	h.afterCommand(c)

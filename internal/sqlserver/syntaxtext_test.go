@@ -5,12 +5,14 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 )
 
 func TestSyntaxText(t *testing.T) {
 	for q, want := range map[string]string{
-		"SELECT d + INTERVAL '1:30' HOUR_MINUTE":               "SELECT d + INTERVAL '1:30' " + unitPrefix + "HOUR_MINUTE",
-		"SELECT DATE_ADD(d, INTERVAL f(x, 1) year_month)":      "SELECT DATE_ADD(d, INTERVAL f(x, 1) " + unitPrefix + "year_month)",
+		"SELECT d + INTERVAL '1:30' HOUR_MINUTE":               "SELECT d + INTERVAL '1:30' " + rules.UnitPrefix + "HOUR_MINUTE",
+		"SELECT DATE_ADD(d, INTERVAL f(x, 1) year_month)":      "SELECT DATE_ADD(d, INTERVAL f(x, 1) " + rules.UnitPrefix + "year_month)",
 		"SELECT EXTRACT(YEAR_MONTH FROM d), INTERVAL 1 DAY":    "SELECT EXTRACT(YEAR_MONTH FROM d), INTERVAL 1 DAY",
 		"CREATE EVENT e ON SCHEDULE EVERY '1:2' HOUR_MINUTE":   "CREATE EVENT e ON SCHEDULE EVERY '1:2' HOUR_MINUTE",
 		"SELECT SUBSTRING(s FROM 2)":                           "SELECT SUBSTRING(s ,/*__miraj_from*/ 2)",
@@ -18,7 +20,7 @@ func TestSyntaxText(t *testing.T) {
 		"SELECT SUBSTRING((SELECT s FROM t) FROM 2)":           "SELECT SUBSTRING((SELECT s FROM t) ,/*__miraj_from*/ 2)",
 		"SELECT SUBSTRING(s, 2), 'SUBSTRING(s FROM 2)' FROM t": "SELECT SUBSTRING(s, 2), 'SUBSTRING(s FROM 2)' FROM t",
 	} {
-		if got, _ := assignmentText(q); got != want {
+		if got, _ := rules.AssignmentText(q); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", q, got, want)
 		}
 	}
@@ -60,7 +62,7 @@ func TestIntervalValue(t *testing.T) {
 		{"1.5", "SECOND_MICROSECOND", 1_500_000, true},
 		{"1:2:3.000004", "HOUR_MICROSECOND", 3_723_000_004, true},
 	} {
-		got, ok := intervalValue(c.text, c.unit)
+		got, ok := rules.IntervalValue(c.text, c.unit)
 		if got != c.want || ok != c.ok {
 			t.Errorf("%q %s: got %d %v, want %d %v", c.text, c.unit, got, ok, c.want, c.ok)
 		}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 )
 
 // Table sizes: Data_length and Index_length of SHOW TABLE STATUS and
@@ -58,7 +60,7 @@ func (t *Table) footprint(ctx *sql.Context) (data, index uint64, err error) {
 // Auto_increment and Comment (go-mysql-server's said 0, NULL and NULL),
 // InnoDB's Row_format (Dynamic) and an empty Create_options, as MySQL's.
 func showTableStatus(ctx *sql.Context, n *plan.ShowTableStatus, row sql.Row) (sql.RowIter, error) {
-	rows, err := defaultRows(ctx, n, row)
+	rows, err := show.DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}

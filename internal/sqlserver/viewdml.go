@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -559,7 +560,7 @@ func rewriteViewInsert(s *Session, db string, ins *ast.Insert) ([]viewCheck, err
 // showCreateView runs go-mysql-server's SHOW CREATE VIEW and writes the
 // view's CHECK OPTION at the end of its definition, as MySQL does.
 func showCreateView(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql.RowIter, error) {
-	rows, err := defaultRows(ctx, n, row)
+	rows, err := show.DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 // text (a string), so DATE '2026-03-01' was TEXT to the client and in
 // arithmetic (DATE '2026-03-24' + INTERVAL 1 DAY was the text
 // '2026-03-25'), and an invalid one was accepted. Before parsing,
-// assignmentText (assignvar.go) rewrites DATE '…' into a call of
+// AssignmentText (assignvar.go) rewrites DATE '…' into a call of
 // __miraj_DATE('…'), and so for TIME and TIMESTAMP; the column keeps the
 // text the client wrote. The value is typed as MySQL types it — DATE;
 // TIME; TIMESTAMP is a DATETIME with the digits of its fraction — and

@@ -15,7 +15,12 @@
 //   - RewriteRollup (WITH ROLLUP), GroupOuter, groupconcat.go, aggwhere.go
 //     (an aggregate where MySQL refuses one);
 //   - HashJoin and SetDefault (ON DELETE/UPDATE SET DEFAULT refused, as
-//     InnoDB does).
+//     InnoDB does);
+//   - the statement's text before the parser reads it: user variables
+//     assigned inside expressions (assignvar.go), INTERVAL's compound
+//     units and the routine syntax the parser does not know
+//     (syntaxtext.go), and ENUM and SET arguments compared as text
+//     (textargs.go).
 //
 // The rules' ids and their order are the SQL layer's (sqlserver's
 // rules.go, newAnalyzerBuilder). A rule that changes an answer

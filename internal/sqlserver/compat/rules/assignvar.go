@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // rows or keeps running totals in applications written before window
 // functions. go-mysql-server v0.20's parser knows := only in SET (1064).
 // Before parsing, each @name := expr of a statement other than SET
-// becomes a call of assignFunction, which sets the variable to the
+// becomes a call of AssignFunction, which sets the variable to the
 // value and returns it; the column such an expression names keeps the
 // text the client wrote.
 //
@@ -26,8 +26,8 @@ import (
 // after it is not told from the expression, and the statement keeps the
 // parser's 1064.
 
-// assignFunction is the function @name := expr becomes.
-const assignFunction = "__miraj_assign"
+// AssignFunction is the function @name := expr becomes.
+const AssignFunction = "__miraj_assign"
 
 // assignStop are the words that end the expression assigned.
 var assignStop = map[string]bool{
@@ -44,11 +44,11 @@ type assignment struct {
 }
 
 // assignments are the rewrites of one text, in order.
-type assignments []assignment
+type Assignments []assignment
 
-// writtenPos maps a position of the rewritten text outside the rewrites
+// WrittenPos maps a position of the rewritten text outside the rewrites
 // to the same place in the text before.
-func (as assignments) writtenPos(pos int) int {
+func (as Assignments) WrittenPos(pos int) int {
 	shift := 0
 	for _, a := range as {
 		if pos < a.fromCall+len(a.call) {
@@ -59,9 +59,9 @@ func (as assignments) writtenPos(pos int) int {
 	return pos - shift
 }
 
-// writtenRest maps rest, the end of the rewritten text r, to the end of
+// WrittenRest maps rest, the end of the rewritten text r, to the end of
 // the text before, q.
-func (as assignments) writtenRest(q, r, rest string) string {
+func (as Assignments) WrittenRest(q, r, rest string) string {
 	if len(as) == 0 || rest == "" {
 		return rest
 	}
@@ -69,20 +69,20 @@ func (as assignments) writtenRest(q, r, rest string) string {
 	if at < 0 {
 		return rest
 	}
-	from, to := as.writtenPos(at), as.writtenPos(at+len(rest))
+	from, to := as.WrittenPos(at), as.WrittenPos(at+len(rest))
 	if from > to || to > len(q) {
 		return rest
 	}
 	return q[from:to]
 }
 
-// writtenRoutine returns parsed, the text of stmt in r, as written in
+// WrittenRoutine returns parsed, the text of stmt in r, as written in
 // q when stmt creates a procedure, trigger, event or view (go-mysql-server
 // keeps that text as the routine's definition, and cuts its body out of
 // it by the parser's positions, which it maps to q's): SHOW CREATE and
 // dumps show what the client wrote, and the definition is read again, as
 // a statement is, at each use.
-func (as assignments) writtenRoutine(stmt ast.Statement, q, r, parsed string) string {
+func (as Assignments) WrittenRoutine(stmt ast.Statement, q, r, parsed string) string {
 	ddl, ok := stmt.(*ast.DDL)
 	if len(as) == 0 || !ok || (ddl.ProcedureSpec == nil && ddl.TriggerSpec == nil && ddl.EventSpec == nil && ddl.ViewSpec == nil) {
 		return parsed
@@ -91,8 +91,8 @@ func (as assignments) writtenRoutine(stmt ast.Statement, q, r, parsed string) st
 	if lead+len(parsed) > len(r) || r[lead:lead+len(parsed)] != parsed {
 		return parsed
 	}
-	from, to := as.writtenPos(lead), as.writtenPos(lead+len(parsed))
-	start, end := as.writtenPos(ddl.SubStatementPositionStart), as.writtenPos(ddl.SubStatementPositionEnd)
+	from, to := as.WrittenPos(lead), as.WrittenPos(lead+len(parsed))
+	start, end := as.WrittenPos(ddl.SubStatementPositionStart), as.WrittenPos(ddl.SubStatementPositionEnd)
 	if from > to || to > len(q) || start > end || end > len(q) {
 		return parsed
 	}
@@ -140,11 +140,11 @@ func setItem(words []sqltext.Word, i int) bool {
 	return false
 }
 
-// assignmentText returns q with its @name := expr rewritten, and the
+// AssignmentText returns q with its @name := expr rewritten, and the
 // rewrites made; and with the function INTERVAL(N, N1, …) named
 // intervalFunction, which the parser does not read (it takes INTERVAL for
 // a date interval's), the column it names keeping the text written.
-func assignmentText(q string) (string, assignments) {
+func AssignmentText(q string) (string, Assignments) {
 	assigns, interval, substr := strings.Contains(q, ":="), sqltext.IndexFold(q, "INTERVAL") >= 0, sqltext.IndexFold(q, "SUBSTR") >= 0
 	literals := sqltext.IndexFold(q, "DATE") >= 0 || sqltext.IndexFold(q, "TIME") >= 0 // datelit.go
 	if !assigns && !interval && !substr && !literals {
@@ -157,7 +157,7 @@ func assignmentText(q string) (string, assignments) {
 	assigns = assigns && words[0].Text != "SET"
 	units := interval && !eventStatement(words)
 	var b strings.Builder
-	var done assignments
+	var done Assignments
 	last := 0
 	// rewrite replaces words[i] with call (syntaxtext.go).
 	rewrite := func(w sqltext.Word, call string) {
@@ -184,7 +184,7 @@ func assignmentText(q string) (string, assignments) {
 			continue
 		} else if w.IsWord && q[w.Start] != '`' {
 			if units && compoundUnits[w.Text] && afterInterval(words, i) {
-				rewrite(w, unitPrefix+q[w.Start:w.End])
+				rewrite(w, UnitPrefix+q[w.Start:w.End])
 				continue
 			}
 			if substr && (w.Text == "SUBSTRING" || w.Text == "SUBSTR") {
@@ -201,7 +201,7 @@ func assignmentText(q string) (string, assignments) {
 		}
 		if w := words[i]; interval && w.IsWord && w.Text == "INTERVAL" && q[w.Start] != '`' && intervalCall(words, i) {
 			// The call keeps the case written ("__miraj_" + "Interval"):
-			// function names are read in any case, and restoreName gives
+			// function names are read in any case, and RestoreName gives
 			// each column back its own spelling.
 			call := "__miraj_" + q[w.Start:w.End]
 			b.WriteString(q[last:w.Start])
@@ -248,7 +248,7 @@ func assignmentText(q string) (string, assignments) {
 		for exprEnd > eq.End && (q[exprEnd-1] == ' ' || q[exprEnd-1] == '\t' || q[exprEnd-1] == '\n' || q[exprEnd-1] == '\r') {
 			exprEnd--
 		}
-		call := assignFunction + "('" + strings.ReplaceAll(q[name.Start:name.End], "'", "''") + "', " + strings.TrimLeft(q[eq.End:exprEnd], " \t\r\n") + ")"
+		call := AssignFunction + "('" + strings.ReplaceAll(q[name.Start:name.End], "'", "''") + "', " + strings.TrimLeft(q[eq.End:exprEnd], " \t\r\n") + ")"
 		b.WriteString(q[last:at.Start])
 		done = append(done, assignment{written: q[at.Start:exprEnd], call: call, from: at.Start, fromCall: b.Len()})
 		b.WriteString(call)
@@ -266,9 +266,9 @@ func assignmentText(q string) (string, assignments) {
 	return b.String(), done
 }
 
-// restoreName gives a column named after a rewritten expression the text
+// RestoreName gives a column named after a rewritten expression the text
 // the client wrote.
-func (as assignments) restoreName(ae *ast.AliasedExpr) {
+func (as Assignments) RestoreName(ae *ast.AliasedExpr) {
 	if len(as) == 0 || !strings.Contains(ae.InputExpression, "__miraj_") {
 		return
 	}
@@ -312,11 +312,11 @@ type assignExpr struct {
 
 var _ sql.FunctionExpression = (*assignExpr)(nil)
 
-func newAssign(name, value sql.Expression) sql.Expression {
+func NewAssign(name, value sql.Expression) sql.Expression {
 	return &assignExpr{name: name, value: value}
 }
 
-func (a *assignExpr) FunctionName() string { return assignFunction }
+func (a *assignExpr) FunctionName() string { return AssignFunction }
 func (a *assignExpr) Description() string {
 	return "sets a user variable within an expression (@name := expr)"
 }
@@ -330,7 +330,7 @@ func (a *assignExpr) WithChildren(children ...sql.Expression) (sql.Expression, e
 	if len(children) != 2 {
 		return nil, sql.ErrInvalidChildrenNumber.New(a, len(children), 2)
 	}
-	return newAssign(children[0], children[1]), nil
+	return NewAssign(children[0], children[1]), nil
 }
 
 func (a *assignExpr) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -340,7 +340,7 @@ func (a *assignExpr) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	name, ok := n.(string)
 	if !ok {
-		return nil, sql.ErrInvalidArgument.New(assignFunction)
+		return nil, sql.ErrInvalidArgument.New(AssignFunction)
 	}
 	v, err := a.value.Eval(ctx, row)
 	if err != nil {

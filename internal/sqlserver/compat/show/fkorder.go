@@ -1,4 +1,4 @@
-package sqlserver
+package show
 
 import (
 	"sort"

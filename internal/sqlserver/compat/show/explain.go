@@ -1,4 +1,4 @@
-package sqlserver
+package show
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ type explainRow struct {
 // answers one row of NULLs with a warning that it is a placeholder. The
 // columns are MySQL 8's (with partitions and filtered); key_len is not
 // known here and stays NULL.
-func explain(ctx *sql.Context, n *plan.DescribeQuery) (sql.RowIter, error) {
+func Explain(ctx *sql.Context, n *plan.DescribeQuery) (sql.RowIter, error) {
 	e := explainer{ctx: ctx}
 	top := "SIMPLE"
 	switch n.Child.(type) {
@@ -176,7 +176,7 @@ func (e *explainer) table(name string, n sql.Node, id uint64, selectType string)
 		}
 	}
 	if r.rows == nil {
-		if st, ok := underlyingTable(n).(sql.StatisticsTable); ok {
+		if st, ok := UnderlyingTable(n).(sql.StatisticsTable); ok {
 			if c, _, err := st.RowCount(e.ctx); err == nil {
 				r.rows = c
 			}
@@ -185,8 +185,8 @@ func (e *explainer) table(name string, n sql.Node, id uint64, selectType string)
 	e.rows = append(e.rows, r)
 }
 
-// underlyingTable is the table a table node reads.
-func underlyingTable(n sql.Node) sql.Table {
+// UnderlyingTable is the table a table node reads.
+func UnderlyingTable(n sql.Node) sql.Table {
 	switch n := n.(type) {
 	case *plan.IndexedTableAccess:
 		return n.UnderlyingTable()

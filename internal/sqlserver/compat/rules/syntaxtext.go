@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"fmt"
@@ -9,27 +9,26 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
 // Forms of MySQL's syntax the parser (vitess, as go-mysql-server v0.20
 // uses it) does not read, rewritten with the assignments of assignvar.go
 // before parsing (the column a rewritten expression names keeps the text
-// written, restoreName):
+// written, RestoreName):
 //
 //   - INTERVAL expr HOUR_MINUTE (and the other compound units, YEAR_MONTH,
 //     DAY_SECOND, …_MICROSECOND): the parser reads a unit word there
 //     (INTERVAL expr sql_id) and the compound units are reserved words
-//     (1064). The unit becomes the identifier unitPrefix + unit, which
-//     restoreUnit gives back to the parsed interval; compoundInterval then
+//     (1064). The unit becomes the identifier UnitPrefix + unit, which
+//     RestoreUnit gives back to the parsed interval; CompoundInterval then
 //     reads the value as MySQL does.
 //   - SUBSTRING(s FROM n) and SUBSTR(s FROM n): the parser knows FROM only
 //     with FOR, and after a column or a string only. FROM and FOR become
 //     commas, SUBSTRING(s, n[, m]).
 
-// unitPrefix starts the identifier a compound unit becomes.
-const unitPrefix = "__miraj_unit_"
+// UnitPrefix starts the identifier a compound unit becomes.
+const UnitPrefix = "__miraj_unit_"
 
 // compoundUnits are the interval units the parser does not read after
 // INTERVAL expr.
@@ -89,7 +88,7 @@ func eventStatement(words []sqltext.Word) bool {
 }
 
 // substringSeparator is what FROM and FOR become in SUBSTRING(s FROM n
-// FOR m); restoreName gives the column its text back.
+// FOR m); RestoreName gives the column its text back.
 var substringSeparator = map[string]string{
 	"FROM": ",/*__miraj_from*/",
 	"FOR":  ",/*__miraj_for*/",
@@ -132,10 +131,10 @@ func substringFromFor(words []sqltext.Word, i int) []int {
 	return nil
 }
 
-// restoreUnit gives a compound unit rewritten before parsing its name back.
-func restoreUnit(e *ast.IntervalExpr) {
-	if len(e.Unit) > len(unitPrefix) && strings.EqualFold(e.Unit[:len(unitPrefix)], unitPrefix) {
-		e.Unit = strings.ToUpper(e.Unit[len(unitPrefix):])
+// RestoreUnit gives a compound unit rewritten before parsing its name back.
+func RestoreUnit(e *ast.IntervalExpr) {
+	if len(e.Unit) > len(UnitPrefix) && strings.EqualFold(e.Unit[:len(UnitPrefix)], UnitPrefix) {
+		e.Unit = strings.ToUpper(e.Unit[len(UnitPrefix):])
 	}
 }
 
@@ -160,12 +159,12 @@ var compoundParts = map[string]struct {
 	"SECOND_MICROSECOND": {"MICROSECOND", []int64{0, 1_000_000}, true},
 }
 
-// compoundInterval returns an interval in a compound unit as the same
+// CompoundInterval returns an interval in a compound unit as the same
 // interval in its smallest unit, its value read as MySQL reads it
 // (intervalText), or nil when e's unit is not compound. go-mysql-server
 // reads only the exact form ('1:30', not '-1:30', '1:30:00' or '90'):
 // anything else failed with 1105.
-func compoundInterval(e *expression.Interval) sql.Expression {
+func CompoundInterval(e *expression.Interval) sql.Expression {
 	p, ok := compoundParts[e.Unit]
 	if !ok {
 		return nil
@@ -204,20 +203,20 @@ func (e *intervalText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	text, _ := s.(string)
-	n, ok := intervalValue(text, e.unit)
+	n, ok := IntervalValue(text, e.unit)
 	if !ok {
 		return nil, nil
 	}
 	return n, nil
 }
 
-// intervalValue reads text as MySQL reads an interval in a compound unit
+// IntervalValue reads text as MySQL reads an interval in a compound unit
 // (get_interval_value): white space, an optional '-', then numbers
 // separated by anything but digits; fewer numbers than the unit has fields
 // are its last fields ('5' HOUR_MINUTE is 5 minutes); the fraction of a
 // …_MICROSECOND unit counts its digits ('1.5' SECOND_MICROSECOND is 1.5
 // seconds). More numbers than fields: false (NULL).
-func intervalValue(text, unit string) (int64, bool) {
+func IntervalValue(text, unit string) (int64, bool) {
 	p := compoundParts[unit]
 	s := strings.TrimLeft(text, " \t\n\r")
 	neg := false
@@ -279,11 +278,11 @@ func intervalValue(text, unit string) (int64, bool) {
 	return total, true
 }
 
-// restoreRoutineSyntax applies restoreUnit and NthValueCall to the body
+// RestoreRoutineSyntax applies RestoreUnit and NthValueCall to the body
 // of a procedure, trigger or event, which the walk over the statement does
 // not enter: the body is parsed again at each use, but its plan is built
 // from this statement's when it is created.
-func restoreRoutineSyntax(stmt ast.Statement) {
+func RestoreRoutineSyntax(stmt ast.Statement) {
 	ddl, ok := stmt.(*ast.DDL)
 	if !ok {
 		return
@@ -303,9 +302,9 @@ func restoreRoutineSyntax(stmt ast.Statement) {
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
 		switch n := node.(type) {
 		case *ast.IntervalExpr:
-			restoreUnit(n)
+			RestoreUnit(n)
 		case *ast.FuncExpr:
-			rules.NthValueCall(n)
+			NthValueCall(n)
 		}
 		return true, nil
 	}, body)

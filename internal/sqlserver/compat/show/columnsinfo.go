@@ -1,4 +1,4 @@
-package sqlserver
+package show
 
 import (
 	"strings"
@@ -28,8 +28,8 @@ import (
 //   - DATETIME_PRECISION of a TIME(n) column is n, of a TIME column 0, and
 //     COLUMN_TYPE of a TIME column is time (both said 6).
 
-// columnsInfo wraps information_schema.COLUMNS when it is t.
-func columnsInfo(t sql.Table) sql.Table {
+// ColumnsInfo wraps information_schema.COLUMNS when it is t.
+func ColumnsInfo(t sql.Table) sql.Table {
 	ct, ok := t.(*information_schema.ColumnsTable)
 	if !ok || ct.RowIter == nil {
 		return t
@@ -68,7 +68,7 @@ func patchColumns(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 		k := [2]string{db, name}
 		tk, seen := tables[k]
 		if !seen {
-			if t := anyTable(ctx, cat, db, name); t != nil {
+			if t := AnyTable(ctx, cat, db, name); t != nil {
 				tk = &tableKeys{sch: t.Schema(), keys: columnKeys(ctx, t)}
 			}
 			tables[k] = tk
@@ -107,8 +107,8 @@ func patchColumns(ctx *sql.Context, cat sql.Catalog, rows []sql.Row) {
 	}
 }
 
-// anyTable returns table name of database db, or nil.
-func anyTable(ctx *sql.Context, cat sql.Catalog, db, name string) sql.Table {
+// AnyTable returns table name of database db, or nil.
+func AnyTable(ctx *sql.Context, cat sql.Catalog, db, name string) sql.Table {
 	d, err := cat.Database(ctx, db)
 	if err != nil {
 		return nil

@@ -1,4 +1,4 @@
-package sqlserver
+package show
 
 import (
 	"fmt"
@@ -15,15 +15,15 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 )
 
-// showCreateTable runs go-mysql-server's SHOW CREATE TABLE and writes the
+// ShowCreateTable runs go-mysql-server's SHOW CREATE TABLE and writes the
 // columns' defaults as MySQL does: an ENUM's or SET's as its value ('x'),
 // where go-mysql-server v0.20 writes the value's number ('1'), which MySQL
 // would read back as the first member whatever the default was (and
 // MariaDB refuses for a SET); a DECIMAL's with the column's scale; and
 // DEFAULT NULL (TIMESTAMP: NULL DEFAULT NULL) for a nullable column without
 // a default, as dumps written by MySQL have them.
-func showCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql.RowIter, error) {
-	rows, err := defaultRows(ctx, n, row)
+func ShowCreateTable(ctx *sql.Context, n *plan.ShowCreateTable, row sql.Row) (sql.RowIter, error) {
+	rows, err := DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func takesDefaultNull(t sql.Type) bool {
 	return !types.IsTextBlob(t) && !types.IsGeometry(t)
 }
 
-// showColumns runs go-mysql-server's SHOW [FULL] COLUMNS (DESCRIBE) and
+// ShowColumns runs go-mysql-server's SHOW [FULL] COLUMNS (DESCRIBE) and
 // writes Type and Default as MySQL does: the type without go-mysql-server's
 // " COLLATE …" (MySQL shows the collation only in SHOW FULL COLUMNS'
 // Collation), and a literal default as its value (Paris, an empty string),
@@ -162,8 +162,8 @@ func takesDefaultNull(t sql.Type) bool {
 // the column's (go-mysql-server wrote utf8mb4_0900_bin for every text
 // column, none for ENUM and SET: Rails took every string column for case
 // sensitive), Privileges those the user has on the column.
-func showColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row, mdb *mysql_db.MySQLDb) (sql.RowIter, error) {
-	rows, err := defaultRows(ctx, n, row)
+func ShowColumns(ctx *sql.Context, n *plan.ShowColumns, row sql.Row, mdb *mysql_db.MySQLDb) (sql.RowIter, error) {
+	rows, err := DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +240,11 @@ func fullColumns(ctx *sql.Context, n *plan.ShowColumns, rows []sql.Row, mdb *mys
 // to a string type.
 var collateRE = regexp.MustCompile(` (?:CHARACTER SET|COLLATE) \w+`)
 
-// showVariables runs go-mysql-server's SHOW VARIABLES and writes the
+// ShowVariables runs go-mysql-server's SHOW VARIABLES and writes the
 // values of boolean variables ON and OFF, as MySQL does (SELECT
 // @@autocommit stays 1).
-func showVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.RowIter, error) {
-	rows, err := defaultRows(ctx, n, row)
+func ShowVariables(ctx *sql.Context, n *plan.ShowVariables, row sql.Row) (sql.RowIter, error) {
+	rows, err := DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}
@@ -288,9 +288,9 @@ func addColumnClause(l, clause string) string {
 	return body
 }
 
-// defaultRows runs n as go-mysql-server would and returns its rows, for a
+// DefaultRows runs n as go-mysql-server would and returns its rows, for a
 // statement whose answer is then changed here.
-func defaultRows(ctx *sql.Context, n sql.Node, row sql.Row) ([]sql.Row, error) {
+func DefaultRows(ctx *sql.Context, n sql.Node, row sql.Row) ([]sql.Row, error) {
 	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
 	if err != nil {
 		return nil, err

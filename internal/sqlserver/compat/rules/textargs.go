@@ -1,4 +1,4 @@
-package sqlserver
+package rules
 
 import (
 	"reflect"
@@ -28,7 +28,7 @@ import (
 // textFunctions are the functions that read their arguments as text, by
 // go-mysql-server's names (COALESCE and IFNULL: of an ENUM or a date and
 // a string, whose result is text). GROUP_CONCAT and JSON_ARRAYAGG are
-// taken apart (withTextArgs).
+// taken apart (WithTextArgs).
 var textFunctions = func() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range strings.Fields(`concat concat_ws upper ucase lower lcase left right substring
@@ -47,9 +47,9 @@ var textFunctions = func() map[string]bool {
 // their string value"); a date they keep as a date.
 var membersAsText = map[string]bool{"max": true, "min": true}
 
-// withTextArgs is e with its ENUM, SET and date arguments read as text,
+// WithTextArgs is e with its ENUM, SET and date arguments read as text,
 // when e reads its arguments as text; false when nothing changes.
-func withTextArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
+func WithTextArgs(ctx *sql.Context, e sql.Expression) (sql.Expression, bool) {
 	asText := readAsText
 	first := 0 // the first child that is an argument
 	switch x := e.(type) {

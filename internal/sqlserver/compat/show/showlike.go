@@ -1,4 +1,4 @@
-package sqlserver
+package show
 
 import (
 	"regexp"
@@ -13,13 +13,13 @@ import (
 // and SHOW DATABASES LIKE 'x%' Database (x%): the pattern joins the
 // header. go-mysql-server left it out.
 
-// showLikeRE reads SHOW [FULL] TABLES [FROM db] LIKE 'pattern' and SHOW
+// ShowLikeRE reads SHOW [FULL] TABLES [FROM db] LIKE 'pattern' and SHOW
 // DATABASES|SCHEMAS LIKE 'pattern'.
-var showLikeRE = regexp.MustCompile(`(?is)^\s*SHOW\s+(?:(?:FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+\S+)?|DATABASES|SCHEMAS)\s+LIKE\s+('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")\s*;?\s*$`)
+var ShowLikeRE = regexp.MustCompile(`(?is)^\s*SHOW\s+(?:(?:FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+\S+)?|DATABASES|SCHEMAS)\s+LIKE\s+('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")\s*;?\s*$`)
 
-// showLikeHeader adds the LIKE pattern of a SHOW TABLES or SHOW DATABASES
+// ShowLikeHeader adds the LIKE pattern of a SHOW TABLES or SHOW DATABASES
 // to the name of the result's first column.
-func showLikeHeader(q string, r *sqltypes.Result) {
+func ShowLikeHeader(q string, r *sqltypes.Result) {
 	if r == nil || len(r.Fields) == 0 {
 		return
 	}
@@ -27,7 +27,7 @@ func showLikeHeader(q string, r *sqltypes.Result) {
 	if f.Name != "Database" && !strings.HasPrefix(f.Name, "Tables_in_") {
 		return
 	}
-	m := showLikeRE.FindStringSubmatch(q)
+	m := ShowLikeRE.FindStringSubmatch(q)
 	if m == nil {
 		return
 	}
@@ -69,10 +69,10 @@ func unquoteSQLString(s string) string {
 	return b.String()
 }
 
-// showSchemasText rewrites SHOW SCHEMAS, MySQL's other name of SHOW
+// ShowSchemasText rewrites SHOW SCHEMAS, MySQL's other name of SHOW
 // DATABASES, into SHOW DATABASES: go-mysql-server's parser knew SHOW
 // SCHEMAS alone, without LIKE or WHERE (1064).
-func showSchemasText(q string) string {
+func ShowSchemasText(q string) string {
 	w := sqltext.ScanUpTo(q, true, 2)
 	if len(w) == 2 && w[0].Text == "SHOW" && w[1].Text == "SCHEMAS" && q[w[1].Start] != '`' {
 		return q[:w[1].Start] + "DATABASES" + q[w[1].End:]
