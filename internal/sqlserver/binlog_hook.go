@@ -112,7 +112,7 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 	if v, err := s.GetSessionVariable(ctx, "sql_log_bin"); err == nil && !boolValue(v) {
 		return binlogNote{}, false
 	}
-	if s.applier && !b.opts.LogSlaveUpdates {
+	if s.repl.applier && !b.opts.LogSlaveUpdates {
 		return binlogNote{}, false
 	}
 	n := binlogNote{info: binlog.GroupInfo{ServerID: sessionServerID(s), Domain: b.opts.DomainID, Strict: b.opts.StrictMode, ThreadID: s.ID()}}
@@ -128,13 +128,13 @@ func (b *binlogServer) noteOf(s *Session) (binlogNote, bool) {
 			s.BaseSession.SetSessionVariable(sql.NewEmptyContext(), "gtid_seq_no", uint64(0))
 		}
 	}
-	if o := s.origin; o != nil {
+	if o := s.repl.origin; o != nil {
 		// A replica's group keeps its source's GTID: server id, domain
 		// and sequence (its event headers carry that server id too, so
 		// that a replica of this one ignores its own writes that come
 		// back around a ring).
 		n.info.ServerID, n.info.Domain, n.info.Seq = o.Server, o.Domain, o.Seq
-		s.origin = nil
+		s.repl.origin = nil
 	}
 	if q := s.stmt.Load(); q != nil {
 		n.stmt = *q
@@ -410,4 +410,14 @@ func (s *Server) binlogDatabaseStatement(ctx *sql.Context, name string, err erro
 		s.binlog.failed.Add(1)
 	}
 	return nil
+}
+
+// applierState marks the internal session of a binary-log replica's SQL
+// thread.
+type applierState struct {
+	// applier: the session's commits are logged only with
+	// --log-slave-updates, under origin, the source's GTID of the group it
+	// applies (used once, by the group's first commit that is logged).
+	applier bool
+	origin  *binlog.GTID
 }

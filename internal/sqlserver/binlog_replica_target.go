@@ -73,7 +73,7 @@ func (t *replicaTarget) Records() map[string][]byte {
 func (t *replicaTarget) session() *Session {
 	if t.sess == nil {
 		sess := newSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, replicaSessionID), t.srv.storage)
-		sess.applier = true
+		sess.repl.applier = true
 		sess.readLock = t.srv.readLock
 		sess.tables = t.srv.tables
 		sess.cluster = &t.srv.cluster
@@ -209,7 +209,7 @@ func (x *replicaTxn) Commit(ctx context.Context, dbs []string, rec []byte) error
 // Origin keeps the group's source GTID for the binary log's hook
 // (log_slave_updates).
 func (x *replicaTxn) Origin(domain, server uint32, seq uint64) {
-	x.sess.origin = &binlog.GTID{Domain: domain, Server: server, Seq: seq}
+	x.sess.repl.origin = &binlog.GTID{Domain: domain, Server: server, Seq: seq}
 }
 
 func (x *replicaTxn) Rollback() {
@@ -227,7 +227,7 @@ func (x *replicaTxn) end() {
 		return
 	}
 	x.ended = true
-	x.sess.origin = nil
+	x.sess.repl.origin = nil
 	if x.entered {
 		x.t.srv.readLock.exit()
 	}

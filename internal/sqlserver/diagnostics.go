@@ -56,8 +56,8 @@ func isDiagnosticStatement(q string) bool {
 // noteDiagnostics records, at the end of a statement, its warnings for the
 // next statement's @@warning_count (fixError adds its error).
 func (s *Session) noteDiagnostics() {
-	if !s.diagnostic {
-		s.prevWarnings, s.prevErrors = uint64(len(s.Warnings())), 0
+	if !s.diag.running {
+		s.diag.prevWarnings, s.diag.prevErrors = uint64(len(s.Warnings())), 0
 	}
 }
 
@@ -70,16 +70,16 @@ func (s *Session) noteFailed(err error) {
 		code, msg = se.Num, se.Message
 	}
 	s.Warn(&sql.Warning{Level: "Error", Code: code, Message: msg})
-	s.prevWarnings, s.prevErrors = uint64(len(s.Warnings())), 1
+	s.diag.prevWarnings, s.diag.prevErrors = uint64(len(s.Warnings())), 1
 }
 
 // diagnosticsVariable returns @@warning_count or @@error_count.
 func (s *Session) diagnosticsVariable(name string) (uint64, bool) {
 	switch {
 	case strings.EqualFold(name, varWarningCount):
-		return s.prevWarnings, true
+		return s.diag.prevWarnings, true
 	case strings.EqualFold(name, varErrorCount):
-		return s.prevErrors, true
+		return s.diag.prevErrors, true
 	}
 	return 0, false
 }
@@ -103,4 +103,14 @@ func diagnosticsRewrite(q string) (string, bool) {
 		name = varErrorCount
 	}
 	return "SELECT @@session." + name + q[m[1]:], true
+}
+
+// diagState is a session's conditions of its previous statement.
+type diagState struct {
+	// prevWarnings and prevErrors are the previous statement's
+	// conditions: @@warning_count and @@error_count.
+	prevWarnings, prevErrors uint64
+	// running: the statement under way reads those conditions (SHOW
+	// WARNINGS …) and leaves them as they are.
+	running bool
 }

@@ -45,11 +45,11 @@ var _ sql.NodeExecBuilder = adminExec{}
 // what the session's account may not do (privileges.go) and MySQL's
 // answers where go-mysql-server's differ.
 func (x adminExec) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.RowIter, error) {
-	if s, ok := ctx.Session.(*Session); ok && s.insertSource.node != nil && s.insertSource.node == n {
+	if s, ok := ctx.Session.(*Session); ok && s.ins.source.node != nil && s.ins.source.node == n {
 		// The rows of the INSERT being built: built as any node, then
 		// their text values for numeric columns checked (numtext.go).
-		src := s.insertSource
-		s.insertSource = insertSource{}
+		src := s.ins.source
+		s.ins.source = insertSource{}
 		iter, err := x.exec.Build(ctx, n, row)
 		if err != nil {
 			return nil, err
@@ -204,7 +204,7 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 	if !ok || !s.mysql {
 		return nil, nil
 	}
-	if s.buildingInsert == n {
+	if s.ins.building == n {
 		return nil, nil // adminExec's own call below: go-mysql-server builds it
 	}
 	s.takeDelayed(ctx)
@@ -223,7 +223,7 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 	if len(n.OnDupExprs) > 0 {
 		// ON DUPLICATE KEY UPDATE's assignments, checked as an
 		// UPDATE's are (rangecheck.go, numtext.go).
-		at := func() int { return max(s.insertCalls, 1) } // the row that found its duplicate counts already
+		at := func() int { return max(s.ins.calls, 1) } // the row that found its duplicate counts already
 		if checked, _, err = checkAssignments(ctx, checked, n.Ignore, at); err != nil {
 			return nil, err
 		}
@@ -236,11 +236,11 @@ func (x adminExec) buildInsertInto(ctx *sql.Context, n *plan.InsertInto, row sql
 	if !same {
 		n = n.WithSource(src)
 	}
-	s.buildingInsert = n
+	s.ins.building = n
 	tally := &insertTally{}
-	s.insertSource = insertSource{node: n.Source, sch: n.Destination.Schema(), ignore: n.Ignore, tally: tally}
+	s.ins.source = insertSource{node: n.Source, sch: n.Destination.Schema(), ignore: n.Ignore, tally: tally}
 	iter, err := x.exec.Build(ctx, n, row)
-	s.buildingInsert, s.insertSource = nil, insertSource{}
+	s.ins.building, s.ins.source = nil, insertSource{}
 	if err != nil {
 		return nil, err
 	}

@@ -91,3 +91,27 @@ func (in *insertInfo) add(ctx *sql.Context, row sql.Row) sql.Row {
 type infoText string
 
 func (t infoText) String() string { return string(t) }
+
+// insertState is the INSERT or REPLACE a session is building and running.
+type insertState struct {
+	// row is the INSERT whose row is being written, which names the
+	// column and row of a warning about a value (INSERT IGNORE).
+	row *insertErrors
+	// building is the INSERT whose iterator adminExec is having built (it
+	// wraps the iterator).
+	building *plan.InsertInto
+	// source is the source of the INSERT being built, whose rows adminExec
+	// checks (numtext.go).
+	source insertSource
+	// calls counts the rows the current INSERT handed to the storage
+	// editor: the row an error is about is the next one.
+	calls int
+	// sameReplaced counts the rows the current INSERT met as duplicates
+	// that were the row it wrote, value for value: a REPLACE of such a
+	// row counts one row affected, not two (replacesame.go).
+	sameReplaced int
+	// replaceDups counts the duplicates the current row of a REPLACE met
+	// so far, replaceExtra the rows beyond the first that REPLACE deleted
+	// for one row (each counts one more row affected, replacesame.go).
+	replaceDups, replaceExtra int
+}

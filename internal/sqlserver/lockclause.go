@@ -148,10 +148,10 @@ func (k *blanker) text() string {
 // lockClause returns the locking clause of the statement ctx runs.
 func (s *Session) lockClause(ctx *sql.Context) lockClause {
 	q := ctx.Query()
-	if q != s.lockQuery {
-		s.lockQuery, s.lockMode = q, lockClauseOf(q)
+	if q != s.lock.query {
+		s.lock.query, s.lock.mode = q, lockClauseOf(q)
 	}
-	return s.lockMode
+	return s.lock.mode
 }
 
 // lockWaitVar is MySQL's innodb_lock_wait_timeout, in seconds: how long a
@@ -212,4 +212,11 @@ func (s *Session) abortTxn(ctx *sql.Context) {
 	s.frozen = nil
 	ctx.SetTransaction(nil)
 	s.SetIgnoreAutoCommit(false)
+}
+
+// lockCache is the locking clause of the statement a session last asked
+// about (Session.lockClause).
+type lockCache struct {
+	query string
+	mode  lockClause
 }

@@ -505,9 +505,9 @@ func hasAutoIncrement(sch sql.Schema) bool {
 
 func newInsertErrors(iter sql.RowIter, s *Session, sch sql.Schema) *insertErrors {
 	it := &insertErrors{RowIter: iter, sess: s, sch: sch}
-	s.insertCalls, s.sameReplaced = 0, 0
-	s.replaceDups, s.replaceExtra = 0, 0
-	s.inserting = it
+	s.ins.calls, s.ins.sameReplaced = 0, 0
+	s.ins.replaceDups, s.ins.replaceExtra = 0, 0
+	s.ins.row = it
 	return it
 }
 
@@ -516,13 +516,13 @@ func (it *insertErrors) GetChildIter() sql.RowIter { return it.RowIter }
 func (it *insertErrors) WithChildIter(child sql.RowIter) sql.RowIter {
 	c := *it
 	c.RowIter = child
-	it.sess.inserting = &c
+	it.sess.ins.row = &c
 	return &c
 }
 
 func (it *insertErrors) Close(ctx *sql.Context) error {
-	if it.sess.inserting == it {
-		it.sess.inserting = nil
+	if it.sess.ins.row == it {
+		it.sess.ins.row = nil
 	}
 	return it.RowIter.Close(ctx)
 }
@@ -574,7 +574,7 @@ var (
 // of the row being inserted (nil: msg is about something else, or its
 // column cannot be told). row is the row as given, when known.
 func (it *insertErrors) valueError(msg string, row sql.Row) *mysql.SQLError {
-	at := it.sess.insertCalls + 1
+	at := it.sess.ins.calls + 1
 	if m := tooLongRE.FindStringSubmatch(msg); m != nil {
 		return mysql.NewSQLError(1406, "22001", "Data too long for column '%s' at row %d", m[1], at)
 	}

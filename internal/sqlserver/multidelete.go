@@ -21,11 +21,11 @@ type deleteCounts map[string]int
 
 // noteDeleted counts a row deleted from table.
 func noteDeleted(s *Session, table string) {
-	if s.deleteCounts == nil {
+	if s.del.counts == nil {
 		return
 	}
-	if _, ok := s.deleteCounts[strings.ToLower(table)]; ok {
-		s.deleteCounts[strings.ToLower(table)]++
+	if _, ok := s.del.counts[strings.ToLower(table)]; ok {
+		s.del.counts[strings.ToLower(table)]++
 	}
 }
 
@@ -33,7 +33,7 @@ func noteDeleted(s *Session, table string) {
 // another kind of DELETE, or the build under way).
 func (x adminExec) multiDelete(ctx *sql.Context, d *plan.DeleteFrom, row sql.Row) (sql.RowIter, error) {
 	s, ok := ctx.Session.(*Session)
-	if !ok || !s.mysql || s.buildingDelete || !d.HasExplicitTargets() {
+	if !ok || !s.mysql || s.del.building || !d.HasExplicitTargets() {
 		return nil, nil
 	}
 	targets := d.GetDeleteTargets()
@@ -48,9 +48,9 @@ func (x adminExec) multiDelete(ctx *sql.Context, d *plan.DeleteFrom, row sql.Row
 		}
 		counts[strings.ToLower(del.Name())] = 0
 	}
-	s.buildingDelete = true
+	s.del.building = true
 	iter, err := x.exec.Build(ctx, d, row)
-	s.buildingDelete = false
+	s.del.building = false
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (it *multiDeleteIter) WithChildIter(child sql.RowIter) sql.RowIter {
 func (it *multiDeleteIter) Next(ctx *sql.Context) (sql.Row, error) {
 	if !it.started {
 		it.started = true
-		it.sess.deleteCounts = it.counts
+		it.sess.del.counts = it.counts
 	}
 	r, err := it.RowIter.Next(ctx)
 	if err != nil || len(r) != 1 {
@@ -91,15 +91,15 @@ func (it *multiDeleteIter) Next(ctx *sql.Context) (sql.Row, error) {
 	for _, c := range it.counts {
 		n += c
 	}
-	it.sess.deleteCounts = nil
+	it.sess.del.counts = nil
 	ok.RowsAffected = uint64(n)
 	ctx.SetLastQueryInfoInt(sql.RowCount, int64(n))
 	return sql.NewRow(ok), nil
 }
 
 func (it *multiDeleteIter) Close(ctx *sql.Context) error {
-	if it.sess.deleteCounts != nil && sameCounts(it.sess.deleteCounts, it.counts) {
-		it.sess.deleteCounts = nil
+	if it.sess.del.counts != nil && sameCounts(it.sess.del.counts, it.counts) {
+		it.sess.del.counts = nil
 	}
 	return it.RowIter.Close(ctx)
 }
@@ -121,9 +121,17 @@ func sameCounts(a, b deleteCounts) bool {
 // other table comes once per joined row (go-mysql-server failed with
 // "row was not found when attempting to delete"; MySQL deletes it once).
 func deletedAlready(s *Session, table string) bool {
-	if s.deleteCounts == nil {
+	if s.del.counts == nil {
 		return false
 	}
-	_, ok := s.deleteCounts[strings.ToLower(table)]
+	_, ok := s.del.counts[strings.ToLower(table)]
 	return ok
+}
+
+// deleteState is the multi-table DELETE a session is building and running.
+type deleteState struct {
+	// counts: the rows deleted per table by the DELETE being run;
+	// building while it is built.
+	counts   deleteCounts
+	building bool
 }

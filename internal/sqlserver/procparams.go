@@ -18,19 +18,19 @@ import (
 // statement under way already holds.
 func (s *Session) NewStoredProcParam(name string, p *sql.StoredProcParam) *sql.StoredProcParam {
 	name = strings.ToLower(name)
-	if old, ok := s.procParams[name]; ok {
+	if old, ok := s.rt.params[name]; ok {
 		return old
 	}
-	if s.procParams == nil {
-		s.procParams = map[string]*sql.StoredProcParam{}
+	if s.rt.params == nil {
+		s.rt.params = map[string]*sql.StoredProcParam{}
 	}
-	s.procParams[name] = p
+	s.rt.params[name] = p
 	return p
 }
 
 // GetStoredProcParam returns the parameter name, nil if there is none.
 func (s *Session) GetStoredProcParam(name string) *sql.StoredProcParam {
-	return s.procParams[strings.ToLower(name)]
+	return s.rt.params[strings.ToLower(name)]
 }
 
 // SetStoredProcParam sets the parameter name to val.
@@ -45,7 +45,7 @@ func (s *Session) SetStoredProcParam(name string, val any) error {
 
 // forgetProcParams drops the parameters of the session's last statement.
 func (s *Session) forgetProcParams() {
-	if len(s.procParams) > 0 {
-		clear(s.procParams)
+	if len(s.rt.params) > 0 {
+		clear(s.rt.params)
 	}
 }

@@ -500,10 +500,10 @@ func (h protocolHandler) beginStatement(ctx context.Context, c *mysql.Conn, q st
 			return err
 		}
 	}
-	sess.diagnostic = isDiagnosticStatement(q)
+	sess.diag.running = isDiagnosticStatement(q)
 	sess.hints = nil // indexhint.go
 	sess.statementSnapshot()
-	if !sess.diagnostic {
+	if !sess.diag.running {
 		sess.ClearWarnings()
 	}
 	if sess.txn == nil && sess.GetTransaction() == nil || !commitsBefore(q) {

@@ -36,7 +36,7 @@ func noteSameRow(s *Session, row []any, err error) {
 			return
 		}
 	}
-	s.sameReplaced++
+	s.ins.sameReplaced++
 }
 
 // sameValue reports whether two stored values are the same value (the
@@ -74,16 +74,16 @@ func sameValue(a, b any) bool {
 // countSameReplaced takes the rows noted by noteSameRow off a REPLACE's
 // row count (and ROW_COUNT()).
 func countSameReplaced(ctx *sql.Context, s *Session, row sql.Row) sql.Row {
-	if (s.sameReplaced == 0 && s.replaceExtra == 0) || len(row) != 1 {
+	if (s.ins.sameReplaced == 0 && s.ins.replaceExtra == 0) || len(row) != 1 {
 		return row
 	}
 	ok, isOK := row[0].(types.OkResult)
 	if !isOK {
 		return row
 	}
-	n := uint64(s.sameReplaced)
-	extra := uint64(s.replaceExtra)
-	s.sameReplaced, s.replaceExtra = 0, 0
+	n := uint64(s.ins.sameReplaced)
+	extra := uint64(s.ins.replaceExtra)
+	s.ins.sameReplaced, s.ins.replaceExtra = 0, 0
 	if ok.RowsAffected < n {
 		return row
 	}
@@ -99,20 +99,20 @@ func countSameReplaced(ctx *sql.Context, s *Session, row sql.Row) sql.Row {
 // (each is deleted before the row is tried again); once the row is in,
 // those beyond the first are counted (countSameReplaced adds them).
 
-func replacing(s *Session) bool { return s.inserting != nil && s.inserting.replace }
+func replacing(s *Session) bool { return s.ins.row != nil && s.ins.row.replace }
 
 // noteReplaceDup counts a duplicate err the row of a REPLACE met.
 func noteReplaceDup(s *Session, err error) {
 	var dup *storage.DuplicateError
 	if replacing(s) && errors.As(err, &dup) {
-		s.replaceDups++
+		s.ins.replaceDups++
 	}
 }
 
 // noteReplaced ends the row of a REPLACE: it was written.
 func noteReplaced(s *Session) {
-	if s.replaceDups > 1 && replacing(s) {
-		s.replaceExtra += s.replaceDups - 1
+	if s.ins.replaceDups > 1 && replacing(s) {
+		s.ins.replaceExtra += s.ins.replaceDups - 1
 	}
-	s.replaceDups = 0
+	s.ins.replaceDups = 0
 }

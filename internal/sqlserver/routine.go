@@ -83,9 +83,9 @@ func runCall(ctx *sql.Context, srv *Server, n *plan.Call, row sql.Row) (sql.RowI
 
 	r := &routineRun{srv: srv, runner: n.GetRunner(), stack: procedures.NewInterpreterStack()}
 	if s, ok := ctx.Session.(*Session); ok {
-		s.routines++
-		defer func() { s.routines-- }()
-		r.level = s.routines
+		s.rt.depth++
+		defer func() { s.rt.depth-- }()
+		r.level = s.rt.depth
 	}
 	if db := n.Database(); db != nil {
 		r.stack.SetDatabase(db.Name())
@@ -843,4 +843,18 @@ func (r *routineRun) call(ctx *sql.Context, c *ast.Call, pc int) (int, sql.Schem
 		iv.Value = spp.Value
 	}
 	return pc, sch, nil, iter, nil
+}
+
+// routineState is the stored routines a session is running.
+type routineState struct {
+	// functions are the stored functions running, innermost last
+	// ("db.name", lower-case): a function that calls itself is refused
+	// (storedfunc.go).
+	functions []string
+	// depth counts the procedure and function bodies running
+	// (typedVarName).
+	depth int
+	// params holds the parameters of the procedures the client's
+	// statement calls (procparams.go).
+	params map[string]*sql.StoredProcParam
 }

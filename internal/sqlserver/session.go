@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 
-	"github.com/miraj-db/miraj/internal/binlog"
 	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/tabledef"
 	"github.com/miraj-db/miraj/internal/storage"
@@ -37,18 +35,11 @@ type Session struct {
 	// flushedReceived and flushedSent are the client's byte counts at the
 	// session's last FLUSH STATUS.
 	flushedReceived, flushedSent uint64
-	// prevWarnings and prevErrors are the previous statement's
-	// conditions: @@warning_count and @@error_count (diagnostics.go).
-	prevWarnings, prevErrors uint64
-	// diagnostic: the statement under way reads those conditions (SHOW
-	// WARNINGS …) and leaves them as they are.
-	diagnostic bool
-	// applier marks the internal session of a binary-log replica's SQL
-	// thread: its commits are logged only with --log-slave-updates, under
-	// origin, the source's GTID of the group it applies (used once, by
-	// the group's first commit that is logged).
-	applier bool
-	origin  *binlog.GTID
+	// diag: the conditions of the previous statement (diagnostics.go).
+	diag diagState
+	// repl: what a binary-log replica's SQL thread marks its session with
+	// (binlog_hook.go).
+	repl applierState
 	// serverID is what SET SESSION server_id set (0: none): the server
 	// id of the session's groups in the binary log (sessionServerID). The
 	// commit hook reads it from the committing goroutine.
@@ -97,13 +88,9 @@ type Session struct {
 	// procedure run by a trigger: MySQL does not commit inside a
 	// statement, so neither do we (the statement's own commit will).
 	writing int
-	// lockQuery and lockMode cache the locking clause of the statement
-	// last asked about (lockClause).
-	lockQuery string
-	lockMode  lockClause
-	// procParams holds the parameters of the procedures the client's
-	// statement calls (procparams.go).
-	procParams map[string]*sql.StoredProcParam
+	// lock caches the locking clause of the statement last asked about
+	// (lockclause.go).
+	lock lockCache
 	// delayed is INSERT or REPLACE when the statement parsed last was one
 	// with DELAYED, which its execution warns of (modifiers.go).
 	delayed string
@@ -124,39 +111,14 @@ type Session struct {
 	// Sessions of tools and of go-mysql-server's engine suites keep
 	// go-mysql-server's behaviour, which those suites assert.
 	mysql bool
-	// inserting is the INSERT whose row is being written, which names the
-	// column and row of a warning about a value (INSERT IGNORE).
-	inserting *insertErrors
-	// buildingInsert is the INSERT whose iterator adminExec is having
-	// built (it wraps the iterator).
-	buildingInsert *plan.InsertInto
-	// insertSource is the source of the INSERT being built, whose rows
-	// adminExec checks (numtext.go).
-	insertSource insertSource
-	// insertCalls counts the rows the current INSERT handed to the
-	// storage editor: the row an error is about is the next one.
-	insertCalls int
-	// sameReplaced counts the rows the current INSERT met as duplicates
-	// that were the row it wrote, value for value: a REPLACE of such a
-	// row counts one row affected, not two (replacesame.go).
-	sameReplaced int
-	// replaceDups counts the duplicates the current row of a REPLACE met
-	// so far, replaceExtra the rows beyond the first that REPLACE deleted
-	// for one row (each counts one more row affected, replacesame.go).
-	replaceDups, replaceExtra int
-	// deleteCounts: the rows deleted per table by the multi-table DELETE
-	// being run, buildingDelete while it is built (multidelete.go).
-	deleteCounts   deleteCounts
-	buildingDelete bool
+	// ins: the INSERT or REPLACE being built and run (insertinfo.go).
+	ins insertState
+	// del: the multi-table DELETE being built and run (multidelete.go).
+	del deleteState
 	// trig: the INSERT with triggers being built (triggerexec.go).
 	trig triggerState
-	// functions are the stored functions running, innermost last
-	// ("db.name", lower-case): a function that calls itself is refused
-	// (storedfunc.go).
-	functions []string
-	// routines counts the procedure and function bodies running
-	// (routine.go's typedVarName).
-	routines int
+	// rt: the stored routines running (routine.go).
+	rt routineState
 	// viewChecks are the CHECK OPTIONs of views that statements write
 	// through, by statement text (viewdml.go).
 	viewChecks map[string][]viewCheck
@@ -177,7 +139,7 @@ func (s *Session) Warn(w *sql.Warning) {
 	}
 	if s.mysql && w != nil {
 		c := *w
-		if se := s.inserting.valueErrorOrNil(c.Message); se != nil {
+		if se := s.ins.row.valueErrorOrNil(c.Message); se != nil {
 			c.Code, c.Message = se.Num, se.Message
 		} else {
 			c.Message = mysqlWarningText(c.Code, c.Message, msgContext{db: s.GetCurrentDatabase(), dupIndex: s.lastDupIndex})

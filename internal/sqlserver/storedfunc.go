@@ -595,12 +595,12 @@ func (f *storedCall) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, fmt.Errorf("stored function %s: not in a client session", f.def.name)
 	}
 	key := strings.ToLower(f.def.db + "." + f.def.name)
-	for _, active := range s.functions {
+	for _, active := range s.rt.functions {
 		if active == key {
 			return nil, mysql.NewSQLError(1424, "HY000", "Recursive stored functions and triggers are not allowed.")
 		}
 	}
-	if len(s.functions) >= maxFunctionDepth {
+	if len(s.rt.functions) >= maxFunctionDepth {
 		return nil, mysql.NewSQLError(1424, "HY000", "Recursive stored functions and triggers are not allowed.")
 	}
 	vals := make([]any, len(f.args))
@@ -624,20 +624,20 @@ func (f *storedCall) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, err
 		}
 	}
-	s.routines++
-	defer func() { s.routines-- }()
-	r := &routineRun{srv: f.srv, runner: f.runner, stack: procedures.NewInterpreterStack(), function: true, level: s.routines}
+	s.rt.depth++
+	defer func() { s.rt.depth-- }()
+	r := &routineRun{srv: f.srv, runner: f.runner, stack: procedures.NewInterpreterStack(), function: true, level: s.rt.depth}
 	r.stack.SetDatabase(f.def.db)
 	for i, p := range f.def.params {
 		r.stack.NewVariableWithValue(p.name, p.typ, vals[i])
 	}
 	// The body runs inside the caller's statement and transaction: its
 	// statements commit nothing (CommitTransaction), as in MySQL.
-	s.functions = append(s.functions, key)
+	s.rt.functions = append(s.rt.functions, key)
 	s.writing++
 	defer func() {
 		s.writing--
-		s.functions = s.functions[:len(s.functions)-1]
+		s.rt.functions = s.rt.functions[:len(s.rt.functions)-1]
 	}()
 	_, _, err := r.run(ctx, f.ops)
 	var ret *routineReturn

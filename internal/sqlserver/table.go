@@ -331,7 +331,7 @@ func (e *editor) lockForWrite(ctx *sql.Context, row sql.Row) error {
 }
 
 func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
-	e.sess.insertCalls++
+	e.sess.ins.calls++
 	vals := append([]any(nil), row...)
 	if _, err := e.tx.Insert(e.t.Name(), vals); err != nil {
 		noteSameRow(e.sess, vals, err)

@@ -241,19 +241,19 @@ func runTrigger(ctx *sql.Context, x adminExec, te *plan.TriggerExecutor, logic s
 }
 
 // writeState is the state of a session's INSERT that a trigger's own
-// statements change.
+// statements change (not the INSERT being built, nor its source).
 type writeState struct {
-	inserting                                            *insertErrors
-	insertCalls, sameReplaced, replaceDups, replaceExtra int
-	deleteCounts                                         deleteCounts
+	row                                            *insertErrors
+	calls, sameReplaced, replaceDups, replaceExtra int
+	deleteCounts                                   deleteCounts
 }
 
 func saveWriteState(s *Session) writeState {
-	return writeState{inserting: s.inserting, insertCalls: s.insertCalls, sameReplaced: s.sameReplaced,
-		replaceDups: s.replaceDups, replaceExtra: s.replaceExtra, deleteCounts: s.deleteCounts}
+	return writeState{row: s.ins.row, calls: s.ins.calls, sameReplaced: s.ins.sameReplaced,
+		replaceDups: s.ins.replaceDups, replaceExtra: s.ins.replaceExtra, deleteCounts: s.del.counts}
 }
 
 func (w writeState) restore(s *Session) {
-	s.inserting, s.insertCalls, s.sameReplaced = w.inserting, w.insertCalls, w.sameReplaced
-	s.replaceDups, s.replaceExtra, s.deleteCounts = w.replaceDups, w.replaceExtra, w.deleteCounts
+	s.ins.row, s.ins.calls, s.ins.sameReplaced = w.row, w.calls, w.sameReplaced
+	s.ins.replaceDups, s.ins.replaceExtra, s.del.counts = w.replaceDups, w.replaceExtra, w.deleteCounts
 }

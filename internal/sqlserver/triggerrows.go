@@ -132,11 +132,11 @@ func triggerEventTable(stmt string) (event, table string, ok bool) {
 // active returns the table's triggers of the session's INSERT being run,
 // nil when there are none.
 func activeRowTriggers(s *Session, t *Table, replace bool) *rowTriggers {
-	if s == nil || len(s.trig.rows) == 0 || s.inserting == nil || s.inserting.replace != replace || t.db == nil {
+	if s == nil || len(s.trig.rows) == 0 || s.ins.row == nil || s.ins.row.replace != replace || t.db == nil {
 		return nil
 	}
 	rt := s.trig.rows[rowTriggersKey(t.db.Name(), t.Name())]
-	if rt == nil || rt.replace != replace || len(s.inserting.sch) == 0 || &s.inserting.sch[0] != &rt.sch[0] {
+	if rt == nil || rt.replace != replace || len(s.ins.row.sch) == 0 || &s.ins.row.sch[0] != &rt.sch[0] {
 		return nil
 	}
 	return rt
