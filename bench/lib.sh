@@ -361,6 +361,11 @@ start_node() {
 		--cluster-config "$WORK/$id/cluster.toml" --log "$@" >>"$WORK/$id.log" 2>&1 &
 	NPID[$id]=$!
 	track_pid "${NPID[$id]}"
+	if [[ ${BENCH_PIN:-0} == 1 && $id == n1 ]]; then
+		# n1 alone on CPU 0 (bench/replication.sh BENCH_PIN): all its threads,
+		# and those it makes later inherit it.
+		taskset -a -p -c 0 "${NPID[$id]}" >/dev/null
+	fi
 	wait_sql "miraj $id" "${NPID[$id]}" "${CPORT[$id]}" "$WORK/$id.log"
 	log "miraj $id up: pid ${NPID[$id]}, client port ${CPORT[$id]}, inter-node port ${RPORT[$id]}"
 }

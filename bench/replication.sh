@@ -29,6 +29,15 @@
 #                                 the first run without and the first with replicas
 #   BENCH_PPROF_DIR=bench/results/replication-profile  where they go (git-ignored)
 #   BENCH_OUT=bench/results/replication-latest.md   markdown results file
+#   BENCH_RATE=0                  sysbench --rate (transactions/s) of every run; 0:
+#                                 as fast as it goes. A rate both setups reach
+#                                 compares the primary's CPU per transaction at
+#                                 the same load
+#   BENCH_PIN=0                   1: the primary (n1) alone on CPU 0, everything
+#                                 else (secondaries, sysbench, sampler) on CPU 1,
+#                                 so that the primary's CPU per transaction with
+#                                 and without secondaries excludes the competition
+#                                 for its CPU (needs taskset and 2 CPUs or more)
 #   BENCH_KEEP_WORK=0             1 keeps the temp dir (logs, lag samples)
 set -euo pipefail
 
@@ -63,6 +72,14 @@ BENCH_MARIADB_BUFFER_POOL=${BENCH_MARIADB_BUFFER_POOL:-512M}
 BENCH_PPROF=${BENCH_PPROF:-0}
 BENCH_PPROF_DIR=${BENCH_PPROF_DIR:-$REPO/bench/results/replication-profile}
 BENCH_OUT=${BENCH_OUT:-$REPO/bench/results/replication-latest.md}
+BENCH_PIN=${BENCH_PIN:-0}
+BENCH_RATE=${BENCH_RATE:-0}
+if [[ $BENCH_PIN == 1 && -z ${BENCH_PINNED:-} ]]; then
+	command -v taskset >/dev/null 2>&1 || { echo "BENCH_PIN=1 needs taskset (util-linux)" >&2; exit 2; }
+	(($(nproc) >= 2)) || { echo "BENCH_PIN=1 needs 2 CPUs" >&2; exit 2; }
+	# Everything this script starts runs on CPU 1; start_node moves n1 to CPU 0.
+	BENCH_PINNED=1 exec taskset -c 1 bash "$0" "$@"
+fi
 
 # A sysbench run that outlives its --time by this much is hung: it is killed.
 readonly runGrace=120
@@ -157,7 +174,7 @@ run_load() {
 	sb "$port" sbtest
 	waited "$logf" timeout $((BENCH_TIME + runGrace)) sysbench oltp_write_only "${SB[@]}" \
 		--tables="$BENCH_TABLES" --table-size="$BENCH_ROWS" --threads="$BENCH_THREADS" \
-		--time="$BENCH_TIME" --report-interval=0 --verbosity=5 run || rc=$?
+		--time="$BENCH_TIME" --rate="$BENCH_RATE" --report-interval=0 --verbosity=5 run || rc=$?
 	RUN_END=$(date +%s.%N)
 	local ends=()
 	for w in "${CPU_WATCH[@]}"; do ends+=("$(cpu_ticks "${w#*:}")"); done
@@ -464,8 +481,12 @@ report() {
 		echo
 		echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "- miraj: $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (dirty)'), default save policy (commit), ack = written"
-		echo "- $(sysbench --version): oltp_write_only, ${BENCH_TABLES} tables x ${BENCH_ROWS} rows, ${BENCH_THREADS} threads, ${BENCH_TIME}s per run, ${BENCH_REPEAT} pair(s) of runs"
-		echo "- machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average at start: ${LOAD_AT_START}; every process (nodes, sysbench, sampler) shares these CPUs"
+		echo "- $(sysbench --version): oltp_write_only, ${BENCH_TABLES} tables x ${BENCH_ROWS} rows, ${BENCH_THREADS} threads, ${BENCH_TIME}s per run, ${BENCH_REPEAT} pair(s) of runs$( ((BENCH_RATE > 0)) && echo ", --rate=${BENCH_RATE} (every run offered the same load)")"
+		if [[ $BENCH_PIN == 1 ]]; then
+			echo "- machine: $(nproc --all) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average at start: ${LOAD_AT_START}; pinned (BENCH_PIN=1): the primary n1 alone on CPU 0 (GOMAXPROCS 1), every other process (secondaries, sysbench, sampler) on CPU 1"
+		else
+			echo "- machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average at start: ${LOAD_AT_START}; every process (nodes, sysbench, sampler) shares these CPUs"
+		fi
 		echo "- lag sampled every ${BENCH_SAMPLE_MS} ms during the runs with replicas (bench/lagsample, one connection)"
 		echo
 		echo "Figures are indicative: the machine may be shared with other work."

@@ -110,6 +110,16 @@ func (c *Core) WaitSync(id uint64, db string, lsn journal.LSN, req SyncRequest) 
 	return SyncResult{}, true
 }
 
+// SyncWaiting reports whether a semi-sync commit waits for followers.
+func (c *Core) SyncWaiting() bool {
+	for _, ws := range c.sync.waiters {
+		if len(ws) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // CancelSync ends wait id (KILL QUERY): OK with a warning.
 func (c *Core) CancelSync(id uint64) {
 	for key, ws := range c.sync.waiters {

@@ -77,6 +77,17 @@ const (
 	// maxPosted bounds the inputs waiting for the loop: a reader whose
 	// message cannot be posted waits (TCP's backpressure).
 	maxPosted = 1024
+	// streamBatchInterval is the least time between two rounds of a
+	// primary's streams that a commit starts: a commit that comes sooner
+	// after the last round is held until then, so that under load the
+	// commits of the interval go to each follower as one batch (one read
+	// of the journal, one message, one acknowledgement and one fsync on
+	// the follower), and a lone commit goes out at once. A semi-sync
+	// commit's wait ends the hold (streamHold).
+	streamBatchInterval = 2 * time.Millisecond
+	// syncQuiet is how long after a semi-sync commit's wait the streams
+	// are still not held (waitedFor).
+	syncQuiet = time.Second
 )
 
 // isolateMarker, in DIR/miraj, isolates the node while it exists, when
@@ -139,18 +150,21 @@ type Node struct {
 	writable atomic.Bool
 
 	// Owned by the loop.
-	links     map[LinkID]*driverLink
-	workers   map[string]*applyWorker // by lower-case database name
-	waits     map[uint64]chan SyncResult
-	paces     []paceWait
-	promotes  []chan error
-	nextWait  atomic.Uint64
-	start     time.Time
-	syncShown atomic.Value // SyncLevel
-	stats     syncStats
-	mon       monitor // progress of copies and catch-ups (monitor.go)
-	wg        sync.WaitGroup
-	ctx       context.Context
+	links   map[LinkID]*driverLink
+	workers map[string]*applyWorker // by lower-case database name
+	waits   map[uint64]chan SyncResult
+	paces   []paceWait
+	// lastSyncWait is when a semi-sync commit last asked to wait (loop
+	// only): the streams are not held for a while after (waitedFor).
+	lastSyncWait time.Time
+	promotes     []chan error
+	nextWait     atomic.Uint64
+	start        time.Time
+	syncShown    atomic.Value // SyncLevel
+	stats        syncStats
+	mon          monitor // progress of copies and catch-ups (monitor.go)
+	wg           sync.WaitGroup
+	ctx          context.Context
 }
 
 // New prepares a node from its configuration and persisted state. Client
@@ -280,26 +294,23 @@ func (n *Node) loop(ctx context.Context) {
 	// stopped process, a busy machine), and raft mode's lease and every
 	// timeout must count the time that passed.
 	ticked, trimmed := time.Now(), time.Now()
+	var round time.Time // the last Ready
 	for {
 		n.handleReady()
+		round = time.Now()
 		changed := n.st.Changed()
 		select {
 		case <-ctx.Done():
 			return
 		case f := <-n.posted:
 			f()
-			// Take what else is posted before the next Ready: a batch of
-			// acks is one round of the streams.
-			for i := 0; i < maxPosted; i++ {
-				select {
-				case f := <-n.posted:
-					f()
-					continue
-				default:
-				}
-				break
-			}
+			n.takePosted()
 		case <-changed:
+			if hold := streamHold(time.Since(round), n.core.Role() == RolePrimary, n.waitedFor()); hold > 0 {
+				if !n.holdFor(ctx, hold) {
+					return
+				}
+			}
 		case <-tick.C:
 			due := min(max(int(time.Since(ticked)/tickInterval), 1), maxCatchUpTicks)
 			for range due {
@@ -313,6 +324,63 @@ func (n *Node) loop(ctx context.Context) {
 				trimmed = time.Now()
 				n.trimLogStore(ls)
 			}
+		}
+	}
+}
+
+// takePosted runs what else is posted before the next Ready: a batch of
+// acks is one round of the streams.
+func (n *Node) takePosted() {
+	for i := 0; i < maxPosted; i++ {
+		select {
+		case f := <-n.posted:
+			f()
+		default:
+			return
+		}
+	}
+}
+
+// waitedFor reports whether commits wait for the followers: a semi-sync
+// commit's wait, or a streamed transaction's pace (paceStream), now or
+// within the last syncQuiet (a semi-sync session's next commit comes as
+// soon as its last is acknowledged: holding it would add to each wait).
+func (n *Node) waitedFor() bool {
+	return len(n.paces) > 0 || n.core.SyncWaiting() || time.Since(n.lastSyncWait) < syncQuiet
+}
+
+// streamHold is how long the loop holds a wake by a commit before the
+// round that streams it (streamBatchInterval): on a primary whose last
+// round was less than the interval ago, what is left of the interval;
+// nothing on other roles (a secondary's wake sends its acks), while a
+// commit waits for the followers (waitedFor), or when the streams have
+// been idle.
+func streamHold(sinceRound time.Duration, primary, waited bool) time.Duration {
+	if !primary || waited || sinceRound >= streamBatchInterval {
+		return 0
+	}
+	return streamBatchInterval - sinceRound
+}
+
+// holdFor waits d. What is posted meanwhile is run (a follower's acks; a
+// statement's call, which carries out its Ready itself); a commit's wait
+// for the followers, once posted, ends the hold, since its commit must go
+// out now. It reports false when ctx ends.
+func (n *Node) holdFor(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case f := <-n.posted:
+			f()
+			n.takePosted()
+			if n.waitedFor() {
+				return true
+			}
+		case <-t.C:
+			return true
 		}
 	}
 }

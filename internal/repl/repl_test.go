@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/miraj-db/miraj/internal/vfs"
 )
@@ -107,4 +108,25 @@ func FuzzDecodeSubscribe(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A primary holds a commit's round only while its streams are busy and no
+// commit waits for the followers; other roles never hold.
+func TestStreamHold(t *testing.T) {
+	for _, c := range []struct {
+		since           time.Duration
+		primary, waited bool
+		want            time.Duration
+	}{
+		{0, true, false, streamBatchInterval},
+		{time.Millisecond, true, false, streamBatchInterval - time.Millisecond},
+		{streamBatchInterval, true, false, 0},
+		{time.Hour, true, false, 0},
+		{time.Millisecond, true, true, 0},
+		{time.Millisecond, false, false, 0},
+	} {
+		if got := streamHold(c.since, c.primary, c.waited); got != c.want {
+			t.Errorf("streamHold(%v, primary %v, waited %v) = %v, want %v", c.since, c.primary, c.waited, got, c.want)
+		}
+	}
 }

@@ -262,6 +262,7 @@ func (n *Node) WaitSync(ctx context.Context, db string, lsn journal.LSN, req Syn
 	var res SyncResult
 	waiting := false
 	if !n.post(func() {
+		n.lastSyncWait = time.Now() // the streams are not held meanwhile (streamHold)
 		if res, waiting = n.core.WaitSync(id, db, lsn, req); waiting {
 			n.waits[id] = ch
 		} else {
