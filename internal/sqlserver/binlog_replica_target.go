@@ -271,7 +271,7 @@ func replicaErrorOf(err error, q, db string) error {
 		code, _ := strconv.Atoi(m[2])
 		return &replica.Error{Code: uint16(code), State: m[3], Message: m[1]}
 	}
-	fixed := mysqlError(se, msgContext{query: q, db: db})
+	fixed := mysqlerr.Translate(se, mysqlerr.Context{Query: q, DB: db})
 	return &replica.Error{Code: uint16(fixed.Num), State: fixed.State, Message: fixed.Message}
 }
 

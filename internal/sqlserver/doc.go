@@ -4,10 +4,10 @@
 // Provider, Database, Table and Index implement go-mysql-server's
 // interfaces over storage; every table read or write goes through the
 // session's storage transaction on that database (Session). Errors become
-// MySQL errors (code, SQLSTATE and text) from tables: package mysqlerr for
-// the errors the server raises and for storage errors (mysqlerr.From),
-// messages.go's table for go-mysql-server's (applied at the protocol
-// boundary, protocolHandler.fixError, and to a client session's warnings,
+// MySQL errors (code, SQLSTATE and text) from package mysqlerr's tables:
+// the errors the server raises, storage errors (mysqlerr.From), and
+// go-mysql-server's (mysqlerr.Translate, applied at the protocol boundary,
+// protocolHandler.fixError, and to a client session's warnings,
 // Session.Warn).
 //
 // Process-wide state: every change to go-mysql-server's globals (its

@@ -4,6 +4,8 @@ import (
 	"regexp"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 )
 
 // DROP PROCEDURE IF EXISTS and DROP TRIGGER IF EXISTS of one that does not
@@ -20,7 +22,7 @@ func noteMissingProcedure(ctx *sql.Context, db, name string) {
 		return
 	}
 	// The name as the statement writes it, with its database.
-	full := msgContext{db: db, query: ctx.Query()}.procedureName(name)
+	full := mysqlerr.Context{DB: db, Query: ctx.Query()}.ProcedureName(name)
 	ctx.Session.Warn(&sql.Warning{Level: "Note", Code: 1305, Message: "PROCEDURE " + full + " does not exist"})
 }
 

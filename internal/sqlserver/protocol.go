@@ -17,6 +17,7 @@ import (
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/funcs"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/rules"
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -49,29 +50,29 @@ func (h protocolHandler) mysqlErrorOf(c *mysql.Conn, q string, err error) error 
 		code, _ := strconv.Atoi(m[2])
 		return mysql.NewSQLError(code, m[3], "%s", m[1])
 	}
-	mc := msgContext{query: q}
+	mc := mysqlerr.Context{Query: q}
 	if s := h.srv.session(c.ConnectionID); s != nil {
-		mc.db = s.GetCurrentDatabase()
-		mc.dupIndex = s.lastDupIndex
+		mc.DB = s.GetCurrentDatabase()
+		mc.DupIndex = s.lastDupIndex
 	}
-	mc.fkClause = func(table, name string) string { return h.srv.fkClause(mc.db, table, name) }
-	mc.columns = h.srv.columnCount
+	mc.FKClause = func(table, name string) string { return h.srv.fkClause(mc.DB, table, name) }
+	mc.Columns = h.srv.columnCount
 	if dropDatabaseRE.MatchString(q) {
 		if m := dbNotFoundRE.FindStringSubmatch(se.Message); m != nil {
 			return mysql.NewSQLError(1008, "HY000", "Can't drop database '%s'; database doesn't exist", m[1]+m[2])
 		}
 	}
-	if se.Num == mysql.ERNoSuchTable && dropTableRE.MatchString(q) {
+	if se.Num == mysql.ERNoSuchTable && mysqlerr.DropTableRE.MatchString(q) {
 		if m := tableNotFoundRE.FindStringSubmatch(se.Message); m != nil {
-			return unknownTable(m[1], mc)
+			return mysqlerr.UnknownTable(m[1], mc)
 		}
 	}
-	if alterDropRE.MatchString(q) {
-		if m := missingColumnRE.FindStringSubmatch(se.Message); m != nil {
-			return cantDrop(m[1])
+	if mysqlerr.AlterDropRE.MatchString(q) {
+		if m := mysqlerr.MissingColumnRE.FindStringSubmatch(se.Message); m != nil {
+			return mysqlerr.CantDrop(m[1])
 		}
 	}
-	return mysqlError(se, mc)
+	return mysqlerr.Translate(se, mc)
 }
 
 var tableNotFoundRE = regexp.MustCompile(`^table not found: (.*)$`)

@@ -28,19 +28,19 @@ func (r *routineRun) conditionOf(ctx *sql.Context, err error) *mysql.SQLError {
 		return mysql.NewSQLError(1329, "02000", "No data - zero rows fetched, selected, or processed")
 	}
 	se := sql.CastSQLError(mysqlerr.From(err))
-	mc := msgContext{db: ctx.GetCurrentDatabase()}
+	mc := mysqlerr.Context{DB: ctx.GetCurrentDatabase()}
 	if s, ok := ctx.Session.(*Session); ok {
-		mc.dupIndex = s.lastDupIndex
+		mc.DupIndex = s.lastDupIndex
 	}
 	if r.srv != nil {
-		mc.fkClause = func(table, name string) string { return r.srv.fkClause(mc.db, table, name) }
-		mc.columns = r.srv.columnCount
+		mc.FKClause = func(table, name string) string { return r.srv.fkClause(mc.DB, table, name) }
+		mc.Columns = r.srv.columnCount
 	}
 	if m := wrappedSQLError.FindStringSubmatch(se.Message); se.Num == mysql.ERUnknownError && m != nil {
 		code, _ := strconv.Atoi(m[2])
 		return mysql.NewSQLError(code, m[3], "%s", m[1])
 	}
-	return mysqlError(se, mc)
+	return mysqlerr.Translate(se, mc)
 }
 
 // handle finds the handler for err, raised by operation pc, and runs it.

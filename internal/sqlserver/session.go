@@ -142,7 +142,7 @@ func (s *Session) Warn(w *sql.Warning) {
 		if se := s.ins.row.valueErrorOrNil(c.Message); se != nil {
 			c.Code, c.Message = se.Num, se.Message
 		} else {
-			c.Message = mysqlWarningText(c.Code, c.Message, msgContext{db: s.GetCurrentDatabase(), dupIndex: s.lastDupIndex})
+			c.Message = mysqlerr.WarningText(c.Code, c.Message, mysqlerr.Context{DB: s.GetCurrentDatabase(), DupIndex: s.lastDupIndex})
 		}
 		if c.Level == "Note" && ignoredErrorCodes[c.Code] {
 			c.Level = "Warning"

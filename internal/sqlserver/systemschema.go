@@ -81,10 +81,10 @@ type tableRef struct{ db, name string }
 func tableRefs(q string, w []sqltext.Word, i int) ([]tableRef, int) {
 	var out []tableRef
 	for i < len(w) && w[i].IsWord {
-		r := tableRef{name: unquoteIdent(q[w[i].Start:w[i].End])}
+		r := tableRef{name: sqltext.UnquoteIdent(q[w[i].Start:w[i].End])}
 		i++
 		if i+1 < len(w) && w[i].Text == "." && w[i+1].IsWord {
-			r = tableRef{db: r.name, name: unquoteIdent(q[w[i+1].Start:w[i+1].End])}
+			r = tableRef{db: r.name, name: sqltext.UnquoteIdent(q[w[i+1].Start:w[i+1].End])}
 			i += 2
 		}
 		out = append(out, r)
@@ -133,7 +133,7 @@ func systemSchemaRewrite(q, currentDB string) (string, bool) {
 		if is(i, "IF") && is(i+1, "EXISTS") {
 			i += 2
 		}
-		if i+1 != len(w) || !w[i].IsWord || !strings.EqualFold(unquoteIdent(q[w[i].Start:w[i].End]), "mysql") {
+		if i+1 != len(w) || !w[i].IsWord || !strings.EqualFold(sqltext.UnquoteIdent(q[w[i].Start:w[i].End]), "mysql") {
 			return "", false
 		}
 		return kept("kept")

@@ -40,22 +40,15 @@ func triggerOn(stmt string) (db, table string, start, end int, ok bool) {
 		if !first.IsWord {
 			return "", "", 0, 0, false
 		}
-		name := unquoteIdent(stmt[first.Start:first.End])
+		name := sqltext.UnquoteIdent(stmt[first.Start:first.End])
 		start, end = first.Start, first.End
 		if i+3 < len(w) && w[i+2].Text == "." && w[i+3].IsWord {
-			db, name = name, unquoteIdent(stmt[w[i+3].Start:w[i+3].End])
+			db, name = name, sqltext.UnquoteIdent(stmt[w[i+3].Start:w[i+3].End])
 			end = w[i+3].End
 		}
 		return db, name, start, end, true
 	}
 	return "", "", 0, 0, false
-}
-
-func unquoteIdent(s string) string {
-	if len(s) >= 2 && s[0] == '`' && s[len(s)-1] == '`' {
-		return strings.ReplaceAll(s[1:len(s)-1], "``", "`")
-	}
-	return s
 }
 
 // triggerTable returns the table of trigger def in database d, and whether

@@ -12,6 +12,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/miraj-db/miraj/internal/sqlserver/compat/show"
+	"github.com/miraj-db/miraj/internal/sqlserver/mysqlerr"
 	"github.com/miraj-db/miraj/internal/sqlserver/sqltext"
 )
 
@@ -42,10 +43,6 @@ import (
 // Not built: writes through a view of a join (1288/1471, where MySQL
 // writes the one table a statement changes), and a multi-table UPDATE or
 // DELETE naming a view (left to go-mysql-server, which refuses it).
-
-// viewCheckPrefix names the CHECK constraint that stands for a view's
-// CHECK OPTION; mysqlError turns its violation into 1369.
-const viewCheckPrefix = "miraj view check option "
 
 // maxViewCheckStatements bounds the statements whose view checks a
 // session keeps (the statements prepared or run last).
@@ -94,7 +91,7 @@ func viewChecksOf(ctx *sql.Context, db, table string) []sql.CheckDefinition {
 	var out []sql.CheckDefinition
 	for _, c := range s.viewChecks[ctx.Query()] {
 		if c.db == strings.ToLower(db) && c.table == strings.ToLower(table) {
-			out = append(out, sql.CheckDefinition{Name: viewCheckPrefix + c.view, CheckExpression: c.expr, Enforced: true})
+			out = append(out, sql.CheckDefinition{Name: mysqlerr.ViewCheckPrefix + c.view, CheckExpression: c.expr, Enforced: true})
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package sqlserver
+package mysqlerr
 
 import (
 	"context"
@@ -22,9 +22,9 @@ func init() {
 
 // wrongProcedureArguments is MySQL's 1318 for a CALL with a number of
 // arguments the procedure does not take.
-func wrongProcedureArguments(m []string, c msgContext) (int, string, string, bool) {
+func wrongProcedureArguments(m []string, c Context) (int, string, string, bool) {
 	return 1318, "42000", fmt.Sprintf("Incorrect number of arguments for PROCEDURE %s; expected %s, got %s",
-		c.procedureName(m[1]), m[2], m[3]), true
+		c.ProcedureName(m[1]), m[2], m[3]), true
 }
 
 // aggregateWithWindow gives MySQL's error for a query that has both an
@@ -35,7 +35,7 @@ func wrongProcedureArguments(m []string, c msgContext) (int, string, string, boo
 // its text names the expression and the column. Otherwise MySQL runs the
 // window functions over the grouped rows, which Miraj does not do: 1235,
 // not supported.
-func aggregateWithWindow(_ []string, c msgContext) (int, string, string, bool) {
+func aggregateWithWindow(_ []string, c Context) (int, string, string, bool) {
 	if pos, col, ok := nonAggregatedColumn(c); ok {
 		return 1140, "42000", fmt.Sprintf("In aggregated query without GROUP BY, expression #%d of SELECT list contains nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by", pos, col), true
 	}
@@ -47,8 +47,8 @@ func aggregateWithWindow(_ []string, c msgContext) (int, string, string, bool) {
 // an aggregate function, and names the column as MySQL does
 // (db.table.column). ok is false when there is none or when the column's
 // table is not known for sure.
-func nonAggregatedColumn(c msgContext) (int, string, bool) {
-	stmt, _, err := ast.ParseOne(context.Background(), c.query)
+func nonAggregatedColumn(c Context) (int, string, bool) {
+	stmt, _, err := ast.ParseOne(context.Background(), c.Query)
 	if err != nil {
 		return 0, "", false
 	}
@@ -72,7 +72,7 @@ func nonAggregatedColumn(c msgContext) (int, string, bool) {
 	}
 	db := tn.DbQualifier.String()
 	if db == "" {
-		db = c.db
+		db = c.DB
 	}
 	for i, se := range sel.SelectExprs {
 		ae, ok := se.(*ast.AliasedExpr)

@@ -1,4 +1,4 @@
-package sqlserver
+package mysqlerr
 
 import (
 	"fmt"
@@ -17,11 +17,11 @@ import (
 // text depend on more than the text: pick decides them from the
 // submatches of re and the statement, or says the row does not apply (ok
 // false). from is go-mysql-server's code the text may come with besides
-// 1105. mysqlError tries these rows before mysqlMessages.
+// 1105. Translate tries these rows before mysqlMessages.
 type pickedMessage struct {
 	from int
 	re   *regexp.Regexp
-	pick func(m []string, c msgContext) (code int, state, text string, ok bool)
+	pick func(m []string, c Context) (code int, state, text string, ok bool)
 }
 
 var pickedMessages = []pickedMessage{
@@ -37,7 +37,7 @@ var pickedMessages = []pickedMessage{
 
 // missingSystemView is MySQL's 1109 for a table of information_schema
 // that does not exist (1146 names a table of a database).
-func missingSystemView(m []string, c msgContext) (int, string, string, bool) {
+func missingSystemView(m []string, c Context) (int, string, string, bool) {
 	if name := c.tableName(m[1]); strings.HasPrefix(strings.ToLower(name), "information_schema.") {
 		return 1109, "42S02", fmt.Sprintf("Unknown table '%s' in information_schema", name[len("information_schema."):]), true
 	}
@@ -46,7 +46,7 @@ func missingSystemView(m []string, c msgContext) (int, string, string, bool) {
 
 // wrongArgumentCount is MySQL's 1582 for a built-in function called with
 // a wrong number of arguments.
-func wrongArgumentCount(m []string, _ msgContext) (int, string, string, bool) {
+func wrongArgumentCount(m []string, _ Context) (int, string, string, bool) {
 	if funcs.Aggregates[strings.ToLower(m[1])] {
 		return 0, "", "", false
 	}
@@ -58,9 +58,9 @@ var accountRE = regexp.MustCompile("(?is)\\bFROM\\s+['\x60\"]?([^'\x60\"@\\s]*)[
 
 // grantToMissingUser is MySQL's error for a GRANT to an account that does
 // not exist (1410, go-mysql-server's text) or a REVOKE from one (1141).
-func grantToMissingUser(m []string, c msgContext) (int, string, string, bool) {
-	if strings.EqualFold(sqltext.FirstWord(c.query), "REVOKE") {
-		if a := accountRE.FindStringSubmatch(c.query); a != nil {
+func grantToMissingUser(m []string, c Context) (int, string, string, bool) {
+	if strings.EqualFold(sqltext.FirstWord(c.Query), "REVOKE") {
+		if a := accountRE.FindStringSubmatch(c.Query); a != nil {
 			return 1141, "42000", fmt.Sprintf("There is no such grant defined for user '%s' on host '%s'", a[1], a[2]), true
 		}
 	}
@@ -69,8 +69,8 @@ func grantToMissingUser(m []string, c msgContext) (int, string, string, bool) {
 
 // passwordOfMissingUser is MySQL's 1133 for SET PASSWORD FOR an account
 // that does not exist (ALTER USER's is 1396).
-func passwordOfMissingUser(m []string, c msgContext) (int, string, string, bool) {
-	if !strings.EqualFold(sqltext.FirstWord(c.query), "SET") {
+func passwordOfMissingUser(m []string, c Context) (int, string, string, bool) {
+	if !strings.EqualFold(sqltext.FirstWord(c.Query), "SET") {
 		return 0, "", "", false
 	}
 	return 1133, "28000", "Can't find any matching row in the user table", true
@@ -78,16 +78,16 @@ func passwordOfMissingUser(m []string, c msgContext) (int, string, string, bool)
 
 // scaleOverPrecision is MySQL's 1427 for DECIMAL(M,D) with D > M, naming
 // the column, which the statement gives.
-func scaleOverPrecision(m []string, c msgContext) (int, string, string, bool) {
+func scaleOverPrecision(m []string, c Context) (int, string, string, bool) {
 	re, err := regexp.Compile("(?i)(\x60[^\x60]+\x60|[\\w$]+)\\s+(?:decimal|dec|numeric|fixed)\\s*\\(\\s*" + m[2] + "\\s*,\\s*" + m[1] + "\\s*\\)")
 	if err != nil {
 		return 0, "", "", false
 	}
-	col := re.FindStringSubmatch(c.query)
+	col := re.FindStringSubmatch(c.Query)
 	if col == nil {
 		return 0, "", "", false
 	}
-	return 1427, "42000", fmt.Sprintf("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s')", unquoteIdent(col[1])), true
+	return 1427, "42000", fmt.Sprintf("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s')", sqltext.UnquoteIdent(col[1])), true
 }
 
 // MySQL's errors for a SET of a system variable to a value it cannot take,
@@ -105,7 +105,7 @@ func scaleOverPrecision(m []string, c msgContext) (int, string, string, bool) {
 
 // wrongVariableValue picks the code and text of go-mysql-server's "can't
 // be set to the value of" for variable m[1] and value m[2].
-func wrongVariableValue(m []string, _ msgContext) (int, string, string, bool) {
+func wrongVariableValue(m []string, _ Context) (int, string, string, bool) {
 	name, value := m[1], m[2]
 	isNull := value == "<nil>" // go-mysql-server prints NULL so
 	if isNull {
@@ -124,8 +124,8 @@ func wrongVariableValue(m []string, _ msgContext) (int, string, string, bool) {
 // wrongSetVariableValue is 1231 for a value a set-valued variable
 // (sql_mode) does not take, when the statement is a SET of a system
 // variable; the same text from a SET column's value is another error.
-func wrongSetVariableValue(m []string, c msgContext) (int, string, string, bool) {
-	name := setVariableOf(c.query, m[1])
+func wrongSetVariableValue(m []string, c Context) (int, string, string, bool) {
+	name := setVariableOf(c.Query, m[1])
 	if name == "" {
 		return 0, "", "", false
 	}
@@ -218,14 +218,14 @@ var refsTableRE = regexp.MustCompile("(?i)\\bREFERENCES\\s+((?:`[^`]+`|[\\w$]+)(
 // missingReferencedTable is MySQL 8's 1824 (HY000) for a foreign key of a
 // CREATE or ALTER TABLE whose referenced table does not exist; another
 // missing table is 1146 (the next row).
-func missingReferencedTable(m []string, c msgContext) (int, string, string, bool) {
-	q := strings.TrimSpace(c.query)
+func missingReferencedTable(m []string, c Context) (int, string, string, bool) {
+	q := strings.TrimSpace(c.Query)
 	if len(q) < 12 || !strings.EqualFold(q[:6], "CREATE") && !strings.EqualFold(q[:5], "ALTER") {
 		return 0, "", "", false
 	}
 	for _, ref := range refsTableRE.FindAllStringSubmatch(q, -1) {
 		parts := strings.Split(ref[1], ".")
-		table := unquoteIdent(strings.TrimSpace(parts[len(parts)-1]))
+		table := sqltext.UnquoteIdent(strings.TrimSpace(parts[len(parts)-1]))
 		if strings.EqualFold(table, m[1]) {
 			return 1824, "HY000", fmt.Sprintf("Failed to open the referenced table '%s'", table), true
 		}
