@@ -294,9 +294,10 @@ func (n *Node) loop(ctx context.Context) {
 	// stopped process, a busy machine), and raft mode's lease and every
 	// timeout must count the time that passed.
 	ticked, trimmed := time.Now(), time.Now()
-	var round time.Time // the last round a commit started
+	var round time.Time // the last Ready
 	for {
 		n.handleReady()
+		round = time.Now()
 		changed := n.st.Changed()
 		select {
 		case <-ctx.Done():
@@ -310,7 +311,6 @@ func (n *Node) loop(ctx context.Context) {
 					return
 				}
 			}
-			round = time.Now()
 		case <-tick.C:
 			due := min(max(int(time.Since(ticked)/tickInterval), 1), maxCatchUpTicks)
 			for range due {
@@ -351,8 +351,7 @@ func (n *Node) waitedFor() bool {
 
 // streamHold is how long the loop holds a wake by a commit before the
 // round that streams it (streamBatchInterval): on a primary whose last
-// round started by a commit was less than the interval ago, what is left
-// of the interval;
+// round was less than the interval ago, what is left of the interval;
 // nothing on other roles (a secondary's wake sends its acks), while a
 // commit waits for the followers (waitedFor), or when the streams have
 // been idle.
