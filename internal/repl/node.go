@@ -82,8 +82,8 @@ const (
 	// after the last round is held until then, so that under load the
 	// commits of the interval go to each follower as one batch (one read
 	// of the journal, one message, one acknowledgement and one fsync on
-	// the follower), and a lone commit goes out at once. A semi-sync
-	// commit's wait ends the hold (streamHold).
+	// the follower); a commit after the loop was quiet that long goes out
+	// at once. A semi-sync commit's wait ends the hold (streamHold).
 	streamBatchInterval = 2 * time.Millisecond
 	// syncQuiet is how long after a semi-sync commit's wait the streams
 	// are still not held (waitedFor).
@@ -351,7 +351,8 @@ func (n *Node) waitedFor() bool {
 
 // streamHold is how long the loop holds a wake by a commit before the
 // round that streams it (streamBatchInterval): on a primary whose last
-// round was less than the interval ago, what is left of the interval;
+// round (of the streams, of acks, or of its clock's tick: each serves the
+// streams) was less than the interval ago, what is left of the interval;
 // nothing on other roles (a secondary's wake sends its acks), while a
 // commit waits for the followers (waitedFor), or when the streams have
 // been idle.
