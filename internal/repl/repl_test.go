@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -128,5 +129,35 @@ func TestStreamHold(t *testing.T) {
 		if got := streamHold(c.since, c.primary, c.waited); got != c.want {
 			t.Errorf("streamHold(%v, primary %v, waited %v) = %v, want %v", c.since, c.primary, c.waited, got, c.want)
 		}
+	}
+}
+
+// A hold ends as soon as a semi-sync commit's wait is posted, and what
+// else is posted meanwhile (an ack) is run without ending it.
+func TestHoldEndsOnSyncWait(t *testing.T) {
+	n := &Node{core: &Core{}, posted: make(chan func(), 4)}
+	const long = 10 * time.Second
+	acked := false
+	n.posted <- func() { acked = true }
+	start := time.Now()
+	done := make(chan bool)
+	go func() { done <- n.holdFor(context.Background(), 200*time.Millisecond) }()
+	if !<-done || !acked {
+		t.Fatalf("the hold failed, or the posted ack was not run (%v)", acked)
+	}
+	if time.Since(start) < 200*time.Millisecond {
+		t.Fatal("a posted ack ended the hold")
+	}
+	n.posted <- func() { n.lastSyncWait = time.Now() } // WaitSync's post
+	go func() { done <- n.holdFor(context.Background(), long) }()
+	select {
+	case <-done:
+	case <-time.After(long / 2):
+		t.Fatal("a semi-sync wait did not end the hold")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n.holdFor(ctx, long) {
+		t.Fatal("a hold outlived its context")
 	}
 }
